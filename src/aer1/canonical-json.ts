@@ -1,0 +1,70 @@
+/**
+ * The canonical JSON writer of S7.1 (spec README reading 7).
+ *
+ * Only what the entry digest needs: an object with fixed, code-point-sorted
+ * members whose values are strings, one integer and one boolean. No white
+ * space. Strings are escaped as an ASCII-only JSON writer does: `\"` `\\`
+ * `\b` `\f` `\n` `\r` `\t`; other characters below U+0020, U+007F and every
+ * character above U+007E as `\u` with four lowercase hex digits (characters
+ * above U+FFFF as their UTF-16 surrogate pair); `/` is not escaped.
+ */
+
+/** Characters that pass through unescaped: U+0020..U+007E except `"` and `\`. */
+const PLAIN = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
+
+const SHORT: Record<number, string> = {
+  0x22: '\\"',
+  0x5c: '\\\\',
+  0x08: '\\b',
+  0x0c: '\\f',
+  0x0a: '\\n',
+  0x0d: '\\r',
+  0x09: '\\t',
+};
+
+/** Write `s` as an ASCII-only JSON string literal, quotes included. */
+export function writeJsonString(s: string): string {
+  if (PLAIN.test(s)) return `"${s}"`;
+  let out = '"';
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i); // a UTF-16 code unit: astral characters arrive as their surrogate pair
+    const short = SHORT[c];
+    if (short !== undefined) out += short;
+    else if (c < 0x20 || c > 0x7e) out += '\\u' + c.toString(16).padStart(4, '0');
+    else out += s[i];
+  }
+  return out + '"';
+}
+
+/** The members bound by the S7.1 entry digest, already checked for type. */
+export interface DigestMembers {
+  close: boolean;
+  id: string;
+  job_id: string;
+  /** Bare lowercase hex SHA-256 of the decoded canonical bytes (no `sha256:` prefix). */
+  output_hash: string;
+  prev_digest: string;
+  provenance_class: string;
+  /** An integer; written in integer form (1, never 1.0). */
+  seq: number;
+  tool: string;
+}
+
+/**
+ * The S7.1 canonical JSON object for one chain entry: members in code-point
+ * order `close, id, job_id, output_hash, prev_digest, provenance_class, seq, tool`.
+ * Precondition: `seq` is a safe integer.
+ */
+export function entryDigestInput(m: DigestMembers): string {
+  return (
+    '{"close":' + (m.close ? 'true' : 'false') +
+    ',"id":' + writeJsonString(m.id) +
+    ',"job_id":' + writeJsonString(m.job_id) +
+    ',"output_hash":' + writeJsonString(m.output_hash) +
+    ',"prev_digest":' + writeJsonString(m.prev_digest) +
+    ',"provenance_class":' + writeJsonString(m.provenance_class) +
+    ',"seq":' + String(m.seq) +
+    ',"tool":' + writeJsonString(m.tool) +
+    '}'
+  );
+}

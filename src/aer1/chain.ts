@@ -1,0 +1,391 @@
+/**
+ * Hash-chained job timelines (S7): the -07 entry digest (S7.1), the chain
+ * rules (S7.2), the honest limit (S7.3) and the -06 construction (S7.4;
+ * spec README reading 8).
+ *
+ * {@link TimelineVerifier} takes entries one at a time so that a timeline of
+ * millions of entries verifies in constant memory; {@link verifyTimeline}
+ * runs it over an array.
+ */
+import { decodeStrictBase64 } from './base64';
+import { entryDigestInput } from './canonical-json';
+import { isNonEmptyString, isObject, JsonObject, has, describe, Findings, VerificationResultBase, Check } from './result';
+import { provenanceKind, ZERO_DIGEST } from './identifiers';
+import { sha256Hex } from './sha256';
+
+/** The members a -07 entry digest binds, checked and ready to write. */
+export interface ParsedEntry {
+  seq: number;
+  job_id: string;
+  id: string;
+  tool: string;
+  provenance_class: string;
+  prev_digest: string;
+  close: boolean;
+  /** Bare hex SHA-256 of the decoded canonical bytes. */
+  output_hash: string;
+}
+
+/** What one entry recomputes to; null members could not be computed. */
+export interface EntryOutcome {
+  /** 0-based position in the timeline. */
+  index: number;
+  seq: number | null;
+  /** The -07 entry digest (S7.1), when every bound member is well-formed. */
+  entry_digest: string | null;
+  /** Bare hex SHA-256 of the decoded canonical bytes (also the -06 digest). */
+  output_hash: string | null;
+  /** Reason codes found on this entry alone (member and format checks). */
+  reasons: string[];
+}
+
+/** The result of verifying a timeline. */
+export interface TimelineResult extends VerificationResultBase {
+  kind: 'chain';
+  /** -07 when the links hold under S7.1, -06 when they hold only under the historical construction. */
+  construction: '-07' | '-06' | null;
+  job_id: string | null;
+  entry_count: number;
+  /** The recomputed -07 digest of the last entry: what an endpoint commitment must name. */
+  final_entry_digest: string | null;
+  /** True when the last entry closes the job. */
+  closed: boolean;
+  /** Per entry, when collected (arrays); omitted by the streaming CLI. */
+  entries?: EntryOutcome[];
+  /** Count of entries per provenance class, as recorded (S7.3: chaining upgrades nothing). */
+  provenance: Record<string, number>;
+  /** Always false from the chain alone (S7.3); only an endpoint commitment can bind the end. */
+  truncation_excluded: false;
+}
+
+export const CHAIN_LIMITS = [
+  'The chain check alone is not truncation-proof: a rebuilt shorter chain verifies (S7.3). Only an external endpoint commitment can bind the end.',
+  'Chaining gives tamper evidence for the recorded sequence, not truth about the world; a LOGGED BY AGENT entry remains an agent report (S7.3).',
+];
+
+const MAX_LISTED = 20;
+
+/** Positions where one rule failed, for a single aggregated check. */
+class Failures {
+  private readonly seqs: string[] = [];
+  count = 0;
+  add(where: string): void {
+    this.count++;
+    if (this.seqs.length < MAX_LISTED) this.seqs.push(where);
+  }
+  text(prefix: string): string {
+    const more = this.count > this.seqs.length ? ` and ${this.count - this.seqs.length} more` : '';
+    return `${prefix}: ${this.seqs.join(', ')}${more}`;
+  }
+}
+
+const REQUIRED_STRINGS = ['job_id', 'id', 'tool', 'provenance_class'] as const;
+
+/**
+ * Streaming verifier for one timeline (S7.2). Feed entries in order with
+ * {@link push}, then call {@link finish} once. Memory is constant in the
+ * number of entries unless `collectEntries` is set.
+ */
+export class TimelineVerifier {
+  private readonly f = new Findings();
+  private readonly collect: boolean;
+  private readonly entries: EntryOutcome[] = [];
+  private count = 0;
+  private jobId: string | null = null;
+  private prevSeq: number | null = null;
+  private prevDigest07: string | null = null;
+  private prevDigest06: string | null = null;
+  private lastDigest07: string | null = null;
+  private closedAt: number | null = null;
+  private lastClosed = false;
+  private readonly provenance: Record<string, number> = {};
+  private links07 = true;
+  private links06 = true;
+  private linksEvaluated = 0;
+  private readonly fail = {
+    entry: new Failures(),
+    members: new Failures(),
+    seq: new Failures(),
+    close: new Failures(),
+    base64: new Failures(),
+    provenance: new Failures(),
+    contiguous: new Failures(),
+    job: new Failures(),
+    closeNotLast: new Failures(),
+    link: new Failures(),
+    notEvaluated: new Failures(),
+  };
+  private genesis: Check | null = null;
+
+  constructor(options: { collectEntries?: boolean } = {}) {
+    this.collect = options.collectEntries ?? false;
+  }
+
+  /** Number of entries pushed so far. */
+  get entryCount(): number {
+    return this.count;
+  }
+
+  /** Check one entry and its link to the previous one. `entry` is a parsed JSON value. */
+  push(entry: unknown): void {
+    const index = this.count++;
+    const where = `entry ${index + 1}`;
+    const reasons: string[] = [];
+    const bad = (code: string): void => {
+      if (!reasons.includes(code)) reasons.push(code);
+      this.f.reason(code);
+    };
+    if (this.closedAt !== null) {
+      this.fail.closeNotLast.add(`seq of entry ${this.closedAt + 1} closes before ${where}`);
+      this.f.reason('close_not_last');
+      this.closedAt = null; // report each early close once
+    }
+    const outcome: EntryOutcome = { index, seq: null, entry_digest: null, output_hash: null, reasons };
+
+    if (!isObject(entry)) {
+      this.fail.entry.add(where);
+      bad('invalid_entry');
+      this.lastClosed = false;
+      this.advance(null, null, null, outcome);
+      return;
+    }
+    const e = entry as JsonObject;
+    let wellFormed = true;
+
+    // seq: a JSON number with an integer value; 1 and 1.0 are the same (S7.1).
+    let seq: number | null = null;
+    if (!has(e, 'seq')) {
+      this.fail.members.add(`${where} lacks seq`);
+      bad('missing_field:seq');
+      wellFormed = false;
+    } else if (typeof e.seq !== 'number' || !Number.isSafeInteger(e.seq)) {
+      this.fail.seq.add(`${where} (${describe(e.seq)})`);
+      bad('invalid_seq');
+      wellFormed = false;
+    } else {
+      seq = e.seq;
+      outcome.seq = seq;
+    }
+
+    for (const name of REQUIRED_STRINGS) {
+      if (!has(e, name)) {
+        this.fail.members.add(`${where} lacks ${name}`);
+        bad(`missing_field:${name}`);
+        wellFormed = false;
+      } else if (!isNonEmptyString(e[name])) {
+        this.fail.members.add(`${where} ${name} ${describe(e[name])}`);
+        bad(`invalid_field:${name}`);
+        wellFormed = false;
+      }
+    }
+    if (typeof e.provenance_class === 'string') {
+      this.provenance[e.provenance_class] = (this.provenance[e.provenance_class] ?? 0) + 1;
+      if (e.provenance_class.length > 0 && provenanceKind(e.provenance_class) === null) {
+        this.fail.provenance.add(`${where} (${describe(e.provenance_class)})`);
+        bad('unknown_provenance_class');
+      }
+    }
+    if (!has(e, 'prev_digest')) {
+      this.fail.members.add(`${where} lacks prev_digest`);
+      bad('missing_field:prev_digest');
+      wellFormed = false;
+    } else if (typeof e.prev_digest !== 'string') {
+      this.fail.members.add(`${where} prev_digest ${describe(e.prev_digest)}`);
+      bad('invalid_field:prev_digest');
+      wellFormed = false;
+    }
+
+    let close = false;
+    if (has(e, 'close')) {
+      if (typeof e.close !== 'boolean') {
+        this.fail.close.add(`${where} (${describe(e.close)})`);
+        bad('invalid_close');
+        wellFormed = false;
+      } else close = e.close;
+    }
+
+    let bytesHash: string | null = null;
+    if (!has(e, 'canonical_bytes')) {
+      this.fail.members.add(`${where} lacks canonical_bytes`);
+      bad('missing_field:canonical_bytes');
+      wellFormed = false;
+    } else {
+      const bytes = decodeStrictBase64(e.canonical_bytes);
+      if (bytes === null) {
+        // S7.1: fail closed, never skip or repair.
+        this.fail.base64.add(where);
+        bad('invalid_base64');
+        wellFormed = false;
+      } else {
+        bytesHash = sha256Hex(bytes);
+        outcome.output_hash = bytesHash;
+      }
+    }
+
+    // One job (S7.2).
+    if (isNonEmptyString(e.job_id)) {
+      if (this.jobId === null) this.jobId = e.job_id;
+      else if (e.job_id !== this.jobId) {
+        this.fail.job.add(`${where} (${describe(e.job_id)})`);
+        this.f.reason('job_id_mismatch');
+      }
+    }
+
+    // Genesis (S7.2).
+    if (index === 0) {
+      const ok = e.prev_digest === ZERO_DIGEST;
+      this.genesis = { name: 'genesis', ok, ...(ok ? {} : { detail: `first prev_digest is ${describe(e.prev_digest)}, not 64 zeros` }) };
+      if (!ok) this.f.reason('genesis_prev_digest');
+    }
+
+    // Sequence (S7.2): 1, then exactly one more than the previous entry.
+    if (seq !== null) {
+      const expected = index === 0 ? 1 : this.prevSeq !== null ? this.prevSeq + 1 : null;
+      if (expected !== null && seq !== expected) {
+        this.fail.contiguous.add(`${where} has seq ${seq}, expected ${expected}`);
+        this.f.reason('seq_not_contiguous');
+      }
+    }
+
+    if (close) this.closedAt = index;
+    this.lastClosed = close;
+
+    let digest07: string | null = null;
+    if (wellFormed && bytesHash !== null && seq !== null) {
+      digest07 = sha256Hex(
+        entryDigestInput({
+          close,
+          id: e.id as string,
+          job_id: e.job_id as string,
+          output_hash: bytesHash,
+          prev_digest: e.prev_digest as string,
+          provenance_class: e.provenance_class as string,
+          seq,
+          tool: e.tool as string,
+        }),
+      );
+      outcome.entry_digest = digest07;
+    }
+
+    // Links (S7.2): recomputed, never trusted.
+    if (index > 0) {
+      const prev = typeof e.prev_digest === 'string' ? e.prev_digest : null;
+      if (this.prevDigest07 === null || prev === null) {
+        this.fail.notEvaluated.add(where);
+        this.links07 = false;
+        this.links06 = false;
+      } else {
+        this.linksEvaluated++;
+        if (prev !== this.prevDigest07) {
+          this.links07 = false;
+          this.fail.link.add(`${where} prev_digest ${prev.slice(0, 12)}... != recomputed ${this.prevDigest07.slice(0, 12)}...`);
+          this.f.reason('link_mismatch');
+        }
+        if (this.prevDigest06 === null || prev !== this.prevDigest06) this.links06 = false;
+      }
+    }
+    this.advance(seq, digest07, bytesHash, outcome);
+  }
+
+  private advance(seq: number | null, digest07: string | null, digest06: string | null, outcome: EntryOutcome): void {
+    this.prevSeq = seq;
+    this.prevDigest07 = digest07;
+    this.prevDigest06 = digest06;
+    this.lastDigest07 = digest07;
+    if (this.collect) this.entries.push(outcome);
+  }
+
+  /** Close the timeline and return its result. Call once. */
+  finish(): TimelineResult {
+    const f = this.f;
+    const checks: Check[] = [];
+    const agg = (name: string, failures: Failures, prefix: string, okDetail?: string): void => {
+      if (failures.count === 0) checks.push(okDetail ? { name, ok: true, detail: okDetail } : { name, ok: true });
+      else checks.push({ name, ok: false, detail: failures.text(prefix) });
+    };
+    const empty = this.count === 0;
+    checks.push(empty ? { name: 'non_empty', ok: false, detail: 'a timeline is a non-empty array (S7.2)' } : { name: 'non_empty', ok: true, detail: `${this.count} entries` });
+    if (empty) f.reason('empty_timeline');
+    if (!empty) {
+      agg('entries.objects', this.fail.entry, 'not JSON objects');
+      agg('entries.members', this.fail.members, 'missing or malformed members');
+      agg('entries.seq', this.fail.seq, 'seq is not an integer');
+      agg('entries.close', this.fail.close, 'close is not a boolean');
+      agg('entries.canonical_bytes', this.fail.base64, 'canonical_bytes is not strict base64');
+      agg('entries.provenance_class', this.fail.provenance, 'unknown provenance class');
+      if (this.genesis) checks.push(this.genesis);
+      agg('sequence', this.fail.contiguous, 'not contiguous from 1');
+      agg('one_job', this.fail.job, `not job ${describe(this.jobId)}`, this.jobId ? `job ${this.jobId}` : undefined);
+      agg('close_only_last', this.fail.closeNotLast, 'close set before the end');
+      if (this.closedAt !== null || this.lastClosed) checks.push({ name: 'closed', ok: true });
+      else {
+        checks.push({ name: 'closed', ok: false, detail: 'the last entry does not carry close: true' });
+        f.reason('not_closed');
+      }
+    }
+
+    // -06 recognition (S7.4): -07 links fail but every link equals SHA-256 of the previous entry's bytes.
+    let construction: TimelineResult['construction'] = null;
+    if (!empty) {
+      if (this.links07 && this.fail.notEvaluated.count === 0) construction = '-07';
+      else if (!this.links07 && this.links06 && this.fail.notEvaluated.count === 0 && this.linksEvaluated > 0) construction = '-06';
+    }
+    if (construction === '-06') {
+      f.drop('link_mismatch');
+      f.reason('historical_06_construction');
+      checks.push({ name: 'links', ok: false, detail: 'every link follows the historical -06 construction (digest of the canonical bytes only); -07 links do not hold (S7.4)' });
+    } else if (!empty && this.count > 1) {
+      if (this.fail.link.count > 0) checks.push({ name: 'links', ok: false, detail: this.fail.link.text('recomputed -07 digests do not match') });
+      else if (this.fail.notEvaluated.count > 0) checks.push({ name: 'links', ok: null, detail: this.fail.notEvaluated.text('not evaluated (previous entry malformed)') });
+      else checks.push({ name: 'links', ok: true, detail: `${this.linksEvaluated} links recomputed under S7.1` });
+    }
+    checks.push({ name: 'truncation', ok: null, detail: 'not excluded by the chain alone (S7.3): needs a binding endpoint commitment' });
+    f.checks.push(...checks);
+
+    const result: TimelineResult = {
+      kind: 'chain',
+      verdict: f.verdict(),
+      reasons: f.reasons,
+      checks: f.checks,
+      limits: CHAIN_LIMITS,
+      construction,
+      job_id: this.jobId,
+      entry_count: this.count,
+      final_entry_digest: this.lastDigest07,
+      closed: this.lastClosed,
+      provenance: this.provenance,
+      truncation_excluded: false,
+    };
+    if (this.collect) result.entries = this.entries;
+    return result;
+  }
+}
+
+/**
+ * Verify a timeline given as a parsed JSON value (S7). A non-array gives
+ * `invalid` with `not_array`; an empty array `empty_timeline`.
+ */
+export function verifyTimeline(timeline: unknown, options: { collectEntries?: boolean } = {}): TimelineResult {
+  const v = new TimelineVerifier({ collectEntries: options.collectEntries ?? true });
+  if (!Array.isArray(timeline)) {
+    const r = v.finish();
+    r.checks.unshift({ name: 'array', ok: false, detail: 'a timeline is a JSON array of entries' });
+    r.reasons = ['not_array'];
+    r.verdict = 'invalid';
+    r.checks = r.checks.filter((c) => c.name === 'array' || c.name === 'truncation');
+    return r;
+  }
+  for (const e of timeline) v.push(e);
+  return v.finish();
+}
+
+/**
+ * The S7.1 entry digest of one well-formed entry, or null when any bound
+ * member is missing or malformed. Used by the ledger to compute heads.
+ */
+export function entryDigest(entry: unknown): string | null {
+  const v = new TimelineVerifier({ collectEntries: true });
+  v.push(entry);
+  const r = v.finish();
+  return r.entries?.[0]?.entry_digest ?? null;
+}

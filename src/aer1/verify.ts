@@ -1,0 +1,40 @@
+/**
+ * One entry point for every kind of AER-1 document.
+ */
+import { CommitmentResult, verifyCommitment } from './commitment';
+import { TimelineResult, verifyTimeline } from './chain';
+import { ReceiptResult, verifyReceipt } from './receipt';
+import { DocumentKind, has, isObject } from './result';
+import { verifyWorkflow, WorkflowResult } from './workflow';
+
+export type AnyResult = ReceiptResult | TimelineResult | CommitmentResult | WorkflowResult;
+
+/**
+ * Infer the kind of a parsed document from its shape: an array is a chain;
+ * `{timeline, commitment}` a commitment; `type: verifiable-workflow-receipt`,
+ * `steps`, or `{workflow: ...}` a workflow; anything else a receipt
+ * (including a JSON-RPC `tools/call` response). Returns null for a
+ * non-object, non-array value.
+ */
+export function detectKind(doc: unknown): DocumentKind | null {
+  if (Array.isArray(doc)) return 'chain';
+  if (!isObject(doc)) return null;
+  if (has(doc, 'timeline') && has(doc, 'commitment')) return 'commitment';
+  if (doc.type === 'verifiable-workflow-receipt' || has(doc, 'steps') || (has(doc, 'workflow') && !has(doc, 'type'))) return 'workflow';
+  return 'receipt';
+}
+
+/** Verify `doc` as `kind` (default: inferred; an uninferable value is verified as a receipt and fails `not_object`). */
+export function verifyDocument(doc: unknown, kind?: DocumentKind | 'auto'): AnyResult {
+  const k = kind && kind !== 'auto' ? kind : (detectKind(doc) ?? 'receipt');
+  switch (k) {
+    case 'receipt':
+      return verifyReceipt(doc);
+    case 'chain':
+      return verifyTimeline(doc);
+    case 'commitment':
+      return verifyCommitment(doc);
+    case 'workflow':
+      return verifyWorkflow(doc);
+  }
+}
