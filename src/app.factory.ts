@@ -1,0 +1,34 @@
+import { INestApplication } from '@nestjs/common';
+import { ConfigService } from '@nestjs/config';
+import { NestFactory } from '@nestjs/core';
+import { NestExpressApplication } from '@nestjs/platform-express';
+import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
+import { raw } from 'express';
+import { Logger } from 'nestjs-pino';
+import { AppModule } from './app.module';
+import { ErrorFilter } from './common/error.filter';
+import { AppConfig } from './config/configuration';
+
+/**
+ * Build the application exactly as `npm start` runs it: raw bodies (kept
+ * byte for byte, limited to BODY_LIMIT_BYTES, 413 beyond without reading the
+ * rest), one error filter, OpenAPI at /docs.
+ */
+export async function createApp(env: Record<string, string | undefined> = process.env): Promise<INestApplication> {
+  const app = await NestFactory.create<NestExpressApplication>(AppModule.register(env), { bodyParser: false, bufferLogs: true });
+  app.useLogger(app.get(Logger));
+  const config = app.get(ConfigService<AppConfig, true>);
+  app.use(raw({ type: () => true, limit: config.get('BODY_LIMIT_BYTES', { infer: true }) }));
+  app.useGlobalFilters(new ErrorFilter());
+  app.set('trust proxy', false);
+  app.disable('x-powered-by');
+  const doc = new DocumentBuilder()
+    .setTitle('AER-1 audit ledger')
+    .setDescription('Execution receipts, hash-chained timelines, endpoint commitments, workflow receipts, expected-action plans and coverage reports (draft-zambo-aer1-07). Reads are public; writes need an API key.')
+    .setVersion('0.1.0')
+    .addBearerAuth()
+    .build();
+  SwaggerModule.setup('docs', app, () => SwaggerModule.createDocument(app, doc));
+  app.enableShutdownHooks();
+  return app;
+}

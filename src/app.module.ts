@@ -1,0 +1,51 @@
+import { DynamicModule, Module } from '@nestjs/common';
+import { ConfigModule, ConfigService } from '@nestjs/config';
+import { TerminusModule } from '@nestjs/terminus';
+import { ThrottlerModule } from '@nestjs/throttler';
+import { LoggerModule } from 'nestjs-pino';
+import { AuthModule } from './auth/auth.module';
+import { CommonModule } from './common/common.module';
+import { AppConfig, validateConfig } from './config/configuration';
+import { DatabaseModule } from './database/database.module';
+import { HealthController } from './health/health.controller';
+import { LedgerModule } from './ledger/ledger.module';
+import { ReceiptsModule } from './receipts/receipts.module';
+
+/**
+ * The service. `env` overrides process.env (tests pass their own DATABASE_URL
+ * and keys); configuration is validated at start.
+ */
+@Module({})
+export class AppModule {
+  static register(env: Record<string, string | undefined> = process.env): DynamicModule {
+    return {
+      module: AppModule,
+      imports: [
+        ConfigModule.forRoot({ isGlobal: true, ignoreEnvFile: true, ignoreEnvVars: true, load: [() => validateConfig(env)] }),
+        LoggerModule.forRootAsync({
+          inject: [ConfigService],
+          useFactory: (config: ConfigService<AppConfig, true>) => ({
+            pinoHttp: {
+              level: config.get('LOG_LEVEL', { infer: true }) ?? (env.NODE_ENV === 'test' ? 'silent' : 'info'),
+              redact: { paths: ['req.headers.authorization', 'req.headers.cookie'], censor: '[redacted]' },
+              autoLogging: env.NODE_ENV !== 'test',
+            },
+          }),
+        }),
+        ThrottlerModule.forRootAsync({
+          inject: [ConfigService],
+          useFactory: (config: ConfigService<AppConfig, true>) => ({
+            throttlers: [{ name: 'verify', ttl: 60_000, limit: config.get('VERIFY_RATE_LIMIT', { infer: true }) }],
+          }),
+        }),
+        TerminusModule,
+        CommonModule,
+        DatabaseModule,
+        LedgerModule,
+        AuthModule,
+        ReceiptsModule,
+      ],
+      controllers: [HealthController],
+    };
+  }
+}

@@ -1,0 +1,13 @@
+import { Global, Module } from '@nestjs/common';
+import { APP_GUARD } from '@nestjs/core';
+import { ApiKeysService } from './api-keys.service';
+import { KeysController } from './keys.controller';
+import { RolesGuard } from './roles.guard';
+
+@Global()
+@Module({
+  controllers: [KeysController],
+  providers: [ApiKeysService, { provide: APP_GUARD, useClass: RolesGuard }],
+  exports: [ApiKeysService],
+})
+export class AuthModule {}

@@ -1,0 +1,52 @@
+import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
+import type { Response } from 'express';
+import { LedgerError } from './errors';
+
+/** Body of every error response. */
+export interface ErrorBody {
+  error: string;
+  message: string;
+  [detail: string]: unknown;
+}
+
+/**
+ * The one place typed errors become HTTP responses: a JSON body with a reason
+ * code (`error`), never a stack trace. Unknown errors are logged and answered
+ * 500 `internal_error` without details.
+ */
+@Catch()
+export class ErrorFilter implements ExceptionFilter {
+  private readonly logger = new Logger('ErrorFilter');
+
+  catch(exception: unknown, host: ArgumentsHost): void {
+    const res = host.switchToHttp().getResponse<Response>();
+    const [status, body, headers] = this.map(exception);
+    if (res.headersSent) return;
+    for (const [k, v] of Object.entries(headers)) res.setHeader(k, v);
+    res.status(status).json(body);
+  }
+
+  private map(e: unknown): [number, ErrorBody, Record<string, string>] {
+    if (e instanceof LedgerError) return [e.status, { error: e.code, message: e.message, ...e.details }, {}];
+    // body-parser / raw-body errors carry `type` and `status`.
+    const t = (e as { type?: unknown })?.type;
+    if (t === 'entity.too.large') return [413, { error: 'body_too_large', message: 'the request body exceeds the configured limit' }, {}];
+    if (t === 'request.aborted') return [400, { error: 'request_aborted', message: 'the request was aborted' }, {}];
+    if (t === 'encoding.unsupported' || t === 'charset.unsupported') return [415, { error: 'unsupported_encoding', message: 'unsupported content encoding or charset' }, {}];
+    if (typeof t === 'string' && typeof (e as { status?: unknown }).status === 'number') {
+      const s = (e as { status: number }).status;
+      if (s >= 400 && s < 500) return [s, { error: 'bad_request', message: 'the request could not be read' }, {}];
+    }
+    if (e instanceof HttpException) {
+      const status = e.getStatus();
+      const headers: Record<string, string> = {};
+      if (status === 429) headers['Retry-After'] = '60';
+      const code = status === 404 ? 'not_found' : status === 429 ? 'rate_limited' : status === 405 ? 'method_not_allowed' : status < 500 ? 'bad_request' : 'internal_error';
+      const r = e.getResponse();
+      const message = typeof r === 'string' ? r : typeof (r as { message?: unknown }).message === 'string' ? (r as { message: string }).message : e.message;
+      return [status, { error: code, message }, headers];
+    }
+    this.logger.error(e instanceof Error ? `${e.name}: ${e.message}` : 'non-error thrown', e instanceof Error ? e.stack : undefined);
+    return [500, { error: 'internal_error', message: 'internal error' }, {}];
+  }
+}

@@ -1,0 +1,82 @@
+import { Injectable, OnApplicationShutdown } from '@nestjs/common';
+import { DataSource, EntityManager } from 'typeorm';
+import { Dialect } from './database-url';
+
+/** A unit of work: every statement of one request runs in one of these. */
+export interface Tx {
+  readonly dialect: Dialect;
+  /** Run SQL written with `?` placeholders (rewritten to `$n` for PostgreSQL). */
+  query<T = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<T[]>;
+}
+
+/** Rewrite `?` placeholders to `$1..$n`. Our SQL never has `?` inside literals. */
+export function toPostgresPlaceholders(sql: string): string {
+  let n = 0;
+  return sql.replace(/\?/g, () => `$${++n}`);
+}
+
+/** Advisory lock key that serializes ledger appends across API replicas and workers. */
+const APPEND_LOCK_KEY = 0x4145_5231; // "AER1"
+
+/**
+ * The only place with database I/O besides migrations. Write transactions
+ * are serialized: in-process by a queue (SQLite has one connection and one
+ * writer), and across processes by a PostgreSQL advisory transaction lock,
+ * so the global event order and the ledger hash chain never fork.
+ */
+@Injectable()
+export class DatabaseService implements OnApplicationShutdown {
+  readonly dialect: Dialect;
+  private queue: Promise<unknown> = Promise.resolve();
+
+  constructor(readonly dataSource: DataSource) {
+    this.dialect = dataSource.options.type === 'postgres' ? 'postgres' : 'sqlite';
+  }
+
+  private wrap(manager: EntityManager): Tx {
+    const dialect = this.dialect;
+    return {
+      dialect,
+      query: async <T>(sql: string, params: unknown[] = []): Promise<T[]> => {
+        const text = dialect === 'postgres' ? toPostgresPlaceholders(sql) : sql;
+        const rows: unknown = await manager.query(text, params);
+        return (Array.isArray(rows) ? rows : []) as T[];
+      },
+    };
+  }
+
+  /** Read outside a write transaction. */
+  query<T = Record<string, unknown>>(sql: string, params: unknown[] = []): Promise<T[]> {
+    return this.wrap(this.dataSource.manager).query<T>(sql, params);
+  }
+
+  /**
+   * Run `fn` in one write transaction: all of it commits or none of it does.
+   * Serialized with every other write transaction (see class comment).
+   */
+  write<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
+    const run = async (): Promise<T> =>
+      this.dataSource.transaction(async (manager) => {
+        const tx = this.wrap(manager);
+        if (this.dialect === 'postgres') await tx.query('SELECT pg_advisory_xact_lock(?)', [APPEND_LOCK_KEY]);
+        return fn(tx);
+      });
+    const result = this.queue.then(run, run);
+    this.queue = result.catch(() => undefined);
+    return result;
+  }
+
+  /** True when the database answers. */
+  async ping(): Promise<boolean> {
+    try {
+      await this.query('SELECT 1 AS ok');
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.queue.catch(() => undefined);
+  }
+}

@@ -1,0 +1,39 @@
+import { Controller, Get, Query } from '@nestjs/common';
+import { ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { BadInputError } from '../common/errors';
+import { LedgerService } from './ledger.service';
+
+@ApiTags('ledger')
+@Controller('api/ledger')
+export class LedgerController {
+  constructor(private readonly ledger: LedgerService) {}
+
+  /** `{position, event_hash}` of the newest event (`{position: 0, event_hash: null}` when empty); publish it to a witness. */
+  @Get('head')
+  @ApiOperation({ summary: 'Current ledger head, for an external witness to publish' })
+  @ApiOkResponse({ schema: { example: { position: 42, event_hash: '3f8d...' } } })
+  async head(): Promise<{ position: number; event_hash: string | null }> {
+    return (await this.ledger.head()) ?? { position: 0, event_hash: null };
+  }
+
+  /**
+   * Recompute the ledger hash chain from the first event; names the first
+   * position that does not verify. With `head_position` and `head_hash`
+   * (a head published earlier), also detects removed newest events.
+   */
+  @Get('verify')
+  @ApiOperation({ summary: 'Recompute the ledger chain and name the first position that does not verify' })
+  @ApiQuery({ name: 'head_position', required: false })
+  @ApiQuery({ name: 'head_hash', required: false })
+  async verify(@Query('head_position') headPosition?: string, @Query('head_hash') headHash?: string) {
+    let expected: { position: number; event_hash: string } | undefined;
+    if (headPosition !== undefined || headHash !== undefined) {
+      const position = Number(headPosition);
+      if (!Number.isSafeInteger(position) || position < 1 || !/^[0-9a-f]{64}$/.test(headHash ?? '')) {
+        throw new BadInputError('invalid_query', 'head_position must be a positive integer and head_hash 64 lowercase hex');
+      }
+      expected = { position, event_hash: headHash as string };
+    }
+    return this.ledger.verifyChain(expected);
+  }
+}

@@ -1,0 +1,148 @@
+import { Injectable } from '@nestjs/common';
+import { DatabaseService, Tx } from '../database/database.service';
+import { ExpectedVersionConflictError } from '../common/errors';
+import { eventHash, LEDGER_GENESIS_HASH, LedgerChainReport, LedgerChainVerifier, StoredEvent } from './event-hash';
+import { ProjectionRegistry } from './projections';
+
+/** An event to append: a past-tense type and its data (any JSON value). */
+export interface NewEvent {
+  type: string;
+  data: unknown;
+}
+
+/** `expectedVersion`: the stream's current version (0 for a new stream), or `'any'`. */
+export type ExpectedVersion = number | 'any';
+
+const PAGE = 5000;
+
+/**
+ * The append-only, tamper-evident event ledger.
+ *
+ * Every event gets a gapless global position, a position in its stream
+ * (`UNIQUE (stream_id, stream_position)`), the previous event's hash and its
+ * own hash (see event-hash.ts). Appends name the stream version they expect;
+ * a stale one is an {@link ExpectedVersionConflictError} (409). Projections
+ * are updated in the same transaction, so a read model never shows an event
+ * that did not commit.
+ */
+@Injectable()
+export class LedgerService {
+  constructor(
+    private readonly db: DatabaseService,
+    private readonly projections: ProjectionRegistry,
+  ) {}
+
+  /** Current version of a stream: the number of events in it (0 when empty). */
+  async streamVersion(tx: Tx, streamId: string): Promise<number> {
+    const rows = await tx.query<{ v: number | string | null }>('SELECT MAX(stream_position) AS v FROM events WHERE stream_id = ?', [streamId]);
+    return Number(rows[0]?.v ?? 0);
+  }
+
+  /** The last event's position and hash, or null for an empty ledger. */
+  async head(tx?: Tx): Promise<{ position: number; event_hash: string } | null> {
+    const q = tx ?? this.db;
+    const rows = await q.query<{ position: number | string; event_hash: string }>('SELECT position, event_hash FROM events ORDER BY position DESC LIMIT 1');
+    return rows[0] ? { position: Number(rows[0].position), event_hash: rows[0].event_hash } : null;
+  }
+
+  /**
+   * Append `events` to `streamId` inside `tx` (call from {@link DatabaseService.write}).
+   * Returns the stored events; the stream's next expected version is the last one's `stream_position`.
+   */
+  async append(tx: Tx, streamId: string, expectedVersion: ExpectedVersion, events: NewEvent[]): Promise<StoredEvent[]> {
+    const version = await this.streamVersion(tx, streamId);
+    if (expectedVersion !== 'any' && version !== expectedVersion) throw new ExpectedVersionConflictError(streamId, expectedVersion, version);
+    const head = await this.head(tx);
+    let position = head?.position ?? 0;
+    let prevHash = head?.event_hash ?? LEDGER_GENESIS_HASH;
+    const recordedAt = new Date().toISOString();
+    const stored: StoredEvent[] = [];
+    let streamPosition = version;
+    for (const e of events) {
+      const base = {
+        position: ++position,
+        stream_id: streamId,
+        stream_position: ++streamPosition,
+        type: e.type,
+        data: JSON.stringify(e.data),
+        recorded_at: recordedAt,
+        prev_hash: prevHash,
+      };
+      const ev: StoredEvent = { ...base, event_hash: eventHash(base) };
+      await tx.query(
+        'INSERT INTO events (position, stream_id, stream_position, type, data, recorded_at, prev_hash, event_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+        [ev.position, ev.stream_id, ev.stream_position, ev.type, ev.data, ev.recorded_at, ev.prev_hash, ev.event_hash],
+      );
+      await this.projections.apply(tx, ev);
+      stored.push(ev);
+      prevHash = ev.event_hash;
+    }
+    return stored;
+  }
+
+  /** Events of one stream, in order. */
+  async readStream(streamId: string, tx?: Tx): Promise<StoredEvent[]> {
+    const q = tx ?? this.db;
+    const rows = await q.query<StoredEvent>('SELECT * FROM events WHERE stream_id = ? ORDER BY stream_position', [streamId]);
+    return rows.map(normalize);
+  }
+
+  /** All events from `after`+1 up to `upTo` (inclusive), in pages, in position order. */
+  async *readAll(options: { after?: number; upTo?: number; tx?: Tx } = {}): AsyncGenerator<StoredEvent> {
+    const q = options.tx ?? this.db;
+    let after = options.after ?? 0;
+    const upTo = options.upTo ?? Number.MAX_SAFE_INTEGER;
+    for (;;) {
+      const rows = await q.query<StoredEvent>('SELECT * FROM events WHERE position > ? AND position <= ? ORDER BY position LIMIT ?', [after, upTo, PAGE]);
+      for (const r of rows) yield normalize(r);
+      if (rows.length < PAGE) return;
+      after = Number(rows[rows.length - 1].position);
+    }
+  }
+
+  /**
+   * Recompute the whole ledger chain (GET /api/ledger/verify). When `expectedHead`
+   * is given (a head published earlier), also check the ledger still contains it
+   * unchanged: the chain alone cannot show that its newest events were removed.
+   */
+  async verifyChain(expectedHead?: { position: number; event_hash: string }): Promise<LedgerChainReport & { expected_head?: { ok: boolean; detail: string } }> {
+    const v = new LedgerChainVerifier();
+    let seen: string | null = null;
+    for await (const e of this.readAll()) {
+      if (!v.push(e)) break;
+      if (expectedHead && e.position === expectedHead.position) seen = e.event_hash;
+    }
+    const report = v.report();
+    if (!expectedHead) return report;
+    const ok = seen === expectedHead.event_hash;
+    return {
+      ...report,
+      ok: report.ok && ok,
+      expected_head: {
+        ok,
+        detail: ok ? `position ${expectedHead.position} holds the expected hash` : seen === null ? `position ${expectedHead.position} is missing or not reached: events were removed` : `position ${expectedHead.position} has hash ${seen}, expected ${expectedHead.event_hash}`,
+      },
+    };
+  }
+
+  /** Empty every projection table and replay all events through the projections, in one transaction. */
+  async rebuildProjections(): Promise<{ events: number; projections: string[] }> {
+    return this.db.write(async (tx) => {
+      const names: string[] = [];
+      for (const p of this.projections.all()) {
+        for (const t of p.tables) await tx.query(`DELETE FROM ${t}`);
+        names.push(p.name);
+      }
+      let count = 0;
+      for await (const e of this.readAll({ tx })) {
+        await this.projections.apply(tx, e);
+        count++;
+      }
+      return { events: count, projections: names };
+    });
+  }
+}
+
+function normalize(r: StoredEvent): StoredEvent {
+  return { ...r, position: Number(r.position), stream_position: Number(r.stream_position) };
+}

@@ -1,0 +1,220 @@
+import { Injectable } from '@nestjs/common';
+import { isObject, isStrictUtf8, ReceiptResult, unwrapJsonRpcReceipt, verifyReceipt } from '../aer1';
+import { ConflictError, NotFoundError, VerificationFailedError, BadInputError, LedgerError } from '../common/errors';
+import { parseRawJson, RawJson, ndjsonLines } from '../common/raw-json';
+import { PublicUrls } from '../common/urls';
+import { DatabaseService, Tx } from '../database/database.service';
+import { LedgerService } from '../ledger/ledger.service';
+import { streams } from '../ledger/streams';
+import { ReceiptRecordedData } from './receipts.projection';
+
+/** A row of the `receipts` read model. */
+export interface ReceiptRow {
+  id: string;
+  id_as_given: string;
+  form: string;
+  wrapped_in: string | null;
+  raw: string;
+  verdict: string;
+  reasons: string;
+  provenance_class: string | null;
+  tool: string | null;
+  status: string | null;
+  output_hash: string | null;
+  created_at: string | null;
+  supersedes: string | null;
+  superseded_by: string | null;
+  position: number;
+  recorded_at: string;
+}
+
+/** What an ingestion answers. */
+export interface IngestOutcome {
+  /** `created` (201) or `existing` (200: the same bytes were recorded before). */
+  outcome: 'created' | 'existing';
+  id: string;
+  url: string;
+  verify_url: string;
+  verdict: string;
+  provenance_class: string | null;
+  position: number;
+  supersedes?: string | null;
+}
+
+/** The receipt object inside a stored document (the JSON-RPC response's `result._receipt`, or the document itself). */
+export function receiptOf(doc: unknown): unknown {
+  return unwrapJsonRpcReceipt(doc) ?? doc;
+}
+
+/**
+ * Receipts: ingestion (verified by the core before anything is written),
+ * corrections that supersede (S9), and look-ups.
+ */
+@Injectable()
+export class ReceiptsService {
+  constructor(
+    private readonly db: DatabaseService,
+    private readonly ledger: LedgerService,
+    private readonly urls: PublicUrls,
+  ) {}
+
+  /**
+   * Record one receipt (core, transport, or a JSON-RPC `tools/call` response
+   * with `result._receipt`), stored exactly as received.
+   * Errors: 422 `verification_failed` with reasons; 409 `receipt_id_conflict`
+   * when the id is recorded with different bytes.
+   */
+  async ingest(body: RawJson, supersedes: string | null = null): Promise<IngestOutcome> {
+    const result = this.verifyOrThrow(body.value);
+    return this.db.write((tx) => this.record(tx, body.text, result, supersedes));
+  }
+
+  private verifyOrThrow(value: unknown): ReceiptResult & { id: string } {
+    const result = verifyReceipt(value);
+    if (result.verdict !== 'valid' || result.id === null) {
+      throw new VerificationFailedError('the receipt does not verify; nothing was recorded', result.reasons, { checks: result.checks.filter((c) => c.ok === false) });
+    }
+    return result as ReceiptResult & { id: string };
+  }
+
+  private async record(tx: Tx, raw: string, result: ReceiptResult & { id: string }, supersedes: string | null): Promise<IngestOutcome> {
+    const id = result.id.toLowerCase();
+    const existing = (await tx.query<ReceiptRow>('SELECT * FROM receipts WHERE id = ?', [id]))[0];
+    if (existing) {
+      if (existing.raw === raw && (existing.supersedes ?? null) === (supersedes?.toLowerCase() ?? null)) return this.outcome('existing', existing);
+      throw new ConflictError('receipt_id_conflict', `receipt ${id} is already recorded with different bytes; records are never altered (S9): publish a correction instead`, { id });
+    }
+    const r = receiptOf(parseRawJson(raw).value) as Record<string, unknown>;
+    const data: ReceiptRecordedData = {
+      id: result.id,
+      raw,
+      form: result.form ?? 'core',
+      wrapped_in: result.wrapped_in,
+      verdict: result.verdict,
+      reasons: result.reasons,
+      provenance_class: result.provenance.class,
+      tool: typeof r.tool === 'string' ? r.tool : isObject(r.tool) && typeof r.tool.name === 'string' ? r.tool.name : null,
+      status: typeof r.status === 'string' ? r.status : null,
+      output_hash: result.computed.output_hash,
+      created_at: typeof r.created_at === 'string' ? r.created_at : typeof r.timestamp === 'string' ? r.timestamp : null,
+      supersedes: supersedes ? supersedes.toLowerCase() : null,
+    };
+    const [event] = await this.ledger.append(tx, streams.receipt(id), 0, [{ type: 'ReceiptRecorded', data }]);
+    if (supersedes) {
+      const old = streams.receipt(supersedes);
+      const version = await this.ledger.streamVersion(tx, old);
+      await this.ledger.append(tx, old, version, [{ type: 'ReceiptCorrected', data: { id: supersedes.toLowerCase(), superseded_by: id } }]);
+    }
+    const row = (await tx.query<ReceiptRow>('SELECT * FROM receipts WHERE id = ?', [id]))[0];
+    return { ...this.outcome('created', row), position: event.position };
+  }
+
+  private outcome(outcome: 'created' | 'existing', row: ReceiptRow): IngestOutcome {
+    return {
+      outcome,
+      id: row.id,
+      url: this.urls.receipt(row.id),
+      verify_url: this.urls.receiptVerify(row.id),
+      verdict: row.verdict,
+      provenance_class: row.provenance_class,
+      position: Number(row.position),
+      supersedes: row.supersedes,
+    };
+  }
+
+  /**
+   * Record a correction (S9): a new receipt that names `originalId` as the
+   * receipt it supersedes. The original stays as it was; its page links to
+   * the correction. 404 when the original is unknown, 409
+   * `already_superseded` when it already has a correction, 409
+   * `correction_same_id` when the correction reuses the original id.
+   */
+  async correct(originalId: string, body: RawJson): Promise<IngestOutcome> {
+    const result = this.verifyOrThrow(body.value);
+    const original = originalId.toLowerCase();
+    if (result.id.toLowerCase() === original) throw new ConflictError('correction_same_id', 'a correction is a new receipt with its own id');
+    return this.db.write(async (tx) => {
+      const row = (await tx.query<ReceiptRow>('SELECT * FROM receipts WHERE id = ?', [original]))[0];
+      if (!row) throw new NotFoundError('receipt', originalId);
+      if (row.superseded_by) {
+        if (row.superseded_by === result.id.toLowerCase()) {
+          const again = (await tx.query<ReceiptRow>('SELECT * FROM receipts WHERE id = ?', [row.superseded_by]))[0];
+          if (again && again.raw === body.text) return this.outcome('existing', again);
+        }
+        throw new ConflictError('already_superseded', `receipt ${original} is already superseded by ${row.superseded_by}; correct that one instead`, { superseded_by: row.superseded_by });
+      }
+      return this.record(tx, body.text, result, original);
+    });
+  }
+
+  /**
+   * NDJSON bulk ingestion: one receipt a line, answered line by line, all
+   * recorded lines in one transaction. A line that does not parse or verify
+   * is answered with its error and not recorded; the others are.
+   */
+  async ingestBatch(bytes: Buffer): Promise<{ accepted: number; existing: number; rejected: number; results: Record<string, unknown>[] }> {
+    const text = parseNdjsonText(bytes);
+    const lines = ndjsonLines(text);
+    if (lines.length === 0) throw new BadInputError('empty_body', 'no NDJSON lines in the body');
+    const prepared = lines.map(({ line, text: t }) => {
+      try {
+        const body = parseRawJson(t);
+        return { line, body, result: this.verifyOrThrow(body.value) };
+      } catch (e) {
+        return { line, error: e as LedgerError };
+      }
+    });
+    return this.db.write(async (tx) => {
+      const results: Record<string, unknown>[] = [];
+      let accepted = 0;
+      let existing = 0;
+      let rejected = 0;
+      for (const p of prepared) {
+        if ('error' in p && p.error) {
+          rejected++;
+          results.push(lineError(p.line, p.error));
+          continue;
+        }
+        try {
+          const o = await this.record(tx, p.body!.text, p.result!, null);
+          if (o.outcome === 'created') accepted++;
+          else existing++;
+          results.push({ line: p.line, status: o.outcome === 'created' ? 201 : 200, ...o });
+        } catch (e) {
+          if (!(e instanceof LedgerError)) throw e;
+          rejected++;
+          results.push(lineError(p.line, e));
+        }
+      }
+      return { accepted, existing, rejected, results };
+    });
+  }
+
+  /** The stored row for `id` (case-insensitive), or 404. */
+  async get(id: string): Promise<ReceiptRow> {
+    const row = (await this.db.query<ReceiptRow>('SELECT * FROM receipts WHERE id = ?', [id.toLowerCase()]))[0];
+    if (!row) throw new NotFoundError('receipt', id);
+    return { ...row, position: Number(row.position) };
+  }
+
+  /** Re-verify the stored bytes with the core (S6): never trusts the verdict recorded at ingestion. */
+  async verifyStored(id: string): Promise<{ row: ReceiptRow; result: ReceiptResult }> {
+    const row = await this.get(id);
+    let value: unknown;
+    try {
+      value = JSON.parse(row.raw);
+    } catch {
+      value = undefined;
+    }
+    return { row, result: verifyReceipt(value) };
+  }
+}
+
+function lineError(line: number, e: LedgerError): Record<string, unknown> {
+  return { line, status: e.status, error: e.code, message: e.message, ...e.details };
+}
+
+function parseNdjsonText(bytes: Buffer): string {
+  if (!isStrictUtf8(bytes)) throw new BadInputError('invalid_utf8', 'the request body is not valid UTF-8');
+  return bytes.toString('utf8');
+}

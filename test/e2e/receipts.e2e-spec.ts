@@ -1,0 +1,85 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { DIALECTS, startApp, TestApp } from '../helpers/app';
+
+const corpus = JSON.parse(readFileSync(join(__dirname, '../../vectors/aer1-vectors.json'), 'utf8')) as {
+  vectors: { id: string; kind: string; input: unknown; expected: { verdict: string; reasons: string[] } }[];
+};
+const vector = (id: string): unknown => corpus.vectors.find((v) => v.id === id)!.input;
+
+describe.each(DIALECTS)('receipts on %s', (dialect) => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startApp(dialect);
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+  const post = (path: string, body: string, key = t.keys.producer) =>
+    t.http.post(path).set('Authorization', `Bearer ${key}`).set('Content-Type', 'application/json').send(body);
+
+  it('records a valid core receipt once, stores it byte for byte, and serves it', async () => {
+    const text = JSON.stringify(vector('receipt-core-valid'), null, 2);
+    const first = await post('/api/receipts', text);
+    expect(first.status).toBe(201);
+    expect(first.body).toMatchObject({ id: '38b2097d-75ca-5ae7-8135-da763ecf0256', verdict: 'valid', url: 'https://ledger.test/run/38b2097d-75ca-5ae7-8135-da763ecf0256', verify_url: 'https://ledger.test/api/receipt/38b2097d-75ca-5ae7-8135-da763ecf0256/verify' });
+    const again = await post('/api/receipts', text);
+    expect(again.status).toBe(200);
+    expect(again.body.position).toBe(first.body.position);
+    const v = await t.http.get('/api/receipt/38B2097D-75CA-5AE7-8135-DA763ECF0256/verify');
+    expect(v.status).toBe(200);
+    expect(v.body).toMatchObject({ id: '38b2097d-75ca-5ae7-8135-da763ecf0256', verification_status: 'verified', output_hash: 'sha256:3f8dfebc3bdf8445321ba564aa800a906b41852559493ea4b8af557b5ec85581' });
+    const rows = await t.app.get((await import('../../src/database/database.service')).DatabaseService).query<{ raw: string }>('SELECT raw FROM receipts WHERE id = ?', ['38b2097d-75ca-5ae7-8135-da763ecf0256']);
+    expect(rows[0].raw).toBe(text);
+  });
+
+  it('answers 409 for the same id with different bytes and changes nothing', async () => {
+    const head = (await t.http.get('/api/ledger/head')).body;
+    const changed = JSON.stringify(vector('receipt-core-valid'));
+    const r = await post('/api/receipts', changed);
+    expect(r.status).toBe(409);
+    expect(r.body.error).toBe('receipt_id_conflict');
+    expect((await t.http.get('/api/ledger/head')).body).toEqual(head);
+  });
+
+  it('rejects a receipt that does not verify with 422 and its reason codes, recording nothing', async () => {
+    const head = (await t.http.get('/api/ledger/head')).body;
+    const r = await post('/api/receipts', JSON.stringify(vector('receipt-tampered-bytes')));
+    expect(r.status).toBe(422);
+    expect(r.body.error).toBe('verification_failed');
+    expect(r.body.reasons).toEqual(['output_hash_mismatch']);
+    expect((await t.http.get('/api/ledger/head')).body).toEqual(head);
+  });
+
+  it('accepts a transport receipt of a provider failure and a JSON-RPC tools/call response', async () => {
+    expect((await post('/api/receipts', JSON.stringify(vector('transport-provider-failure')))).status).toBe(201);
+    const rpc = JSON.stringify({ jsonrpc: '2.0', id: 7, result: { content: [{ type: 'text', text: 'ok' }], _receipt: vector('transport-valid') } });
+    const r = await post('/api/receipts', rpc);
+    expect(r.status).toBe(201);
+    expect(r.body.id).toBe('c90ac30c-bf8d-5452-a36f-8b58a3a40241');
+  });
+
+  it('needs a producer key to write', async () => {
+    const body = JSON.stringify(vector('receipt-core-logged'));
+    expect((await t.http.post('/api/receipts').send(body)).body.error).toBe('missing_key');
+    expect((await post('/api/receipts', body, 'aer1_wrong')).status).toBe(401);
+    const forbidden = await post('/api/receipts', body, t.keys.auditor);
+    expect(forbidden.status).toBe(403);
+    expect(forbidden.body.error).toBe('forbidden_role');
+  });
+
+  it('gives 400 for malformed JSON and 404 for an unknown receipt', async () => {
+    const bad = await post('/api/receipts', '{"id": ');
+    expect(bad.status).toBe(400);
+    expect(bad.body.error).toBe('malformed_json');
+    expect((await t.http.get('/api/receipt/00000000-0000-0000-0000-000000000000/verify')).status).toBe(404);
+  });
+
+  it('keeps the ledger chain verifiable', async () => {
+    const v = await t.http.get('/api/ledger/verify');
+    expect(v.status).toBe(200);
+    expect(v.body.ok).toBe(true);
+    expect(v.body.first_failure).toBeNull();
+    expect(v.body.checked).toBe((await t.http.get('/api/ledger/head')).body.position);
+  });
+});
