@@ -46,14 +46,14 @@ export async function createPgDatabase(): Promise<{ url: string; drop: () => Pro
 
 /** Start the app on a fresh database with one API key per role. */
 export async function startApp(dialect: TestDialect, env: Record<string, string> = {}): Promise<TestApp> {
-  let databaseUrl = 'sqlite::memory:';
+  let databaseUrl = env.DATABASE_URL ?? 'sqlite::memory:';
   let drop: (() => Promise<void>) | undefined;
-  if (dialect === 'postgres') {
+  if (dialect === 'postgres' && !env.DATABASE_URL) {
     const db = await createPgDatabase();
     databaseUrl = db.url;
     drop = db.drop;
   }
-  const app = await createApp({ NODE_ENV: 'test', DATABASE_URL: databaseUrl, PUBLIC_BASE_URL: 'https://ledger.test', LOG_LEVEL: 'silent', ...env });
+  const app = await createApp({ NODE_ENV: 'test', DATABASE_URL: databaseUrl, PUBLIC_BASE_URL: 'https://ledger.test', LOG_LEVEL: 'silent', ...env, DATABASE_URL: databaseUrl });
   await app.init();
   const svc = app.get(ApiKeysService);
   const keys = {} as Record<Role, string>;

@@ -1,0 +1,68 @@
+/**
+ * Operator commands, run as `npm run ledger -- <command>` against the
+ * configured DATABASE_URL:
+ *   rebuild-projections                 replay every event into fresh read models
+ *   create-key --role ROLE --name NAME   print a new API key (shown once)
+ *   revoke-key ID                        revoke a key
+ *   list-keys                            keys without secrets
+ *   verify                               recompute the ledger hash chain
+ */
+import 'reflect-metadata';
+import { Command, CommanderError } from 'commander';
+import { NestFactory } from '@nestjs/core';
+import { AppModule } from './app.module';
+import { ApiKeysService, Role, ROLES } from './auth/api-keys.service';
+import { LedgerService } from './ledger/ledger.service';
+
+async function withLedger<T>(fn: (app: Awaited<ReturnType<typeof NestFactory.createApplicationContext>>) => Promise<T>): Promise<T> {
+  const app = await NestFactory.createApplicationContext(AppModule.register({ ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' }), { logger: ['error', 'warn'] });
+  try {
+    return await fn(app);
+  } finally {
+    await app.close();
+  }
+}
+
+/** Run the operator CLI; resolves to the exit code. */
+export async function main(argv: string[]): Promise<number> {
+  const program = new Command('ledger').description('AER-1 ledger operator commands (uses DATABASE_URL)').exitOverride();
+  let code = 0;
+  program.command('rebuild-projections').description('rebuild every read model from the events').action(async () => {
+    const r = await withLedger((app) => app.get(LedgerService).rebuildProjections());
+    process.stdout.write(`rebuilt ${r.projections.join(', ')} from ${r.events} events\n`);
+  });
+  program
+    .command('create-key')
+    .description('create an API key; the key is printed once')
+    .requiredOption('--role <role>', `one of ${ROLES.join(', ')}`)
+    .requiredOption('--name <name>', 'who holds the key')
+    .action(async (o: { role: string; name: string }) => {
+      const k = await withLedger((app) => app.get(ApiKeysService).create(o.name, o.role as Role));
+      process.stdout.write(`${JSON.stringify(k)}\n`);
+    });
+  program.command('revoke-key <id>').description('revoke an API key').action(async (id: string) => {
+    await withLedger((app) => app.get(ApiKeysService).revoke(id));
+    process.stdout.write(`revoked ${id}\n`);
+  });
+  program.command('list-keys').description('list API keys (no secrets)').action(async () => {
+    const keys = await withLedger((app) => app.get(ApiKeysService).list());
+    for (const k of keys) process.stdout.write(`${JSON.stringify(k)}\n`);
+  });
+  program.command('verify').description('recompute the ledger hash chain').action(async () => {
+    const r = await withLedger((app) => app.get(LedgerService).verifyChain());
+    process.stdout.write(`${JSON.stringify(r)}\n`);
+    if (!r.ok) code = 1;
+  });
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+  } catch (e) {
+    if (e instanceof CommanderError) return e.exitCode === 0 ? 0 : 2;
+    process.stderr.write(`ledger: ${e instanceof Error ? e.message : String(e)}\n`);
+    return 1;
+  }
+  return code;
+}
+
+if (require.main === module) {
+  main(process.argv.slice(2)).then((c) => process.exit(c));
+}

@@ -1,0 +1,86 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DatabaseService } from '../../src/database/database.service';
+import { LedgerService } from '../../src/ledger/ledger.service';
+import { verifyLedgerDatabase } from '../../src/ledger/offline-verify';
+import { PROJECTION_TABLE_NAMES } from '../../migrations/schema';
+import { DIALECTS, startApp, TestApp } from '../helpers/app';
+
+const corpus = JSON.parse(readFileSync(join(__dirname, '../../vectors/aer1-vectors.json'), 'utf8')) as { vectors: { id: string; kind: string; input: unknown }[] };
+const receipts = corpus.vectors.filter((v) => v.kind === 'receipt' && !/invalid|tampered|bad|mismatch|missing|unknown|feb-30|no-timezone|unpadded|uppercase|schema|not-object|nfc-bytes/.test(v.id));
+
+/** Every row of every projection table, in a stable order, for comparing live and rebuilt read models. */
+async function snapshot(db: DatabaseService): Promise<Record<string, unknown[]>> {
+  const out: Record<string, unknown[]> = {};
+  for (const t of PROJECTION_TABLE_NAMES) {
+    const rows = await db.query(`SELECT * FROM ${t}`);
+    out[t] = rows.map((r) => JSON.stringify(Object.fromEntries(Object.entries(r).map(([k, v]) => [k, typeof v === 'bigint' ? Number(v) : v])))).sort();
+  }
+  return out;
+}
+
+describe.each(DIALECTS)('ledger on %s', (dialect) => {
+  let t: TestApp;
+  let dir: string;
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'aer1-ledger-'));
+    t = await startApp(dialect, dialect === 'sqlite' ? { DATABASE_URL: `sqlite:${join(dir, 'ledger.sqlite')}` } : {});
+    for (const v of receipts) {
+      const r = await t.http.post('/api/receipts').set('Authorization', `Bearer ${t.keys.producer}`).send(JSON.stringify(v.input));
+      expect([201, 200]).toContain(r.status);
+    }
+  });
+  afterAll(async () => {
+    await t.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('records one event per receipt with a gapless position and a verifiable chain', async () => {
+    const head = (await t.http.get('/api/ledger/head')).body as { position: number; event_hash: string };
+    expect(head.position).toBe(receipts.length);
+    expect(head.event_hash).toMatch(/^[0-9a-f]{64}$/);
+    const v = (await t.http.get('/api/ledger/verify')).body;
+    expect(v).toEqual({ ok: true, checked: receipts.length, head, first_failure: null });
+    expect((await t.http.get(`/api/ledger/verify?head_position=${head.position}&head_hash=${head.event_hash}`)).body.expected_head.ok).toBe(true);
+  });
+
+  it('rejects UPDATE and DELETE on events in the database itself', async () => {
+    const db = t.app.get(DatabaseService);
+    await expect(db.query("UPDATE events SET type = 'X' WHERE position = 1")).rejects.toThrow(/append-only/);
+    await expect(db.query('DELETE FROM events WHERE position = 1')).rejects.toThrow(/append-only/);
+    if (dialect === 'postgres') await expect(db.query('TRUNCATE events')).rejects.toThrow(/append-only/);
+  });
+
+  it('rebuilds projections to exactly the live state', async () => {
+    const db = t.app.get(DatabaseService);
+    const live = await snapshot(db);
+    expect(live.receipts).toHaveLength(receipts.length);
+    const r = await t.app.get(LedgerService).rebuildProjections();
+    expect(r.events).toBe(receipts.length);
+    expect(await snapshot(db)).toEqual(live);
+  });
+
+  it('detects an event edited directly in the database (triggers dropped), online and offline', async () => {
+    const db = t.app.get(DatabaseService);
+    const head = (await t.http.get('/api/ledger/head')).body as { position: number; event_hash: string };
+    if (dialect === 'sqlite') await db.query('DROP TRIGGER events_no_update');
+    else await db.query('ALTER TABLE events DISABLE TRIGGER events_no_update');
+    const row = (await db.query<{ data: string }>('SELECT data FROM events WHERE position = 3'))[0];
+    await db.query('UPDATE events SET data = ? WHERE position = 3', [row.data.replace('"verdict":"valid"', '"verdict":"valid" ')]);
+    const online = (await t.http.get('/api/ledger/verify')).body;
+    expect(online.ok).toBe(false);
+    expect(online.first_failure).toMatchObject({ position: 3, reason: 'event_hash_mismatch' });
+    const offline = await verifyLedgerDatabase(dialect === 'sqlite' ? join(dir, 'ledger.sqlite') : t.databaseUrl);
+    expect(offline.ok).toBe(false);
+    expect(offline.first_failure).toMatchObject({ position: 3, reason: 'event_hash_mismatch' });
+    // A deleted newest event is invisible to the chain alone, but not to a head published earlier.
+    await db.query('UPDATE events SET data = ? WHERE position = 3', [row.data]);
+    if (dialect === 'sqlite') await db.query('DROP TRIGGER events_no_delete');
+    await db.query('DELETE FROM events WHERE position = ?', [head.position]);
+    expect((await t.http.get('/api/ledger/verify')).body.ok).toBe(true);
+    const witnessed = (await t.http.get(`/api/ledger/verify?head_position=${head.position}&head_hash=${head.event_hash}`)).body;
+    expect(witnessed.ok).toBe(false);
+    expect(witnessed.expected_head.ok).toBe(false);
+  });
+});
