@@ -98,7 +98,8 @@ export class TimelineVerifier {
   private lastDigest07: string | null = null;
   private closedAt: number | null = null;
   private lastClosed = false;
-  private readonly provenance: Record<string, number> = {};
+  // Null prototype: a provenance class such as "constructor" or "__proto__" is counted, not confused with Object.prototype.
+  private readonly provenance: Record<string, number> = Object.create(null) as Record<string, number>;
   private links07 = true;
   private links06 = true;
   private linksEvaluated = 0;

@@ -4,7 +4,10 @@
  */
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { DataSourceOptions } from 'typeorm';
+import { DataSourceOptions, MigrationInterface } from 'typeorm';
+
+/** A migration class. */
+export type MigrationClass = new () => MigrationInterface;
 import { CreateLedgerSqlite1764450000000 } from '../../migrations/sqlite/1764450000000-CreateLedger';
 import { CreateLedgerPostgres1764450000000 } from '../../migrations/postgres/1764450000000-CreateLedger';
 
@@ -20,7 +23,7 @@ export function dialectOf(url: string): Dialect {
 }
 
 /** The migrations of each dialect, in order. */
-export const MIGRATIONS: Record<Dialect, Function[]> = {
+export const MIGRATIONS: Record<Dialect, MigrationClass[]> = {
   sqlite: [CreateLedgerSqlite1764450000000],
   postgres: [CreateLedgerPostgres1764450000000],
 };
@@ -30,7 +33,7 @@ export const MIGRATIONS: Record<Dialect, Function[]> = {
  * start; `synchronize` is never used. SQLite runs in WAL mode with a busy
  * timeout; its parent folder is created when missing.
  */
-export function dataSourceOptions(url: string, extra: { migrations?: Function[] } = {}): DataSourceOptions {
+export function dataSourceOptions(url: string, extra: { migrations?: MigrationClass[] } = {}): DataSourceOptions {
   const dialect = dialectOf(url);
   const migrations = [...MIGRATIONS[dialect], ...(extra.migrations ?? [])];
   if (dialect === 'sqlite') {

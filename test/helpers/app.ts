@@ -53,7 +53,7 @@ export async function startApp(dialect: TestDialect, env: Record<string, string>
     databaseUrl = db.url;
     drop = db.drop;
   }
-  const app = await createApp({ NODE_ENV: 'test', DATABASE_URL: databaseUrl, PUBLIC_BASE_URL: 'https://ledger.test', LOG_LEVEL: 'silent', ...env, DATABASE_URL: databaseUrl });
+  const app = await createApp({ NODE_ENV: 'test', PUBLIC_BASE_URL: 'https://ledger.test', LOG_LEVEL: 'silent', ...env, DATABASE_URL: databaseUrl });
   await app.init();
   const svc = app.get(ApiKeysService);
   const keys = {} as Record<Role, string>;
