@@ -10,6 +10,9 @@ import { DatabaseModule } from './database/database.module';
 import { HealthController } from './health/health.controller';
 import { LedgerModule } from './ledger/ledger.module';
 import { ReceiptsModule } from './receipts/receipts.module';
+import { WorkflowsModule } from './workflows/workflows.module';
+import { PublicPagesModule } from './public-pages/public-pages.module';
+import { TimelinesModule } from './timelines/timelines.module';
 
 /**
  * The service. `env` overrides process.env (tests pass their own DATABASE_URL
@@ -44,6 +47,9 @@ export class AppModule {
         LedgerModule,
         AuthModule,
         ReceiptsModule,
+        WorkflowsModule,
+        PublicPagesModule,
+        TimelinesModule,
       ],
       controllers: [HealthController],
     };
