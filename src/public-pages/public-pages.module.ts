@@ -1,0 +1,13 @@
+import { Module } from '@nestjs/common';
+import { ReceiptsModule } from '../receipts/receipts.module';
+import { WorkflowsModule } from '../workflows/workflows.module';
+import { PublicPagesController } from './public-pages.controller';
+import { PublicPagesService } from './public-pages.service';
+
+/** Public HTML pages (S9) with JSON content negotiation. */
+@Module({
+  imports: [ReceiptsModule, WorkflowsModule],
+  controllers: [PublicPagesController],
+  providers: [PublicPagesService],
+})
+export class PublicPagesModule {}

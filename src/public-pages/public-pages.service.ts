@@ -1,0 +1,132 @@
+import { Injectable } from '@nestjs/common';
+import { isUuid, PROVENANCE_MEANING, provenanceKind, ReceiptResult } from '../aer1';
+import { NotFoundError } from '../common/errors';
+import { PublicUrls } from '../common/urls';
+import { DatabaseService } from '../database/database.service';
+import { receiptOf, ReceiptsService } from '../receipts/receipts.service';
+import { WorkflowsService, WorkflowVerification } from '../workflows/workflows.service';
+import { loadTimelineView, TimelineView } from './timeline-view';
+
+/** Everything the receipt page shows (also its JSON variant). */
+export interface ReceiptPageData {
+  receipt: unknown;
+  raw: string;
+  provenance: { class: string | null; kind: string | null; meaning: string | null; note: string };
+  verification: {
+    verdict: string;
+    verification_status: 'verified' | 'failed';
+    reasons: string[];
+    form: string | null;
+    wrapped_in: string | null;
+    declared_output_hash: unknown;
+    computed_output_hash: string | null;
+    checks: ReceiptResult['checks'];
+    limits: string[];
+  };
+  timeline_positions: { job_id: string; seq: number; url: string }[];
+  workflows: { workflow_id: string; seq: number; goal: string | null; url: string }[];
+  superseded_by: { id: string; url: string } | null;
+  supersedes: { id: string; url: string } | null;
+  recorded_at: string;
+  position: number;
+  url: string;
+  verify_url: string;
+}
+
+/** Everything the workflow page shows. */
+export interface WorkflowPageData {
+  workflow: unknown;
+  raw: string;
+  session_id: unknown;
+  goal: unknown;
+  status: unknown;
+  receipt_id: string;
+  declared_verify_url: unknown;
+  verification: WorkflowVerification;
+  steps: { seq: unknown; tool: unknown; receipt_id: unknown; started_at: unknown; ended_at: unknown; status: unknown; receipt_hash: unknown }[];
+}
+
+export const PROVENANCE_NOTE =
+  'Verification never upgrades provenance (S5): a passing check confirms the stored bytes match their commitment, not that anything happened beyond what this class states.';
+
+/** Reads what the public pages show; every verdict is recomputed now with the core. */
+@Injectable()
+export class PublicPagesService {
+  constructor(
+    private readonly db: DatabaseService,
+    private readonly receipts: ReceiptsService,
+    private readonly workflows: WorkflowsService,
+    private readonly urls: PublicUrls,
+  ) {}
+
+  async receipt(id: string): Promise<ReceiptPageData> {
+    if (!isUuid(id)) throw new NotFoundError('receipt', id);
+    const { row, result } = await this.receipts.verifyStored(id);
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(row.raw);
+    } catch {
+      parsed = null;
+    }
+    const receipt = receiptOf(parsed);
+    const declared = receipt && typeof receipt === 'object' && !Array.isArray(receipt) ? (receipt as Record<string, unknown>).output_hash : null;
+    const positions = await this.db.query<{ job_id: string; seq: number | string }>('SELECT job_id, seq FROM timeline_entries WHERE LOWER(receipt_id) = ? ORDER BY job_id, seq', [row.id]);
+    const kind = provenanceKind(row.provenance_class);
+    return {
+      receipt,
+      raw: row.raw,
+      provenance: { class: result.provenance.class ?? row.provenance_class, kind, meaning: kind ? PROVENANCE_MEANING[kind] : null, note: PROVENANCE_NOTE },
+      verification: {
+        verdict: result.verdict,
+        verification_status: result.verdict === 'valid' ? 'verified' : 'failed',
+        reasons: result.reasons,
+        form: result.form,
+        wrapped_in: result.wrapped_in,
+        declared_output_hash: declared ?? null,
+        computed_output_hash: result.computed.output_hash,
+        checks: result.checks,
+        limits: result.limits,
+      },
+      timeline_positions: positions.map((p) => ({ job_id: p.job_id, seq: Number(p.seq), url: this.urls.job(p.job_id) })),
+      workflows: await this.workflows.containing(row.id),
+      superseded_by: link(this.urls, row.superseded_by),
+      supersedes: link(this.urls, row.supersedes),
+      recorded_at: row.recorded_at,
+      position: Number(row.position),
+      url: this.urls.receipt(row.id),
+      verify_url: this.urls.receiptVerify(row.id),
+    };
+  }
+
+  async workflow(id: string): Promise<WorkflowPageData> {
+    if (!isUuid(id)) throw new NotFoundError('workflow', id);
+    const { row, workflow, report } = await this.workflows.verifyStored(id);
+    const w = (workflow && typeof workflow === 'object' ? workflow : {}) as Record<string, unknown>;
+    const steps = Array.isArray(w.steps) ? (w.steps as unknown[]) : [];
+    return {
+      workflow,
+      raw: row.raw,
+      session_id: w.session_id,
+      goal: w.goal,
+      status: w.status,
+      receipt_id: row.receipt_id,
+      declared_verify_url: w.verify_url,
+      verification: report,
+      steps: steps.map((s) => {
+        const o = (s && typeof s === 'object' ? s : {}) as Record<string, unknown>;
+        return { seq: o.seq, tool: o.tool, receipt_id: o.receipt_id, started_at: o.started_at, ended_at: o.ended_at, status: o.status, receipt_hash: o.receipt_hash };
+      }),
+    };
+  }
+
+  async timeline(jobId: string): Promise<TimelineView & { url: string; verify_url: string }> {
+    const view = await loadTimelineView(this.db, jobId);
+    if (!view) throw new NotFoundError('job', jobId);
+    return { ...view, url: this.urls.job(jobId), verify_url: this.urls.jobVerify(jobId) };
+  }
+}
+
+function link(urls: PublicUrls, id: string | null): { id: string; url: string } | null {
+  return id ? { id, url: urls.receipt(id) } : null;
+}
+

@@ -1,0 +1,357 @@
+import { Injectable } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
+import { Check, has, isNonEmptyString, isObject, isUuid, JsonObject, MERKLE_CONSTRUCTION, merkleRoot, uuidKey, verifyWorkflow, WorkflowResult } from '../aer1';
+import { BadInputError, ConflictError, NotFoundError, UnprocessableError, VerificationFailedError } from '../common/errors';
+import { RawJson } from '../common/raw-json';
+import { PublicUrls } from '../common/urls';
+import { DatabaseService, Tx } from '../database/database.service';
+import { LedgerService } from '../ledger/ledger.service';
+import { streams } from '../ledger/streams';
+import { receiptOf, ReceiptRow } from '../receipts/receipts.service';
+import { OUTPUT_HASH_CONSTRUCTION, OUTPUT_HASH_NOT_HELD, workflowOutputHash } from './output-hash';
+import { WorkflowReceiptRecordedData } from './workflows.projection';
+
+/** A row of the `workflows` read model. */
+export interface WorkflowRow {
+  workflow_id: string;
+  receipt_id: string;
+  raw: string;
+  assembled: number | boolean;
+  merkle_root: string | null;
+  status: string | null;
+  goal: string | null;
+  position: number;
+  recorded_at: string;
+}
+
+/** What recording a workflow receipt answers. */
+export interface WorkflowRecordOutcome {
+  /** `created` (201) or `existing` (200: the same bytes were recorded before). */
+  outcome: 'created' | 'existing';
+  workflow_id: string;
+  receipt_id: string;
+  url: string;
+  verify_url: string;
+  verdict: string;
+  reasons: string[];
+  position: number;
+}
+
+/** One step as the verifier reports it. */
+export interface WorkflowStepReport {
+  seq: unknown;
+  receipt_id: string | null;
+  url: string | null;
+  receipt: 'verified' | 'failed' | 'missing' | 'not_supplied';
+  provenance_class: string | null;
+  reasons: string[];
+  /** Informational: whether the step's receipt_hash equals the step receipt's output hash (bare hex). */
+  receipt_hash_matches_output_hash: boolean | null;
+}
+
+/** The answer of GET /api/workflow/:id/verify (also the JSON of the workflow page). */
+export interface WorkflowVerification {
+  workflow_id: string;
+  /** `verified` (valid), `incomplete` (a step receipt is not in the ledger), `failed` (invalid). */
+  verification_status: 'verified' | 'incomplete' | 'failed';
+  verdict: string;
+  reasons: string[];
+  merkle_root: { declared: unknown; computed: string | null; confirmed: boolean; construction: string };
+  output_hash: { declared: unknown; computed: string | null; confirmed: boolean | null; construction: string };
+  steps: WorkflowStepReport[];
+  checks: Check[];
+  limits: string[];
+  assembled: boolean;
+  recorded_at: string;
+  url: string;
+  verify_url: string;
+}
+
+/** Body of POST /api/workflows/assemble. */
+interface AssembleRequest {
+  session_id: string;
+  goal: string;
+  status: string;
+  receipt_ids: string[];
+  output: string;
+}
+
+/**
+ * Workflow receipts (S8): recording (verified by the core against the step
+ * receipts the ledger holds, S8.2), assembly from recorded receipts, and
+ * re-verification of what is stored.
+ */
+@Injectable()
+export class WorkflowsService {
+  constructor(
+    private readonly db: DatabaseService,
+    private readonly ledger: LedgerService,
+    private readonly urls: PublicUrls,
+  ) {}
+
+  /**
+   * Record a workflow receipt exactly as received. `valid` and `incomplete`
+   * are recorded with their verdict; `invalid` is 422 and nothing is written;
+   * the same workflow_id with other bytes is 409 `workflow_id_conflict`.
+   */
+  async record(body: RawJson): Promise<WorkflowRecordOutcome> {
+    const value = body.value;
+    if (!isObject(value)) throw new BadInputError('not_object', 'a workflow receipt is a JSON object');
+    if (!has(value, 'type') && has(value, 'workflow')) {
+      throw new BadInputError('wrapped_workflow', 'post the workflow receipt itself; record its step receipts with POST /api/receipts first');
+    }
+    return this.db.write(async (tx) => {
+      const result = verifyWorkflow(value, await this.stepReceipts(tx, value));
+      this.rejectInvalid(result);
+      return this.append(tx, body.text, result, false, null);
+    });
+  }
+
+  /**
+   * Build a workflow receipt from receipts already recorded (S8 tables 2
+   * and 3, Merkle root per S8.1, output hash per {@link OUTPUT_HASH_CONSTRUCTION}),
+   * then record it. 400 for a malformed body; 422 `duplicate_step_receipt_id`
+   * or `step_receipt_missing` (with `missing`).
+   */
+  async assemble(body: RawJson): Promise<WorkflowRecordOutcome & { merkle_root: string; workflow: JsonObject }> {
+    const req = parseAssemble(body.value);
+    const seen = new Map<string, number>();
+    const dups: string[] = [];
+    req.receipt_ids.forEach((id, i) => {
+      const k = uuidKey(id);
+      if (seen.has(k)) dups.push(id);
+      else seen.set(k, i);
+    });
+    if (dups.length) {
+      throw new UnprocessableError('duplicate_step_receipt_id', `a workflow names each step receipt once (S8.2 step 3); repeated: ${dups.join(', ')}`, { duplicates: dups, reasons: ['duplicate_step_receipt_id'] });
+    }
+    return this.db.write(async (tx) => {
+      const rows = await this.receiptRows(tx, req.receipt_ids);
+      const missing = req.receipt_ids.filter((id) => !rows.has(uuidKey(id)));
+      if (missing.length) {
+        throw new UnprocessableError('step_receipt_missing', `no recorded receipt for ${missing.join(', ')}; record the step receipts first`, { missing, reasons: ['step_receipt_missing'] });
+      }
+      const steps = req.receipt_ids.map((id, i) => {
+        const row = rows.get(uuidKey(id))!;
+        const r = receiptOf(JSON.parse(row.raw)) as JsonObject;
+        const transport = typeof r.tool === 'string';
+        const tool = transport ? (r.tool as string) : isObject(r.tool) && typeof r.tool.name === 'string' ? r.tool.name : (row.tool ?? '');
+        const at = transport ? r.timestamp : r.created_at;
+        const declared = typeof r.output_hash === 'string' ? r.output_hash : (row.output_hash ?? '');
+        return {
+          seq: i + 1,
+          tool,
+          receipt_id: row.id_as_given,
+          receipt_hash: declared.replace(/^sha256:/, ''),
+          started_at: at,
+          ended_at: at,
+          status: transport && typeof r.status === 'string' ? r.status : 'ok',
+        };
+      });
+      const workflowId = randomUUID();
+      const workflow: JsonObject = {
+        type: 'verifiable-workflow-receipt',
+        version: '1',
+        workflow_id: workflowId,
+        receipt_id: randomUUID(),
+        session_id: req.session_id,
+        goal: req.goal,
+        status: req.status,
+        steps,
+        merkle_root: merkleRoot(steps.map((s) => s.receipt_id)),
+        output_hash: workflowOutputHash(req.output),
+        verify_url: this.urls.workflow(workflowId),
+      };
+      const text = JSON.stringify(workflow, null, 2);
+      const map = new Map<string, unknown>();
+      for (const [k, row] of rows) map.set(k, receiptOf(JSON.parse(row.raw)));
+      const result = verifyWorkflow(workflow, map);
+      this.rejectInvalid(result);
+      const o = await this.append(tx, text, result, true, req.output);
+      return { ...o, merkle_root: workflow.merkle_root as string, workflow };
+    });
+  }
+
+  /** The stored row (workflow id case-insensitive), or 404. */
+  async get(workflowId: string): Promise<WorkflowRow> {
+    const row = (await this.db.query<WorkflowRow>('SELECT * FROM workflows WHERE workflow_id = ?', [workflowId.toLowerCase()]))[0];
+    if (!row) throw new NotFoundError('workflow', workflowId);
+    return { ...row, position: Number(row.position) };
+  }
+
+  /** Workflows that name `receiptId` as a step (S8.3 "Part of workflow"). */
+  async containing(receiptId: string): Promise<{ workflow_id: string; seq: number; goal: string | null; url: string }[]> {
+    const rows = await this.db.query<{ workflow_id: string; seq: number | string; goal: string | null }>(
+      'SELECT s.workflow_id, s.seq, w.goal FROM workflow_steps s JOIN workflows w ON w.workflow_id = s.workflow_id WHERE s.receipt_id = ? ORDER BY w.position, s.seq',
+      [receiptId.toLowerCase()],
+    );
+    return rows.map((r) => ({ workflow_id: r.workflow_id, seq: Number(r.seq), goal: r.goal, url: this.urls.workflow(r.workflow_id) }));
+  }
+
+  /**
+   * Re-verify the stored workflow receipt (S8.2) with the step receipts the
+   * ledger holds now; never trusts the verdict recorded earlier. For an
+   * assembled workflow the output hash is recomputed from the stored output.
+   */
+  async verifyStored(workflowId: string): Promise<{ row: WorkflowRow; workflow: unknown; result: WorkflowResult; report: WorkflowVerification }> {
+    const row = await this.get(workflowId);
+    let workflow: unknown;
+    try {
+      workflow = JSON.parse(row.raw);
+    } catch {
+      workflow = undefined;
+    }
+    const result = verifyWorkflow(workflow, await this.stepReceipts(this.db, workflow));
+    const assembled = row.assembled === true || Number(row.assembled) === 1;
+    const declaredOutput = isObject(workflow) ? workflow.output_hash : null;
+    let output: WorkflowVerification['output_hash'] = { declared: declaredOutput, computed: null, confirmed: null, construction: OUTPUT_HASH_NOT_HELD };
+    const checks = result.checks.filter((c) => c.name !== 'output_hash');
+    const reasons = [...result.reasons];
+    let verdict: string = result.verdict;
+    if (assembled) {
+      const data = await this.recordedData(row.workflow_id);
+      if (data && typeof data.output === 'string') {
+        const computed = workflowOutputHash(data.output);
+        const ok = computed === declaredOutput;
+        output = { declared: declaredOutput, computed, confirmed: ok, construction: OUTPUT_HASH_CONSTRUCTION };
+        checks.push({ name: 'output_hash', ok, detail: ok ? `recomputed ${computed} from the stored output` : `declared ${String(declaredOutput)}, recomputed ${computed}` });
+        if (!ok) {
+          reasons.push('output_hash_mismatch');
+          verdict = 'invalid';
+        }
+      } else {
+        output = { ...output, construction: OUTPUT_HASH_CONSTRUCTION };
+        checks.push({ name: 'output_hash', ok: null, detail: 'not confirmed: the stored output is not available' });
+      }
+    } else {
+      checks.push({ name: 'output_hash', ok: null, detail: OUTPUT_HASH_NOT_HELD });
+    }
+    const report: WorkflowVerification = {
+      workflow_id: row.workflow_id,
+      verification_status: verdict === 'valid' ? 'verified' : verdict === 'incomplete' ? 'incomplete' : 'failed',
+      verdict,
+      reasons,
+      merkle_root: {
+        declared: result.merkle.declared,
+        computed: result.merkle.computed,
+        confirmed: result.merkle.confirmed,
+        construction: MERKLE_CONSTRUCTION,
+      },
+      output_hash: output,
+      steps: result.steps.map((s) => ({
+        seq: s.seq,
+        receipt_id: s.receipt_id,
+        url: s.receipt_id && isUuid(s.receipt_id) ? this.urls.receipt(s.receipt_id) : null,
+        receipt: s.receipt,
+        provenance_class: s.provenance_class,
+        reasons: s.reasons,
+        receipt_hash_matches_output_hash: s.receipt_hash_matches_output_hash,
+      })),
+      checks,
+      limits: assembled ? result.limits.filter((l) => !l.includes('implementation-defined')) : result.limits,
+      assembled,
+      recorded_at: row.recorded_at,
+      url: this.urls.workflow(row.workflow_id),
+      verify_url: this.urls.workflowVerify(row.workflow_id),
+    };
+    return { row, workflow, result, report };
+  }
+
+  /** The data of the stream's `WorkflowReceiptRecorded` event (holds the assembled output). */
+  private async recordedData(workflowId: string): Promise<WorkflowReceiptRecordedData | null> {
+    const events = await this.ledger.readStream(streams.workflow(workflowId));
+    const e = events.find((ev) => ev.type === 'WorkflowReceiptRecorded');
+    return e ? (JSON.parse(e.data) as WorkflowReceiptRecordedData) : null;
+  }
+
+  private rejectInvalid(result: WorkflowResult): void {
+    if (result.verdict === 'invalid' || result.verdict === 'historical' || result.workflow_id === null || result.receipt_id === null) {
+      throw new VerificationFailedError('the workflow receipt does not verify; nothing was recorded', result.reasons, {
+        checks: result.checks.filter((c) => c.ok === false),
+        steps: result.steps.filter((s) => s.receipt === 'failed').map((s) => ({ seq: s.seq, receipt_id: s.receipt_id, reasons: s.reasons })),
+      });
+    }
+  }
+
+  private async append(tx: Tx, raw: string, result: WorkflowResult, assembled: boolean, output: string | null): Promise<WorkflowRecordOutcome> {
+    const workflowId = result.workflow_id!.toLowerCase();
+    const existing = (await tx.query<WorkflowRow>('SELECT * FROM workflows WHERE workflow_id = ?', [workflowId]))[0];
+    if (existing) {
+      if (existing.raw === raw) {
+        const prior = await this.recordedDataTx(tx, workflowId);
+        return this.outcome('existing', existing, prior?.verdict_at_record ?? result.verdict, prior?.reasons ?? result.reasons);
+      }
+      throw new ConflictError('workflow_id_conflict', `workflow ${workflowId} is already recorded with different bytes; records are never altered (S9)`, { workflow_id: workflowId });
+    }
+    const data: WorkflowReceiptRecordedData = {
+      workflow_id: result.workflow_id!,
+      receipt_id: result.receipt_id!,
+      raw,
+      assembled,
+      output,
+      verdict_at_record: result.verdict,
+      reasons: result.reasons,
+    };
+    await this.ledger.append(tx, streams.workflow(workflowId), 0, [{ type: 'WorkflowReceiptRecorded', data }]);
+    const row = (await tx.query<WorkflowRow>('SELECT * FROM workflows WHERE workflow_id = ?', [workflowId]))[0];
+    return this.outcome('created', row, result.verdict, result.reasons);
+  }
+
+  private async recordedDataTx(tx: Tx, workflowId: string): Promise<WorkflowReceiptRecordedData | null> {
+    const rows = await tx.query<{ data: string }>("SELECT data FROM events WHERE stream_id = ? AND type = 'WorkflowReceiptRecorded' ORDER BY stream_position LIMIT 1", [streams.workflow(workflowId)]);
+    return rows[0] ? (JSON.parse(rows[0].data) as WorkflowReceiptRecordedData) : null;
+  }
+
+  private outcome(outcome: 'created' | 'existing', row: WorkflowRow, verdict: string, reasons: string[]): WorkflowRecordOutcome {
+    return {
+      outcome,
+      workflow_id: row.workflow_id,
+      receipt_id: row.receipt_id,
+      url: this.urls.workflow(row.workflow_id),
+      verify_url: this.urls.workflowVerify(row.workflow_id),
+      verdict,
+      reasons,
+      position: Number(row.position),
+    };
+  }
+
+  /** The step receipts named by `workflow` that the ledger holds, keyed by lowercase id, as receipt objects. */
+  private async stepReceipts(q: Pick<Tx, 'query'>, workflow: unknown): Promise<Map<string, unknown>> {
+    const ids: string[] = [];
+    if (isObject(workflow) && Array.isArray(workflow.steps)) {
+      for (const s of workflow.steps as unknown[]) if (isObject(s) && isUuid(s.receipt_id)) ids.push(s.receipt_id);
+    }
+    const rows = await this.receiptRows(q, ids);
+    const map = new Map<string, unknown>();
+    for (const [k, row] of rows) {
+      try {
+        map.set(k, receiptOf(JSON.parse(row.raw)));
+      } catch {
+        map.set(k, undefined);
+      }
+    }
+    return map;
+  }
+
+  private async receiptRows(q: Pick<Tx, 'query'>, ids: string[]): Promise<Map<string, ReceiptRow>> {
+    const keys = [...new Set(ids.map(uuidKey))];
+    const out = new Map<string, ReceiptRow>();
+    for (let i = 0; i < keys.length; i += 500) {
+      const chunk = keys.slice(i, i + 500);
+      const rows = await q.query<ReceiptRow>(`SELECT * FROM receipts WHERE id IN (${chunk.map(() => '?').join(', ')})`, chunk);
+      for (const r of rows) out.set(r.id, r);
+    }
+    return out;
+  }
+}
+
+function parseAssemble(v: unknown): AssembleRequest {
+  if (!isObject(v)) throw new BadInputError('invalid_body', 'expected {session_id, goal, status, receipt_ids, output}');
+  const problems: string[] = [];
+  for (const k of ['session_id', 'goal', 'status'] as const) if (!isNonEmptyString(v[k])) problems.push(`${k} must be a non-empty string`);
+  if (typeof v.output !== 'string') problems.push('output must be a string (its UTF-8 bytes are hashed into output_hash)');
+  if (!Array.isArray(v.receipt_ids) || v.receipt_ids.length === 0) problems.push('receipt_ids must be a non-empty array of receipt ids');
+  else if (!(v.receipt_ids as unknown[]).every(isUuid)) problems.push('every receipt_ids element must be a UUID string');
+  if (problems.length) throw new BadInputError('invalid_body', problems.join('; '), { problems });
+  return v as unknown as AssembleRequest;
+}

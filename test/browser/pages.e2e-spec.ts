@@ -1,0 +1,70 @@
+/**
+ * Real-browser check of the public pages: headless Debian Chromium driven by
+ * playwright-core (which downloads no browser). Without /usr/bin/chromium the
+ * test FAILS unless SKIP_BROWSER_TESTS=1 is set.
+ */
+import { existsSync, mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Browser, chromium } from 'playwright-core';
+import { startApp, TestApp } from '../helpers/app';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const skip = process.env.SKIP_BROWSER_TESTS === '1';
+const corpus = JSON.parse(readFileSync(join(__dirname, '../../vectors/aer1-vectors.json'), 'utf8')) as { vectors: { id: string; input: unknown }[] };
+const valid3 = corpus.vectors.find((v) => v.id === 'workflow-valid-3')!.input as { workflow: { workflow_id: string }; step_receipts: { id: string }[] };
+
+(skip ? describe.skip : describe)('public pages in a real browser', () => {
+  let t: TestApp;
+  let browser: Browser;
+  let base: string;
+
+  beforeAll(async () => {
+    if (!existsSync(CHROMIUM)) {
+      throw new Error(`Chromium not found at ${CHROMIUM}: install it (apt-get install -y chromium) or set SKIP_BROWSER_TESTS=1 to skip the browser tests explicitly`);
+    }
+    t = await startApp('sqlite');
+    await t.app.listen(0, '127.0.0.1');
+    const addr = t.app.getHttpServer().address() as AddressInfo;
+    base = `http://127.0.0.1:${addr.port}`;
+    const post = (path: string, body: unknown) => t.http.post(path).set('Authorization', `Bearer ${t.keys.producer}`).set('Content-Type', 'application/json').send(JSON.stringify(body));
+    for (const r of valid3.step_receipts) expect((await post('/api/receipts', r)).status).toBe(201);
+    expect((await post('/api/workflows', valid3.workflow)).status).toBe(201);
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    });
+  }, 60_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await t?.close();
+  });
+
+  it('shows the provenance class and follows "Part of workflow" to the workflow page', async () => {
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    const id = valid3.step_receipts[1].id;
+    const res = await page.goto(`${base}/run/${id}`);
+    expect(res?.status()).toBe(200);
+    await expect(page.locator('#provenance .class').isVisible()).resolves.toBe(true);
+    expect(await page.locator('#provenance .class').innerText()).toBe('EXECUTED BY LEDGER');
+    const link = page.locator(`a[href="/workflow/${valid3.workflow.workflow_id}"]`);
+    expect(await link.count()).toBe(1);
+    expect(await page.locator('#workflows').innerText()).toContain('Part of workflow');
+
+    const dir = mkdtempSync(join(tmpdir(), 'aer1-pages-'));
+    const shot = join(dir, 'run.png');
+    await page.screenshot({ path: shot, fullPage: true });
+    expect(statSync(shot).size).toBeGreaterThan(10_000);
+    process.stdout.write(`receipt page screenshot: ${shot}\n`);
+
+    await Promise.all([page.waitForURL(`${base}/workflow/${valid3.workflow.workflow_id}`), link.click()]);
+    expect(await page.locator('h1').innerText()).toContain(valid3.workflow.workflow_id);
+    expect(await page.locator('#merkle-construction').innerText()).toContain('S8.1');
+    expect(await page.locator(`a[href="/run/${id}"]`).count()).toBe(1);
+    await page.screenshot({ path: join(dir, 'workflow.png'), fullPage: true });
+    process.stdout.write(`workflow page screenshot: ${join(dir, 'workflow.png')}\n`);
+    await page.close();
+  }, 60_000);
+});

@@ -1,0 +1,165 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { DatabaseService } from '../../src/database/database.service';
+import { DIALECTS, startApp, TestApp } from '../helpers/app';
+
+type Vector = { id: string; kind: string; input: unknown };
+const corpus = JSON.parse(readFileSync(join(__dirname, '../../vectors/aer1-vectors.json'), 'utf8')) as { vectors: Vector[] };
+const vector = <T = Record<string, unknown>>(id: string): T => corpus.vectors.find((v) => v.id === id)!.input as T;
+const valid3 = vector<{ workflow: Record<string, unknown> & { workflow_id: string }; step_receipts: { id: string }[] }>('workflow-valid-3');
+const core = vector('receipt-core-valid');
+/** A corpus receipt with another id: id and tool name are outside the output commitment, so it stays valid. */
+const withId = (id: string, extra: Record<string, unknown> = {}) => JSON.stringify({ ...core, id, ...extra });
+
+describe.each(DIALECTS)('public pages on %s', (dialect) => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startApp(dialect);
+    const post = (path: string, body: string) => t.http.post(path).set('Authorization', `Bearer ${t.keys.producer}`).set('Content-Type', 'application/json').send(body);
+    for (const r of valid3.step_receipts) expect((await post('/api/receipts', JSON.stringify(r))).status).toBe(201);
+    expect((await post('/api/workflows', JSON.stringify(valid3.workflow))).status).toBe(201);
+    expect((await post('/api/receipts', JSON.stringify(core))).status).toBe(201);
+    expect((await post('/api/receipts/38b2097d-75ca-5ae7-8135-da763ecf0256/corrections', withId('5f0c0c2e-6a51-4d1e-9f40-3c2b8a9d7e11'))).status).toBe(201);
+    expect((await post('/api/receipts', withId('aaaaaaaa-bbbb-4ccc-8ddd-eeeeeeeeeeee', { tool: { name: '<script>alert(1)</script>', version: '1', scope: 'public' } }))).status).toBe(201);
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it('shows a step receipt with its provenance class and a "Part of workflow" link', async () => {
+    const id = valid3.step_receipts[1].id;
+    const r = await t.http.get(`/run/${id.toUpperCase()}`).set('Accept', 'text/html,application/xhtml+xml,*/*;q=0.8');
+    expect(r.status).toBe(200);
+    expect(r.headers['content-type']).toMatch(/^text\/html/);
+    expect(r.headers['content-security-policy']).toContain("default-src 'none'");
+    expect(r.text).toContain('EXECUTED BY LEDGER');
+    expect(r.text).toContain('The recording system ran the tool and recorded the returned result.');
+    expect(r.text).toContain('Verification never upgrades provenance');
+    expect(r.text).toContain('Part of workflow');
+    expect(r.text).toContain(`href="/workflow/${valid3.workflow.workflow_id}"`);
+    expect(r.text).toContain('sha256:3f8dfebc3bdf8445321ba564aa800a906b41852559493ea4b8af557b5ec85581');
+    expect(r.text).toContain('What this does not prove');
+  });
+
+  it('shows no workflow reference for a receipt in no workflow', async () => {
+    const r = await t.http.get('/run/38b2097d-75ca-5ae7-8135-da763ecf0256');
+    expect(r.status).toBe(200);
+    expect(r.text).not.toContain('Part of workflow');
+    expect(r.text).not.toContain('/workflow/');
+  });
+
+  it('gives JSON to JSON clients', async () => {
+    const id = valid3.step_receipts[0].id;
+    const r = await t.http.get(`/run/${id}`).set('Accept', 'application/json');
+    expect(r.status).toBe(200);
+    expect(r.headers['content-type']).toMatch(/application\/json/);
+    expect(r.body).toMatchObject({
+      receipt: { id },
+      provenance: { class: 'EXECUTED BY LEDGER', kind: 'executed' },
+      verification: { verdict: 'valid', verification_status: 'verified', computed_output_hash: 'sha256:3f8dfebc3bdf8445321ba564aa800a906b41852559493ea4b8af557b5ec85581' },
+      workflows: [{ workflow_id: valid3.workflow.workflow_id, seq: 1, url: `https://ledger.test/workflow/${valid3.workflow.workflow_id}` }],
+      superseded_by: null,
+      supersedes: null,
+      url: `https://ledger.test/run/${id}`,
+      verify_url: `https://ledger.test/api/receipt/${id}/verify`,
+    });
+    expect(r.body.raw).toBe(JSON.stringify(valid3.step_receipts[0]));
+    const w = await t.http.get(`/workflow/${valid3.workflow.workflow_id}`).set('Accept', 'application/json');
+    expect(w.status).toBe(200);
+    expect(w.body.verification).toMatchObject({ verification_status: 'verified', merkle_root: { confirmed: true } });
+  });
+
+  it('shows the superseded-by notice on a corrected receipt and "supersedes" on the correction', async () => {
+    const r = await t.http.get('/run/38b2097d-75ca-5ae7-8135-da763ecf0256');
+    expect(r.text).toContain('id="superseded-by"');
+    expect(r.text).toContain('href="/run/5f0c0c2e-6a51-4d1e-9f40-3c2b8a9d7e11"');
+    const c = await t.http.get('/run/5f0c0c2e-6a51-4d1e-9f40-3c2b8a9d7e11');
+    expect(c.text).toContain('id="supersedes"');
+    expect(c.text).toContain('href="/run/38b2097d-75ca-5ae7-8135-da763ecf0256"');
+    expect(c.text).not.toContain('id="superseded-by"');
+  });
+
+  it('escapes what the receipt carries', async () => {
+    const r = await t.http.get('/run/aaaaaaaa-bbbb-4ccc-8ddd-eeeeeeeeeeee');
+    expect(r.status).toBe(200);
+    expect(r.text).not.toContain('<script>');
+    expect(r.text).toContain('&lt;script&gt;alert(1)&lt;/script&gt;');
+  });
+
+  it('shows a job timeline, its chain position on the receipt page, and whether truncation is excluded', async () => {
+    const db = t.app.get(DatabaseService);
+    const { timeline, commitment } = vector<{ timeline: Record<string, unknown>[]; commitment: Record<string, unknown> }>('commitment-binding');
+    // Seed the read model directly: this suite tests the page, not the timelines API.
+    await db.write(async (tx) => {
+      for (const e of timeline) {
+        await tx.query('INSERT INTO timeline_entries (job_id, seq, raw, entry_digest, receipt_id, tool, provenance_class, close, position) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)', [
+          'job-eight', e.seq, JSON.stringify(e), null, e.id, e.tool, e.provenance_class, e.close ? 1 : 0, 1000 + (e.seq as number),
+        ]);
+      }
+      await tx.query('INSERT INTO timeline_entries (job_id, seq, raw, entry_digest, receipt_id, tool, provenance_class, close, position) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)', [
+        'job-<b>', 1, '{}', null, valid3.step_receipts[2].id, 'live_price', 'EXECUTED BY LEDGER', 0, 2000,
+      ]);
+    });
+    let r = await t.http.get('/jobs/job-eight');
+    expect(r.status).toBe(200);
+    expect(r.text).toContain('Truncation is not excluded');
+    expect(r.text).toContain('214895e816d6399de5bf876e2b911e4383a9cfc89e0d3b1989e7f5c282d104fe');
+    expect(r.text).toContain(`href="/run/${String(timeline[0].id)}"`);
+
+    await db.write((tx) =>
+      tx.query('INSERT INTO commitments (id, job_id, raw, binding, reasons, entry_count_at_record, position, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)', [
+        'c1', 'job-eight', JSON.stringify({ commitment, witness: 'notary.example', retrieved_at: '2026-10-02T09:00:00Z' }), 1, '[]', 8, 3000, '2026-10-02T09:00:00Z',
+      ]),
+    );
+    r = await t.http.get('/jobs/job-eight').set('Accept', 'application/json');
+    expect(r.body).toMatchObject({ job_id: 'job-eight', verdict: 'valid', entry_count: 8, truncation_excluded: true });
+    expect(r.body.commitments[0]).toMatchObject({ binding: true, witness: { witness: 'notary.example' } });
+    r = await t.http.get('/jobs/job-eight');
+    expect(r.text).not.toContain('Truncation is not excluded');
+    expect(r.text).toContain('notary.example');
+
+    const run = await t.http.get(`/run/${valid3.step_receipts[2].id}`);
+    expect(run.text).toContain('href="/jobs/job-%3Cb%3E"');
+    expect(run.text).toContain('job-&lt;b&gt;');
+  });
+
+  it('renders timelines recorded through the timelines API: -06 labeled historical, commitment witness shown', async () => {
+    const put = (path: string, body: unknown) => t.http.put(path).set('Authorization', `Bearer ${t.keys.producer}`).set('Content-Type', 'application/json').send(JSON.stringify(body));
+    expect((await put('/api/jobs/job-old/timeline', vector('chain-historical-06'))).status).toBe(201);
+    const old = await t.http.get('/jobs/job-old');
+    expect(old.status).toBe(200);
+    expect(old.text).toContain('historical');
+    expect(old.text).toContain('Truncation is not excluded');
+
+    expect((await put('/api/jobs/job-alpha/timeline', vector('chain-valid-4'))).status).toBe(201);
+    const j = await t.http.get('/jobs/job-alpha').set('Accept', 'application/json');
+    expect(j.body).toMatchObject({ verdict: 'valid', construction: '-07', entry_count: 4, closed: true, truncation_excluded: false });
+    const c = await t.http
+      .post('/api/jobs/job-alpha/commitments')
+      .set('Authorization', `Bearer ${t.keys.producer}`)
+      .set('Content-Type', 'application/json')
+      .send(JSON.stringify({ job_id: 'job-alpha', final_entry_digest: j.body.final_entry_digest, entry_count: 4, published_at: '2026-10-02T08:00:00Z', witness: 'witness.example', retrieved_at: '2026-10-02T08:05:00Z' }));
+    expect(c.status).toBe(201);
+    const page = await t.http.get('/jobs/job-alpha');
+    expect(page.text).not.toContain('Truncation is not excluded');
+    expect(page.text).toContain('witness.example');
+  });
+
+  it('answers 404 as HTML for browsers and as JSON for JSON clients', async () => {
+    for (const path of ['/run/00000000-0000-0000-0000-000000000000', '/run/not-a-uuid', '/workflow/00000000-0000-0000-0000-000000000000', '/jobs/nope']) {
+      const h = await t.http.get(path).set('Accept', 'text/html');
+      expect(h.status).toBe(404);
+      expect(h.headers['content-type']).toMatch(/^text\/html/);
+      expect(h.text).toContain('Not found');
+      const j = await t.http.get(path).set('Accept', 'application/json');
+      expect(j.status).toBe(404);
+      expect(j.body.error).toBe('not_found');
+    }
+  });
+
+  it('serves an index page', async () => {
+    const r = await t.http.get('/');
+    expect(r.status).toBe(200);
+    expect(r.text).toContain('href="/docs"');
+  });
+});
