@@ -1,0 +1,235 @@
+/**
+ * `aer1 coverage --plan FILE (--timeline FILE | --workflow FILE)
+ *   [--commitment FILE] [--receipts FILE] [--json]`
+ *
+ * The ledger's coverage reconciliation, offline: the same pure
+ * `reconcile()` (src/coverage/reconcile.ts) over files. Exit codes: 0 full
+ * coverage (every expected action covered, the timeline valid with a binding
+ * endpoint commitment, no flagged unplanned action); 1 any finding; 2 usage
+ * error, unreadable input, or an invalid plan.
+ */
+import { Command } from 'commander';
+import { has, isObject, JsonObject, uuidKey, verifyReceipt } from '../../aer1';
+import { canonicalDigest } from '../../coverage/canonical';
+import { NormalizedPlan, validatePlan } from '../../coverage/plan';
+import { CoverageReportContent, reconcile, RecordInput, reportDigest } from '../../coverage/reconcile';
+import { Input, parseJsonBytes, parseLine, readJsonDocument, splitLines } from '../input';
+import { CliError, CliIo, EXIT_NOT_VALID, EXIT_OK, RunContext, writeAll } from '../io';
+import { safe } from '../report';
+
+export interface CoverageOptions {
+  plan: string;
+  timeline?: string;
+  workflow?: string;
+  commitment?: string;
+  receipts?: string;
+  json?: boolean;
+}
+
+/** What `--json` prints. */
+export interface CoverageCliOutput {
+  digest: string;
+  report: CoverageReportContent;
+  receipts: { used: number; rejected: { index: number; id: unknown; reasons: string[] }[] };
+}
+
+async function* once(b: Buffer): AsyncGenerator<Buffer> {
+  yield b;
+}
+
+/** Read a file as one JSON value, or as NDJSON (one value a line) when it is not one value. Bad lines become `undefined`. */
+async function readJsonOrNdjson(file: string, io: CliIo): Promise<{ value: unknown; ndjson: boolean }> {
+  const input = Input.open(file, io);
+  try {
+    if ((await input.peek()) === null) throw new CliError(`${input.name} is empty`);
+    const bytes = await input.readAll();
+    const parsed = parseJsonBytes(bytes);
+    if (parsed.ok) return { value: parsed.value, ndjson: false };
+    if (parsed.why !== 'not_json') throw new CliError(`${input.name} is ${parsed.detail}`);
+    const values: unknown[] = [];
+    for await (const line of splitLines(once(bytes))) {
+      const p = parseLine(line);
+      if (p.type === 'json') values.push(p.value);
+      else if (p.type === 'bad') values.push(undefined);
+    }
+    return { value: values, ndjson: true };
+  } finally {
+    input.close();
+  }
+}
+
+async function readJson(file: string, io: CliIo): Promise<unknown> {
+  const input = Input.open(file, io);
+  try {
+    return await readJsonDocument(input);
+  } finally {
+    input.close();
+  }
+}
+
+interface LoadedPlan {
+  plan: NormalizedPlan;
+  plan_id: string | null;
+  version: number | null;
+  registered_at: string | null;
+}
+
+/**
+ * The plan file: a plan as registered (`{job_id|workflow_id, title,
+ * expected_actions, unplanned}`), one version as the API shows it
+ * (`{plan_id, version, plan, digest, registered_at}`), or the whole plan
+ * (`{plan_id, versions: [...]}`, the latest version is used).
+ */
+function loadPlan(doc: unknown, name: string): LoadedPlan {
+  let meta: JsonObject = {};
+  let body: unknown = doc;
+  if (isObject(doc) && Array.isArray(doc.versions) && doc.versions.length > 0) doc = doc.versions[doc.versions.length - 1];
+  if (isObject(doc) && has(doc, 'plan') && isObject(doc.plan) && !has(doc, 'expected_actions')) {
+    meta = doc;
+    body = doc.plan;
+  }
+  const v = validatePlan(body);
+  if (!v.ok) throw new CliError(`${name} is not a valid plan: ${v.problems.map((p) => (p.path ? `${p.path}: ${p.message}` : p.message)).join('; ')}`);
+  const digest = canonicalDigest(v.plan);
+  if (typeof meta.digest === 'string' && meta.digest !== digest) throw new CliError(`${name}: the plan digest ${meta.digest} does not match the recomputed ${digest}`);
+  return {
+    plan: v.plan,
+    plan_id: typeof meta.plan_id === 'string' ? meta.plan_id : null,
+    version: Number.isSafeInteger(meta.version) ? (meta.version as number) : null,
+    registered_at: typeof meta.registered_at === 'string' ? meta.registered_at : null,
+  };
+}
+
+/** Receipts for outcomes: an array, one receipt, or NDJSON. Only receipts that verify are used. */
+function loadReceipts(value: unknown, into: Map<string, unknown>, rejected: CoverageCliOutput['receipts']['rejected']): void {
+  const list = Array.isArray(value) ? value : [value];
+  list.forEach((doc, index) => {
+    const r = verifyReceipt(doc);
+    if (r.verdict === 'valid' && r.id !== null) into.set(uuidKey(r.id), doc);
+    else rejected.push({ index, id: isObject(doc) ? (doc.id ?? null) : null, reasons: r.reasons });
+  });
+}
+
+/** Run the reconciliation on files. Returns the exit code. */
+export async function runCoverage(opts: CoverageOptions, io: CliIo): Promise<number> {
+  if ((opts.timeline === undefined) === (opts.workflow === undefined)) throw new CliError('give --timeline FILE (a job) or --workflow FILE (a workflow receipt)');
+  if (opts.workflow !== undefined && opts.commitment !== undefined) throw new CliError('--commitment checks a timeline, not a workflow');
+  const files = [opts.plan, opts.timeline, opts.workflow, opts.commitment, opts.receipts].filter((f) => f !== undefined);
+  if (files.filter((f) => f === '-').length > 1) throw new CliError('stdin can be read only once');
+
+  const loaded = loadPlan(await readJson(opts.plan, io), opts.plan);
+  const { plan } = loaded;
+  const receipts = new Map<string, unknown>();
+  const rejected: CoverageCliOutput['receipts']['rejected'] = [];
+  let record: RecordInput;
+
+  if (opts.timeline !== undefined) {
+    if (plan.subject.kind !== 'job') throw new CliError(`the plan covers workflow ${plan.subject.id}: give --workflow`);
+    const t = await readJsonOrNdjson(opts.timeline, io);
+    let entries: unknown[];
+    let commitment: unknown = undefined;
+    if (Array.isArray(t.value)) entries = t.value;
+    else if (isObject(t.value) && Array.isArray(t.value.timeline)) {
+      // The corpus's commitment form {timeline, commitment}.
+      entries = t.value.timeline;
+      if (has(t.value, 'commitment')) commitment = t.value.commitment;
+    } else if (isObject(t.value) && has(t.value, 'seq')) entries = [t.value]; // NDJSON of one entry
+    else throw new CliError(`${opts.timeline} is not a timeline (a JSON array of entries, NDJSON, or {timeline, commitment})`);
+    const jobs = new Set(entries.flatMap((e) => (isObject(e) && typeof e.job_id === 'string' ? [e.job_id] : [])));
+    if (jobs.size > 0 && !jobs.has(plan.subject.id)) throw new CliError(`the timeline is job ${safe([...jobs][0])}, the plan covers job ${safe(plan.subject.id)}`);
+    if (opts.commitment !== undefined) {
+      const c = await readJson(opts.commitment, io);
+      commitment = isObject(c) && has(c, 'commitment') && !has(c, 'job_id') ? c.commitment : c;
+    }
+    record = { kind: 'timeline', entries, commitment: commitment === undefined ? null : { value: commitment, recorded_position: null } };
+  } else {
+    if (plan.subject.kind !== 'workflow') throw new CliError(`the plan covers job ${safe(plan.subject.id)}: give --timeline`);
+    const w = await readJson(opts.workflow!, io);
+    let workflow: unknown = w;
+    if (isObject(w) && !has(w, 'type') && has(w, 'workflow')) {
+      workflow = w.workflow;
+      if (has(w, 'step_receipts')) loadReceipts(w.step_receipts, receipts, rejected);
+    }
+    if (isObject(workflow) && typeof workflow.workflow_id === 'string' && workflow.workflow_id.toLowerCase() !== plan.subject.id) {
+      throw new CliError(`the workflow is ${safe(workflow.workflow_id)}, the plan covers workflow ${plan.subject.id}`);
+    }
+    record = { kind: 'workflow', workflow };
+  }
+  if (opts.receipts !== undefined) loadReceipts((await readJsonOrNdjson(opts.receipts, io)).value, receipts, rejected);
+
+  const report = reconcile({
+    plan,
+    plan_meta: {
+      plan_id: loaded.plan_id,
+      version: loaded.version,
+      registered_at: loaded.registered_at,
+      registered_position: null,
+      execution_first_position: null,
+      superseded_versions: [],
+    },
+    record,
+    receipts,
+    as_of_position: null,
+  });
+  const digest = reportDigest(report);
+  if (opts.json) {
+    const out: CoverageCliOutput = { digest, report, receipts: { used: receipts.size, rejected } };
+    await writeAll(io.stdout, JSON.stringify(out, null, 2) + '\n');
+  } else {
+    await writeAll(io.stdout, renderCoverageText(report, digest, { used: receipts.size, rejected }));
+  }
+  return report.result === 'full_coverage' ? EXIT_OK : EXIT_NOT_VALID;
+}
+
+/** The readable report; every input string passes through {@link safe}. */
+export function renderCoverageText(r: CoverageReportContent, digest: string, receipts: CoverageCliOutput['receipts']): string {
+  const out: string[] = [];
+  const subject = 'job_id' in r.subject ? `job ${safe(r.subject.job_id)}` : `workflow ${safe(r.subject.workflow_id)}`;
+  out.push(`coverage: ${subject}: ${r.result === 'full_coverage' ? 'FULL COVERAGE' : `${r.findings.length} FINDING(S)`}`);
+  out.push(`plan: ${safe(r.plan.title)}${r.plan.plan_id ? ` (${safe(r.plan.plan_id)} v${r.plan.version})` : ''}, digest ${r.plan.digest}, unplanned: ${r.plan.unplanned}`);
+  const i = r.integrity;
+  out.push(`integrity: ${i.kind} ${i.recorded ? `verdict ${i.verdict}${i.reasons.length ? ` (${i.reasons.map((x) => safe(x)).join(', ')})` : ''}, ${i.entry_count} ${i.kind === 'timeline' ? 'entries' : 'steps'}` : 'not recorded'}`);
+  out.push(`endpoint commitment: ${i.commitment.state}; truncation ${i.commitment.truncation.replace('_', ' ')}`);
+  out.push(`  ${safe(i.commitment.statement, 400)}`);
+  out.push(`coverage: ${r.coverage.ratio} (${r.coverage.percent}%)`);
+  out.push('expected actions:');
+  for (const a of r.actions) {
+    const seqs = a.evidence.map((e) => e.seq).join(',') || '-';
+    out.push(`  ${a.status.padEnd(13)} ${safe(a.action_id)} (${safe(a.tool)}) evidence seq ${seqs}${a.over_count_evidence.length ? `, over count seq ${a.over_count_evidence.map((e) => e.seq).join(',')}` : ''}${a.reported_only_evidence.length ? `, reported only seq ${a.reported_only_evidence.map((e) => e.seq).join(',')}` : ''}`);
+    out.push(`                ${safe(a.detail, 400)}`);
+  }
+  out.push(`unplanned actions (${r.unplanned.policy}): ${r.unplanned.actions.length ? r.unplanned.actions.map((u) => `seq ${u.seq} ${safe(u.tool ?? '(no tool)')}`).join(', ') : 'none'}`);
+  if (receipts.rejected.length) out.push(`receipts: ${receipts.used} used, ${receipts.rejected.length} rejected (do not verify): ${receipts.rejected.map((x) => `#${x.index + 1} ${x.reasons.join('/')}`).join(', ')}`);
+  out.push('findings:');
+  if (r.findings.length === 0) out.push('  none');
+  for (const f of r.findings) out.push(`  ${f.code}: ${safe(f.message, 400)}`);
+  out.push('what this does not prove:');
+  for (const t of r.does_not_prove) out.push(`  - ${t}`);
+  out.push(`report digest: ${digest}`);
+  return out.join('\n') + '\n';
+}
+
+/** Register `coverage` on `program`. */
+export function registerCoverage(program: Command, ctx: RunContext): void {
+  program
+    .command('coverage')
+    .description('reconcile a job timeline (or a workflow receipt) against its expected-action plan, offline')
+    .requiredOption('--plan <file>', 'the plan: as registered ({job_id|workflow_id, title, expected_actions, unplanned}) or as GET /api/plans/{id}[/versions/{n}] returns it')
+    .option('--timeline <file>', "the job's timeline: a JSON array of entries, NDJSON, or {timeline, commitment}")
+    .option('--workflow <file>', 'a workflow receipt, or {workflow, step_receipts}')
+    .option('--commitment <file>', 'the endpoint commitment {job_id, final_entry_digest, entry_count, published_at} (or {commitment, witness...})')
+    .option('--receipts <file>', 'receipts for outcomes and provenance: a JSON array or NDJSON; only receipts that verify are used')
+    .option('--json', 'print {digest, report, receipts} as JSON')
+    .addHelpText(
+      'after',
+      `
+Matching rules, statuses and the digest are documented in docs/coverage.md.
+
+Exit codes: 0 full coverage (every expected action covered, the timeline
+valid with a binding endpoint commitment, no flagged unplanned action);
+1 any finding; 2 usage error, unreadable input or an invalid plan.`,
+    )
+    .action(async (opts: CoverageOptions) => {
+      ctx.exitCode = await runCoverage(opts, ctx.io);
+    });
+}

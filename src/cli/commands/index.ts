@@ -1,0 +1,18 @@
+/**
+ * The subcommands of `aer1`, one module each. A module exports a
+ * `register(program, ctx)` that adds its command with `program.command(...)`
+ * (so it inherits the run's output streams and exit override) and stores
+ * its exit code in `ctx.exitCode`.
+ *
+ * Planned: `ledger verify --database ...`, `coverage ...`, `batch submit ...`.
+ */
+import type { Command } from 'commander';
+import type { RunContext } from '../io';
+import { registerCoverage } from './coverage';
+import { registerConformance } from './conformance';
+import { registerGenerate } from './generate';
+import { registerVerify } from './verify';
+
+export type Register = (program: Command, ctx: RunContext) => void;
+
+export const COMMANDS: readonly Register[] = [registerVerify, registerConformance, registerGenerate, registerCoverage];

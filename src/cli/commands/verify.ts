@@ -1,0 +1,178 @@
+/**
+ * `aer1 verify [--kind K] [--json] [--commitment FILE] FILE|-`
+ * `aer1 verify --batch [--json] [--kind K] FILE|-`
+ *
+ * One document (receipt, timeline, commitment, workflow) read whole and
+ * verified with the core's `verifyDocument`; a timeline in NDJSON with
+ * `--kind chain` is streamed through `TimelineVerifier` in constant memory.
+ */
+import { Command, Option } from 'commander';
+import {
+  AnyResult,
+  checkCommitment,
+  CommitmentResult,
+  DocumentKind,
+  has,
+  isObject,
+  JsonObject,
+  TimelineResult,
+  TimelineVerifier,
+  verifyDocument,
+} from '../../aer1';
+import { Input, parseJsonBytes, parseLine, readJsonDocument, splitLines } from '../input';
+import { CliError, CliIo, EXIT_NOT_VALID, EXIT_OK, RunContext, writeAll } from '../io';
+import { NdjsonStats, renderReport } from '../report';
+import { runBatch } from './batch';
+
+export type KindOption = DocumentKind | 'auto';
+export const KIND_CHOICES: KindOption[] = ['auto', 'receipt', 'chain', 'commitment', 'workflow'];
+
+export interface VerifyOptions {
+  kind: KindOption;
+  json?: boolean;
+  batch?: boolean;
+  commitment?: string;
+}
+
+const NOT_JSON_LISTED = 20;
+
+/**
+ * Verify an NDJSON timeline line by line (S7.2) with `collectEntries: false`:
+ * memory stays constant however many entries there are. A line that is not
+ * JSON (or not UTF-8) is pushed as a non-object and so counts as an invalid
+ * entry; blank lines are skipped.
+ */
+export async function streamTimeline(chunks: AsyncIterable<Buffer>): Promise<{ result: TimelineResult; ndjson: NdjsonStats }> {
+  const v = new TimelineVerifier({ collectEntries: false });
+  const stats: NdjsonStats = { format: 'ndjson', lines: 0, blank_lines: 0, not_json_lines: 0, not_json_at: [] };
+  for await (const line of splitLines(chunks)) {
+    stats.lines = line.no;
+    const p = parseLine(line);
+    if (p.type === 'blank') {
+      stats.blank_lines++;
+    } else if (p.type === 'bad') {
+      stats.not_json_lines++;
+      if (stats.not_json_at.length < NOT_JSON_LISTED) stats.not_json_at.push(line.no);
+      v.push(undefined); // not an object: recorded as invalid_entry, and the run continues
+    } else {
+      v.push(p.value);
+    }
+  }
+  return { result: v.finish(), ndjson: stats };
+}
+
+async function* once(b: Buffer): AsyncGenerator<Buffer> {
+  yield b;
+}
+
+/** Split a commitment file into the commitment and an optional envelope carrying witness metadata. */
+function commitmentParts(doc: unknown): { commitment: unknown; envelope?: JsonObject } {
+  if (isObject(doc) && has(doc, 'commitment') && !has(doc, 'job_id')) return { commitment: doc.commitment, envelope: doc };
+  return { commitment: doc };
+}
+
+/** `aer1 verify` on one document. Returns the exit code. */
+export async function verifySingle(file: string, opts: VerifyOptions, io: CliIo): Promise<number> {
+  const kind = opts.kind;
+  if (opts.commitment !== undefined) {
+    if (kind !== 'auto' && kind !== 'chain') throw new CliError(`--commitment checks a timeline: use it with --kind chain, not --kind ${kind}`);
+    if (opts.commitment === '-' && file === '-') throw new CliError('stdin can be read only once: give the timeline or the commitment as a file');
+  }
+  let commitment: { commitment: unknown; envelope?: JsonObject } | null = null;
+  if (opts.commitment !== undefined) {
+    const c = Input.open(opts.commitment, io);
+    try {
+      commitment = commitmentParts(await readJsonDocument(c));
+    } finally {
+      c.close();
+    }
+  }
+
+  const input = Input.open(file, io);
+  let result: AnyResult;
+  let doc: unknown;
+  let ndjson: NdjsonStats | undefined;
+  try {
+    const first = await input.peek();
+    if (first === null) throw new CliError(`${input.name} is empty`);
+    if (kind === 'chain' && first === 0x7b /* { */) {
+      // NDJSON timeline: never read whole.
+      ({ result, ndjson } = await streamTimeline(input.chunks()));
+    } else {
+      const bytes = await input.readAll();
+      const parsed = parseJsonBytes(bytes);
+      if (parsed.ok) {
+        doc = parsed.value;
+        result = verifyDocument(doc, kind);
+      } else if (parsed.why === 'not_json' && kind === 'chain') {
+        // Not one JSON value: read it as NDJSON, one entry per line.
+        ({ result, ndjson } = await streamTimeline(once(bytes)));
+      } else if (parsed.why === 'not_json') {
+        // V8 says "... after JSON at position N" when a second value follows the first: likely NDJSON.
+        const hint = first === 0x7b && kind === 'auto' && /after JSON/.test(parsed.detail) ? ' (for an NDJSON timeline, one entry per line, use --kind chain)' : '';
+        throw new CliError(`${input.name} is not JSON: ${parsed.detail}${hint}`);
+      } else {
+        throw new CliError(`${input.name} is ${parsed.detail}`);
+      }
+    }
+  } finally {
+    input.close();
+  }
+
+  if (commitment) {
+    if (result.kind !== 'chain') throw new CliError(`--commitment checks a timeline, but ${input.name} is a ${result.kind}`);
+    const c: CommitmentResult = checkCommitment(result, commitment.commitment, commitment.envelope);
+    result = c;
+  }
+
+  if (opts.json) {
+    const out = ndjson ? { ...result, input: ndjson } : result;
+    await writeAll(io.stdout, JSON.stringify(out, null, 2) + '\n');
+  } else {
+    await writeAll(io.stdout, renderReport(result, { source: input.name, doc, ndjson }));
+  }
+  return result.verdict === 'valid' ? EXIT_OK : EXIT_NOT_VALID;
+}
+
+/** Register `verify` on `program`. */
+export function registerVerify(program: Command, ctx: RunContext): void {
+  program
+    .command('verify')
+    .description('verify one AER-1 document (receipt, timeline, endpoint commitment, workflow receipt), or a batch of them')
+    .argument('<file>', 'the document to verify, or - for stdin')
+    .addOption(new Option('--kind <kind>', 'what the document is; auto infers it from its shape').choices(KIND_CHOICES).default('auto'))
+    .option('--json', 'print the result object as JSON (with --batch: one NDJSON line per input line)')
+    .option('--commitment <file>', 'with a timeline (--kind chain or auto): also check this endpoint commitment ({job_id, final_entry_digest, entry_count, published_at}, or {commitment, witness...})')
+    .option('--batch', 'FILE is NDJSON, one {"id","kind","input"} per line; see below')
+    .addHelpText(
+      'after',
+      `
+Input must be strict UTF-8 JSON without a byte order mark.
+
+A timeline may be given as a JSON array or, with --kind chain, as NDJSON
+(one entry per line): when the first non-blank character is "{" (or the
+file is not one JSON value) it is streamed entry by entry in constant
+memory. A line that is not JSON counts as an invalid entry.
+
+--batch reads NDJSON lines {"id": ..., "kind": "receipt|chain|commitment|workflow|auto", "input": <document>}
+(kind absent means --kind, default auto) and streams the results in order.
+  with --json:    one line {"id","kind","verdict","reasons"} per input line;
+                  a line that is not JSON gives reasons ["not_json"], a JSON
+                  value that is not an object ["not_object"], a bad kind
+                  ["invalid_field:kind"], no input ["missing_field:input"].
+  without --json: one line per document that is not valid, then a summary.
+  Blank lines are skipped.
+
+Exit codes: 0 valid (every line valid with --batch); 1 invalid, historical
+or incomplete (any line, with --batch); 2 usage error, unreadable input,
+input that is not UTF-8 or not JSON.`,
+    )
+    .action(async (file: string, opts: VerifyOptions) => {
+      if (opts.batch) {
+        if (opts.commitment !== undefined) throw new CliError('--commitment cannot be used with --batch');
+        ctx.exitCode = await runBatch(file, { json: opts.json === true, kind: opts.kind }, ctx.io);
+      } else {
+        ctx.exitCode = await verifySingle(file, opts, ctx.io);
+      }
+    });
+}

@@ -1,0 +1,249 @@
+/**
+ * Reading input for the CLI: a file or stdin (`-`), peeked at its first
+ * non-white-space byte so a huge NDJSON file is never read whole, strict
+ * UTF-8 checked before any JSON parsing (spec README reading 2, using the
+ * core's {@link isStrictUtf8}), and split into lines on raw bytes so that
+ * memory stays bounded by the longest line.
+ */
+import { createReadStream } from 'node:fs';
+import type { Readable } from 'node:stream';
+import { isStrictUtf8 } from '../aer1';
+import { CliError, CliIo, errorText } from './io';
+
+/** JSON white space (RFC 8259): space, tab, line feed, carriage return. */
+function isJsonSpace(b: number): boolean {
+  return b === 0x20 || b === 0x09 || b === 0x0a || b === 0x0d;
+}
+
+/** Longest NDJSON line accepted (bytes); a longer line counts as a bad line and is skipped, never buffered. */
+export const MAX_LINE_BYTES = 64 * 1024 * 1024;
+
+/** Read size for files. */
+const READ_CHUNK = 64 * 1024;
+
+/**
+ * An input opened for reading. {@link peek} reads only as far as the first
+ * non-white-space byte; {@link chunks} then yields everything from the start,
+ * {@link readAll} gathers it into one buffer.
+ */
+export class Input {
+  private readonly head: Buffer[] = [];
+  private headLen = 0;
+  private iterator: AsyncIterator<unknown> | null = null;
+  private done = false;
+  private peeked = false;
+  /** The first non-white-space byte, or null for empty / white-space-only input (after {@link peek}). */
+  first: number | null = null;
+
+  private constructor(
+    /** The name used in messages: the path as given, or `stdin`. */
+    readonly name: string,
+    private readonly stream: Readable,
+    private readonly stdinStream: Readable | null,
+  ) {}
+
+  /** Open `file` (or stdin for `-`). Errors surface on the first read as {@link CliError}. */
+  static open(file: string, io: CliIo): Input {
+    if (file === '-') return new Input('stdin', io.stdin, io.stdin);
+    return new Input(file, createReadStream(file, { highWaterMark: READ_CHUNK }), null);
+  }
+
+  private async nextChunk(): Promise<Buffer | null> {
+    if (this.done) return null;
+    this.iterator ??= this.stream[Symbol.asyncIterator]();
+    let r: IteratorResult<unknown>;
+    try {
+      r = await this.iterator.next();
+    } catch (err) {
+      this.done = true;
+      throw new CliError(`cannot read ${this.name}: ${errorText(err)}`);
+    }
+    if (r.done) {
+      this.done = true;
+      return null;
+    }
+    const v = r.value;
+    return Buffer.isBuffer(v) ? v : typeof v === 'string' ? Buffer.from(v, 'utf8') : Buffer.from(v as Uint8Array);
+  }
+
+  /**
+   * Read up to the first non-white-space byte (and at least 3 bytes, for the
+   * BOM test). Rejects a leading UTF-8 byte order mark with a {@link CliError}.
+   */
+  async peek(): Promise<number | null> {
+    if (this.peeked) return this.first;
+    this.peeked = true;
+    let scanned = 0;
+    for (;;) {
+      // Scan what is buffered.
+      while (this.first === null && scanned < this.headLen) {
+        const b = this.byteAt(scanned);
+        if (!isJsonSpace(b)) this.first = b;
+        else scanned++;
+      }
+      if (this.first !== null && this.headLen >= 3) break;
+      const c = await this.nextChunk();
+      if (c === null) break;
+      if (c.length === 0) continue;
+      this.head.push(c);
+      this.headLen += c.length;
+    }
+    if (this.headLen >= 3 && this.byteAt(0) === 0xef && this.byteAt(1) === 0xbb && this.byteAt(2) === 0xbf) {
+      this.close();
+      throw new CliError(`${this.name} begins with a UTF-8 byte order mark; JSON input must not (remove the first 3 bytes)`);
+    }
+    return this.first;
+  }
+
+  private byteAt(i: number): number {
+    for (const c of this.head) {
+      if (i < c.length) return c[i];
+      i -= c.length;
+    }
+    return -1;
+  }
+
+  /** All bytes from the start, peeked chunks first; constant memory when consumed as a stream. */
+  async *chunks(): AsyncGenerator<Buffer> {
+    while (this.head.length > 0) {
+      const c = this.head.shift() as Buffer;
+      this.headLen -= c.length;
+      yield c;
+    }
+    for (;;) {
+      const c = await this.nextChunk();
+      if (c === null) return;
+      yield c;
+    }
+  }
+
+  /** The whole input as one buffer. */
+  async readAll(): Promise<Buffer> {
+    const parts: Buffer[] = [];
+    for await (const c of this.chunks()) parts.push(c);
+    return parts.length === 1 ? parts[0] : Buffer.concat(parts);
+  }
+
+  /** Stop reading and release the file. */
+  close(): void {
+    this.done = true;
+    // stdin belongs to the caller; a file stream is ours to release.
+    if (this.stream !== this.stdinStream) this.stream.destroy();
+  }
+}
+
+/**
+ * Decode `bytes` as one JSON document: strict UTF-8 first, then `JSON.parse`.
+ * Returns `{ok: false, why}` instead of throwing so callers can fall back
+ * (a chain that does not parse whole is read as NDJSON).
+ */
+export function parseJsonBytes(bytes: Buffer): { ok: true; value: unknown } | { ok: false; why: 'not_utf8' | 'too_large' | 'not_json'; detail: string } {
+  if (!isStrictUtf8(bytes)) return { ok: false, why: 'not_utf8', detail: 'not valid UTF-8 (overlong, surrogate, out-of-range or truncated sequence)' };
+  let text: string;
+  try {
+    text = bytes.toString('utf8');
+  } catch (err) {
+    return { ok: false, why: 'too_large', detail: `too large to parse as one document (${bytes.length} bytes): ${errorText(err)}` };
+  }
+  try {
+    return { ok: true, value: JSON.parse(text) };
+  } catch (err) {
+    return { ok: false, why: 'not_json', detail: errorText(err) };
+  }
+}
+
+/**
+ * Read `input` whole and parse it as one JSON document, or throw a
+ * {@link CliError} (`FILE is not JSON: reason`, `FILE is not valid UTF-8`,
+ * `FILE is empty`).
+ */
+export async function readJsonDocument(input: Input): Promise<unknown> {
+  const first = await input.peek();
+  if (first === null) {
+    input.close();
+    throw new CliError(`${input.name} is empty`);
+  }
+  const bytes = await input.readAll();
+  const r = parseJsonBytes(bytes);
+  if (r.ok) return r.value;
+  throw new CliError(r.why === 'not_json' ? `${input.name} is not JSON: ${r.detail}` : `${input.name} is ${r.detail}`);
+}
+
+/** One line of NDJSON: 1-based number and its bytes without the line break (null when longer than the limit). */
+export interface RawLine {
+  no: number;
+  bytes: Buffer | null;
+}
+
+/**
+ * Split a byte stream into lines at LF (a trailing CR is dropped), without
+ * decoding: memory is bounded by the longest line, and a line longer than
+ * `maxLineBytes` is reported with `bytes: null` and never buffered. The
+ * yielded buffer may share memory with the input chunk: use it before
+ * asking for the next line.
+ */
+export async function* splitLines(chunks: AsyncIterable<Buffer>, maxLineBytes = MAX_LINE_BYTES): AsyncGenerator<RawLine> {
+  let parts: Buffer[] = [];
+  let partsLen = 0;
+  let overflow = false;
+  let no = 0;
+  const take = (piece: Buffer): RawLine => {
+    no++;
+    let bytes: Buffer | null = null;
+    if (!overflow && partsLen + piece.length <= maxLineBytes) {
+      bytes = parts.length === 0 ? piece : Buffer.concat([...parts, piece]);
+      if (bytes.length > 0 && bytes[bytes.length - 1] === 0x0d) bytes = bytes.subarray(0, bytes.length - 1);
+    }
+    parts = [];
+    partsLen = 0;
+    overflow = false;
+    return { no, bytes };
+  };
+  for await (const chunk of chunks) {
+    let start = 0;
+    for (;;) {
+      const nl = chunk.indexOf(0x0a, start);
+      if (nl === -1) {
+        const tail = chunk.subarray(start);
+        if (!overflow && tail.length > 0) {
+          if (partsLen + tail.length > maxLineBytes) {
+            overflow = true;
+            parts = [];
+            partsLen = 0;
+          } else {
+            // Copy small tails so the (large) chunk they came from can be freed.
+            parts.push(tail.length < chunk.length / 4 ? Buffer.from(tail) : tail);
+            partsLen += tail.length;
+          }
+        }
+        break;
+      }
+      yield take(chunk.subarray(start, nl));
+      start = nl + 1;
+    }
+  }
+  if (overflow || partsLen > 0) yield take(Buffer.alloc(0));
+}
+
+/** The outcome of reading one NDJSON line. */
+export type LineValue =
+  | { type: 'blank' }
+  | { type: 'json'; value: unknown }
+  | { type: 'bad'; why: 'too_long' | 'not_utf8' | 'not_json'; detail: string };
+
+/** Classify and parse one NDJSON line: blank (only JSON white space), a JSON value, or bad. */
+export function parseLine(line: RawLine): LineValue {
+  const b = line.bytes;
+  if (b === null) return { type: 'bad', why: 'too_long', detail: `longer than ${MAX_LINE_BYTES} bytes` };
+  let blank = true;
+  for (let i = 0; i < b.length; i++) {
+    if (!isJsonSpace(b[i])) {
+      blank = false;
+      break;
+    }
+  }
+  if (blank) return { type: 'blank' };
+  const r = parseJsonBytes(b);
+  if (r.ok) return { type: 'json', value: r.value };
+  return { type: 'bad', why: r.why === 'not_utf8' ? 'not_utf8' : 'not_json', detail: r.detail };
+}

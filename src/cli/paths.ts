@@ -1,0 +1,37 @@
+/**
+ * Locating files shipped with the package (the default conformance corpus),
+ * from either the compiled layout (`dist/src/cli/`) or the sources
+ * (`src/cli/`, under ts-jest).
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import * as path from 'node:path';
+
+/** The nearest directory at or above `from` that holds a package.json, or null. */
+export function findPackageRoot(from: string = __dirname): string | null {
+  let dir = path.resolve(from);
+  for (;;) {
+    if (existsSync(path.join(dir, 'package.json'))) return dir;
+    const parent = path.dirname(dir);
+    if (parent === dir) return null;
+    dir = parent;
+  }
+}
+
+/** The project's byte-identical copy of the shared corpus: `<package root>/vectors/aer1-vectors.json`. */
+export function defaultCorpusPath(): string {
+  const root = findPackageRoot();
+  return root ? path.join(root, 'vectors', 'aer1-vectors.json') : path.resolve(__dirname, '../../../vectors/aer1-vectors.json');
+}
+
+/** The package version, or `0.0.0` when package.json cannot be read. */
+export function packageVersion(): string {
+  const root = findPackageRoot();
+  if (!root) return '0.0.0';
+  try {
+    const pkg: unknown = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8'));
+    const v = typeof pkg === 'object' && pkg !== null ? (pkg as { version?: unknown }).version : undefined;
+    return typeof v === 'string' ? v : '0.0.0';
+  } catch {
+    return '0.0.0';
+  }
+}
