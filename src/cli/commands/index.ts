@@ -4,15 +4,16 @@
  * (so it inherits the run's output streams and exit override) and stores
  * its exit code in `ctx.exitCode`.
  *
- * Planned: `ledger verify --database ...`, `coverage ...`, `batch submit ...`.
+ * Planned: `batch submit ...`.
  */
 import type { Command } from 'commander';
 import type { RunContext } from '../io';
 import { registerCoverage } from './coverage';
 import { registerConformance } from './conformance';
 import { registerGenerate } from './generate';
+import { registerLedger } from './ledger';
 import { registerVerify } from './verify';
 
 export type Register = (program: Command, ctx: RunContext) => void;
 
-export const COMMANDS: readonly Register[] = [registerVerify, registerConformance, registerGenerate, registerCoverage];
+export const COMMANDS: readonly Register[] = [registerVerify, registerConformance, registerGenerate, registerCoverage, registerLedger];
