@@ -1,0 +1,150 @@
+import { InjectQueue } from '@nestjs/bullmq';
+import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
+import { Queue } from 'bullmq';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { UnavailableError } from '../common/errors';
+import { DatabaseService } from '../database/database.service';
+import { LedgerService } from '../ledger/ledger.service';
+import { streams } from '../ledger/streams';
+import { BatchRequestedData, ChunkData, chunkJobId, chunkTargets } from './batch.types';
+import { QUEUE_OPTIONS, VERIFICATION_QUEUE, VerificationQueueOptions } from './queue-options';
+import { VerificationProcessor } from './verification.processor';
+
+/** How a recorded batch gets processed. */
+export abstract class BatchDispatcher {
+  /** Throws {@link UnavailableError} `queue_unavailable` when batches cannot be queued now (checked before anything is written). */
+  abstract ensureAvailable(): Promise<void>;
+  /** Called inside the transaction that records the batch: a failure rolls the batch back. */
+  abstract enqueueInTx(chunks: ChunkData[]): Promise<void>;
+  /** Called after that transaction committed. */
+  abstract afterCommit(batchId: string, chunks: ChunkData[]): void;
+}
+
+const PING_TIMEOUT_MS = 1500;
+
+function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: no answer within ${ms} ms`)), ms);
+  });
+  return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * REDIS_URL mode: one BullMQ job per chunk, job id `<batch>_<chunk>`. The jobs
+ * are added (one atomic addBulk) inside the database transaction that records
+ * the batch, so a failed add rolls the batch back: never half-recorded nor
+ * half-queued. Workers retry a chunk that arrives before that commit.
+ */
+@Injectable()
+export class RedisDispatcher extends BatchDispatcher {
+  private readonly log = new Logger('VerificationQueue');
+
+  constructor(@InjectQueue(VERIFICATION_QUEUE) private readonly queue: Queue) {
+    super();
+    // Connection errors are reported to submitters as 503; keep them out of the crash path.
+    this.queue.on('error', (e: Error) => this.log.debug?.(`redis: ${e.message}`));
+  }
+
+  async ensureAvailable(): Promise<void> {
+    try {
+      const client = await withTimeout(this.queue.client, PING_TIMEOUT_MS, 'redis connection');
+      await withTimeout((client as unknown as { ping(): Promise<string> }).ping(), PING_TIMEOUT_MS, 'redis ping');
+    } catch (e) {
+      throw new UnavailableError('queue_unavailable', `the verification queue (Redis) is unavailable, nothing was recorded; try again later (${e instanceof Error ? e.message : String(e)})`);
+    }
+  }
+
+  async enqueueInTx(chunks: ChunkData[]): Promise<void> {
+    if (chunks.length === 0) return;
+    try {
+      await withTimeout(
+        this.queue.addBulk(
+          chunks.map((c) => ({
+            name: 'verify-chunk',
+            data: c,
+            opts: {
+              jobId: chunkJobId(c.batch_id, c.chunk_index),
+              attempts: 8,
+              backoff: { type: 'exponential', delay: 500 },
+              removeOnComplete: { age: 24 * 3600, count: 10_000 },
+              removeOnFail: { age: 7 * 24 * 3600 },
+            },
+          })),
+        ),
+        5000,
+        'redis addBulk',
+      );
+    } catch (e) {
+      throw new UnavailableError('queue_unavailable', `the verification queue (Redis) did not accept the batch, nothing was recorded; try again later (${e instanceof Error ? e.message : String(e)})`);
+    }
+  }
+
+  afterCommit(): void {}
+}
+
+/**
+ * No REDIS_URL: batches run in the API process with the same processor,
+ * one chunk at a time, after the 202 answer. Batches left incomplete by a
+ * restart are resumed at start (results already recorded are skipped).
+ */
+@Injectable()
+export class InProcessDispatcher extends BatchDispatcher implements OnApplicationBootstrap, OnModuleDestroy {
+  private readonly log = new Logger('VerificationQueue');
+  private tail: Promise<void> = Promise.resolve();
+  private stopping = false;
+
+  constructor(
+    private readonly processor: VerificationProcessor,
+    private readonly db: DatabaseService,
+    private readonly ledger: LedgerService,
+    @Inject(QUEUE_OPTIONS) private readonly options: VerificationQueueOptions,
+  ) {
+    super();
+  }
+
+  async ensureAvailable(): Promise<void> {
+    if (this.stopping) throw new UnavailableError('queue_unavailable', 'the service is shutting down; nothing was recorded');
+  }
+
+  async enqueueInTx(): Promise<void> {}
+
+  afterCommit(batchId: string, chunks: ChunkData[]): void {
+    this.tail = this.tail.then(() => this.run(batchId, chunks));
+  }
+
+  private async run(batchId: string, chunks: ChunkData[]): Promise<void> {
+    for (const chunk of chunks) {
+      for (let attempt = 1; ; attempt++) {
+        if (this.stopping) return;
+        try {
+          await this.processor.processChunk(chunk);
+          break;
+        } catch (e) {
+          if (attempt >= 5) {
+            this.log.error(`batch ${batchId} chunk ${chunk.chunk_index} failed ${attempt} times, left for the next start: ${e instanceof Error ? e.message : String(e)}`);
+            return;
+          }
+          await sleep(200 * 2 ** attempt);
+        }
+      }
+      await new Promise<void>((resolve) => setImmediate(resolve)); // let requests in between chunks
+    }
+  }
+
+  /** Resume batches left incomplete by a stop. */
+  async onApplicationBootstrap(): Promise<void> {
+    const rows = await this.db.query<{ batch_id: string }>('SELECT batch_id FROM verification_batches WHERE completed_at IS NULL ORDER BY position');
+    for (const r of rows) {
+      const ev = (await this.ledger.readStream(streams.batch(r.batch_id))).find((e) => e.type === 'VerificationBatchRequested');
+      if (!ev) continue;
+      const d = JSON.parse(ev.data) as BatchRequestedData;
+      this.afterCommit(d.batch_id, chunkTargets(d.batch_id, d.targets, d.chunk_size || this.options.chunkSize));
+    }
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    this.stopping = true;
+    await this.tail;
+  }
+}

@@ -1,0 +1,133 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
+import { isObject } from '../aer1';
+import { BadInputError, NotFoundError } from '../common/errors';
+import { PublicUrls } from '../common/urls';
+import { DatabaseService, Tx } from '../database/database.service';
+import { LedgerService } from '../ledger/ledger.service';
+import { streams } from '../ledger/streams';
+import { BatchRequestedData, chunkTargets, Target, TARGET_KINDS, TargetKind } from './batch.types';
+import { BatchDispatcher } from './dispatchers';
+import { QUEUE_OPTIONS, VerificationQueueOptions } from './queue-options';
+
+/** A parsed request: explicit targets, or everything recorded after an event position. */
+type BatchRequest = { targets: Target[] } | { since: number; scope: unknown };
+
+const MAX_TARGETS = 1_000_000;
+
+interface BatchRow {
+  batch_id: string;
+  scope: string;
+  total: number | string;
+  done: number | string;
+  invalid: number | string;
+  created_at: string;
+  completed_at: string | null;
+}
+
+/** Validate a request body: `{targets: [{kind, id}]}`, `{scope: 'all'}` or `{scope: {since_position: N}}`. */
+export function parseBatchRequest(body: unknown): BatchRequest {
+  if (!isObject(body)) throw new BadInputError('invalid_request', 'the body must be a JSON object with targets or scope');
+  const hasTargets = body.targets !== undefined;
+  const hasScope = body.scope !== undefined;
+  if (hasTargets === hasScope) throw new BadInputError('invalid_request', 'give exactly one of targets or scope');
+  if (hasScope) {
+    if (body.scope === 'all') return { since: 0, scope: 'all' };
+    const s = body.scope;
+    if (isObject(s) && Object.keys(s).length === 1 && typeof s.since_position === 'number' && Number.isSafeInteger(s.since_position) && s.since_position >= 0) {
+      return { since: s.since_position, scope: { since_position: s.since_position } };
+    }
+    throw new BadInputError('invalid_scope', 'scope must be "all" or {"since_position": <integer >= 0>}');
+  }
+  if (!Array.isArray(body.targets) || body.targets.length === 0) throw new BadInputError('invalid_targets', 'targets must be a non-empty array of {kind, id}');
+  if (body.targets.length > MAX_TARGETS) throw new BadInputError('too_many_targets', `at most ${MAX_TARGETS} targets per batch`);
+  const seen = new Set<string>();
+  const targets: Target[] = [];
+  body.targets.forEach((t: unknown, i: number) => {
+    if (!isObject(t) || !TARGET_KINDS.includes(t.kind as TargetKind) || typeof t.id !== 'string' || t.id.length === 0 || t.id.length > 512) {
+      throw new BadInputError('invalid_targets', `targets[${i}] must be {kind: "receipt"|"job"|"workflow", id: <non-empty string>}`);
+    }
+    const kind = t.kind as TargetKind;
+    const id = kind === 'job' ? t.id : t.id.toLowerCase();
+    const key = `${kind}\u0000${id}`;
+    if (!seen.has(key)) {
+      seen.add(key);
+      targets.push({ kind, id });
+    }
+  });
+  return { targets };
+}
+
+/**
+ * Verification batches: recorded first (event `VerificationBatchRequested`
+ * on stream `batch:<id>` with its full target list), then processed in
+ * chunks by the dispatcher (BullMQ workers, or in process without Redis).
+ */
+@Injectable()
+export class VerificationBatchesService {
+  constructor(
+    private readonly db: DatabaseService,
+    private readonly ledger: LedgerService,
+    private readonly urls: PublicUrls,
+    private readonly dispatcher: BatchDispatcher,
+    @Inject(QUEUE_OPTIONS) private readonly options: VerificationQueueOptions,
+  ) {}
+
+  statusUrl(id: string): string {
+    return `${this.urls.base}/api/verification-batches/${id}`;
+  }
+
+  async submit(body: unknown): Promise<{ batch_id: string; total: number; status_url: string }> {
+    const request = parseBatchRequest(body);
+    await this.dispatcher.ensureAvailable();
+    const batchId = randomUUID();
+    const chunks = await this.db.write(async (tx) => {
+      const targets = 'targets' in request ? request.targets : await this.targetsSince(tx, request.since);
+      const data: BatchRequestedData = { batch_id: batchId, scope: 'targets' in request ? 'targets' : request.scope, total: targets.length, chunk_size: this.options.chunkSize, targets };
+      await this.ledger.append(tx, streams.batch(batchId), 0, [{ type: 'VerificationBatchRequested', data }]);
+      const chunks = chunkTargets(batchId, targets, this.options.chunkSize);
+      await this.dispatcher.enqueueInTx(chunks);
+      return chunks;
+    });
+    this.dispatcher.afterCommit(batchId, chunks);
+    return { batch_id: batchId, total: chunks.reduce((n, c) => n + c.targets.length, 0), status_url: this.statusUrl(batchId) };
+  }
+
+  /** Receipts, jobs and workflows recorded (by event position) after `since`, in position order. */
+  private async targetsSince(tx: Tx, since: number): Promise<Target[]> {
+    const rows = await tx.query<{ kind: TargetKind; id: string; p: number | string }>(
+      `SELECT 'receipt' AS kind, id, position AS p FROM receipts WHERE position > ?
+       UNION ALL SELECT 'job' AS kind, job_id AS id, last_position AS p FROM timelines WHERE last_position > ?
+       UNION ALL SELECT 'workflow' AS kind, workflow_id AS id, position AS p FROM workflows WHERE position > ?`,
+      [since, since, since],
+    );
+    return rows
+      .map((r) => ({ kind: r.kind, id: r.id, p: Number(r.p) }))
+      .sort((a, b) => a.p - b.p || (a.kind < b.kind ? -1 : a.kind > b.kind ? 1 : 0))
+      .map(({ kind, id }) => ({ kind, id }));
+  }
+
+  async get(id: string, offset = 0, limit = 100) {
+    const row = (await this.db.query<BatchRow>('SELECT * FROM verification_batches WHERE batch_id = ?', [id.toLowerCase()]))[0];
+    if (!row) throw new NotFoundError('verification batch', id);
+    const total = Number(row.total);
+    const done = Number(row.done);
+    const results = await this.db.query<{ target_kind: string; target_id: string; verdict: string; reasons: string; verified_at: string }>(
+      'SELECT target_kind, target_id, verdict, reasons, verified_at FROM verification_results WHERE batch_id = ? ORDER BY seq LIMIT ? OFFSET ?',
+      [row.batch_id, limit, offset],
+    );
+    return {
+      batch_id: row.batch_id,
+      status: row.completed_at ? 'completed' : done > 0 ? 'running' : 'queued',
+      scope: JSON.parse(row.scope) as unknown,
+      total,
+      done,
+      invalid: Number(row.invalid),
+      offset,
+      limit,
+      results: results.map((r) => ({ kind: r.target_kind, id: r.target_id, verdict: r.verdict, reasons: JSON.parse(r.reasons) as string[], verified_at: r.verified_at })),
+      created_at: row.created_at,
+      completed_at: row.completed_at,
+    };
+  }
+}

@@ -1,0 +1,63 @@
+import { BullModule } from '@nestjs/bullmq';
+import { DynamicModule, Module, Provider } from '@nestjs/common';
+import { BatchDispatcher, InProcessDispatcher, RedisDispatcher } from './dispatchers';
+import { producerConnection, QUEUE_OPTIONS, readQueueOptions, VERIFICATION_QUEUE, workerConnection } from './queue-options';
+import { VerificationBatchesController } from './verification-batches.controller';
+import { VerificationBatchesService } from './verification-batches.service';
+import { VerificationProcessor } from './verification.processor';
+import { VerificationProjection } from './verification.projection';
+import { VERIFICATION_WORKER_HOST, workerHostClass } from './verification.worker-host';
+
+/**
+ * Queue-driven batch verification.
+ *
+ * - `forRoot(env)` (the API): POST/GET /api/verification-batches. Without
+ *   REDIS_URL batches run in process; with it chunks go to BullMQ and are
+ *   processed by `npm run worker` processes (and by the API itself only when
+ *   RUN_WORKER_IN_API=true).
+ * - `forWorker(env)`: no HTTP; registers the BullMQ worker (see src/worker.ts).
+ */
+@Module({})
+export class VerificationQueueModule {
+  static forRoot(env: Record<string, string | undefined> = process.env): DynamicModule {
+    return VerificationQueueModule.build(env, 'api');
+  }
+
+  static forWorker(env: Record<string, string | undefined> = process.env): DynamicModule {
+    const options = readQueueOptions(env);
+    if (!options.redisUrl) throw new Error('invalid configuration: a worker needs REDIS_URL');
+    return VerificationQueueModule.build(env, 'worker');
+  }
+
+  private static build(env: Record<string, string | undefined>, mode: 'api' | 'worker'): DynamicModule {
+    const options = readQueueOptions(env);
+    const providers: Provider[] = [{ provide: QUEUE_OPTIONS, useValue: options }, VerificationProcessor, VerificationProjection];
+    const imports: DynamicModule[] = [];
+    const exports: (symbol | typeof VerificationProcessor)[] = [VerificationProcessor];
+    if (options.redisUrl) {
+      const url = options.redisUrl;
+      imports.push(
+        BullModule.forRootAsync({
+          useFactory: () => ({ connection: mode === 'api' ? producerConnection(url) : workerConnection(url), prefix: options.prefix }),
+        }),
+        BullModule.registerQueue({ name: VERIFICATION_QUEUE }),
+      );
+      if (mode === 'worker' || options.runWorkerInApi) {
+        const host = workerHostClass(options);
+        providers.push(host, { provide: VERIFICATION_WORKER_HOST, useExisting: host });
+        exports.push(VERIFICATION_WORKER_HOST);
+      }
+      if (mode === 'api') providers.push({ provide: BatchDispatcher, useClass: RedisDispatcher });
+    } else {
+      providers.push({ provide: BatchDispatcher, useClass: InProcessDispatcher });
+    }
+    if (mode === 'api') providers.push(VerificationBatchesService);
+    return {
+      module: VerificationQueueModule,
+      imports,
+      controllers: mode === 'api' ? [VerificationBatchesController] : [],
+      providers,
+      exports,
+    };
+  }
+}
