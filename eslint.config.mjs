@@ -45,7 +45,7 @@ export default tseslint.config(
   },
   {
     // The pure domain core must not depend on frameworks or I/O.
-    files: ['src/aer1/**'],
+    files: ['src/aer1/**', 'src/coverage/reconcile.ts', 'src/coverage/plan.ts', 'src/coverage/canonical.ts'],
     rules: {
       'no-restricted-imports': [
         'error',

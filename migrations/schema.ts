@@ -107,4 +107,4 @@ export const OPERATIONAL_TABLES = [
   )`,
 ];
 
-export const PROJECTION_TABLE_NAMES = ['receipts', 'timelines', 'timeline_entries', 'commitments', 'workflows', 'workflow_steps'];
+export const PROJECTION_TABLE_NAMES = ['receipts', 'timelines', 'timeline_entries', 'commitments', 'workflows', 'workflow_steps', 'plans', 'plan_versions', 'coverage_reports'];

@@ -10,9 +10,11 @@ import { DatabaseModule } from './database/database.module';
 import { HealthController } from './health/health.controller';
 import { LedgerModule } from './ledger/ledger.module';
 import { ReceiptsModule } from './receipts/receipts.module';
+import { CoverageModule } from './coverage/coverage.module';
 import { WorkflowsModule } from './workflows/workflows.module';
 import { PublicPagesModule } from './public-pages/public-pages.module';
 import { TimelinesModule } from './timelines/timelines.module';
+import { VerificationQueueModule } from './verification-queue/verification-queue.module';
 
 /**
  * The service. `env` overrides process.env (tests pass their own DATABASE_URL
@@ -47,9 +49,11 @@ export class AppModule {
         LedgerModule,
         AuthModule,
         ReceiptsModule,
+        CoverageModule,
         WorkflowsModule,
         PublicPagesModule,
         TimelinesModule,
+        VerificationQueueModule.forRoot(env),
       ],
       controllers: [HealthController],
     };

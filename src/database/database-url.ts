@@ -10,6 +10,10 @@ import { DataSourceOptions, MigrationInterface } from 'typeorm';
 export type MigrationClass = new () => MigrationInterface;
 import { CreateLedgerSqlite1764450000000 } from '../../migrations/sqlite/1764450000000-CreateLedger';
 import { CreateLedgerPostgres1764450000000 } from '../../migrations/postgres/1764450000000-CreateLedger';
+import { CreatePlansSqlite1764460000000 } from '../../migrations/sqlite/1764460000000-CreatePlans';
+import { CreatePlansPostgres1764460000000 } from '../../migrations/postgres/1764460000000-CreatePlans';
+import { CreateVerificationBatchesSqlite1764470000000 } from '../../migrations/sqlite/1764470000000-CreateVerificationBatches';
+import { CreateVerificationBatchesPostgres1764470000000 } from '../../migrations/postgres/1764470000000-CreateVerificationBatches';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -24,8 +28,8 @@ export function dialectOf(url: string): Dialect {
 
 /** The migrations of each dialect, in order. */
 export const MIGRATIONS: Record<Dialect, MigrationClass[]> = {
-  sqlite: [CreateLedgerSqlite1764450000000],
-  postgres: [CreateLedgerPostgres1764450000000],
+  sqlite: [CreateLedgerSqlite1764450000000, CreatePlansSqlite1764460000000, CreateVerificationBatchesSqlite1764470000000],
+  postgres: [CreateLedgerPostgres1764450000000, CreatePlansPostgres1764460000000, CreateVerificationBatchesPostgres1764470000000],
 };
 
 /**

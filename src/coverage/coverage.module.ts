@@ -1,0 +1,14 @@
+import { Module } from '@nestjs/common';
+import { CoverageController } from './coverage.controller';
+import { CoverageProjection } from './coverage.projection';
+import { CoverageService } from './coverage.service';
+import { PlansController } from './plans.controller';
+import { PlansService } from './plans.service';
+
+/** Expected-action plans and coverage reports (rev 09 "coverage plan"; docs/coverage.md). */
+@Module({
+  controllers: [PlansController, CoverageController],
+  providers: [PlansService, CoverageService, CoverageProjection],
+  exports: [PlansService, CoverageService],
+})
+export class CoverageModule {}

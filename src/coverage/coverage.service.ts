@@ -1,0 +1,166 @@
+import { Injectable } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
+import { describe, has, isObject, isUuid } from '../aer1';
+import { BadInputError, NotFoundError, UnprocessableError } from '../common/errors';
+import { RawJson } from '../common/raw-json';
+import { PublicUrls } from '../common/urls';
+import { DatabaseService } from '../database/database.service';
+import { LedgerService } from '../ledger/ledger.service';
+import { streams } from '../ledger/streams';
+import { canonicalDigest } from './canonical';
+import { CoverageReportIssuedData } from './coverage.projection';
+import { receiptsAsOf, timelineAsOf, workflowAsOf } from './ledger-reader';
+import { NormalizedPlan, PlanSubject } from './plan';
+import { PlanVersionRow } from './plans.service';
+import { CoverageReportContent, reconcile, RecordInput, reportDigest } from './reconcile';
+
+/** What `POST /api/coverage-reports` answers. */
+export interface IssuedReport {
+  report_id: string;
+  url: string;
+  digest: string;
+  as_of_position: number;
+  result: string;
+}
+
+/** A stored report as `GET /api/coverage-reports/{id}` shows it. */
+export interface StoredReport {
+  report_id: string;
+  url: string;
+  issued_at: string;
+  /** SHA-256 over the canonical JSON of `report` (docs/coverage.md). */
+  digest: string;
+  /** The digest recomputed from the stored content now. */
+  digest_verified: boolean;
+  position: number;
+  report: CoverageReportContent;
+}
+
+interface ReportRow {
+  report_id: string;
+  digest: string;
+  report: string;
+  issued_at: string;
+  position: number | string;
+}
+
+/** Parse `{job_id | workflow_id, as_of_position?}`; 400 `invalid_request` listing every problem. */
+function parseRequest(value: unknown): { subject: PlanSubject; asOf: number | null } {
+  if (!isObject(value)) throw new BadInputError('invalid_request', 'the body is a JSON object {job_id | workflow_id, as_of_position?}');
+  const problems: string[] = [];
+  for (const k of Object.keys(value)) if (!['job_id', 'workflow_id', 'as_of_position'].includes(k)) problems.push(`unknown member ${describe(k)}`);
+  let subject: PlanSubject | null = null;
+  if (has(value, 'job_id') && has(value, 'workflow_id')) problems.push('give job_id or workflow_id, not both');
+  else if (has(value, 'job_id')) {
+    if (typeof value.job_id === 'string' && value.job_id.length > 0) subject = { kind: 'job', id: value.job_id };
+    else problems.push(`job_id must be a non-empty string, got ${describe(value.job_id)}`);
+  } else if (has(value, 'workflow_id')) {
+    if (isUuid(value.workflow_id)) subject = { kind: 'workflow', id: value.workflow_id.toLowerCase() };
+    else problems.push(`workflow_id must be a UUID, got ${describe(value.workflow_id)}`);
+  } else problems.push('job_id or workflow_id is required');
+  let asOf: number | null = null;
+  if (has(value, 'as_of_position') && value.as_of_position !== null) {
+    if (Number.isSafeInteger(value.as_of_position) && (value.as_of_position as number) >= 1) asOf = value.as_of_position as number;
+    else problems.push(`as_of_position must be a positive integer, got ${describe(value.as_of_position)}`);
+  }
+  if (problems.length > 0 || subject === null) throw new BadInputError('invalid_request', problems.join('; '), { reasons: problems });
+  return { subject, asOf };
+}
+
+/**
+ * Coverage reports: reconcile what the ledger records for a job (or a
+ * workflow) against its plan, as of a ledger position, and record the
+ * report as a `CoverageReportIssued` event.
+ */
+@Injectable()
+export class CoverageService {
+  constructor(
+    private readonly db: DatabaseService,
+    private readonly ledger: LedgerService,
+    private readonly urls: PublicUrls,
+  ) {}
+
+  /**
+   * Build and record a report. 422 `position_beyond_head` when as_of_position
+   * is past the ledger head; 422 `no_plan` when no plan version for the subject
+   * is recorded at or before the position.
+   */
+  async issue(body: RawJson): Promise<IssuedReport> {
+    const { subject, asOf } = parseRequest(body.value);
+    return this.db.write(async (tx) => {
+      const head = (await this.ledger.head(tx))?.position ?? 0;
+      if (asOf !== null && asOf > head) throw new UnprocessableError('position_beyond_head', `as_of_position ${asOf} is beyond the ledger head ${head}`, { head });
+      const position = asOf ?? head;
+      const versions = (await tx.query<PlanVersionRow>('SELECT * FROM plan_versions WHERE subject_kind = ? AND subject_id = ? ORDER BY version', [subject.kind, subject.id])).map((r) => ({
+        ...r,
+        version: Number(r.version),
+        position: Number(r.position),
+      }));
+      const usable = versions.filter((v) => v.position <= position);
+      if (usable.length === 0) {
+        const later = versions[0];
+        throw new UnprocessableError(
+          'no_plan',
+          later
+            ? `the plan for ${subject.kind} ${subject.id} was registered at position ${later.position}, after as_of_position ${position}`
+            : `no plan is registered for ${subject.kind} ${subject.id}: register one with POST /api/plans`,
+          later ? { plan_id: later.plan_id } : {},
+        );
+      }
+      const used = usable[usable.length - 1];
+      const plan = JSON.parse(used.plan) as NormalizedPlan;
+
+      let record: RecordInput;
+      let first: number | null;
+      let receiptIds: string[];
+      if (subject.kind === 'job') {
+        const t = await timelineAsOf(tx, subject.id, position);
+        record = { kind: 'timeline', entries: t.entries, commitment: t.commitment };
+        first = t.first_position;
+        receiptIds = (t.entries ?? []).flatMap((e) => (isObject(e) && typeof e.id === 'string' ? [e.id] : []));
+      } else {
+        const w = await workflowAsOf(tx, subject.id, position);
+        record = { kind: 'workflow', workflow: w.workflow };
+        first = w.first_position;
+        receiptIds = w.step_receipt_ids;
+      }
+      const receipts = await receiptsAsOf(tx, receiptIds, position);
+      const report = reconcile({
+        plan,
+        plan_meta: {
+          plan_id: used.plan_id,
+          version: used.version,
+          digest: used.digest,
+          registered_at: used.registered_at,
+          registered_position: used.position,
+          execution_first_position: first,
+          superseded_versions: usable.slice(0, -1).map((v) => v.version),
+        },
+        record,
+        receipts,
+        as_of_position: position,
+      });
+      const digest = reportDigest(report);
+      const reportId = randomUUID();
+      const data: CoverageReportIssuedData = { report_id: reportId, issued_at: new Date().toISOString(), digest, report };
+      await this.ledger.append(tx, streams.coverage(reportId), 0, [{ type: 'CoverageReportIssued', data }]);
+      return { report_id: reportId, url: this.urls.coverage(reportId), digest, as_of_position: position, result: report.result };
+    });
+  }
+
+  /** A stored report, its digest recomputed. 404 when unknown. */
+  async get(reportId: string): Promise<StoredReport> {
+    const row = (await this.db.query<ReportRow>('SELECT report_id, digest, report, issued_at, position FROM coverage_reports WHERE report_id = ?', [reportId]))[0];
+    if (!row) throw new NotFoundError('coverage report', reportId);
+    const report = JSON.parse(row.report) as CoverageReportContent;
+    return {
+      report_id: row.report_id,
+      url: this.urls.coverage(row.report_id),
+      issued_at: row.issued_at,
+      digest: row.digest,
+      digest_verified: canonicalDigest(report) === row.digest,
+      position: Number(row.position),
+      report,
+    };
+  }
+}

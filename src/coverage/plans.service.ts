@@ -1,0 +1,194 @@
+import { Injectable } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
+import { has, isObject, JsonObject } from '../aer1';
+import { BadInputError, ConflictError, NotFoundError, UnprocessableError } from '../common/errors';
+import { RawJson } from '../common/raw-json';
+import { DatabaseService } from '../database/database.service';
+import { LedgerService } from '../ledger/ledger.service';
+import { streams } from '../ledger/streams';
+import { PlanVersionData } from './coverage.projection';
+import { jobFirstPosition, Queryable, workflowAsOf } from './ledger-reader';
+import { NormalizedPlan, PlanProblem, planDigest, PlanSubject, subjectMember, validatePlan } from './plan';
+
+/** A row of `plan_versions`. */
+export interface PlanVersionRow {
+  plan_id: string;
+  version: number;
+  subject_kind: 'job' | 'workflow';
+  subject_id: string;
+  plan: string;
+  digest: string;
+  reason: string | null;
+  registered_at: string;
+  position: number;
+}
+
+/** One plan version as the API shows it. */
+export interface PlanVersionView {
+  plan_id: string;
+  version: number;
+  /** The normalized plan in registration form (`job_id` or `workflow_id`, every default filled in): feed it to `aer1 coverage --plan`. */
+  plan: Record<string, unknown>;
+  digest: string;
+  registered_at: string;
+  position: number;
+  reason: string | null;
+  superseded_by: number | null;
+  /** Ledger position of the first event of the job's timeline (or workflow) now; null when execution has not been recorded. */
+  execution_first_position: number | null;
+  registered_after_execution_began: boolean;
+}
+
+/** The API form of a normalized plan: the subject as `job_id` / `workflow_id`. */
+export function planDocument(plan: NormalizedPlan): Record<string, unknown> {
+  return { ...subjectMember(plan.subject), title: plan.title, unplanned: plan.unplanned, expected_actions: plan.expected_actions };
+}
+
+export function invalidPlan(problems: PlanProblem[]): UnprocessableError {
+  return new UnprocessableError('invalid_plan', `the plan is not valid (${problems.length} problem${problems.length === 1 ? '' : 's'}); nothing was recorded`, {
+    reasons: problems.map((p) => (p.path ? `${p.path}: ${p.message}` : p.message)),
+    problems,
+  });
+}
+
+/** Ledger position of the first recorded event of the subject's execution as of `asOf`. */
+export async function executionFirstPosition(q: Queryable, subject: PlanSubject, asOf: number): Promise<number | null> {
+  return subject.kind === 'job' ? jobFirstPosition(q, subject.id, asOf) : (await workflowAsOf(q, subject.id, asOf)).first_position;
+}
+
+function normalizeRow(r: PlanVersionRow): PlanVersionRow {
+  return { ...r, version: Number(r.version), position: Number(r.position) };
+}
+
+/**
+ * Expected-action plans: registered before execution, immutable, changed
+ * only by amendments that add a version (every version stays readable).
+ */
+@Injectable()
+export class PlansService {
+  constructor(
+    private readonly db: DatabaseService,
+    private readonly ledger: LedgerService,
+  ) {}
+
+  /** Register a plan (version 1). 422 `invalid_plan` with every problem; 409 `plan_exists` when the job or workflow has one. */
+  async register(body: RawJson): Promise<PlanVersionView> {
+    const v = validatePlan(body.value);
+    if (!v.ok) throw invalidPlan(v.problems);
+    const plan = v.plan;
+    return this.db.write(async (tx) => {
+      const existing = (await tx.query<{ plan_id: string }>('SELECT plan_id FROM plans WHERE subject_kind = ? AND subject_id = ?', [plan.subject.kind, plan.subject.id]))[0];
+      if (existing) {
+        throw new ConflictError('plan_exists', `${plan.subject.kind} ${plan.subject.id} already has plan ${existing.plan_id}: amend it instead (POST /api/plans/${existing.plan_id}/amendments)`, { plan_id: existing.plan_id });
+      }
+      const planId = randomUUID();
+      const data: PlanVersionData = { plan_id: planId, version: 1, subject: plan.subject, plan, digest: planDigest(plan), registered_at: new Date().toISOString() };
+      await this.ledger.append(tx, streams.plan(planId), 0, [{ type: 'PlanRegistered', data }]);
+      return this.versionView(tx, planId, 1);
+    });
+  }
+
+  /**
+   * Amend a plan: a new version that supersedes the current one. The body is
+   * a complete plan (the subject may be omitted, and may not change), plus an
+   * optional `reason` and `supersedes_version` (409 `plan_version_conflict`
+   * when it is not the current version).
+   */
+  async amend(planId: string, body: RawJson): Promise<PlanVersionView> {
+    if (!isObject(body.value)) throw invalidPlan([{ path: '', code: 'not_object', message: 'an amendment is a JSON object' }]);
+    const doc: JsonObject = { ...body.value };
+    const reason = has(doc, 'reason') ? doc.reason : null;
+    const expected = has(doc, 'supersedes_version') ? doc.supersedes_version : null;
+    delete doc.reason;
+    delete doc.supersedes_version;
+    const extra: PlanProblem[] = [];
+    if (reason !== null && (typeof reason !== 'string' || reason.length > 2000)) extra.push({ path: 'reason', code: 'invalid_reason', message: 'reason must be a string of at most 2000 characters' });
+    if (expected !== null && (!Number.isSafeInteger(expected) || (expected as number) < 1)) extra.push({ path: 'supersedes_version', code: 'invalid_supersedes_version', message: 'supersedes_version must be a positive integer' });
+    return this.db.write(async (tx) => {
+      const current = await this.latest(tx, planId);
+      const subject: PlanSubject = { kind: current.subject_kind, id: current.subject_id } as PlanSubject;
+      const v = validatePlan(doc, { inherit: subject });
+      const problems = [...(v.ok ? [] : v.problems), ...extra];
+      if (problems.length > 0 || !v.ok) throw invalidPlan(problems);
+      if (expected !== null && expected !== current.version) {
+        throw new ConflictError('plan_version_conflict', `plan ${planId} is at version ${current.version}, not ${expected as number}`, { current_version: current.version });
+      }
+      const version = current.version + 1;
+      const data: PlanVersionData = {
+        plan_id: current.plan_id,
+        version,
+        subject,
+        plan: v.plan,
+        digest: planDigest(v.plan),
+        registered_at: new Date().toISOString(),
+        supersedes_version: current.version,
+        reason: reason as string | null,
+      };
+      await this.ledger.append(tx, streams.plan(current.plan_id), current.version, [{ type: 'PlanAmended', data }]);
+      return this.versionView(tx, current.plan_id, version);
+    });
+  }
+
+  private async latest(q: Queryable, planId: string): Promise<PlanVersionRow> {
+    const row = (await q.query<PlanVersionRow>('SELECT * FROM plan_versions WHERE plan_id = ? ORDER BY version DESC LIMIT 1', [planId]))[0];
+    if (!row) throw new NotFoundError('plan', planId);
+    return normalizeRow(row);
+  }
+
+  /** Every version of a plan, oldest first. 404 when unknown. */
+  async get(planId: string): Promise<{ plan_id: string; job_id?: string; workflow_id?: string; current_version: number; versions: PlanVersionView[] }> {
+    const rows = (await this.db.query<PlanVersionRow>('SELECT * FROM plan_versions WHERE plan_id = ? ORDER BY version', [planId])).map(normalizeRow);
+    if (rows.length === 0) throw new NotFoundError('plan', planId);
+    const subject = { kind: rows[0].subject_kind, id: rows[0].subject_id } as PlanSubject;
+    const first = await this.firstPosition(this.db, subject);
+    return {
+      plan_id: planId,
+      ...subjectMember(subject),
+      current_version: rows[rows.length - 1].version,
+      versions: rows.map((r) => this.view(r, rows.length, first)),
+    };
+  }
+
+  /** One version. 404 when the plan or the version is unknown. */
+  async getVersion(planId: string, versionText: string): Promise<PlanVersionView> {
+    const n = Number(versionText);
+    if (!/^[0-9]+$/.test(versionText) || !Number.isSafeInteger(n) || n < 1) throw new BadInputError('invalid_version', 'a plan version is a positive integer');
+    return this.versionView(this.db, planId, n);
+  }
+
+  /** The plan of a job or workflow, or 404. */
+  async findBySubject(subject: PlanSubject): Promise<{ plan_id: string; job_id?: string; workflow_id?: string; current_version: number; versions: PlanVersionView[] }> {
+    const row = (await this.db.query<{ plan_id: string }>('SELECT plan_id FROM plans WHERE subject_kind = ? AND subject_id = ?', [subject.kind, subject.id]))[0];
+    if (!row) throw new NotFoundError(`plan for ${subject.kind}`, subject.id);
+    return this.get(row.plan_id);
+  }
+
+  private async versionView(q: Queryable, planId: string, version: number): Promise<PlanVersionView> {
+    const row = (await q.query<PlanVersionRow>('SELECT * FROM plan_versions WHERE plan_id = ? AND version = ?', [planId, version]))[0];
+    if (!row) throw new NotFoundError('plan version', `${planId} v${version}`);
+    const count = (await q.query<{ n: number | string }>('SELECT MAX(version) AS n FROM plan_versions WHERE plan_id = ?', [planId]))[0];
+    const r = normalizeRow(row);
+    const first = await this.firstPosition(q, { kind: r.subject_kind, id: r.subject_id } as PlanSubject);
+    return this.view(r, Number(count?.n ?? version), first);
+  }
+
+  private firstPosition(q: Queryable, subject: PlanSubject): Promise<number | null> {
+    return executionFirstPosition(q, subject, Number.MAX_SAFE_INTEGER);
+  }
+
+  private view(r: PlanVersionRow, latest: number, first: number | null): PlanVersionView {
+    const plan = JSON.parse(r.plan) as NormalizedPlan;
+    return {
+      plan_id: r.plan_id,
+      version: r.version,
+      plan: planDocument(plan),
+      digest: r.digest,
+      registered_at: r.registered_at,
+      position: r.position,
+      reason: r.reason,
+      superseded_by: r.version < latest ? r.version + 1 : null,
+      execution_first_position: first,
+      registered_after_execution_began: first !== null && r.position > first,
+    };
+  }
+}
