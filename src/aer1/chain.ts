@@ -348,7 +348,7 @@ export class TimelineVerifier {
       verdict: f.verdict(),
       reasons: f.reasons,
       checks: f.checks,
-      limits: CHAIN_LIMITS,
+      limits: [...CHAIN_LIMITS],
       construction,
       job_id: this.jobId,
       entry_count: this.count,

@@ -82,7 +82,7 @@ export function checkCommitment(timeline: TimelineResult, commitment: unknown, e
     verdict,
     reasons: f.reasons,
     checks: f.checks,
-    limits: COMMITMENT_LIMITS,
+    limits: [...COMMITMENT_LIMITS],
     binding: verdict === 'valid',
     timeline,
     commitment,

@@ -35,15 +35,18 @@ const CORE_LIMITS = [
   'The observed result is shown as observed, never as independently true (S13).',
 ];
 
+/** True when `doc` is a JSON-RPC response whose `result` carries a `_receipt` member (whatever its value). */
+export function isJsonRpcReceiptEnvelope(doc: unknown): doc is JsonObject & { result: JsonObject } {
+  return isObject(doc) && has(doc, 'jsonrpc') && isObject(doc.result) && has(doc.result, '_receipt');
+}
+
 /**
- * If `doc` is a JSON-RPC response to `tools/call` carrying `result._receipt`,
- * return that receipt object exactly as returned; otherwise null.
+ * The receipt a document carries: a JSON-RPC `tools/call` response's
+ * `result._receipt` exactly as returned (even when it is not an object), or
+ * the document itself.
  */
-export function unwrapJsonRpcReceipt(doc: unknown): unknown | null {
-  if (!isObject(doc) || !has(doc, 'jsonrpc') || !has(doc, 'result')) return null;
-  const result = doc.result;
-  if (!isObject(result) || !has(result, '_receipt')) return null;
-  return result._receipt;
+export function receiptOfDocument(doc: unknown): unknown {
+  return isJsonRpcReceiptEnvelope(doc) ? doc.result._receipt : doc;
 }
 
 /** Which form a receipt object is in: a string `tool` or a `timestamp` without `created_at` means transport. */
@@ -63,18 +66,18 @@ export function receiptForm(r: JsonObject): ReceiptForm {
  */
 export function verifyReceipt(input: unknown): ReceiptResult {
   const f = new Findings();
-  const unwrapped = unwrapJsonRpcReceipt(input);
-  const doc = unwrapped ?? input;
+  const wrapped = isJsonRpcReceiptEnvelope(input);
+  const doc = receiptOfDocument(input);
   const result: ReceiptResult = {
     kind: 'receipt',
     verdict: 'invalid',
     reasons: [],
     checks: f.checks,
-    limits: CORE_LIMITS,
+    limits: [...CORE_LIMITS],
     form: null,
     id: null,
     provenance: { class: null, kind: null, meaning: null },
-    wrapped_in: unwrapped !== null ? 'jsonrpc' : null,
+    wrapped_in: wrapped ? 'jsonrpc' : null,
     computed: { output_hash: null, canonical_byte_length: null },
   };
   if (!f.check('object', isObject(doc), isObject(doc) ? undefined : 'the receipt is not a JSON object', 'not_object')) {

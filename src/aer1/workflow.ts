@@ -70,7 +70,7 @@ export function verifyWorkflow(input: unknown, stepReceipts?: Map<string, unknow
     verdict: 'invalid',
     reasons: [],
     checks: f.checks,
-    limits: WORKFLOW_LIMITS,
+    limits: [...WORKFLOW_LIMITS],
     workflow_id: null,
     receipt_id: null,
     steps: [],

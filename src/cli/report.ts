@@ -19,7 +19,7 @@ import {
   PROVENANCE_MEANING,
   ReceiptResult,
   TimelineResult,
-  unwrapJsonRpcReceipt,
+  receiptOfDocument,
   WorkflowResult,
 } from '../aer1';
 
@@ -124,7 +124,7 @@ function provenanceMeaning(cls: unknown): string {
 // ---------------------------------------------------------------- receipt
 
 function receiptSection(out: Out, r: ReceiptResult, doc: unknown): void {
-  const raw = unwrapJsonRpcReceipt(doc) ?? doc;
+  const raw = receiptOfDocument(doc);
   out.heading('Recomputed');
   out.table([
     ['output_hash', r.computed.output_hash ?? '(not computable: canonical_bytes did not decode)'],

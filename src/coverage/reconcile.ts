@@ -14,7 +14,7 @@ import {
   JsonObject,
   receiptForm,
   TimelineResult,
-  unwrapJsonRpcReceipt,
+  receiptOfDocument,
   verifyTimeline,
   verifyWorkflow,
 } from '../aer1';
@@ -195,7 +195,7 @@ const DOES_NOT_PROVE = [
 
 /** The outcome a receipt records: core form = success; transport `status` "ok" = success, anything else failure. */
 export function receiptOutcome(doc: unknown): { outcome: Outcome; status: string | null; provenance_class: string | null } {
-  const r = unwrapJsonRpcReceipt(doc) ?? doc;
+  const r = receiptOfDocument(doc);
   if (!isObject(r)) return { outcome: 'unknown', status: null, provenance_class: null };
   const provenance = typeof r.provenance_class === 'string' ? r.provenance_class : null;
   if (receiptForm(r) === 'core') return { outcome: 'success', status: null, provenance_class: provenance };
@@ -506,7 +506,7 @@ function workflowIntegrity(workflow: unknown | null, receipts: ReadonlyMap<strin
   for (const s of steps) {
     if (isObject(s) && typeof s.receipt_id === 'string') {
       const r = receipts.get(s.receipt_id.toLowerCase());
-      if (r !== undefined) stepReceipts.set(s.receipt_id.toLowerCase(), unwrapJsonRpcReceipt(r) ?? r);
+      if (r !== undefined) stepReceipts.set(s.receipt_id.toLowerCase(), receiptOfDocument(r));
     }
   }
   const w = verifyWorkflow(workflow, stepReceipts);

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { isObject, isStrictUtf8, ReceiptResult, unwrapJsonRpcReceipt, verifyReceipt } from '../aer1';
+import { isObject, isStrictUtf8, ReceiptResult, receiptOfDocument, verifyReceipt } from '../aer1';
 import { ConflictError, NotFoundError, VerificationFailedError, BadInputError, LedgerError } from '../common/errors';
 import { parseRawJson, RawJson, ndjsonLines } from '../common/raw-json';
 import { PublicUrls } from '../common/urls';
@@ -43,7 +43,7 @@ export interface IngestOutcome {
 
 /** The receipt object inside a stored document (the JSON-RPC response's `result._receipt`, or the document itself). */
 export function receiptOf(doc: unknown): unknown {
-  return unwrapJsonRpcReceipt(doc) ?? doc;
+  return receiptOfDocument(doc);
 }
 
 /**
