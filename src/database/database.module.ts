@@ -15,7 +15,20 @@ import { DatabaseService } from './database.service';
       useFactory: (config: ConfigService<AppConfig, true>) => dataSourceOptions(config.get('DATABASE_URL', { infer: true })),
     }),
   ],
-  providers: [{ provide: DatabaseService, inject: [DataSource], useFactory: (ds: DataSource) => new DatabaseService(ds) }],
+  providers: [
+    {
+      provide: DatabaseService,
+      inject: [DataSource],
+      useFactory: async (ds: DataSource) => {
+        const o = ds.options;
+        if (o.type !== 'better-sqlite3' || o.database === ':memory:') return new DatabaseService(ds);
+        // A read-only second connection: reads see committed data only (see DatabaseService).
+        const reader = new DataSource({ type: 'better-sqlite3', database: o.database, readonly: true, timeout: 10_000 });
+        await reader.initialize();
+        return new DatabaseService(ds, reader);
+      },
+    },
+  ],
   exports: [DatabaseService],
 })
 export class DatabaseModule {}

@@ -29,7 +29,17 @@ export class DatabaseService implements OnApplicationShutdown {
   readonly dialect: Dialect;
   private queue: Promise<unknown> = Promise.resolve();
 
-  constructor(readonly dataSource: DataSource) {
+  /**
+   * @param dataSource the read-write connection (migrations already run).
+   * @param readDataSource for a SQLite file: a second, read-only connection, so
+   *   reads outside a write transaction see only committed data (WAL). SQLite has
+   *   one write connection, and a read on it could see a transaction that later
+   *   rolls back. PostgreSQL's pool gives each query its own connection already.
+   */
+  constructor(
+    readonly dataSource: DataSource,
+    private readonly readDataSource?: DataSource,
+  ) {
     this.dialect = dataSource.options.type === 'postgres' ? 'postgres' : 'sqlite';
   }
 
@@ -45,8 +55,13 @@ export class DatabaseService implements OnApplicationShutdown {
     };
   }
 
-  /** Read outside a write transaction. */
+  /** Read outside a write transaction: sees committed data only. */
   query<T = Record<string, unknown>>(sql: string, params: unknown[] = []): Promise<T[]> {
+    return this.wrap((this.readDataSource ?? this.dataSource).manager).query<T>(sql, params);
+  }
+
+  /** Run a statement on the write connection outside the queue (tests and operator tooling only). */
+  unsafeQuery<T = Record<string, unknown>>(sql: string, params: unknown[] = []): Promise<T[]> {
     return this.wrap(this.dataSource.manager).query<T>(sql, params);
   }
 
@@ -78,5 +93,6 @@ export class DatabaseService implements OnApplicationShutdown {
 
   async onApplicationShutdown(): Promise<void> {
     await this.queue.catch(() => undefined);
+    if (this.readDataSource?.isInitialized) await this.readDataSource.destroy();
   }
 }

@@ -37,8 +37,8 @@ describe('aer1 ledger verify --database', () => {
 
   it('names the position of a row edited directly in the database', async () => {
     const db = t.app.get(DatabaseService);
-    await db.query('DROP TRIGGER events_no_update');
-    await db.query("UPDATE events SET type = 'ReceiptRecorded ' WHERE position = 2");
+    await db.unsafeQuery('DROP TRIGGER events_no_update');
+    await db.unsafeQuery("UPDATE events SET type = 'ReceiptRecorded ' WHERE position = 2");
     const r = await cli(['ledger', 'verify', '--database', file]);
     expect(r.code).toBe(1);
     expect(r.out).toContain('DOES NOT VERIFY');

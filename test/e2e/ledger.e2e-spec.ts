@@ -47,9 +47,31 @@ describe.each(DIALECTS)('ledger on %s', (dialect) => {
 
   it('rejects UPDATE and DELETE on events in the database itself', async () => {
     const db = t.app.get(DatabaseService);
-    await expect(db.query("UPDATE events SET type = 'X' WHERE position = 1")).rejects.toThrow(/append-only/);
-    await expect(db.query('DELETE FROM events WHERE position = 1')).rejects.toThrow(/append-only/);
+    await expect(db.unsafeQuery("UPDATE events SET type = 'X' WHERE position = 1")).rejects.toThrow(/append-only/);
+    await expect(db.unsafeQuery('DELETE FROM events WHERE position = 1')).rejects.toThrow(/append-only/);
     if (dialect === 'postgres') await expect(db.query('TRUNCATE events')).rejects.toThrow(/append-only/);
+  });
+
+  it('never shows a reader an event whose transaction has not committed (and rolls it back whole)', async () => {
+    const db = t.app.get(DatabaseService);
+    const ledger = t.app.get(LedgerService);
+    const before = (await t.http.get('/api/ledger/head')).body;
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let inside!: () => void;
+    const entered = new Promise<void>((r) => (inside = r));
+    const failing = db.write(async (tx) => {
+      await ledger.append(tx, 'test:uncommitted', 0, [{ type: 'ProbeRecorded', data: { n: 1 } }]);
+      inside();
+      await gate;
+      throw new Error('roll back');
+    });
+    await entered;
+    expect((await t.http.get('/api/ledger/head')).body).toEqual(before);
+    release();
+    await expect(failing).rejects.toThrow('roll back');
+    expect((await t.http.get('/api/ledger/head')).body).toEqual(before);
+    expect((await t.http.get('/api/ledger/verify')).body.ok).toBe(true);
   });
 
   it('rebuilds projections to exactly the live state', async () => {
@@ -64,10 +86,10 @@ describe.each(DIALECTS)('ledger on %s', (dialect) => {
   it('detects an event edited directly in the database (triggers dropped), online and offline', async () => {
     const db = t.app.get(DatabaseService);
     const head = (await t.http.get('/api/ledger/head')).body as { position: number; event_hash: string };
-    if (dialect === 'sqlite') await db.query('DROP TRIGGER events_no_update');
-    else await db.query('ALTER TABLE events DISABLE TRIGGER events_no_update');
+    if (dialect === 'sqlite') await db.unsafeQuery('DROP TRIGGER events_no_update');
+    else await db.unsafeQuery('ALTER TABLE events DISABLE TRIGGER events_no_update');
     const row = (await db.query<{ data: string }>('SELECT data FROM events WHERE position = 3'))[0];
-    await db.query('UPDATE events SET data = ? WHERE position = 3', [row.data.replace('"verdict":"valid"', '"verdict":"valid" ')]);
+    await db.unsafeQuery('UPDATE events SET data = ? WHERE position = 3', [row.data.replace('"verdict":"valid"', '"verdict":"valid" ')]);
     const online = (await t.http.get('/api/ledger/verify')).body;
     expect(online.ok).toBe(false);
     expect(online.first_failure).toMatchObject({ position: 3, reason: 'event_hash_mismatch' });
@@ -75,9 +97,9 @@ describe.each(DIALECTS)('ledger on %s', (dialect) => {
     expect(offline.ok).toBe(false);
     expect(offline.first_failure).toMatchObject({ position: 3, reason: 'event_hash_mismatch' });
     // A deleted newest event is invisible to the chain alone, but not to a head published earlier.
-    await db.query('UPDATE events SET data = ? WHERE position = 3', [row.data]);
-    if (dialect === 'sqlite') await db.query('DROP TRIGGER events_no_delete');
-    await db.query('DELETE FROM events WHERE position = ?', [head.position]);
+    await db.unsafeQuery('UPDATE events SET data = ? WHERE position = 3', [row.data]);
+    if (dialect === 'sqlite') await db.unsafeQuery('DROP TRIGGER events_no_delete');
+    await db.unsafeQuery('DELETE FROM events WHERE position = ?', [head.position]);
     expect((await t.http.get('/api/ledger/verify')).body.ok).toBe(true);
     const witnessed = (await t.http.get(`/api/ledger/verify?head_position=${head.position}&head_hash=${head.event_hash}`)).body;
     expect(witnessed.ok).toBe(false);
