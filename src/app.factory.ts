@@ -7,7 +7,7 @@ import { raw } from 'express';
 import { Logger } from 'nestjs-pino';
 import { AppModule } from './app.module';
 import { ErrorFilter } from './common/error.filter';
-import { AppConfig } from './config/configuration';
+import { AppConfig, validateConfig } from './config/configuration';
 
 /**
  * Build the application exactly as `npm start` runs it: raw bodies (kept
@@ -15,7 +15,8 @@ import { AppConfig } from './config/configuration';
  * rest), one error filter, OpenAPI at /docs.
  */
 export async function createApp(env: Record<string, string | undefined> = process.env): Promise<INestApplication> {
-  const app = await NestFactory.create<NestExpressApplication>(AppModule.register(env), { bodyParser: false, bufferLogs: true });
+  validateConfig(env); // fail before Nest starts, with one readable line, on a bad environment
+  const app = await NestFactory.create<NestExpressApplication>(AppModule.register(env), { bodyParser: false, bufferLogs: true, abortOnError: false });
   app.useLogger(app.get(Logger));
   const config = app.get(ConfigService<AppConfig, true>);
   app.use(raw({ type: () => true, limit: config.get('BODY_LIMIT_BYTES', { infer: true }) }));

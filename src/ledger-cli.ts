@@ -15,7 +15,7 @@ import { ApiKeysService, Role, ROLES } from './auth/api-keys.service';
 import { LedgerService } from './ledger/ledger.service';
 
 async function withLedger<T>(fn: (app: Awaited<ReturnType<typeof NestFactory.createApplicationContext>>) => Promise<T>): Promise<T> {
-  const app = await NestFactory.createApplicationContext(AppModule.register({ ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' }), { logger: ['error', 'warn'] });
+  const app = await NestFactory.createApplicationContext(AppModule.register({ ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' }), { logger: ['error', 'warn'], abortOnError: false });
   try {
     return await fn(app);
   } finally {

@@ -41,7 +41,7 @@ function logLevels(env: Record<string, string | undefined>): LogLevel[] | false 
 
 /** Start a worker (also used by the tests: several in one process, each its own context). */
 export async function createWorker(env: Record<string, string | undefined> = process.env): Promise<INestApplicationContext> {
-  const app = await NestFactory.createApplicationContext(WorkerModule.register(env), { logger: logLevels(env) });
+  const app = await NestFactory.createApplicationContext(WorkerModule.register(env), { logger: logLevels(env), abortOnError: false });
   app.enableShutdownHooks();
   await app.init();
   return app;

@@ -54,7 +54,7 @@ export function dataSourceOptions(url: string, extra: { migrations?: MigrationCl
         db.pragma('foreign_keys = ON');
       },
       migrations,
-      migrationsRun: true,
+      migrationsRun: false, // run by DatabaseModule under a lock (runMigrationsLocked)
       migrationsTransactionMode: 'each',
       synchronize: false,
       logging: false,
@@ -64,7 +64,7 @@ export function dataSourceOptions(url: string, extra: { migrations?: MigrationCl
     type: 'postgres',
     url,
     migrations,
-    migrationsRun: true,
+    migrationsRun: false, // run by DatabaseModule under a lock (runMigrationsLocked)
     migrationsTransactionMode: 'each',
     synchronize: false,
     logging: false,

@@ -4,7 +4,7 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { AppConfig } from '../config/configuration';
 import { dataSourceOptions } from './database-url';
-import { DatabaseService } from './database.service';
+import { DatabaseService, runMigrationsLocked } from './database.service';
 
 /** TypeORM connection from DATABASE_URL, migrations run at start; exposes {@link DatabaseService}. */
 @Global()
@@ -20,6 +20,7 @@ import { DatabaseService } from './database.service';
       provide: DatabaseService,
       inject: [DataSource],
       useFactory: async (ds: DataSource) => {
+        await runMigrationsLocked(ds);
         const o = ds.options;
         if (o.type !== 'better-sqlite3' || o.database === ':memory:') return new DatabaseService(ds);
         // A read-only second connection: reads see committed data only (see DatabaseService).

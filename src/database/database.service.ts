@@ -15,6 +15,30 @@ export function toPostgresPlaceholders(sql: string): string {
   return sql.replace(/\?/g, () => `$${++n}`);
 }
 
+/** Advisory lock key held while migrations run, so replicas started together do not race. */
+const MIGRATION_LOCK_KEY = 0x4145_524d; // "AERM"
+
+/**
+ * Run pending migrations (migrations/<dialect>/, never `synchronize`). On
+ * PostgreSQL a session advisory lock makes processes that start at the same
+ * time run them one after the other; the later ones find nothing pending.
+ */
+export async function runMigrationsLocked(ds: DataSource): Promise<void> {
+  if (ds.options.type !== 'postgres') {
+    await ds.runMigrations({ transaction: 'each' });
+    return;
+  }
+  const runner = ds.createQueryRunner();
+  await runner.connect();
+  try {
+    await runner.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
+    await ds.runMigrations({ transaction: 'each' });
+  } finally {
+    await runner.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY]).catch(() => undefined);
+    await runner.release();
+  }
+}
+
 /** Advisory lock key that serializes ledger appends across API replicas and workers. */
 const APPEND_LOCK_KEY = 0x4145_5231; // "AER1"
 
