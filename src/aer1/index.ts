@@ -16,3 +16,4 @@ export * from './commitment';
 export * from './merkle';
 export * from './workflow';
 export * from './verify';
+export * from './strict-json';

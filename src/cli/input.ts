@@ -7,7 +7,7 @@
  */
 import { createReadStream } from 'node:fs';
 import type { Readable } from 'node:stream';
-import { isStrictUtf8 } from '../aer1';
+import { findDuplicateMember, isStrictUtf8 } from '../aer1';
 import { CliError, CliIo, errorText } from './io';
 
 /** JSON white space (RFC 8259): space, tab, line feed, carriage return. */
@@ -145,11 +145,15 @@ export function parseJsonBytes(bytes: Buffer): { ok: true; value: unknown } | { 
   } catch (err) {
     return { ok: false, why: 'too_large', detail: `too large to parse as one document (${bytes.length} bytes): ${errorText(err)}` };
   }
+  let value: unknown;
   try {
-    return { ok: true, value: JSON.parse(text) };
+    value = JSON.parse(text);
   } catch (err) {
     return { ok: false, why: 'not_json', detail: errorText(err) };
   }
+  const dup = findDuplicateMember(text);
+  if (dup !== null) return { ok: false, why: 'not_json', detail: `member ${JSON.stringify(dup)} appears twice in one object (ambiguous: JSON parsers disagree on which one counts)` };
+  return { ok: true, value };
 }
 
 /**

@@ -4,7 +4,7 @@
  * source text of each element, so canonical bytes are stored as received and
  * never re-serialized.
  */
-import { isStrictUtf8 } from '../aer1';
+import { findDuplicateMember, isStrictUtf8 } from '../aer1';
 import { BadInputError } from './errors';
 
 /** A parsed JSON value with the exact text it came from. */
@@ -13,7 +13,14 @@ export interface RawJson {
   value: unknown;
 }
 
-/** Decode `bytes` as strict UTF-8 and parse it as one JSON value. Throws BadInputError (`invalid_utf8`, `malformed_json`, `empty_body`). */
+/**
+ * Decode `bytes` as strict UTF-8 and parse it as one JSON value. The kept
+ * text is the document without the insignificant white space around it (a
+ * trailing newline is not part of the document); nothing inside is changed.
+ * Throws BadInputError: `invalid_utf8`, `empty_body`, `malformed_json`, or
+ * `duplicate_member` (a name twice in one object: parsers disagree on which
+ * member counts, so the document is ambiguous).
+ */
 export function parseRawJson(bytes: Buffer | string): RawJson {
   let text: string;
   if (typeof bytes === 'string') text = bytes;
@@ -21,12 +28,17 @@ export function parseRawJson(bytes: Buffer | string): RawJson {
     if (!isStrictUtf8(bytes)) throw new BadInputError('invalid_utf8', 'the request body is not valid UTF-8');
     text = bytes.toString('utf8');
   }
-  if (text.trim() === '') throw new BadInputError('empty_body', 'the request body is empty');
+  text = text.replace(/^[ \t\n\r]+|[ \t\n\r]+$/g, '');
+  if (text === '') throw new BadInputError('empty_body', 'the request body is empty');
+  let value: unknown;
   try {
-    return { text, value: JSON.parse(text) as unknown };
+    value = JSON.parse(text) as unknown;
   } catch (e) {
-    throw new BadInputError('malformed_json', `the request body is not JSON: ${(e as Error).message}`);
+    throw new BadInputError('malformed_json', `not JSON: ${(e as Error).message}`);
   }
+  const dup = findDuplicateMember(text);
+  if (dup !== null) throw new BadInputError('duplicate_member', `member ${JSON.stringify(dup).slice(0, 200)} appears twice in one object; the document is ambiguous`, { member: dup.slice(0, 200) });
+  return { text, value };
 }
 
 /**

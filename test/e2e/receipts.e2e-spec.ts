@@ -75,6 +75,29 @@ describe.each(DIALECTS)('receipts on %s', (dialect) => {
     expect((await t.http.get('/api/receipt/00000000-0000-0000-0000-000000000000/verify')).status).toBe(404);
   });
 
+  it('refuses a document with a member name twice (400 duplicate_member) and records nothing', async () => {
+    const head = (await t.http.get('/api/ledger/head')).body;
+    const v = vector('receipt-core-observed') as Record<string, string>;
+    const text = JSON.stringify(v).replace('"output_hash":', `"output_hash":"sha256:${'0'.repeat(64)}","output_hash":`);
+    expect(JSON.parse(text)).toEqual(v);
+    const r = await post('/api/receipts', text);
+    expect(r.status).toBe(400);
+    expect(r.body).toMatchObject({ error: 'duplicate_member', member: 'output_hash' });
+    const key = await t.http.post('/api/keys').set('Authorization', `Bearer ${t.keys.admin}`).set('Content-Type', 'application/json').send('{"name":"x","role":"producer","role":"admin"}');
+    expect(key.status).toBe(400);
+    expect(key.body.error).toBe('duplicate_member');
+    expect((await t.http.get('/api/ledger/head')).body).toEqual(head);
+  });
+
+  it('treats white space around the document as outside it: a trailing newline is the same receipt', async () => {
+    const text = JSON.stringify(vector('receipt-core-leap-day'));
+    const first = await post('/api/receipts', `${text}\n`);
+    expect(first.status).toBe(201);
+    const again = await post('/api/receipts', ` \r\n${text}`);
+    expect(again.status).toBe(200);
+    expect(again.body.position).toBe(first.body.position);
+  });
+
   it('keeps the ledger chain verifiable', async () => {
     const v = await t.http.get('/api/ledger/verify');
     expect(v.status).toBe(200);
