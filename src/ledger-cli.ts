@@ -6,6 +6,8 @@
  *   revoke-key ID                        revoke a key
  *   list-keys                            keys without secrets
  *   verify                               recompute the ledger hash chain
+ * Exit codes: 0 done, 1 the ledger does not verify or the database failed,
+ * 2 usage error (bad option, unknown role or key id).
  */
 import 'reflect-metadata';
 import { Command, CommanderError } from 'commander';
@@ -13,6 +15,7 @@ import { NestFactory } from '@nestjs/core';
 import { AppModule } from './app.module';
 import { ApiKeysService, Role, ROLES } from './auth/api-keys.service';
 import { LedgerService } from './ledger/ledger.service';
+import { LedgerError } from './common/errors';
 
 async function withLedger<T>(fn: (app: Awaited<ReturnType<typeof NestFactory.createApplicationContext>>) => Promise<T>): Promise<T> {
   const app = await NestFactory.createApplicationContext(AppModule.register({ ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' }), { logger: ['error', 'warn'], abortOnError: false });
@@ -58,7 +61,8 @@ export async function main(argv: string[]): Promise<number> {
   } catch (e) {
     if (e instanceof CommanderError) return e.exitCode === 0 ? 0 : 2;
     process.stderr.write(`ledger: ${e instanceof Error ? e.message : String(e)}\n`);
-    return 1;
+    // A refused argument (unknown role, unknown key id) is a usage error like a bad option.
+    return e instanceof LedgerError && e.status < 500 ? 2 : 1;
   }
   return code;
 }

@@ -7,6 +7,7 @@ async function bootstrap(): Promise<void> {
   const app = await createApp();
   const port = app.get(ConfigService<AppConfig, true>).get('PORT', { infer: true });
   await app.listen(port);
+  process.stdout.write(`aer1-ledger listening on http://localhost:${port} (OpenAPI at /docs)\n`);
 }
 
 bootstrap().catch((e: unknown) => {

@@ -101,6 +101,12 @@ export function verifyCommitment(input: unknown): CommitmentResult {
     const r = checkCommitment(verifyTimeline([]), undefined);
     return { ...r, reasons: ['not_object'], verdict: 'invalid', checks: [{ name: 'object', ok: false, detail: 'expected {timeline, commitment}' }] };
   }
+  if (!has(input, 'timeline') && !has(input, 'commitment') && has(input, 'final_entry_digest')) {
+    // A bare commitment: it can only be judged against the timeline it names.
+    const r = checkCommitment(verifyTimeline([]), input);
+    const detail = 'an endpoint commitment is checked against its timeline: give {"timeline": [...], "commitment": {...}}, or `aer1 verify --kind chain --commitment COMMITMENT TIMELINE`';
+    return { ...r, reasons: ['missing_field:timeline'], verdict: 'invalid', binding: false, checks: [{ name: 'timeline.present', ok: false, detail }, ...r.checks.filter((c) => c.name === 'commitment.format')] };
+  }
   const timeline = verifyTimeline(input.timeline);
   return checkCommitment(timeline, has(input, 'commitment') ? input.commitment : undefined, input);
 }

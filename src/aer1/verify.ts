@@ -11,7 +11,8 @@ export type AnyResult = ReceiptResult | TimelineResult | CommitmentResult | Work
 
 /**
  * Infer the kind of a parsed document from its shape: an array is a chain;
- * `{timeline, commitment}` a commitment; `type: verifiable-workflow-receipt`,
+ * `{timeline, commitment}` a commitment (so is a bare commitment, which then
+ * fails for want of its timeline); `type: verifiable-workflow-receipt`,
  * `steps`, or `{workflow: ...}` a workflow; anything else a receipt
  * (including a JSON-RPC `tools/call` response). Returns null for a
  * non-object, non-array value.
@@ -20,6 +21,7 @@ export function detectKind(doc: unknown): DocumentKind | null {
   if (Array.isArray(doc)) return 'chain';
   if (!isObject(doc)) return null;
   if (has(doc, 'timeline') && has(doc, 'commitment')) return 'commitment';
+  if (has(doc, 'final_entry_digest') && has(doc, 'entry_count') && !has(doc, 'canonical_bytes')) return 'commitment';
   if (doc.type === 'verifiable-workflow-receipt' || has(doc, 'steps') || (has(doc, 'workflow') && !has(doc, 'type'))) return 'workflow';
   return 'receipt';
 }

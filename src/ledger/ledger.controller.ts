@@ -1,6 +1,7 @@
 import { Controller, Get, Query } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
 import { BadInputError } from '../common/errors';
+import { VerifyRateLimit } from '../common/rate-limit';
 import { LedgerService } from './ledger.service';
 
 @ApiTags('ledger')
@@ -20,8 +21,10 @@ export class LedgerController {
    * Recompute the ledger hash chain from the first event; names the first
    * position that does not verify. With `head_position` and `head_hash`
    * (a head published earlier), also detects removed newest events.
+   * Rate limited like the record verifiers (S13): it reads the whole ledger.
    */
   @Get('verify')
+  @VerifyRateLimit()
   @ApiOperation({ summary: 'Recompute the ledger chain and name the first position that does not verify' })
   @ApiQuery({ name: 'head_position', required: false })
   @ApiQuery({ name: 'head_hash', required: false })

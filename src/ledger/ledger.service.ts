@@ -96,6 +96,8 @@ export class LedgerService {
       const rows = await q.query<StoredEvent>('SELECT * FROM events WHERE position > ? AND position <= ? ORDER BY position LIMIT ?', [after, upTo, PAGE]);
       for (const r of rows) yield normalize(r);
       if (rows.length < PAGE) return;
+      // Let other requests run between pages: a whole-ledger read must not hold the event loop.
+      await new Promise<void>((resolve) => setImmediate(resolve));
       after = Number(rows[rows.length - 1].position);
     }
   }

@@ -26,3 +26,13 @@ describe('JSON-RPC tools/call responses (guide: result._receipt verified exactly
     expect(verifyReceipt(transport).limits).not.toContain('changed');
   });
 });
+
+describe('a bare endpoint commitment', () => {
+  it('is recognised as a commitment and fails for want of its timeline', async () => {
+    const { detectKind, verifyDocument } = await import('../../src/aer1');
+    const commitment = { job_id: 'job-eight', final_entry_digest: 'a'.repeat(64), entry_count: 8, published_at: '2026-10-02T08:00:00Z' };
+    expect(detectKind(commitment)).toBe('commitment');
+    const r = verifyDocument(commitment);
+    expect(r).toMatchObject({ kind: 'commitment', verdict: 'invalid', reasons: ['missing_field:timeline'], binding: false });
+  });
+});
