@@ -7,7 +7,9 @@ import {
   CommitmentResult,
   entryDigest,
   EntryOutcome,
+  has,
   isObject,
+  isRfc3339,
   JsonObject,
   TimelineResult,
   TimelineVerifier,
@@ -280,7 +282,7 @@ export class TimelinesService {
    * The same text again for the same job is answered with the existing record.
    */
   async recordCommitment(jobId: string, body: RawJson) {
-    const problems = commitmentFormatProblems(body.value);
+    const problems = [...commitmentFormatProblems(body.value), ...witnessProblems(body.value)];
     if (problems.length > 0) throw new UnprocessableError('invalid_commitment', `the commitment is malformed: ${problems.join('; ')}`, { reasons: ['invalid_commitment'], problems });
     const text = body.text.trim();
     return this.db.write(async (tx) => {
@@ -503,4 +505,30 @@ function statementFor(c: CommitmentStatus): string {
   }
   if (c.status === 'non_binding') return `${NOT_EXCLUDED}; the recorded commitment does not bind the visible timeline (${c.reasons.join(', ')}).`;
   return `${NOT_EXCLUDED}; none is recorded for this job.`;
+}
+
+/**
+ * Witness metadata is kept exactly as received, but must be what it says:
+ * `witness` a non-empty string (at most 500 characters), `retrieved_from` an
+ * http(s) URL, `retrieved_at` an RFC 3339 date-time. Absent members are fine.
+ */
+export function witnessProblems(c: unknown): string[] {
+  if (!isObject(c)) return [];
+  const problems: string[] = [];
+  if (has(c, 'witness') && !(typeof c.witness === 'string' && c.witness.trim().length > 0 && c.witness.length <= 500)) {
+    problems.push('witness, when present, must be a non-empty string of at most 500 characters naming who published the commitment');
+  }
+  if (has(c, 'retrieved_from')) {
+    let ok = false;
+    if (typeof c.retrieved_from === 'string' && c.retrieved_from.length <= 2000) {
+      try {
+        ok = ['http:', 'https:'].includes(new URL(c.retrieved_from).protocol);
+      } catch {
+        ok = false;
+      }
+    }
+    if (!ok) problems.push('retrieved_from, when present, must be the http(s) URL the commitment was retrieved from');
+  }
+  if (has(c, 'retrieved_at') && !isRfc3339(c.retrieved_at)) problems.push('retrieved_at, when present, must be an RFC 3339 date-time with a real date');
+  return problems;
 }

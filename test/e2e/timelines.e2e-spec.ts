@@ -352,3 +352,30 @@ describe.each(DIALECTS)('timelines and endpoint commitments on %s', (dialect) =>
     });
   });
 });
+
+describe.each(DIALECTS)('witness metadata on %s', (dialect) => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startApp(dialect);
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it.each([
+    ['witness', null],
+    ['witness', 42],
+    ['witness', 'x'.repeat(501)],
+    ['retrieved_from', 'javascript:alert(1)'],
+    ['retrieved_from', ['https://witness.example']],
+    ['retrieved_at', '2026-02-30T00:00:00Z'],
+  ])('refuses %s = %j with 422 invalid_commitment and records nothing', async (field, value) => {
+    const head = (await t.http.get('/api/ledger/head')).body;
+    const body = { job_id: 'job-w', final_entry_digest: 'a'.repeat(64), entry_count: 1, published_at: '2026-10-02T08:00:00Z', [field]: value };
+    const r = await t.http.post('/api/jobs/job-w/commitments').set('Authorization', `Bearer ${t.keys.producer}`).set('Content-Type', 'application/json').send(JSON.stringify(body));
+    expect(r.status).toBe(422);
+    expect(r.body.error).toBe('invalid_commitment');
+    expect(JSON.stringify(r.body.problems)).toContain(field);
+    expect((await t.http.get('/api/ledger/head')).body).toEqual(head);
+  });
+});
