@@ -7,7 +7,7 @@
  * last digest is duplicated (not promoted); the root is lowercase hex. With
  * one step the leaf digest is the root.
  */
-import { createHash } from 'node:crypto';
+import { sha256 } from './sha256';
 
 /** The documented construction, for pages and verify output (S8.1 requires it be stated). */
 export const MERKLE_CONSTRUCTION =
@@ -25,14 +25,14 @@ export function merkleRoot(receiptIds: Iterable<string>): string | null {
   let n = ids.length;
   if (n === 0) return null;
   const buf = Buffer.allocUnsafe(n * 32);
-  for (let i = 0; i < n; i++) createHash('sha256').update(ids[i], 'utf8').digest().copy(buf, i * 32);
+  for (let i = 0; i < n; i++) sha256(ids[i]).copy(buf, i * 32);
   while (n > 1) {
     const next = Math.ceil(n / 2);
     for (let i = 0; i < next; i++) {
-      const left = buf.subarray(2 * i * 32, 2 * i * 32 + 32);
-      const right = 2 * i + 1 < n ? buf.subarray((2 * i + 1) * 32, (2 * i + 1) * 32 + 32) : left;
+      // The pair (left || right) lies contiguous in the buffer; the odd last digest pairs with a copy of itself.
+      const pair = 2 * i + 1 < n ? buf.subarray(64 * i, 64 * i + 64) : Buffer.concat([buf.subarray(64 * i, 64 * i + 32), buf.subarray(64 * i, 64 * i + 32)]);
       // Writing node i never overwrites an input still needed: i*32 <= 2i*32.
-      createHash('sha256').update(left).update(right).digest().copy(buf, i * 32);
+      sha256(pair).copy(buf, i * 32);
     }
     n = next;
   }
