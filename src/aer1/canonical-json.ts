@@ -53,14 +53,15 @@ export interface DigestMembers {
 /**
  * The S7.1 canonical JSON object for one chain entry: members in code-point
  * order `close, id, job_id, output_hash, prev_digest, provenance_class, seq, tool`.
- * Precondition: `seq` is a safe integer.
+ * Preconditions: `seq` is a safe integer; `output_hash` is the lowercase hex
+ * digest computed by the verifier (written without an escaping pass).
  */
 export function entryDigestInput(m: DigestMembers): string {
   return (
     '{"close":' + (m.close ? 'true' : 'false') +
     ',"id":' + writeJsonString(m.id) +
     ',"job_id":' + writeJsonString(m.job_id) +
-    ',"output_hash":' + writeJsonString(m.output_hash) +
+    ',"output_hash":"' + m.output_hash + '"' + // computed lowercase hex: nothing to escape
     ',"prev_digest":' + writeJsonString(m.prev_digest) +
     ',"provenance_class":' + writeJsonString(m.provenance_class) +
     ',"seq":' + String(m.seq) +

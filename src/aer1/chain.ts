@@ -130,21 +130,21 @@ export class TimelineVerifier {
   /** Check one entry and its link to the previous one. `entry` is a parsed JSON value. */
   push(entry: unknown): void {
     const index = this.count++;
-    const where = `entry ${index + 1}`;
-    const reasons: string[] = [];
+    const where = (): string => `entry ${index + 1}`; // built only when a check fails
+    // Per-entry outcomes are kept only when collecting (arrays), so streaming allocates nothing per entry.
+    const outcome: EntryOutcome | null = this.collect ? { index, seq: null, entry_digest: null, output_hash: null, reasons: [] } : null;
     const bad = (code: string): void => {
-      if (!reasons.includes(code)) reasons.push(code);
+      if (outcome && !outcome.reasons.includes(code)) outcome.reasons.push(code);
       this.f.reason(code);
     };
     if (this.closedAt !== null) {
-      this.fail.closeNotLast.add(`seq of entry ${this.closedAt + 1} closes before ${where}`);
+      this.fail.closeNotLast.add(`seq of entry ${this.closedAt + 1} closes before ${where()}`);
       this.f.reason('close_not_last');
       this.closedAt = null; // report each early close once
     }
-    const outcome: EntryOutcome = { index, seq: null, entry_digest: null, output_hash: null, reasons };
 
     if (!isObject(entry)) {
-      this.fail.entry.add(where);
+      this.fail.entry.add(where());
       bad('invalid_entry');
       this.lastClosed = false;
       this.advance(null, null, null, outcome);
@@ -156,25 +156,25 @@ export class TimelineVerifier {
     // seq: a JSON number with an integer value; 1 and 1.0 are the same (S7.1).
     let seq: number | null = null;
     if (!has(e, 'seq')) {
-      this.fail.members.add(`${where} lacks seq`);
+      this.fail.members.add(`${where()} lacks seq`);
       bad('missing_field:seq');
       wellFormed = false;
     } else if (typeof e.seq !== 'number' || !Number.isSafeInteger(e.seq)) {
-      this.fail.seq.add(`${where} (${describe(e.seq)})`);
+      this.fail.seq.add(`${where()} (${describe(e.seq)})`);
       bad('invalid_seq');
       wellFormed = false;
     } else {
       seq = e.seq;
-      outcome.seq = seq;
+      if (outcome) outcome.seq = seq;
     }
 
     for (const name of REQUIRED_STRINGS) {
       if (!has(e, name)) {
-        this.fail.members.add(`${where} lacks ${name}`);
+        this.fail.members.add(`${where()} lacks ${name}`);
         bad(`missing_field:${name}`);
         wellFormed = false;
       } else if (!isNonEmptyString(e[name])) {
-        this.fail.members.add(`${where} ${name} ${describe(e[name])}`);
+        this.fail.members.add(`${where()} ${name} ${describe(e[name])}`);
         bad(`invalid_field:${name}`);
         wellFormed = false;
       }
@@ -182,16 +182,16 @@ export class TimelineVerifier {
     if (typeof e.provenance_class === 'string') {
       this.provenance[e.provenance_class] = (this.provenance[e.provenance_class] ?? 0) + 1;
       if (e.provenance_class.length > 0 && provenanceKind(e.provenance_class) === null) {
-        this.fail.provenance.add(`${where} (${describe(e.provenance_class)})`);
+        this.fail.provenance.add(`${where()} (${describe(e.provenance_class)})`);
         bad('unknown_provenance_class');
       }
     }
     if (!has(e, 'prev_digest')) {
-      this.fail.members.add(`${where} lacks prev_digest`);
+      this.fail.members.add(`${where()} lacks prev_digest`);
       bad('missing_field:prev_digest');
       wellFormed = false;
     } else if (typeof e.prev_digest !== 'string') {
-      this.fail.members.add(`${where} prev_digest ${describe(e.prev_digest)}`);
+      this.fail.members.add(`${where()} prev_digest ${describe(e.prev_digest)}`);
       bad('invalid_field:prev_digest');
       wellFormed = false;
     }
@@ -199,7 +199,7 @@ export class TimelineVerifier {
     let close = false;
     if (has(e, 'close')) {
       if (typeof e.close !== 'boolean') {
-        this.fail.close.add(`${where} (${describe(e.close)})`);
+        this.fail.close.add(`${where()} (${describe(e.close)})`);
         bad('invalid_close');
         wellFormed = false;
       } else close = e.close;
@@ -207,19 +207,19 @@ export class TimelineVerifier {
 
     let bytesHash: string | null = null;
     if (!has(e, 'canonical_bytes')) {
-      this.fail.members.add(`${where} lacks canonical_bytes`);
+      this.fail.members.add(`${where()} lacks canonical_bytes`);
       bad('missing_field:canonical_bytes');
       wellFormed = false;
     } else {
       const bytes = decodeStrictBase64(e.canonical_bytes);
       if (bytes === null) {
         // S7.1: fail closed, never skip or repair.
-        this.fail.base64.add(where);
+        this.fail.base64.add(where());
         bad('invalid_base64');
         wellFormed = false;
       } else {
         bytesHash = sha256Hex(bytes);
-        outcome.output_hash = bytesHash;
+        if (outcome) outcome.output_hash = bytesHash;
       }
     }
 
@@ -227,7 +227,7 @@ export class TimelineVerifier {
     if (isNonEmptyString(e.job_id)) {
       if (this.jobId === null) this.jobId = e.job_id;
       else if (e.job_id !== this.jobId) {
-        this.fail.job.add(`${where} (${describe(e.job_id)})`);
+        this.fail.job.add(`${where()} (${describe(e.job_id)})`);
         this.f.reason('job_id_mismatch');
       }
     }
@@ -243,7 +243,7 @@ export class TimelineVerifier {
     if (seq !== null) {
       const expected = index === 0 ? 1 : this.prevSeq !== null ? this.prevSeq + 1 : null;
       if (expected !== null && seq !== expected) {
-        this.fail.contiguous.add(`${where} has seq ${seq}, expected ${expected}`);
+        this.fail.contiguous.add(`${where()} has seq ${seq}, expected ${expected}`);
         this.f.reason('seq_not_contiguous');
       }
     }
@@ -265,21 +265,21 @@ export class TimelineVerifier {
           tool: e.tool as string,
         }),
       );
-      outcome.entry_digest = digest07;
+      if (outcome) outcome.entry_digest = digest07;
     }
 
     // Links (S7.2): recomputed, never trusted.
     if (index > 0) {
       const prev = typeof e.prev_digest === 'string' ? e.prev_digest : null;
       if (this.prevDigest07 === null || prev === null) {
-        this.fail.notEvaluated.add(where);
+        this.fail.notEvaluated.add(where());
         this.links07 = false;
         this.links06 = false;
       } else {
         this.linksEvaluated++;
         if (prev !== this.prevDigest07) {
           this.links07 = false;
-          this.fail.link.add(`${where} prev_digest ${prev.slice(0, 12)}... != recomputed ${this.prevDigest07.slice(0, 12)}...`);
+          this.fail.link.add(`${where()} prev_digest ${prev.slice(0, 12)}... != recomputed ${this.prevDigest07.slice(0, 12)}...`);
           this.f.reason('link_mismatch');
         }
         if (this.prevDigest06 === null || prev !== this.prevDigest06) this.links06 = false;
@@ -288,12 +288,12 @@ export class TimelineVerifier {
     this.advance(seq, digest07, bytesHash, outcome);
   }
 
-  private advance(seq: number | null, digest07: string | null, digest06: string | null, outcome: EntryOutcome): void {
+  private advance(seq: number | null, digest07: string | null, digest06: string | null, outcome: EntryOutcome | null): void {
     this.prevSeq = seq;
     this.prevDigest07 = digest07;
     this.prevDigest06 = digest06;
     this.lastDigest07 = digest07;
-    if (this.collect) this.entries.push(outcome);
+    if (outcome) this.entries.push(outcome);
   }
 
   /** Close the timeline and return its result. Call once. */
