@@ -8,7 +8,8 @@ import { CommonModule } from './common/common.module';
 import { AppConfig, validateConfig } from './config/configuration';
 import { DatabaseModule } from './database/database.module';
 import { HealthController } from './health/health.controller';
-import { LedgerModule } from './ledger/ledger.module';
+import { LedgerController } from './ledger/ledger.controller';
+import { LedgerApiModule, LedgerModule } from './ledger/ledger.module';
 import { ReceiptsModule } from './receipts/receipts.module';
 import { CoverageModule } from './coverage/coverage.module';
 import { WorkflowsModule } from './workflows/workflows.module';
@@ -47,6 +48,7 @@ export class AppModule {
         CommonModule,
         DatabaseModule,
         LedgerModule,
+        LedgerApiModule,
         AuthModule,
         ReceiptsModule,
         CoverageModule,
@@ -55,7 +57,7 @@ export class AppModule {
         TimelinesModule,
         VerificationQueueModule.forRoot(env),
       ],
-      controllers: [HealthController],
+      controllers: [HealthController, LedgerController],
     };
   }
 }

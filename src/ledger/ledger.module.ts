@@ -3,11 +3,14 @@ import { LedgerController } from './ledger.controller';
 import { LedgerService } from './ledger.service';
 import { ProjectionRegistry } from './projections';
 
-/** The event ledger: append, read, verify, rebuild projections. */
+/** The event ledger: append, read, verify, rebuild projections. Used by the API and by workers. */
 @Global()
 @Module({
-  controllers: [LedgerController],
   providers: [LedgerService, ProjectionRegistry],
   exports: [LedgerService, ProjectionRegistry],
 })
 export class LedgerModule {}
+
+/** The ledger's HTTP endpoints (head, verify): API processes only, not workers. */
+@Module({ controllers: [LedgerController] })
+export class LedgerApiModule {}

@@ -27,6 +27,9 @@ const PAGE = 5000;
  */
 @Injectable()
 export class LedgerService {
+  /** The head each open write transaction has appended up to (entries vanish with their Tx). */
+  private readonly txHeads = new WeakMap<Tx, { position: number; event_hash: string }>();
+
   constructor(
     private readonly db: DatabaseService,
     private readonly projections: ProjectionRegistry,
@@ -52,7 +55,9 @@ export class LedgerService {
   async append(tx: Tx, streamId: string, expectedVersion: ExpectedVersion, events: NewEvent[]): Promise<StoredEvent[]> {
     const version = await this.streamVersion(tx, streamId);
     if (expectedVersion !== 'any' && version !== expectedVersion) throw new ExpectedVersionConflictError(streamId, expectedVersion, version);
-    const head = await this.head(tx);
+    // Inside one write transaction no one else appends (writes are serialized), so the head
+    // this transaction last wrote is still the head: remembered per transaction, not re-read.
+    const head = this.txHeads.get(tx) ?? (await this.head(tx));
     let position = head?.position ?? 0;
     let prevHash = head?.event_hash ?? LEDGER_GENESIS_HASH;
     const recordedAt = new Date().toISOString();
@@ -77,6 +82,7 @@ export class LedgerService {
       stored.push(ev);
       prevHash = ev.event_hash;
     }
+    if (stored.length > 0) this.txHeads.set(tx, { position, event_hash: prevHash });
     return stored;
   }
 
