@@ -4,7 +4,6 @@
  * (so it inherits the run's output streams and exit override) and stores
  * its exit code in `ctx.exitCode`.
  *
- * Planned: `batch submit ...`.
  */
 import type { Command } from 'commander';
 import type { RunContext } from '../io';
@@ -12,8 +11,9 @@ import { registerCoverage } from './coverage';
 import { registerConformance } from './conformance';
 import { registerGenerate } from './generate';
 import { registerLedger } from './ledger';
+import { registerSubmit } from './submit';
 import { registerVerify } from './verify';
 
 export type Register = (program: Command, ctx: RunContext) => void;
 
-export const COMMANDS: readonly Register[] = [registerVerify, registerConformance, registerGenerate, registerCoverage, registerLedger];
+export const COMMANDS: readonly Register[] = [registerVerify, registerConformance, registerGenerate, registerCoverage, registerLedger, registerSubmit];
