@@ -7,7 +7,7 @@
  * last digest is duplicated (not promoted); the root is lowercase hex. With
  * one step the leaf digest is the root.
  */
-import { sha256 } from './sha256';
+import { hash } from 'node:crypto';
 
 /** The documented construction, for pages and verify output (S8.1 requires it be stated). */
 export const MERKLE_CONSTRUCTION =
@@ -24,17 +24,18 @@ export function merkleRoot(receiptIds: Iterable<string>): string | null {
   const ids = Array.isArray(receiptIds) ? (receiptIds as string[]) : [...receiptIds];
   let n = ids.length;
   if (n === 0) return null;
-  const buf = Buffer.allocUnsafe(n * 32);
-  for (let i = 0; i < n; i++) sha256(ids[i]).copy(buf, i * 32);
+  // One buffer with a spare slot, so an odd level's last digest can be duplicated in place.
+  // Digests come back as 'binary' (latin1) strings, one char per byte, and are written into the buffer:
+  // a Buffer per digest would cost several times the hash itself.
+  const buf = Buffer.allocUnsafe((n + 1) * 32);
+  for (let i = 0; i < n; i++) buf.write(hash('sha256', ids[i], 'binary'), i * 32, 32, 'latin1');
   while (n > 1) {
+    if (n % 2 === 1) buf.copy(buf, n * 32, (n - 1) * 32, n * 32); // duplicate the last digest
     const next = Math.ceil(n / 2);
-    for (let i = 0; i < next; i++) {
-      // The pair (left || right) lies contiguous in the buffer; the odd last digest pairs with a copy of itself.
-      const pair = 2 * i + 1 < n ? buf.subarray(64 * i, 64 * i + 64) : Buffer.concat([buf.subarray(64 * i, 64 * i + 32), buf.subarray(64 * i, 64 * i + 32)]);
-      // Writing node i never overwrites an input still needed: i*32 <= 2i*32.
-      sha256(pair).copy(buf, i * 32);
-    }
+    // Node i = SHA-256(digest 2i || digest 2i+1), the pair contiguous in the buffer. Writing
+    // node i never overwrites an input still needed: i*32 <= 2i*32.
+    for (let i = 0; i < next; i++) buf.write(hash('sha256', buf.subarray(64 * i, 64 * i + 64), 'binary'), i * 32, 32, 'latin1');
     n = next;
   }
-  return buf.subarray(0, 32).toString('hex');
+  return buf.toString('hex', 0, 32);
 }
