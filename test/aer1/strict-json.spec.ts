@@ -9,6 +9,9 @@ describe('findDuplicateMember (I-JSON: member names unique)', () => {
     ['[{"k":1},{"x":{"y":1,"y":[1,2]}}]', 'y'],
     ['{"role":"producer","name":"x","role":"admin"}', 'role'],
     ['{"a":{"b":1},"c":{"b":2},"a":3}', 'a'],
+    ['{"a\\"b":1,"a\\"b":2}', 'a"b'],
+    ['{"x":"\\\\","y":"\\"","x":1}', 'x'],
+    ['{"s":"a\\\\\\"b","s":2}', 's'],
   ])('finds the duplicate in %s', (text, name) => {
     JSON.parse(text);
     expect(findDuplicateMember(text)).toBe(name);
