@@ -9,14 +9,16 @@ import { sha256Hex, writeJsonString } from '../aer1';
 
 /** Compare two strings by Unicode code point (not UTF-16 code unit). */
 export function compareCodePoints(a: string, b: string): number {
-  const x = [...a];
-  const y = [...b];
-  const n = Math.min(x.length, y.length);
+  const n = Math.min(a.length, b.length);
   for (let i = 0; i < n; i++) {
-    const d = x[i].codePointAt(0)! - y[i].codePointAt(0)!;
-    if (d !== 0) return d;
+    const x = a.charCodeAt(i);
+    const y = b.charCodeAt(i);
+    if (x === y) continue;
+    // UTF-16 order differs from code point order only when a surrogate meets a unit above it.
+    if ((x >= 0xd800 && x <= 0xdfff) || (y >= 0xd800 && y <= 0xdfff)) return a.codePointAt(i)! - b.codePointAt(i)!;
+    return x - y;
   }
-  return x.length - y.length;
+  return a.length - b.length;
 }
 
 /** Write `value` as canonical JSON. Throws TypeError on anything that has no canonical form here. */

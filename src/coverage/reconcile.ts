@@ -309,8 +309,15 @@ function allocate(plan: NormalizedPlan, recorded: EvidenceItem[]): { allocations
     }
   }
   // Pass 3: over_count.
+  // The allocations of each tool, in plan order (indexed once: a plan can name thousands of tools).
+  const allocationsByTool = new Map<string, typeof allocations>();
+  for (const al of allocations) {
+    let list = allocationsByTool.get(al.action.tool);
+    if (!list) allocationsByTool.set(al.action.tool, (list = []));
+    list.push(al);
+  }
   for (const [tool, entries] of byTool) {
-    const ofTool = allocations.filter((al) => al.action.tool === tool);
+    const ofTool = allocationsByTool.get(tool) ?? [];
     for (const e of entries) {
       if (assigned.has(e)) continue;
       const last = [...ofTool].reverse().find((al) => accepts(al.action, e));
@@ -330,7 +337,8 @@ function allocate(plan: NormalizedPlan, recorded: EvidenceItem[]): { allocations
   }
   // Pass 5: the rest of a planned tool.
   for (const [tool, entries] of byTool) {
-    const last = [...allocations].reverse().find((al) => al.action.tool === tool)!;
+    const ofTool = allocationsByTool.get(tool)!;
+    const last = ofTool[ofTool.length - 1];
     for (const e of entries) if (!assigned.has(e)) take(last.unassigned, e);
   }
   return { allocations, unplanned };
