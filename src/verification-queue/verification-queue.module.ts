@@ -2,11 +2,12 @@ import { BullModule } from '@nestjs/bullmq';
 import { DynamicModule, Module, Provider } from '@nestjs/common';
 import { BatchDispatcher, InProcessDispatcher, RedisDispatcher } from './dispatchers';
 import { producerConnection, QUEUE_OPTIONS, readQueueOptions, VERIFICATION_QUEUE, workerConnection } from './queue-options';
+import { queueDashboardModules } from './queue-dashboard';
 import { VerificationBatchesController } from './verification-batches.controller';
 import { VerificationBatchesService } from './verification-batches.service';
 import { VerificationProcessor } from './verification.processor';
 import { VerificationProjection } from './verification.projection';
-import { VERIFICATION_WORKER_HOST, workerHostClass } from './verification.worker-host';
+import { VERIFICATION_WORKER_HOST, workerHandle, workerHostClass } from './verification.worker-host';
 
 /**
  * Queue-driven batch verification.
@@ -44,10 +45,16 @@ export class VerificationQueueModule {
       );
       if (mode === 'worker' || options.runWorkerInApi) {
         const host = workerHostClass(options);
-        providers.push(host, { provide: VERIFICATION_WORKER_HOST, useExisting: host });
+        // Not `useExisting: host`: @nestjs/bullmq discovers processors by each provider's instance, so an
+        // alias of the host is found as a second processor and a second BullMQ Worker starts (twice the
+        // concurrency, and that Worker is closed gracefully at shutdown even when Redis is down).
+        providers.push(host, { provide: VERIFICATION_WORKER_HOST, useFactory: workerHandle, inject: [host] });
         exports.push(VERIFICATION_WORKER_HOST);
       }
-      if (mode === 'api') providers.push({ provide: BatchDispatcher, useClass: RedisDispatcher });
+      if (mode === 'api') {
+        providers.push({ provide: BatchDispatcher, useClass: RedisDispatcher });
+        imports.push(...queueDashboardModules()); // Bull Board at /queues (auditor, admin)
+      }
     } else {
       providers.push({ provide: BatchDispatcher, useClass: InProcessDispatcher });
     }
