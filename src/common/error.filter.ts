@@ -43,7 +43,9 @@ export class ErrorFilter implements ExceptionFilter {
       if (status === 429) headers['Retry-After'] = '60';
       const code = status === 404 ? 'not_found' : status === 429 ? 'rate_limited' : status === 405 ? 'method_not_allowed' : status < 500 ? 'bad_request' : 'internal_error';
       const r = e.getResponse();
-      const message = typeof r === 'string' ? r : typeof (r as { message?: unknown }).message === 'string' ? (r as { message: string }).message : e.message;
+      let message = typeof r === 'string' ? r : typeof (r as { message?: unknown }).message === 'string' ? (r as { message: string }).message : e.message;
+      if (status === 429) message = 'too many requests: the verify endpoints are rate limited (S13); retry after the Retry-After seconds';
+      else if (status === 404) message = 'no such endpoint or record';
       return [status, { error: code, message }, headers];
     }
     this.logger.error(e instanceof Error ? `${e.name}: ${e.message}` : 'non-error thrown', e instanceof Error ? e.stack : undefined);

@@ -25,8 +25,9 @@ export class BadInputError extends LedgerError {
 
 /** 404: no such record. */
 export class NotFoundError extends LedgerError {
+  /** `what` in words ("coverage report"); the detail member is its snake_case form (`coverage_report`). */
   constructor(what: string, id: string) {
-    super(404, 'not_found', `no ${what} ${id}`, { [what]: id });
+    super(404, 'not_found', `no ${what} ${id.slice(0, 200)}`, { [what.replace(/\s+/g, '_')]: id.slice(0, 200) });
   }
 }
 
