@@ -3,10 +3,10 @@ import { ConfigService } from '@nestjs/config';
 import { NestFactory } from '@nestjs/core';
 import { NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
-import { raw } from 'express';
 import { Logger } from 'nestjs-pino';
 import { AppModule } from './app.module';
 import { ErrorFilter } from './common/error.filter';
+import { rawBody } from './common/raw-body';
 import { AppConfig, validateConfig } from './config/configuration';
 
 /**
@@ -19,7 +19,7 @@ export async function createApp(env: Record<string, string | undefined> = proces
   const app = await NestFactory.create<NestExpressApplication>(AppModule.register(env), { bodyParser: false, bufferLogs: true, abortOnError: false });
   app.useLogger(app.get(Logger));
   const config = app.get(ConfigService<AppConfig, true>);
-  app.use(raw({ type: () => true, limit: config.get('BODY_LIMIT_BYTES', { infer: true }) }));
+  app.use(rawBody(config.get('BODY_LIMIT_BYTES', { infer: true })));
   app.useGlobalFilters(new ErrorFilter());
   app.set('trust proxy', false);
   app.disable('x-powered-by');

@@ -8,7 +8,6 @@ import { CommonModule } from './common/common.module';
 import { AppConfig, validateConfig } from './config/configuration';
 import { DatabaseModule } from './database/database.module';
 import { HealthController } from './health/health.controller';
-import { LedgerController } from './ledger/ledger.controller';
 import { LedgerApiModule, LedgerModule } from './ledger/ledger.module';
 import { ReceiptsModule } from './receipts/receipts.module';
 import { CoverageModule } from './coverage/coverage.module';
@@ -57,7 +56,7 @@ export class AppModule {
         TimelinesModule,
         VerificationQueueModule.forRoot(env),
       ],
-      controllers: [HealthController, LedgerController],
+      controllers: [HealthController],
     };
   }
 }

@@ -1,7 +1,7 @@
 import { createParamDecorator, ExecutionContext } from '@nestjs/common';
 import type { Request } from 'express';
 import { BadInputError } from './errors';
-import { parseRawJson, RawJson } from './raw-json';
+import { parseRequestJson, RawJson } from './raw-json';
 
 /**
  * The request body as received: bodies are read raw (never parsed by a
@@ -12,7 +12,7 @@ export const JsonBody = createParamDecorator((_: unknown, ctx: ExecutionContext)
   const req = ctx.switchToHttp().getRequest<Request>();
   const body: unknown = req.body;
   if (!Buffer.isBuffer(body) || body.length === 0) throw new BadInputError('empty_body', 'a JSON request body is required');
-  return parseRawJson(body);
+  return parseRequestJson(body);
 });
 
 /** The raw body bytes (for NDJSON endpoints). */

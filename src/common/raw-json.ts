@@ -41,6 +41,40 @@ export function parseRawJson(bytes: Buffer | string): RawJson {
   return { text, value };
 }
 
+/** The deepest nesting of arrays and objects a request document may have. */
+export const MAX_JSON_DEPTH = 128;
+
+/**
+ * Parse a request body or NDJSON line like {@link parseRawJson}, and refuse
+ * nesting deeper than {@link MAX_JSON_DEPTH} (400 `too_deep`). JSON.parse
+ * accepts any depth, but serializing or printing such a value overflows the
+ * stack: a commitment whose witness metadata nested 40,000 levels was recorded
+ * and then answered 500 when the response echoed it.
+ */
+export function parseRequestJson(bytes: Buffer | string): RawJson {
+  const parsed = parseRawJson(bytes);
+  if (jsonDepth(parsed.text, MAX_JSON_DEPTH) > MAX_JSON_DEPTH) {
+    throw new BadInputError('too_deep', `the JSON document is nested deeper than ${MAX_JSON_DEPTH} levels`);
+  }
+  return parsed;
+}
+
+/** Nesting depth of arrays and objects in JSON text (strings skipped); stops counting above `stopAbove`. */
+export function jsonDepth(text: string, stopAbove = Number.MAX_SAFE_INTEGER): number {
+  let depth = 0;
+  let max = 0;
+  const n = text.length;
+  for (let i = 0; i < n; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22 /* " */) {
+      for (i++; i < n && text.charCodeAt(i) !== 0x22; i++) if (text.charCodeAt(i) === 0x5c /* \ */) i++;
+    } else if (c === 0x5b /* [ */ || c === 0x7b /* { */) {
+      if (++depth > max && (max = depth) > stopAbove) return max;
+    } else if (c === 0x5d /* ] */ || c === 0x7d /* } */) depth--;
+  }
+  return max;
+}
+
 /**
  * Given the text of a JSON array that is already known to parse, return the
  * exact source text of each top-level element (white space around elements

@@ -1,5 +1,6 @@
 import { Injectable, OnApplicationShutdown } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
+import { BadInputError } from '../common/errors';
 import { Dialect } from './database-url';
 
 /** A unit of work: every statement of one request runs in one of these. */
@@ -13,6 +14,44 @@ export interface Tx {
 export function toPostgresPlaceholders(sql: string): string {
   let n = 0;
   return sql.replace(/\?/g, () => `$${++n}`);
+}
+
+/**
+ * A 400 raised while a statement runs (see {@link refuseNul}, {@link inputError}):
+ * part of the transaction may already be written, so it must end the whole
+ * transaction, never be caught and carried past (as a per-line error would be).
+ */
+export class StorageInputError extends BadInputError {}
+
+/**
+ * PostgreSQL text cannot hold U+0000: a parameter containing it would fail
+ * inside the driver (a 500). Refuse it as input instead (400
+ * `unsupported_character`), before the statement runs; in a write transaction
+ * the throw rolls everything back. Stored texts never contain it (JSON
+ * escapes it), so only identifiers and fields taken from a request can.
+ */
+export function refuseNul(params: unknown[]): void {
+  for (const p of params) {
+    if (typeof p === 'string' && p.includes('\u0000')) {
+      throw new StorageInputError('unsupported_character', 'identifiers and recorded text fields cannot contain the NUL character (U+0000)');
+    }
+  }
+}
+
+/**
+ * A driver error caused by what a request carried rather than by the service,
+ * as a 400 instead of a 500: a PostgreSQL btree index entry is at most 2704
+ * bytes, so a long incompressible identifier (a job id, an entry id) cannot be
+ * indexed (SQLSTATE 54000 "index row size ... exceeds"); 22021/22P05 are
+ * characters the database encoding cannot hold. Null for anything else.
+ */
+export function inputError(e: unknown): StorageInputError | null {
+  const err = e as { code?: unknown; message?: unknown; driverError?: { code?: unknown; message?: unknown } };
+  const code = err?.driverError?.code ?? err?.code;
+  const message = String(err?.driverError?.message ?? err?.message ?? '');
+  if (code === '54000' && /index row/i.test(message)) return new StorageInputError('value_too_large', 'an identifier or indexed field is too long to be stored; nothing was recorded');
+  if (code === '22021' || code === '22P05') return new StorageInputError('unsupported_character', 'the request carries text the database cannot store; nothing was recorded');
+  return null;
 }
 
 /** Advisory lock key held while migrations run, so replicas started together do not race. */
@@ -72,8 +111,14 @@ export class DatabaseService implements OnApplicationShutdown {
     return {
       dialect,
       query: async <T>(sql: string, params: unknown[] = []): Promise<T[]> => {
+        if (dialect === 'postgres') refuseNul(params);
         const text = dialect === 'postgres' ? toPostgresPlaceholders(sql) : sql;
-        const rows: unknown = await manager.query(text, params);
+        let rows: unknown;
+        try {
+          rows = await manager.query(text, params);
+        } catch (e) {
+          throw inputError(e) ?? e;
+        }
         return (Array.isArray(rows) ? rows : []) as T[];
       },
     };

@@ -1,9 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { isObject, isStrictUtf8, ReceiptResult, receiptOfDocument, verifyReceipt } from '../aer1';
 import { ConflictError, NotFoundError, VerificationFailedError, BadInputError, LedgerError } from '../common/errors';
-import { parseRawJson, RawJson, ndjsonLines } from '../common/raw-json';
+import { parseRawJson, parseRequestJson, RawJson, ndjsonLines } from '../common/raw-json';
 import { PublicUrls } from '../common/urls';
-import { DatabaseService, Tx } from '../database/database.service';
+import { DatabaseService, StorageInputError, Tx } from '../database/database.service';
 import { LedgerService } from '../ledger/ledger.service';
 import { streams } from '../ledger/streams';
 import { ReceiptRecordedData } from './receipts.projection';
@@ -158,7 +158,7 @@ export class ReceiptsService {
     if (lines.length === 0) throw new BadInputError('empty_body', 'no NDJSON lines in the body');
     const prepared = lines.map(({ line, text: t }) => {
       try {
-        const body = parseRawJson(t);
+        const body = parseRequestJson(t);
         return { line, body, result: this.verifyOrThrow(body.value) };
       } catch (e) {
         return { line, error: e as LedgerError };
@@ -181,7 +181,8 @@ export class ReceiptsService {
           else existing++;
           results.push({ line: p.line, status: o.outcome === 'created' ? 201 : 200, ...o });
         } catch (e) {
-          if (!(e instanceof LedgerError)) throw e;
+          // A storage refusal comes mid-write (the line's event may be in): it ends the whole batch.
+          if (!(e instanceof LedgerError) || e instanceof StorageInputError) throw e;
           rejected++;
           results.push(lineError(p.line, e));
         }

@@ -1,5 +1,5 @@
 import { InjectQueue } from '@nestjs/bullmq';
-import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
+import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { Queue } from 'bullmq';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { UnavailableError } from '../common/errors';
@@ -8,6 +8,7 @@ import { LedgerService } from '../ledger/ledger.service';
 import { streams } from '../ledger/streams';
 import { BatchRequestedData, ChunkData, chunkJobId, chunkTargets } from './batch.types';
 import { QUEUE_OPTIONS, VERIFICATION_QUEUE, VerificationQueueOptions } from './queue-options';
+import { dropConnectionIfUnreachable } from './redis-shutdown';
 import { VerificationProcessor } from './verification.processor';
 
 /** How a recorded batch gets processed. */
@@ -37,7 +38,7 @@ function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
  * half-queued. Workers retry a chunk that arrives before that commit.
  */
 @Injectable()
-export class RedisDispatcher extends BatchDispatcher {
+export class RedisDispatcher extends BatchDispatcher implements BeforeApplicationShutdown {
   private readonly log = new Logger('VerificationQueue');
 
   constructor(@InjectQueue(VERIFICATION_QUEUE) private readonly queue: Queue) {
@@ -81,6 +82,15 @@ export class RedisDispatcher extends BatchDispatcher {
   }
 
   afterCommit(): void {}
+
+  /**
+   * When Redis went away after the connection was up, closing the queue
+   * failed (QUIT refused without an offline queue): app.close() rejected,
+   * later shutdown hooks were skipped and the process exited 1. See redis-shutdown.ts.
+   */
+  async beforeApplicationShutdown(): Promise<void> {
+    await dropConnectionIfUnreachable(this.queue);
+  }
 }
 
 /**

@@ -44,8 +44,9 @@ export function parseBatchRequest(body: unknown): BatchRequest {
   const seen = new Set<string>();
   const targets: Target[] = [];
   body.targets.forEach((t: unknown, i: number) => {
-    if (!isObject(t) || !TARGET_KINDS.includes(t.kind as TargetKind) || typeof t.id !== 'string' || t.id.length === 0 || t.id.length > 512) {
-      throw new BadInputError('invalid_targets', `targets[${i}] must be {kind: "receipt"|"job"|"workflow", id: <non-empty string>}`);
+    if (!isObject(t) || !TARGET_KINDS.includes(t.kind as TargetKind) || typeof t.id !== 'string' || t.id.length === 0 || t.id.length > 512 || t.id.includes('\u0000')) {
+      // U+0000: no record can be stored under such an id on PostgreSQL, and its result could never be recorded (the batch would never complete).
+      throw new BadInputError('invalid_targets', `targets[${i}] must be {kind: "receipt"|"job"|"workflow", id: <non-empty string without U+0000, at most 512 characters>}`);
     }
     const kind = t.kind as TargetKind;
     const id = kind === 'job' ? t.id : t.id.toLowerCase();

@@ -109,7 +109,8 @@ export class VerificationProcessor {
   /** A job's timeline: the stored entries, in seq order, through the core's streaming verifier. */
   private async verifyJob(jobId: string): Promise<VerificationResultBase | null> {
     const v = new TimelineVerifier();
-    let after = Number.MIN_SAFE_INTEGER;
+    // Below every stored seq, and within PostgreSQL's INTEGER range (a larger bound fails there as out of range).
+    let after = -2_147_483_648;
     for (;;) {
       const rows = await this.db.query<{ seq: number | string; raw: string }>('SELECT seq, raw FROM timeline_entries WHERE job_id = ? AND seq > ? ORDER BY seq LIMIT 1000', [jobId, after]);
       for (const r of rows) v.push(parseStored(r.raw));

@@ -1,19 +1,32 @@
-import { Processor, WorkerHost } from '@nestjs/bullmq';
-import { Injectable, Logger, OnApplicationShutdown, Type } from '@nestjs/common';
-import { Job } from 'bullmq';
+import { InjectQueue, Processor, WorkerHost } from '@nestjs/bullmq';
+import { BeforeApplicationShutdown, Injectable, Logger, OnApplicationShutdown, Type } from '@nestjs/common';
+import { Job, Queue, Worker } from 'bullmq';
 import { ChunkData } from './batch.types';
 import { VERIFICATION_QUEUE, VerificationQueueOptions, workerConnection } from './queue-options';
+import { dropConnectionIfUnreachable, redisUnreachable } from './redis-shutdown';
 import { VerificationProcessor } from './verification.processor';
 
-/** Token of the worker host of a context (when it has one): `.worker` is its BullMQ Worker. */
+/** Token of the worker of a context (when it has one): `.worker` is its BullMQ Worker (see {@link workerHandle}). */
 export const VERIFICATION_WORKER_HOST = Symbol('VERIFICATION_WORKER_HOST');
+
+/** What {@link VERIFICATION_WORKER_HOST} resolves to: a handle on the host's Worker, not the host itself (an alias would start a second Worker). */
+export function workerHandle(host: VerificationWorkerHost): { readonly worker: Worker } {
+  return {
+    get worker(): Worker {
+      return host.worker;
+    },
+  };
+}
 
 /** The BullMQ side of {@link VerificationProcessor}: one job is one chunk. */
 @Injectable()
-export class VerificationWorkerHost extends WorkerHost implements OnApplicationShutdown {
+export class VerificationWorkerHost extends WorkerHost implements BeforeApplicationShutdown, OnApplicationShutdown {
   protected readonly log = new Logger('VerificationWorker');
 
-  constructor(private readonly processor: VerificationProcessor) {
+  constructor(
+    private readonly processor: VerificationProcessor,
+    @InjectQueue(VERIFICATION_QUEUE) private readonly queue: Queue,
+  ) {
     super();
   }
 
@@ -21,6 +34,25 @@ export class VerificationWorkerHost extends WorkerHost implements OnApplicationS
     const r = await this.processor.processChunk(job.data);
     this.log.debug?.(`job ${job.id}: ${r.recorded} recorded, ${r.skipped} already recorded`);
     return r;
+  }
+
+  /**
+   * With Redis unreachable, a graceful close never ended: BullMQ queued its
+   * QUIT until Redis returned, so SIGTERM left the worker running. Close
+   * without waiting then (before anything closes the worker gracefully), and
+   * drop the queue's connection too (redis-shutdown.ts): the chunk in hand
+   * cannot be acknowledged anyway, its lock expires and it is retried, and
+   * recording results is idempotent.
+   */
+  async beforeApplicationShutdown(): Promise<void> {
+    let worker: Worker | undefined;
+    try {
+      worker = this.worker; // throws when the worker was never created
+    } catch {
+      worker = undefined;
+    }
+    if (worker && (await redisUnreachable(worker))) await worker.close(true);
+    await dropConnectionIfUnreachable(this.queue);
   }
 
   async onApplicationShutdown(): Promise<void> {

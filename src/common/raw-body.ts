@@ -1,0 +1,78 @@
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { raw } from 'express';
+
+/** An error the ErrorFilter maps by its `type` and `status`, like body-parser's own errors. */
+function bodyError(status: number, type: string, message: string): Error {
+  return Object.assign(new Error(message), { status, statusCode: status, type, expose: true });
+}
+
+/**
+ * Request bodies read raw, byte for byte, into `req.body` (a Buffer), at
+ * most `limit` bytes. A body over the limit is refused at once: by its
+ * Content-Length before any of it is read, or, for a chunked body, as soon as
+ * it passes the limit. The 413 goes out with `Connection: close` and the rest
+ * of the body is never read. (express.raw reads an oversized body to its end
+ * before answering, so a client that declares a huge length and sends slowly
+ * holds the request open.) Bodies with a Content-Encoding are inflated by
+ * express.raw as before, with the same limit.
+ */
+export function rawBody(limit: number): RequestHandler {
+  const inflating = raw({ type: () => true, limit });
+  return (req: Request, res: Response, next: NextFunction): void => {
+    const encoding = (req.headers['content-encoding'] ?? 'identity').toLowerCase();
+    if (encoding !== 'identity') return void inflating(req, res, next);
+    const declared = req.headers['content-length'];
+    if (req.headers['transfer-encoding'] === undefined && declared === undefined) return next();
+    const tooLarge = (): void => {
+      res.setHeader('Connection', 'close');
+      next(bodyError(413, 'entity.too.large', 'request entity too large'));
+    };
+    if (declared !== undefined && Number(declared) > limit) {
+      req.pause();
+      return tooLarge();
+    }
+    const chunks: Buffer[] = [];
+    let received = 0;
+    let settled = false;
+    const cleanup = (): void => {
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('aborted', onAborted);
+      req.off('error', onAborted);
+      req.off('close', onClose);
+    };
+    const settle = (then: () => void): void => {
+      if (settled) return;
+      settled = true;
+      cleanup();
+      then();
+    };
+    function onData(chunk: Buffer): void {
+      received += chunk.length;
+      if (received > limit) {
+        req.pause();
+        chunks.length = 0;
+        settle(tooLarge);
+        return;
+      }
+      chunks.push(chunk);
+    }
+    function onEnd(): void {
+      settle(() => {
+        req.body = Buffer.concat(chunks, received);
+        next();
+      });
+    }
+    function onAborted(): void {
+      settle(() => next(bodyError(400, 'request.aborted', 'request aborted')));
+    }
+    function onClose(): void {
+      if (!req.complete) onAborted();
+    }
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('aborted', onAborted);
+    req.on('error', onAborted);
+    req.on('close', onClose);
+  };
+}
