@@ -38,10 +38,15 @@ function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
  * half-queued. Workers retry a chunk that arrives before that commit.
  */
 @Injectable()
-export class RedisDispatcher extends BatchDispatcher implements BeforeApplicationShutdown {
+export class RedisDispatcher extends BatchDispatcher implements BeforeApplicationShutdown, OnApplicationBootstrap {
   private readonly log = new Logger('VerificationQueue');
 
-  constructor(@InjectQueue(VERIFICATION_QUEUE) private readonly queue: Queue) {
+  constructor(
+    @InjectQueue(VERIFICATION_QUEUE) private readonly queue: Queue,
+    private readonly db: DatabaseService,
+    private readonly ledger: LedgerService,
+    @Inject(QUEUE_OPTIONS) private readonly options: VerificationQueueOptions,
+  ) {
     super();
     // Connection errors are reported to submitters as 503; keep them out of the crash path.
     this.queue.on('error', (e: Error) => this.log.debug?.(`redis: ${e.message}`));
@@ -84,6 +89,25 @@ export class RedisDispatcher extends BatchDispatcher implements BeforeApplicatio
   afterCommit(): void {}
 
   /**
+   * Re-queue the chunks of batches not yet completed, so a batch whose jobs
+   * were lost (a Redis restarted without its data) still completes. Job ids
+   * are deterministic, so a chunk still queued is not added twice, and a
+   * chunk run again records nothing twice. Best effort: with Redis down at
+   * start, the API still starts and says so.
+   */
+  async onApplicationBootstrap(): Promise<void> {
+    try {
+      const unfinished = await unfinishedBatches(this.db, this.ledger, this.options);
+      if (unfinished.length === 0) return;
+      await this.ensureAvailable();
+      for (const b of unfinished) await this.enqueueInTx(b.chunks);
+      this.log.log(`re-queued ${unfinished.length} unfinished verification batch(es)`);
+    } catch (e) {
+      this.log.warn(`unfinished verification batches not re-queued at start: ${e instanceof Error ? e.message : String(e)}`);
+    }
+  }
+
+  /**
    * When Redis went away after the connection was up, closing the queue
    * failed (QUIT refused without an offline queue): app.close() rejected,
    * later shutdown hooks were skipped and the process exited 1. See redis-shutdown.ts.
@@ -91,6 +115,23 @@ export class RedisDispatcher extends BatchDispatcher implements BeforeApplicatio
   async beforeApplicationShutdown(): Promise<void> {
     await dropConnectionIfUnreachable(this.queue);
   }
+}
+
+/**
+ * The chunks of every batch not yet completed, rebuilt from its
+ * `VerificationBatchRequested` event (chunking is deterministic, so the
+ * chunk indexes, and the queue's job ids, are the same as when it was submitted).
+ */
+export async function unfinishedBatches(db: DatabaseService, ledger: LedgerService, options: VerificationQueueOptions): Promise<{ batchId: string; chunks: ChunkData[] }[]> {
+  const rows = await db.query<{ batch_id: string }>('SELECT batch_id FROM verification_batches WHERE completed_at IS NULL ORDER BY position');
+  const out: { batchId: string; chunks: ChunkData[] }[] = [];
+  for (const r of rows) {
+    const ev = (await ledger.readStream(streams.batch(r.batch_id))).find((e) => e.type === 'VerificationBatchRequested');
+    if (!ev) continue;
+    const d = JSON.parse(ev.data) as BatchRequestedData;
+    out.push({ batchId: d.batch_id, chunks: chunkTargets(d.batch_id, d.targets, d.chunk_size || options.chunkSize) });
+  }
+  return out;
 }
 
 /**
@@ -144,13 +185,7 @@ export class InProcessDispatcher extends BatchDispatcher implements OnApplicatio
 
   /** Resume batches left incomplete by a stop. */
   async onApplicationBootstrap(): Promise<void> {
-    const rows = await this.db.query<{ batch_id: string }>('SELECT batch_id FROM verification_batches WHERE completed_at IS NULL ORDER BY position');
-    for (const r of rows) {
-      const ev = (await this.ledger.readStream(streams.batch(r.batch_id))).find((e) => e.type === 'VerificationBatchRequested');
-      if (!ev) continue;
-      const d = JSON.parse(ev.data) as BatchRequestedData;
-      this.afterCommit(d.batch_id, chunkTargets(d.batch_id, d.targets, d.chunk_size || this.options.chunkSize));
-    }
+    for (const { batchId, chunks } of await unfinishedBatches(this.db, this.ledger, this.options)) this.afterCommit(batchId, chunks);
   }
 
   async onModuleDestroy(): Promise<void> {

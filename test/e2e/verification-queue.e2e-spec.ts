@@ -9,7 +9,7 @@ import { DatabaseService } from '../../src/database/database.service';
 import { redisOptionsFromUrl, VERIFICATION_QUEUE } from '../../src/verification-queue/queue-options';
 import { VERIFICATION_WORKER_HOST, VerificationWorkerHost } from '../../src/verification-queue/verification.worker-host';
 import { createWorker } from '../../src/worker';
-import { startApp, TestApp } from '../helpers/app';
+import { createPgDatabase, startApp, TestApp } from '../helpers/app';
 
 const corpus = JSON.parse(readFileSync(join(__dirname, '../../vectors/aer1-vectors.json'), 'utf8')) as { vectors: { id: string; input: unknown }[] };
 const validReceipt = corpus.vectors.find((v) => v.id === 'receipt-core-valid')!.input as Record<string, unknown>;
@@ -251,5 +251,47 @@ describe('verification batches with Redis down', () => {
     expect(await count(t, 'SELECT COUNT(*) AS n FROM verification_batches')).toBe(0);
     expect(await count(t, "SELECT COUNT(*) AS n FROM events WHERE type = 'VerificationBatchRequested'")).toBe(0);
     expect((await t.http.get('/api/ledger/head')).body).toEqual(head);
+  });
+});
+
+describe('verification batches whose queued jobs were lost (Redis restarted without its data)', () => {
+  jest.setTimeout(60_000);
+  const prefix = `aer1t_lost_${Date.now()}_${randomBytes(4).toString('hex')}`;
+  let db: { url: string; drop: () => Promise<void> };
+  const env = (): Record<string, string> => ({ REDIS_URL, QUEUE_PREFIX: prefix, DATABASE_URL: db.url });
+  let t: TestApp | undefined;
+  let queue: Queue | undefined;
+  let worker: INestApplicationContext | undefined;
+  afterAll(async () => {
+    await worker?.close();
+    await queue?.obliterate({ force: true }).catch(() => undefined);
+    await queue?.close();
+    await t?.close();
+    await db?.drop();
+  });
+
+  it('are queued again when the API starts, and complete with each result recorded once', async () => {
+    db = await createPgDatabase();
+    t = await startApp('postgres', env());
+    for (let i = 0; i < 30; i++) {
+      const r = await t.http.post('/api/receipts').set('Authorization', `Bearer ${t.keys.producer}`).set('Content-Type', 'application/json').send(receiptText());
+      expect(r.status).toBe(201);
+    }
+    const submitted = await submit(t, { scope: 'all' });
+    expect(submitted.status).toBe(202);
+    const id = submitted.body.batch_id as string;
+    const q = (queue = new Queue(VERIFICATION_QUEUE, { connection: redisOptionsFromUrl(REDIS_URL), prefix }));
+    expect(await q.count()).toBe(1);
+    await q.obliterate({ force: true }); // the jobs are gone, as after a Redis restart without AOF
+    expect(await q.count()).toBe(0);
+
+    // Restart the API on the same database: it re-queues the unfinished batch.
+    await t.close();
+    t = await startApp('postgres', env());
+    await waitUntil('the chunk to be queued again', 10_000, async () => (await q.count()) === 1);
+    worker = await createWorker({ NODE_ENV: 'test', LOG_LEVEL: 'silent', ...env() });
+    const done = await waitCompleted(t, id, 30_000);
+    expect(done).toMatchObject({ total: 30, done: 30, invalid: 0 });
+    expect(await count(t, 'SELECT COUNT(*) AS n FROM verification_results WHERE batch_id = ?', [id])).toBe(30);
   });
 });
