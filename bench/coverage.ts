@@ -10,7 +10,7 @@
  * whose LIMITS.actions caps a registered plan at 500 actions: this figure
  * measures reconciliation at the size the issue names.
  */
-import { entryDigestInput, sha256Hex, ZERO_DIGEST } from '../src/aer1';
+import { ChainEntry, entryDigestInput, sha256Hex, ZERO_DIGEST } from '../src/aer1';
 import { stableUuid } from '../src/cli/generate';
 import { ExpectedAction, NormalizedPlan } from '../src/coverage/plan';
 import { reconcile, reportDigest } from '../src/coverage/reconcile';
@@ -19,16 +19,7 @@ import { best, fmt, gc, spread, time } from './lib/measure';
 
 export const COVERAGE_LIMIT_S = 2;
 
-interface Entry {
-  seq: number;
-  job_id: string;
-  id: string;
-  tool: string;
-  provenance_class: string;
-  canonical_bytes: string;
-  prev_digest: string;
-  close?: true;
-}
+type Entry = ChainEntry;
 
 const PROVENANCE = (k: number): string => (k % 20 === 7 ? 'LOGGED BY AGENT' : k % 10 === 3 ? 'OBSERVED VIA GATEWAY' : 'EXECUTED BY LEDGER');
 

@@ -13,6 +13,21 @@ import { isNonEmptyString, isObject, JsonObject, has, describe, Findings, Verifi
 import { provenanceKind, ZERO_DIGEST } from './identifiers';
 import { sha256Hex } from './sha256';
 
+/** A well-formed chain entry as a producer writes it (S7.2): the shape generators and fixtures build. */
+export interface ChainEntry {
+  seq: number;
+  job_id: string;
+  /** The receipt id of the recorded call. */
+  id: string;
+  tool: string;
+  provenance_class: string;
+  /** Strict base64 of the exact bytes committed. */
+  canonical_bytes: string;
+  /** 64 zeros for the genesis entry, else the previous entry's S7.1 digest. */
+  prev_digest: string;
+  close?: boolean;
+}
+
 /** The members a -07 entry digest binds, checked and ready to write. */
 export interface ParsedEntry {
   seq: number;

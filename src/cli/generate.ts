@@ -8,7 +8,7 @@
  * timeline is only as right as the core (the verifier then checks it).
  */
 import { createHash } from 'node:crypto';
-import { entryDigestInput, merkleRoot, sha256Hex, ZERO_DIGEST } from '../aer1';
+import { ChainEntry, entryDigestInput, merkleRoot, sha256Hex, ZERO_DIGEST } from '../aer1';
 
 /** A name-based UUID (version 5 layout) from any string: stable ids for generated records. */
 export function stableUuid(name: string): string {
@@ -33,16 +33,7 @@ export interface TimelineOptions {
 }
 
 /** A chain entry as written (member order of the draft's examples). */
-export interface GeneratedEntry {
-  seq: number;
-  job_id: string;
-  id: string;
-  tool: string;
-  provenance_class: string;
-  canonical_bytes: string;
-  prev_digest: string;
-  close?: true;
-}
+export type GeneratedEntry = ChainEntry;
 
 /**
  * The entries of a valid -07 timeline (S7.1, S7.2): seq 1..n, genesis

@@ -4,7 +4,7 @@
  * transport receipts whose ids match the entries.
  */
 import { createHash } from 'node:crypto';
-import { entryDigest, sha256Hex, ZERO_DIGEST } from '../../src/aer1';
+import { ChainEntry, entryDigest, sha256Hex, ZERO_DIGEST } from '../../src/aer1';
 
 /** A name-based UUID (v5 layout) so fixtures are stable. */
 export function uuidFor(name: string): string {
@@ -22,16 +22,7 @@ export interface StepSpec {
   status?: string | null;
 }
 
-export interface Entry {
-  seq: number;
-  job_id: string;
-  id: string;
-  tool: string;
-  provenance_class: string;
-  canonical_bytes: string;
-  prev_digest: string;
-  close?: boolean;
-}
+export type Entry = ChainEntry;
 
 export const EXECUTED = 'EXECUTED BY LEDGER';
 
