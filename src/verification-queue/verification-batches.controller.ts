@@ -40,6 +40,6 @@ export class VerificationBatchesController {
   @ApiQuery({ name: 'offset', required: false })
   @ApiQuery({ name: 'limit', required: false })
   async get(@Param('id') id: string, @Query('offset') offset?: string, @Query('limit') limit?: string) {
-    return this.batches.get(id, pageParam('offset', offset, 0, Number.MAX_SAFE_INTEGER), Math.max(1, pageParam('limit', limit, 100, 1000)));
+    return this.batches.get(id, pageParam('offset', offset, 0, Number.MAX_SAFE_INTEGER), pageParam('limit', limit, 100, 1000));
   }
 }

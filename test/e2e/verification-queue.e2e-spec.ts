@@ -295,3 +295,20 @@ describe('verification batches whose queued jobs were lost (Redis restarted with
     expect(await count(t, 'SELECT COUNT(*) AS n FROM verification_results WHERE batch_id = ?', [id])).toBe(30);
   });
 });
+
+describe('verification batch paging', () => {
+  let t: TestApp;
+  afterAll(async () => {
+    await t?.close();
+  });
+  it('accepts limit=0 for counts only and refuses a limit above 1000', async () => {
+    t = await startApp('sqlite');
+    const r = await t.http.post('/api/receipts').set('Authorization', `Bearer ${t.keys.producer}`).set('Content-Type', 'application/json').send(receiptText());
+    expect(r.status).toBe(201);
+    const id = (await submit(t, { scope: 'all' })).body.batch_id as string;
+    await waitCompleted(t, id, 10_000);
+    const counts = await t.http.get(`/api/verification-batches/${id}?limit=0`);
+    expect(counts.body).toMatchObject({ total: 1, done: 1, limit: 0, results: [] });
+    expect((await t.http.get(`/api/verification-batches/${id}?limit=1001`)).body.error).toBe('invalid_query');
+  });
+});
