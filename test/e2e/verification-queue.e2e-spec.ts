@@ -195,28 +195,32 @@ describe('verification batches with Redis and workers (PostgreSQL)', () => {
     const slowEnv = { ...workerEnv, DATABASE_URL: t.databaseUrl, WORKER_CHUNK_DELAY_MS: '600' };
     let kill: () => Promise<void>;
     if (existsSync(WORKER_JS)) {
-      const child = fork(WORKER_JS, [], { env: { ...process.env, ...slowEnv }, stdio: ['ignore', 'ignore', 'pipe', 'ipc'] });
-      children.push(child);
-      let stderr = '';
-      child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
-      await new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`worker did not start within 30 s: ${stderr}`)), 30_000);
-        child.once('message', () => (clearTimeout(timer), resolve()));
-        child.once('exit', (code) => (clearTimeout(timer), reject(new Error(`worker exited with ${code}: ${stderr}`))));
-      });
+      // Two worker processes (the compiled `npm run worker`); the first is killed with SIGKILL.
+      const forkWorker = async (): Promise<ChildProcess> => {
+        const child = fork(WORKER_JS, [], { env: { ...process.env, ...slowEnv }, stdio: ['ignore', 'ignore', 'pipe', 'ipc'] });
+        children.push(child);
+        let stderr = '';
+        child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
+        await new Promise<void>((resolve, reject) => {
+          const timer = setTimeout(() => reject(new Error(`worker did not start within 30 s: ${stderr}`)), 30_000);
+          child.once('message', () => (clearTimeout(timer), resolve()));
+          child.once('exit', (code) => (clearTimeout(timer), reject(new Error(`worker exited with ${code}: ${stderr}`))));
+        });
+        return child;
+      };
+      const [victim] = await Promise.all([forkWorker(), forkWorker()]);
       kill = async () => {
-        child.kill('SIGKILL');
-        await new Promise((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve(null) : child.once('exit', resolve)));
+        victim.kill('SIGKILL');
+        await new Promise((resolve) => (victim.exitCode !== null || victim.signalCode !== null ? resolve(null) : victim.once('exit', resolve)));
       };
     } else {
+      // Without a build: two in-process workers, the first force-closed.
       const ctx = await createWorker(slowEnv);
-      contexts.push(ctx);
+      contexts.push(ctx, await createWorker(slowEnv));
       kill = async () => {
         await ctx.get<VerificationWorkerHost>(VERIFICATION_WORKER_HOST).worker.close(true);
       };
     }
-    // The second worker, which survives and must finish the batch alone (taking over the stalled chunk).
-    contexts.push(await createWorker(slowEnv));
     const r = await submit(t, { scope: 'all' });
     expect(r.status).toBe(202);
     const id = r.body.batch_id as string;
