@@ -436,18 +436,7 @@ function timelineIntegrity(jobId: string, entries: unknown[] | null, commitment:
     final_entry_digest: timeline?.final_entry_digest ?? null,
     closed: timeline?.closed ?? null,
     merkle_root_confirmed: null,
-    commitment: {
-      state: 'absent',
-      reasons: [],
-      truncation: 'not_excluded',
-      truncation_detected: false,
-      final_entry_substituted: false,
-      other_job: false,
-      missing_entries: null,
-      committed: null,
-      recorded_position: null,
-      statement: ABSENT_COMMITMENT,
-    },
+    commitment: noCommitment('absent', ABSENT_COMMITMENT),
   };
   if (commitment === null) return { integrity: base, timeline };
   const tl = timeline ?? verifyTimeline([]);
@@ -492,10 +481,10 @@ function timelineIntegrity(jobId: string, entries: unknown[] | null, commitment:
   };
 }
 
-function workflowIntegrity(workflow: unknown | null, receipts: ReadonlyMap<string, unknown>): IntegritySection {
-  const statement = 'Not applicable: a workflow receipt binds its own step list with its Merkle root (S8.1); it does not show that no step happened outside the workflow.';
-  const commitment: CommitmentSection = {
-    state: 'not_applicable',
+/** The commitment section when no commitment is checked: truncation is not excluded. */
+function noCommitment(state: 'absent' | 'not_applicable', statement: string): CommitmentSection {
+  return {
+    state,
     reasons: [],
     truncation: 'not_excluded',
     truncation_detected: false,
@@ -506,6 +495,11 @@ function workflowIntegrity(workflow: unknown | null, receipts: ReadonlyMap<strin
     recorded_position: null,
     statement,
   };
+}
+
+function workflowIntegrity(workflow: unknown | null, receipts: ReadonlyMap<string, unknown>): IntegritySection {
+  const statement = 'Not applicable: a workflow receipt binds its own step list with its Merkle root (S8.1); it does not show that no step happened outside the workflow.';
+  const commitment = noCommitment('not_applicable', statement);
   if (workflow === null) {
     return { kind: 'workflow', recorded: false, verdict: null, reasons: [], construction: null, entry_count: 0, final_entry_digest: null, closed: null, merkle_root_confirmed: null, commitment };
   }

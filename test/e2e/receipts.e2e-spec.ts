@@ -1,11 +1,6 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { DIALECTS, startApp, TestApp } from '../helpers/app';
+import { vector } from '../helpers/corpus';
 
-const corpus = JSON.parse(readFileSync(join(__dirname, '../../vectors/aer1-vectors.json'), 'utf8')) as {
-  vectors: { id: string; kind: string; input: unknown; expected: { verdict: string; reasons: string[] } }[];
-};
-const vector = (id: string): unknown => corpus.vectors.find((v) => v.id === id)!.input;
 
 describe.each(DIALECTS)('receipts on %s', (dialect) => {
   let t: TestApp;

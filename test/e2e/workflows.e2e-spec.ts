@@ -1,11 +1,7 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { merkleRoot } from '../../src/aer1';
 import { DIALECTS, startApp, TestApp } from '../helpers/app';
+import { vector } from '../helpers/corpus';
 
-type Vector = { id: string; kind: string; input: unknown; expected: { verdict: string; reasons: string[] } };
-const corpus = JSON.parse(readFileSync(join(__dirname, '../../vectors/aer1-vectors.json'), 'utf8')) as { vectors: Vector[] };
-const vector = (id: string): unknown => corpus.vectors.find((v) => v.id === id)!.input;
 const valid3 = vector('workflow-valid-3') as { workflow: Record<string, unknown> & { workflow_id: string }; step_receipts: { id: string }[] };
 
 describe.each(DIALECTS)('workflows on %s', (dialect) => {
