@@ -69,3 +69,46 @@ export function entryDigestInput(m: DigestMembers): string {
     '}'
   );
 }
+
+/** Distinct values per member whose written part {@link EntryDigestInputWriter} keeps. */
+const MAX_KEPT_PARTS = 1024;
+
+/** `before` + the written `value` + `after`, kept per distinct value while there is room. */
+function keptPart(kept: Map<string, string>, value: string, before: string, after: string): string {
+  let p = kept.get(value);
+  if (p === undefined) {
+    p = `${before}${writeJsonString(value)}${after}`;
+    if (kept.size < MAX_KEPT_PARTS) kept.set(value, p);
+  }
+  return p;
+}
+
+/**
+ * Writes the same string as {@link entryDigestInput}, for a verifier that
+ * writes millions of entries: the parts that repeat across entries (job_id,
+ * provenance class, tool, each with the member names around it) are written
+ * once per distinct value, and the result is built by one template literal.
+ * Building the input string is the verifier's largest cost after SHA-256
+ * itself (bench/RESULTS.md); a test checks that both writers agree.
+ */
+export class EntryDigestInputWriter {
+  private readonly jobParts = new Map<string, string>();
+  private readonly classParts = new Map<string, string>();
+  private readonly toolParts = new Map<string, string>();
+
+  /**
+   * The S7.1 input for these members (preconditions as {@link entryDigestInput}).
+   * `prevIsHex` may be set when `prevDigest` is known to be lowercase hex
+   * (a digest the caller computed), which needs no escaping pass.
+   */
+  write(close: boolean, id: string, jobId: string, outputHash: string, prevDigest: string, provenanceClass: string, seq: number, tool: string, prevIsHex: boolean): string {
+    const head = close ? '{"close":true,"id":' : '{"close":false,"id":';
+    const job = keptPart(this.jobParts, jobId, ',"job_id":', ',"output_hash":"');
+    const klass = keptPart(this.classParts, provenanceClass, ',"provenance_class":', ',"seq":');
+    const tail = keptPart(this.toolParts, tool, ',"tool":', '}');
+    if (PLAIN.test(id) && (prevIsHex || PLAIN.test(prevDigest))) {
+      return `${head}"${id}"${job}${outputHash}","prev_digest":"${prevDigest}"${klass}${seq}${tail}`;
+    }
+    return `${head}${writeJsonString(id)}${job}${outputHash}","prev_digest":${writeJsonString(prevDigest)}${klass}${seq}${tail}`;
+  }
+}

@@ -7,8 +7,8 @@
  * millions of entries verifies in constant memory; {@link verifyTimeline}
  * runs it over an array.
  */
-import { decodeStrictBase64 } from './base64';
-import { entryDigestInput } from './canonical-json';
+import { sha256HexOfStrictBase64 } from './base64';
+import { EntryDigestInputWriter } from './canonical-json';
 import { isNonEmptyString, isObject, JsonObject, has, describe, Findings, VerificationResultBase, Check } from './result';
 import { provenanceKind, ZERO_DIGEST } from './identifiers';
 import { sha256Hex } from './sha256';
@@ -96,6 +96,15 @@ class Failures {
 
 const REQUIRED_STRINGS = ['job_id', 'id', 'tool', 'provenance_class'] as const;
 
+/** Every member name an entry may carry (S7.1, S7.2). */
+const ENTRY_MEMBERS = ['seq', 'job_id', 'id', 'tool', 'provenance_class', 'prev_digest', 'canonical_bytes', 'close'];
+
+interface ProvenanceSlot {
+  count: number;
+  /** A class S5 defines (the empty string is reported as a member failure instead). */
+  known: boolean;
+}
+
 /**
  * Streaming verifier for one timeline (S7.2). Feed entries in order with
  * {@link push}, then call {@link finish} once. Memory is constant in the
@@ -113,8 +122,11 @@ export class TimelineVerifier {
   private lastDigest07: string | null = null;
   private closedAt: number | null = null;
   private lastClosed = false;
-  // Null prototype: a provenance class such as "constructor" or "__proto__" is counted, not confused with Object.prototype.
-  private readonly provenance: Record<string, number> = Object.create(null) as Record<string, number>;
+  /** Per distinct provenance class: its count and whether S5 defines it (classified once). */
+  private readonly classes = new Map<string, ProvenanceSlot>();
+  private readonly writer = new EntryDigestInputWriter();
+  /** The members of the entry being pushed, as the member checks found them. */
+  private readonly cur: { seq: number | null; close: boolean; bytesHash: string | null; wellFormed: boolean } = { seq: null, close: false, bytesHash: null, wellFormed: false };
   private links07 = true;
   private links06 = true;
   private linksEvaluated = 0;
@@ -133,6 +145,9 @@ export class TimelineVerifier {
   };
   private genesis: Check | null = null;
 
+  /** Object.prototype defines none of the entry's member names (checked once per timeline). */
+  private readonly plainPrototype = ENTRY_MEMBERS.every((k) => !(k in Object.prototype));
+
   constructor(options: { collectEntries?: boolean } = {}) {
     this.collect = options.collectEntries ?? false;
   }
@@ -145,112 +160,63 @@ export class TimelineVerifier {
   /** Check one entry and its link to the previous one. `entry` is a parsed JSON value. */
   push(entry: unknown): void {
     const index = this.count++;
-    const where = (): string => `entry ${index + 1}`; // built only when a check fails
     // Per-entry outcomes are kept only when collecting (arrays), so streaming allocates nothing per entry.
     const outcome: EntryOutcome | null = this.collect ? { index, seq: null, entry_digest: null, output_hash: null, reasons: [] } : null;
-    const bad = (code: string): void => {
-      if (outcome && !outcome.reasons.includes(code)) outcome.reasons.push(code);
-      this.f.reason(code);
-    };
     if (this.closedAt !== null) {
-      this.fail.closeNotLast.add(`seq of entry ${this.closedAt + 1} closes before ${where()}`);
+      this.fail.closeNotLast.add(`seq of entry ${this.closedAt + 1} closes before entry ${index + 1}`);
       this.f.reason('close_not_last');
       this.closedAt = null; // report each early close once
     }
-
     if (!isObject(entry)) {
-      this.fail.entry.add(where());
-      bad('invalid_entry');
+      this.fail.entry.add(`entry ${index + 1}`);
+      this.bad('invalid_entry', outcome);
       this.lastClosed = false;
       this.advance(null, null, null, outcome);
       return;
     }
-    const e = entry as JsonObject;
-    let wellFormed = true;
-
-    // seq: a JSON number with an integer value; 1 and 1.0 are the same (S7.1).
-    let seq: number | null = null;
-    if (!has(e, 'seq')) {
-      this.fail.members.add(`${where()} lacks seq`);
-      bad('missing_field:seq');
-      wellFormed = false;
-    } else if (typeof e.seq !== 'number' || !Number.isSafeInteger(e.seq)) {
-      this.fail.seq.add(`${where()} (${describe(e.seq)})`);
-      bad('invalid_seq');
-      wellFormed = false;
-    } else {
-      seq = e.seq;
-      if (outcome) outcome.seq = seq;
+    const e = entry;
+    // The member checks: a fast test for the common well-formed entry, and the
+    // full check (every failure named) only when it does not pass.
+    if (!this.wellFormedMembers(e)) this.checkMembers(e, index, outcome);
+    const seq = this.cur.seq;
+    const close = this.cur.close;
+    const bytesHash = this.cur.bytesHash;
+    if (outcome) {
+      outcome.seq = seq;
+      outcome.output_hash = bytesHash;
     }
 
-    for (const name of REQUIRED_STRINGS) {
-      if (!has(e, name)) {
-        this.fail.members.add(`${where()} lacks ${name}`);
-        bad(`missing_field:${name}`);
-        wellFormed = false;
-      } else if (!isNonEmptyString(e[name])) {
-        this.fail.members.add(`${where()} ${name} ${describe(e[name])}`);
-        bad(`invalid_field:${name}`);
-        wellFormed = false;
+    // Provenance class: counted as recorded (S7.3), classified once per distinct value (S5).
+    const pc = e.provenance_class;
+    let klass: ProvenanceSlot | undefined;
+    if (typeof pc === 'string') {
+      klass = this.classes.get(pc);
+      if (klass === undefined) {
+        klass = { count: 0, known: pc.length === 0 || provenanceKind(pc) !== null };
+        this.classes.set(pc, klass);
       }
-    }
-    if (typeof e.provenance_class === 'string') {
-      this.provenance[e.provenance_class] = (this.provenance[e.provenance_class] ?? 0) + 1;
-      if (e.provenance_class.length > 0 && provenanceKind(e.provenance_class) === null) {
-        this.fail.provenance.add(`${where()} (${describe(e.provenance_class)})`);
-        bad('unknown_provenance_class');
-      }
-    }
-    if (!has(e, 'prev_digest')) {
-      this.fail.members.add(`${where()} lacks prev_digest`);
-      bad('missing_field:prev_digest');
-      wellFormed = false;
-    } else if (typeof e.prev_digest !== 'string') {
-      this.fail.members.add(`${where()} prev_digest ${describe(e.prev_digest)}`);
-      bad('invalid_field:prev_digest');
-      wellFormed = false;
-    }
-
-    let close = false;
-    if (has(e, 'close')) {
-      if (typeof e.close !== 'boolean') {
-        this.fail.close.add(`${where()} (${describe(e.close)})`);
-        bad('invalid_close');
-        wellFormed = false;
-      } else close = e.close;
-    }
-
-    let bytesHash: string | null = null;
-    if (!has(e, 'canonical_bytes')) {
-      this.fail.members.add(`${where()} lacks canonical_bytes`);
-      bad('missing_field:canonical_bytes');
-      wellFormed = false;
-    } else {
-      const bytes = decodeStrictBase64(e.canonical_bytes);
-      if (bytes === null) {
-        // S7.1: fail closed, never skip or repair.
-        this.fail.base64.add(where());
-        bad('invalid_base64');
-        wellFormed = false;
-      } else {
-        bytesHash = sha256Hex(bytes);
-        if (outcome) outcome.output_hash = bytesHash;
+      klass.count++;
+      if (!klass.known) {
+        this.fail.provenance.add(`entry ${index + 1} (${describe(pc)})`);
+        this.bad('unknown_provenance_class', outcome);
       }
     }
 
     // One job (S7.2).
-    if (isNonEmptyString(e.job_id)) {
-      if (this.jobId === null) this.jobId = e.job_id;
-      else if (e.job_id !== this.jobId) {
-        this.fail.job.add(`${where()} (${describe(e.job_id)})`);
+    const jobId = e.job_id;
+    if (isNonEmptyString(jobId)) {
+      if (this.jobId === null) this.jobId = jobId;
+      else if (jobId !== this.jobId) {
+        this.fail.job.add(`entry ${index + 1} (${describe(jobId)})`);
         this.f.reason('job_id_mismatch');
       }
     }
 
     // Genesis (S7.2).
+    const prev = e.prev_digest;
     if (index === 0) {
-      const ok = e.prev_digest === ZERO_DIGEST;
-      this.genesis = { name: 'genesis', ok, ...(ok ? {} : { detail: `first prev_digest is ${describe(e.prev_digest)}, not 64 zeros` }) };
+      const ok = prev === ZERO_DIGEST;
+      this.genesis = { name: 'genesis', ok, ...(ok ? {} : { detail: `first prev_digest is ${describe(prev)}, not 64 zeros` }) };
       if (!ok) this.f.reason('genesis_prev_digest');
     }
 
@@ -258,7 +224,7 @@ export class TimelineVerifier {
     if (seq !== null) {
       const expected = index === 0 ? 1 : this.prevSeq !== null ? this.prevSeq + 1 : null;
       if (expected !== null && seq !== expected) {
-        this.fail.contiguous.add(`${where()} has seq ${seq}, expected ${expected}`);
+        this.fail.contiguous.add(`entry ${index + 1} has seq ${seq}, expected ${expected}`);
         this.f.reason('seq_not_contiguous');
       }
     }
@@ -267,40 +233,140 @@ export class TimelineVerifier {
     this.lastClosed = close;
 
     let digest07: string | null = null;
-    if (wellFormed && bytesHash !== null && seq !== null) {
+    if (this.cur.wellFormed && bytesHash !== null && seq !== null) {
+      // Members checked above: strings, a safe integer seq, a boolean close.
+      // A prev_digest equal to a digest computed here is lowercase hex: nothing to escape.
+      const p = prev as string;
       digest07 = sha256Hex(
-        entryDigestInput({
-          close,
-          id: e.id as string,
-          job_id: e.job_id as string,
-          output_hash: bytesHash,
-          prev_digest: e.prev_digest as string,
-          provenance_class: e.provenance_class as string,
-          seq,
-          tool: e.tool as string,
-        }),
+        this.writer.write(close, e.id as string, jobId as string, bytesHash, p, pc as string, seq, e.tool as string, p === this.prevDigest07 || p === ZERO_DIGEST),
       );
       if (outcome) outcome.entry_digest = digest07;
     }
 
     // Links (S7.2): recomputed, never trusted.
     if (index > 0) {
-      const prev = typeof e.prev_digest === 'string' ? e.prev_digest : null;
-      if (this.prevDigest07 === null || prev === null) {
-        this.fail.notEvaluated.add(where());
+      const link = typeof prev === 'string' ? prev : null;
+      if (this.prevDigest07 === null || link === null) {
+        this.fail.notEvaluated.add(`entry ${index + 1}`);
         this.links07 = false;
         this.links06 = false;
       } else {
         this.linksEvaluated++;
-        if (prev !== this.prevDigest07) {
+        if (link !== this.prevDigest07) {
           this.links07 = false;
-          this.fail.link.add(`${where()} prev_digest ${prev.slice(0, 12)}... != recomputed ${this.prevDigest07.slice(0, 12)}...`);
+          this.fail.link.add(`entry ${index + 1} prev_digest ${link.slice(0, 12)}... != recomputed ${this.prevDigest07.slice(0, 12)}...`);
           this.f.reason('link_mismatch');
         }
-        if (this.prevDigest06 === null || prev !== this.prevDigest06) this.links06 = false;
+        if (this.prevDigest06 === null || link !== this.prevDigest06) this.links06 = false;
       }
     }
     this.advance(seq, digest07, bytesHash, outcome);
+  }
+
+  /**
+   * The common case: every member present with the right type and strict
+   * base64 bytes. Sets {@link cur} and returns true; returns false, having
+   * recorded nothing, when any member needs the full check.
+   */
+  private wellFormedMembers(e: JsonObject): boolean {
+    const seq = e.seq;
+    const close = e.close;
+    if (
+      typeof seq !== 'number' || !Number.isSafeInteger(seq) ||
+      !isNonEmptyString(e.job_id) || !isNonEmptyString(e.id) || !isNonEmptyString(e.tool) || !isNonEmptyString(e.provenance_class) ||
+      typeof e.prev_digest !== 'string' ||
+      !(typeof close === 'boolean' || (close === undefined && !has(e, 'close'))) ||
+      // Own members only, as the full check requires (never one inherited from a prototype).
+      // A JSON.parse() object has Object.prototype, which defines none of these names.
+      (!(Object.getPrototypeOf(e) === Object.prototype && this.plainPrototype) &&
+        (!has(e, 'seq') || !has(e, 'job_id') || !has(e, 'id') || !has(e, 'tool') || !has(e, 'provenance_class') || !has(e, 'prev_digest') || !has(e, 'canonical_bytes')))
+    ) {
+      return false;
+    }
+    const bytesHash = sha256HexOfStrictBase64(e.canonical_bytes);
+    if (bytesHash === null) return false;
+    const cur = this.cur;
+    cur.seq = seq;
+    cur.close = close === true;
+    cur.bytesHash = bytesHash;
+    cur.wellFormed = true;
+    return true;
+  }
+
+  /** Every member check (S7.1, S7.2), each failure recorded; sets {@link cur}. */
+  private checkMembers(e: JsonObject, index: number, outcome: EntryOutcome | null): void {
+    const where = `entry ${index + 1}`;
+    let wellFormed = true;
+
+    // seq: a JSON number with an integer value; 1 and 1.0 are the same (S7.1).
+    let seq: number | null = null;
+    if (!has(e, 'seq')) {
+      this.fail.members.add(`${where} lacks seq`);
+      this.bad('missing_field:seq', outcome);
+      wellFormed = false;
+    } else if (typeof e.seq !== 'number' || !Number.isSafeInteger(e.seq)) {
+      this.fail.seq.add(`${where} (${describe(e.seq)})`);
+      this.bad('invalid_seq', outcome);
+      wellFormed = false;
+    } else {
+      seq = e.seq;
+    }
+
+    for (const name of REQUIRED_STRINGS) {
+      if (!has(e, name)) {
+        this.fail.members.add(`${where} lacks ${name}`);
+        this.bad(`missing_field:${name}`, outcome);
+        wellFormed = false;
+      } else if (!isNonEmptyString(e[name])) {
+        this.fail.members.add(`${where} ${name} ${describe(e[name])}`);
+        this.bad(`invalid_field:${name}`, outcome);
+        wellFormed = false;
+      }
+    }
+    if (!has(e, 'prev_digest')) {
+      this.fail.members.add(`${where} lacks prev_digest`);
+      this.bad('missing_field:prev_digest', outcome);
+      wellFormed = false;
+    } else if (typeof e.prev_digest !== 'string') {
+      this.fail.members.add(`${where} prev_digest ${describe(e.prev_digest)}`);
+      this.bad('invalid_field:prev_digest', outcome);
+      wellFormed = false;
+    }
+
+    let close = false;
+    if (has(e, 'close')) {
+      if (typeof e.close !== 'boolean') {
+        this.fail.close.add(`${where} (${describe(e.close)})`);
+        this.bad('invalid_close', outcome);
+        wellFormed = false;
+      } else close = e.close;
+    }
+
+    let bytesHash: string | null = null;
+    if (!has(e, 'canonical_bytes')) {
+      this.fail.members.add(`${where} lacks canonical_bytes`);
+      this.bad('missing_field:canonical_bytes', outcome);
+      wellFormed = false;
+    } else {
+      bytesHash = sha256HexOfStrictBase64(e.canonical_bytes);
+      if (bytesHash === null) {
+        // S7.1: fail closed, never skip or repair.
+        this.fail.base64.add(where);
+        this.bad('invalid_base64', outcome);
+        wellFormed = false;
+      }
+    }
+    const cur = this.cur;
+    cur.seq = seq;
+    cur.close = close;
+    cur.bytesHash = bytesHash;
+    cur.wellFormed = wellFormed;
+  }
+
+  /** A reason code for the timeline and, when collecting, for the entry. */
+  private bad(code: string, outcome: EntryOutcome | null): void {
+    if (outcome && !outcome.reasons.includes(code)) outcome.reasons.push(code);
+    this.f.reason(code);
   }
 
   private advance(seq: number | null, digest07: string | null, digest06: string | null, outcome: EntryOutcome | null): void {
@@ -309,6 +375,13 @@ export class TimelineVerifier {
     this.prevDigest06 = digest06;
     this.lastDigest07 = digest07;
     if (outcome) this.entries.push(outcome);
+  }
+
+  // Null prototype: a provenance class such as "constructor" or "__proto__" is counted, not confused with Object.prototype.
+  private provenanceCounts(): Record<string, number> {
+    const counts = Object.create(null) as Record<string, number>;
+    for (const [k, slot] of this.classes) counts[k] = slot.count;
+    return counts;
   }
 
   /** Close the timeline and return its result. Call once. */
@@ -369,7 +442,7 @@ export class TimelineVerifier {
       entry_count: this.count,
       final_entry_digest: this.lastDigest07,
       closed: this.lastClosed,
-      provenance: this.provenance,
+      provenance: this.provenanceCounts(),
       truncation_excluded: false,
     };
     if (this.collect) result.entries = this.entries;

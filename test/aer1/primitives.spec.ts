@@ -768,6 +768,28 @@ describe('results list every failing check (reading 11)', () => {
     }
   });
 
+  test('a member inherited from a prototype is missing, not read (fast member check vs full check)', () => {
+    const [first, second] = refBuildTimeline(refEntrySpec('job-inherit', 2));
+    const { tool, ...rest } = second as unknown as Record<string, unknown>;
+    // Not JSON.parse output, but a caller may build entries: `tool` is only reachable through the prototype.
+    const inherited = Object.assign(Object.create({ tool }) as Record<string, unknown>, rest);
+    expect(inherited.tool).toBe(tool);
+    const r = verifyTimeline([first, inherited]);
+    expect(r.verdict).toBe('invalid');
+    expect(r.reasons).toEqual(['missing_field:tool']);
+    expect(r.entries?.[1].entry_digest).toBeNull();
+    expect(r.final_entry_digest).toBeNull();
+    // The same entry with `tool` as its own member verifies.
+    expect(verifyTimeline([first, { ...rest, tool }]).verdict).toBe('valid');
+  });
+
+  test('close present but undefined is malformed, absent close is false', () => {
+    const [only] = refBuildTimeline(refEntrySpec('job-close', 1));
+    const r = verifyTimeline([{ ...only, close: undefined }]);
+    expect(r.reasons).toContain('invalid_close');
+    expect(r.entries?.[0].entry_digest).toBeNull();
+  });
+
   test('a commitment result exposes binding, computed values and witness metadata untouched', () => {
     const t = refBuildTimeline(refEntrySpec('job-w', 2));
     const commitment = {

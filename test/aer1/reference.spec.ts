@@ -3,7 +3,18 @@
  * deliberately simple reference in test/reference on generated inputs.
  */
 import * as fc from 'fast-check';
-import { decodeStrictBase64, entryDigestInput, isRfc3339, isStrictBase64, isStrictUtf8, merkleRoot, writeJsonString } from '../../src/aer1';
+import { createHash } from 'node:crypto';
+import {
+  decodeStrictBase64,
+  EntryDigestInputWriter,
+  entryDigestInput,
+  isRfc3339,
+  isStrictBase64,
+  isStrictUtf8,
+  merkleRoot,
+  sha256HexOfStrictBase64,
+  writeJsonString,
+} from '../../src/aer1';
 import { refCanonicalEntry, refDecodeBase64, refEncodeBase64, refIsRfc3339, refIsUtf8, refMerkleRoot, refWriteJsonString } from './helpers';
 
 const RUNS = { numRuns: 200 };
@@ -36,6 +47,8 @@ function sameBase64Answer(s: string): void {
   expect(isStrictBase64(s)).toBe(ref !== null);
   if (ref === null) expect(fast).toBeNull();
   else expect(fast === null ? null : [...fast]).toEqual([...ref]);
+  // The verifier's decode-and-hash path (reused buffer) gives the same answer.
+  expect(sha256HexOfStrictBase64(s)).toBe(ref === null ? null : createHash('sha256').update(ref).digest('hex'));
 }
 
 describe('base64: fast vs reference', () => {
@@ -59,6 +72,36 @@ describe('base64: fast vs reference', () => {
       }),
       { numRuns: 400 },
     );
+  });
+
+  // Up to 512 characters the core validates and decodes in one pass; longer strings go through a regex and
+  // Node's decoder; past 48 KiB of bytes the hash path allocates. Each side of each boundary is covered.
+  test('mutated base64 strings on both sides of the one-pass limit (512 characters) get the same answer', () => {
+    fc.assert(
+      fc.property(fc.uint8Array({ minLength: 370, maxLength: 400 }), fc.array(mutation, { minLength: 0, maxLength: 2 }), (b, edits) => {
+        sameBase64Answer(mutate(Buffer.from(b).toString('base64'), edits));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  test('canonical bytes larger than the reused decode buffer (48 KiB), valid and edited', () => {
+    const b = Buffer.alloc(48 * 1024 + 2, 7);
+    b[100] = 200;
+    const s = b.toString('base64');
+    sameBase64Answer(s);
+    sameBase64Answer(s.slice(0, 1000) + '-' + s.slice(1001));
+    sameBase64Answer(s.slice(0, -2) + 'B='); // pad bits set
+    const exact = Buffer.alloc(48 * 1024, 1).toString('base64');
+    sameBase64Answer(exact);
+    sameBase64Answer(exact.slice(0, -1) + '!');
+  });
+
+  test('a hash through the reused buffer is not affected by a longer one before it', () => {
+    const long = Buffer.alloc(300, 0xff).toString('base64');
+    const short = Buffer.from([1, 2, 3, 4]).toString('base64');
+    sha256HexOfStrictBase64(long);
+    expect(sha256HexOfStrictBase64(short)).toBe(createHash('sha256').update(Buffer.from([1, 2, 3, 4])).digest('hex'));
   });
 
   test('short strings over the base64-ish alphabet get the same answer from both', () => {
@@ -249,6 +292,37 @@ describe('canonical JSON writer: fast vs JSON.stringify + ASCII post-processing'
         (m) => {
           expect(entryDigestInput(m)).toBe(refCanonicalEntry(m));
           expect(JSON.parse(entryDigestInput(m))).toEqual(m);
+        },
+      ),
+      RUNS,
+    );
+  });
+
+  test('EntryDigestInputWriter (kept parts) writes what entryDigestInput writes, entry after entry', () => {
+    // Few distinct job ids, classes and tools so that kept parts are reused; some need escaping.
+    const repeated = fc.constantFrom('job-1', 'LOGGED BY AGENT', 'caf\u00e9', 'tab\there', 'quote"d', '\u{1F600}', '');
+    const member = fc.oneof(repeated, anyString);
+    fc.assert(
+      fc.property(
+        fc.array(
+          fc.record({
+            close: fc.boolean(),
+            id: anyString,
+            job_id: member,
+            output_hash: fc.stringMatching(/^[0-9a-f]{64}$/),
+            prev_digest: fc.oneof(fc.stringMatching(/^[0-9a-f]{64}$/), anyString),
+            provenance_class: member,
+            seq: fc.maxSafeInteger(),
+            tool: member,
+          }),
+          { minLength: 1, maxLength: 12 },
+        ),
+        (entries) => {
+          const writer = new EntryDigestInputWriter();
+          for (const m of entries) {
+            const hex = /^[0-9a-f]{64}$/.test(m.prev_digest);
+            expect(writer.write(m.close, m.id, m.job_id, m.output_hash, m.prev_digest, m.provenance_class, m.seq, m.tool, hex)).toBe(refCanonicalEntry(m));
+          }
         },
       ),
       RUNS,
