@@ -12,28 +12,22 @@
 /** Characters that pass through unescaped: U+0020..U+007E except `"` and `\`. */
 const PLAIN = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
 
-const SHORT: Record<number, string> = {
-  0x22: '\\"',
-  0x5c: '\\\\',
-  0x08: '\\b',
-  0x0c: '\\f',
-  0x0a: '\\n',
-  0x0d: '\\r',
-  0x09: '\\t',
-};
+/** What JSON.stringify leaves unescaped but S7.1 escapes: U+007F and every UTF-16 code unit above it. */
+const NOT_ASCII = /[\x7f-\uffff]/;
+const NOT_ASCII_ALL = /[\x7f-\uffff]/g;
+
+function escapeCodeUnit(ch: string): string {
+  return '\\u' + ch.charCodeAt(0).toString(16).padStart(4, '0');
+}
 
 /** Write `s` as an ASCII-only JSON string literal, quotes included. */
 export function writeJsonString(s: string): string {
   if (PLAIN.test(s)) return `"${s}"`;
-  let out = '"';
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i); // a UTF-16 code unit: astral characters arrive as their surrogate pair
-    const short = SHORT[c];
-    if (short !== undefined) out += short;
-    else if (c < 0x20 || c > 0x7e) out += '\\u' + c.toString(16).padStart(4, '0');
-    else out += s[i];
-  }
-  return out + '"';
+  // JSON.stringify escapes exactly as above below U+007F (ECMA-262 QuoteJSONString: the same short
+  // forms, other control characters and lone surrogates as \u with lowercase hex) and leaves the rest
+  // as is; what remains above U+007E is then escaped code unit by code unit (a pair as its two halves).
+  const json = JSON.stringify(s);
+  return NOT_ASCII.test(json) ? json.replace(NOT_ASCII_ALL, escapeCodeUnit) : json;
 }
 
 /** The members bound by the S7.1 entry digest, already checked for type. */

@@ -10,8 +10,15 @@ export interface NewEvent {
   data: unknown;
 }
 
-/** `expectedVersion`: the stream's current version (0 for a new stream), or `'any'`. */
-export type ExpectedVersion = number | 'any';
+/**
+ * `expectedVersion`: the stream's current version (0 for a new stream), `'any'`,
+ * or `'new'` when the caller has already established inside the same write
+ * transaction that the stream has no events (e.g. the receipt is not in the
+ * read model): the version query is skipped, and the
+ * `UNIQUE (stream_id, stream_position)` constraint still refuses a second
+ * first event.
+ */
+export type ExpectedVersion = number | 'any' | 'new';
 
 const PAGE = 5000;
 
@@ -53,8 +60,8 @@ export class LedgerService {
    * Returns the stored events; the stream's next expected version is the last one's `stream_position`.
    */
   async append(tx: Tx, streamId: string, expectedVersion: ExpectedVersion, events: NewEvent[]): Promise<StoredEvent[]> {
-    const version = await this.streamVersion(tx, streamId);
-    if (expectedVersion !== 'any' && version !== expectedVersion) throw new ExpectedVersionConflictError(streamId, expectedVersion, version);
+    const version = expectedVersion === 'new' ? 0 : await this.streamVersion(tx, streamId);
+    if (typeof expectedVersion === 'number' && version !== expectedVersion) throw new ExpectedVersionConflictError(streamId, expectedVersion, version);
     // Inside one write transaction no one else appends (writes are serialized), so the head
     // this transaction last wrote is still the head: remembered per transaction, not re-read.
     const head = this.txHeads.get(tx) ?? (await this.head(tx));

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { isObject, isStrictUtf8, ReceiptResult, receiptOfDocument, verifyReceipt } from '../aer1';
 import { ConflictError, NotFoundError, VerificationFailedError, BadInputError, LedgerError } from '../common/errors';
-import { parseRawJson, parseRequestJson, RawJson, ndjsonLines } from '../common/raw-json';
+import { parseRequestJson, RawJson, ndjsonLines } from '../common/raw-json';
 import { PublicUrls } from '../common/urls';
 import { DatabaseService, StorageInputError, Tx } from '../database/database.service';
 import { LedgerService } from '../ledger/ledger.service';
@@ -27,6 +27,12 @@ export interface ReceiptRow {
   position: number;
   recorded_at: string;
 }
+
+/** What ingestion needs to know of a recorded receipt: a few columns of its row. */
+export type RecordedReceipt = Pick<ReceiptRow, 'id' | 'raw' | 'verdict' | 'provenance_class' | 'supersedes' | 'position'>;
+const RECORDED_COLUMNS = 'id, raw, verdict, provenance_class, supersedes, position';
+/** Ids per look-up query (well under SQLite's and PostgreSQL's bound-parameter limits). */
+const LOOKUP_PAGE = 500;
 
 /** What an ingestion answers. */
 export interface IngestOutcome {
@@ -66,7 +72,7 @@ export class ReceiptsService {
    */
   async ingest(body: RawJson, supersedes: string | null = null): Promise<IngestOutcome> {
     const result = this.verifyOrThrow(body.value);
-    return this.db.write((tx) => this.record(tx, body.text, result, supersedes));
+    return this.db.write(async (tx) => (await this.record(tx, body, result, supersedes)).outcome);
   }
 
   private verifyOrThrow(value: unknown): ReceiptResult & { id: string } {
@@ -77,17 +83,41 @@ export class ReceiptsService {
     return result as ReceiptResult & { id: string };
   }
 
-  private async record(tx: Tx, raw: string, result: ReceiptResult & { id: string }, supersedes: string | null): Promise<IngestOutcome> {
+  /** The recorded receipts among `ids` (lowercase), looked up in pages of {@link LOOKUP_PAGE}. */
+  private async findRecorded(tx: Tx, ids: string[]): Promise<Map<string, RecordedReceipt>> {
+    const found = new Map<string, RecordedReceipt>();
+    const unique = [...new Set(ids)];
+    for (let i = 0; i < unique.length; i += LOOKUP_PAGE) {
+      const page = unique.slice(i, i + LOOKUP_PAGE);
+      const rows = await tx.query<RecordedReceipt>(`SELECT ${RECORDED_COLUMNS} FROM receipts WHERE id IN (${page.map(() => '?').join(', ')})`, page);
+      for (const r of rows) found.set(r.id, r);
+    }
+    return found;
+  }
+
+  /**
+   * Record one verified receipt inside `tx`: its stored bytes are `body.text`
+   * exactly. `recorded` is what is already recorded under its id (looked up
+   * when not given). Returns the answer and what is now recorded under the id.
+   */
+  private async record(
+    tx: Tx,
+    body: RawJson,
+    result: ReceiptResult & { id: string },
+    supersedes: string | null,
+    recorded?: RecordedReceipt | null,
+  ): Promise<{ outcome: IngestOutcome; recorded: RecordedReceipt }> {
     const id = result.id.toLowerCase();
-    const existing = (await tx.query<ReceiptRow>('SELECT * FROM receipts WHERE id = ?', [id]))[0];
+    const existing = recorded !== undefined ? recorded : ((await this.findRecorded(tx, [id])).get(id) ?? null);
+    const supersedesId = supersedes ? supersedes.toLowerCase() : null;
     if (existing) {
-      if (existing.raw === raw && (existing.supersedes ?? null) === (supersedes?.toLowerCase() ?? null)) return this.outcome('existing', existing);
+      if (existing.raw === body.text && (existing.supersedes ?? null) === supersedesId) return { outcome: this.outcome('existing', existing), recorded: existing };
       throw new ConflictError('receipt_id_conflict', `receipt ${id} is already recorded with different bytes; records are never altered (S9): publish a correction instead`, { id });
     }
-    const r = receiptOf(parseRawJson(raw).value) as Record<string, unknown>;
+    const r = receiptOf(body.value) as Record<string, unknown>;
     const data: ReceiptRecordedData = {
       id: result.id,
-      raw,
+      raw: body.text,
       form: result.form ?? 'core',
       wrapped_in: result.wrapped_in,
       verdict: result.verdict,
@@ -97,19 +127,21 @@ export class ReceiptsService {
       status: typeof r.status === 'string' ? r.status : null,
       output_hash: result.computed.output_hash,
       created_at: typeof r.created_at === 'string' ? r.created_at : typeof r.timestamp === 'string' ? r.timestamp : null,
-      supersedes: supersedes ? supersedes.toLowerCase() : null,
+      supersedes: supersedesId,
     };
-    const [event] = await this.ledger.append(tx, streams.receipt(id), 0, [{ type: 'ReceiptRecorded', data }]);
-    if (supersedes) {
-      const old = streams.receipt(supersedes);
+    // Not in the read model, which the same transaction keeps: the receipt's stream is new.
+    const [event] = await this.ledger.append(tx, streams.receipt(id), 'new', [{ type: 'ReceiptRecorded', data }]);
+    if (supersedesId) {
+      const old = streams.receipt(supersedesId);
       const version = await this.ledger.streamVersion(tx, old);
-      await this.ledger.append(tx, old, version, [{ type: 'ReceiptCorrected', data: { id: supersedes.toLowerCase(), superseded_by: id } }]);
+      await this.ledger.append(tx, old, version, [{ type: 'ReceiptCorrected', data: { id: supersedesId, superseded_by: id } }]);
     }
-    const row = (await tx.query<ReceiptRow>('SELECT * FROM receipts WHERE id = ?', [id]))[0];
-    return { ...this.outcome('created', row), position: event.position };
+    // The row the projection wrote holds exactly these values: answered without reading it back.
+    const now: RecordedReceipt = { id, raw: body.text, verdict: data.verdict, provenance_class: data.provenance_class, supersedes: supersedesId, position: event.position };
+    return { outcome: this.outcome('created', now), recorded: now };
   }
 
-  private outcome(outcome: 'created' | 'existing', row: ReceiptRow): IngestOutcome {
+  private outcome(outcome: 'created' | 'existing', row: RecordedReceipt): IngestOutcome {
     return {
       outcome,
       id: row.id,
@@ -143,7 +175,7 @@ export class ReceiptsService {
         }
         throw new ConflictError('already_superseded', `receipt ${original} is already superseded by ${row.superseded_by}; correct that one instead`, { superseded_by: row.superseded_by });
       }
-      return this.record(tx, body.text, result, original);
+      return (await this.record(tx, body, result, original)).outcome;
     });
   }
 
@@ -169,6 +201,11 @@ export class ReceiptsService {
       let accepted = 0;
       let existing = 0;
       let rejected = 0;
+      // One look-up for the whole batch; a receipt recorded by an earlier line is added as it is recorded.
+      const recorded = await this.findRecorded(
+        tx,
+        prepared.flatMap((p) => (p.result ? [p.result.id.toLowerCase()] : [])),
+      );
       for (const p of prepared) {
         if ('error' in p && p.error) {
           rejected++;
@@ -176,7 +213,10 @@ export class ReceiptsService {
           continue;
         }
         try {
-          const o = await this.record(tx, p.body!.text, p.result!, null);
+          const id = p.result!.id.toLowerCase();
+          const r = await this.record(tx, p.body!, p.result!, null, recorded.get(id) ?? null);
+          recorded.set(id, r.recorded);
+          const o = r.outcome;
           if (o.outcome === 'created') accepted++;
           else existing++;
           results.push({ line: p.line, status: o.outcome === 'created' ? 201 : 200, ...o });

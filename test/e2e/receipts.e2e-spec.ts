@@ -1,5 +1,6 @@
 import { DIALECTS, startApp, TestApp } from '../helpers/app';
 import { vector } from '../helpers/corpus';
+import { refCoreReceipt } from '../reference/reference-verifier';
 
 
 describe.each(DIALECTS)('receipts on %s', (dialect) => {
@@ -91,6 +92,42 @@ describe.each(DIALECTS)('receipts on %s', (dialect) => {
     const again = await post('/api/receipts', ` \r\n${text}`);
     expect(again.status).toBe(200);
     expect(again.body.position).toBe(first.body.position);
+  });
+
+  it('answers an NDJSON batch line by line: new, repeated in the batch, recorded before, conflicting, malformed', async () => {
+    const id = (n: number): string => `7a0c1f52-0000-4000-8000-${String(n).padStart(12, '0')}`;
+    const before = JSON.stringify(refCoreReceipt(id(1), Buffer.from('{"before":true}')));
+    const earlier = await post('/api/receipts', before);
+    expect(earlier.status).toBe(201);
+    const a = JSON.stringify(refCoreReceipt(id(2), Buffer.from('{"a":1}')));
+    const aOther = JSON.stringify(refCoreReceipt(id(2), Buffer.from('{"a":2}')));
+    const b = JSON.stringify(refCoreReceipt(id(3).toUpperCase(), Buffer.from('{"b":1}')));
+    const lines = [a, a, before, aOther, '{"not json', b, JSON.stringify(refCoreReceipt(id(3), Buffer.from('{"b":2}')))];
+    const r = await t.http.post('/api/receipts/batch').set('Authorization', `Bearer ${t.keys.producer}`).set('Content-Type', 'application/x-ndjson').send(lines.join('\n'));
+    expect(r.status).toBe(200);
+    expect([r.body.accepted, r.body.existing, r.body.rejected]).toEqual([2, 2, 3]);
+    const results = r.body.results as { line: number; status: number; id?: string; error?: string; position?: number }[];
+    expect(results.map((x) => [x.line, x.status, x.error ?? x.id])).toEqual([
+      [1, 201, id(2)],
+      [2, 200, id(2)],
+      [3, 200, id(1)],
+      [4, 409, 'receipt_id_conflict'],
+      [5, 400, 'malformed_json'],
+      [6, 201, id(3)],
+      [7, 409, 'receipt_id_conflict'],
+    ]);
+    expect(results[1].position).toBe(results[0].position);
+    expect(results[2].position).toBe(earlier.body.position);
+    expect(results[5].position).toBe((results[0].position as number) + 1);
+    const db = t.app.get((await import('../../src/database/database.service')).DatabaseService);
+    const rows = await db.query<{ id: string; raw: string; position: number | string }>('SELECT id, raw, position FROM receipts WHERE id IN (?, ?, ?) ORDER BY position', [id(1), id(2), id(3)]);
+    expect(rows.map((x) => [x.id, x.raw, Number(x.position)])).toEqual([
+      [id(1), before, earlier.body.position],
+      [id(2), a, results[0].position],
+      [id(3), b, results[5].position],
+    ]);
+    const events = await db.query<{ n: number | string }>("SELECT COUNT(*) AS n FROM events WHERE stream_id IN (?, ?, ?)", [`receipt:${id(1)}`, `receipt:${id(2)}`, `receipt:${id(3)}`]);
+    expect(Number(events[0].n)).toBe(3);
   });
 
   it('keeps the ledger chain verifiable', async () => {
