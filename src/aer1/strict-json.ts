@@ -52,3 +52,62 @@ export function findDuplicateMember(text: string): string | null {
   }
   return null;
 }
+
+/**
+ * Member separators (`:`) outside strings in well-formed JSON `text`: one
+ * per member of every object.
+ */
+function memberCount(text: string): number {
+  let count = 0;
+  const n = text.length;
+  for (let i = 0; i < n; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x3a /* : */) count++;
+    else if (c === 0x22 /* " */) {
+      // Skip the string: jump to its closing quote (one preceded by an even number of backslashes).
+      let j = text.indexOf('"', i + 1);
+      for (;;) {
+        if (j < 0) return count;
+        let k = j - 1;
+        while (text.charCodeAt(k) === 0x5c /* \ */) k--;
+        if ((j - 1 - k) % 2 === 0) break;
+        j = text.indexOf('"', j + 1);
+      }
+      i = j;
+    }
+  }
+  return count;
+}
+
+/** Own members of every object in a parsed JSON value (iterative: any depth). */
+function keyCount(value: unknown): number {
+  let count = 0;
+  const stack: unknown[] = [value];
+  while (stack.length > 0) {
+    const v = stack.pop();
+    if (typeof v !== 'object' || v === null) continue;
+    if (Array.isArray(v)) {
+      for (const x of v) if (typeof x === 'object' && x !== null) stack.push(x);
+    } else {
+      const keys = Object.keys(v); // own members only
+      count += keys.length;
+      for (const k of keys) {
+        const x = (v as Record<string, unknown>)[k];
+        if (typeof x === 'object' && x !== null) stack.push(x);
+      }
+    }
+  }
+  return count;
+}
+
+/**
+ * {@link findDuplicateMember} for `text` already parsed by `JSON.parse` into
+ * `value`, fast when no name repeats (the usual case): JSON.parse keeps one
+ * member per name, so a document with a duplicate has fewer keys than
+ * members in its text, and only then is the text scanned for the name.
+ */
+export function duplicateMemberOf(text: string, value: unknown): string | null {
+  if (typeof value !== 'object' || value === null) return null;
+  if (memberCount(text) === keyCount(value)) return null;
+  return findDuplicateMember(text);
+}

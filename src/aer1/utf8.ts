@@ -5,7 +5,15 @@
  * above U+10FFFF, stray continuation bytes and truncated sequences. A BOM and
  * U+0000 are valid UTF-8.
  */
+import { isAscii } from 'node:buffer';
+
+/**
+ * True when `b` is strict UTF-8. ASCII (every byte below 0x80), by far the
+ * most common input, is recognised by Node's native `isAscii` scan; any other
+ * input is checked byte by byte below.
+ */
 export function isStrictUtf8(b: Uint8Array): boolean {
+  if (isAscii(b)) return true;
   const n = b.length;
   let i = 0;
   while (i < n) {

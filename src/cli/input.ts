@@ -7,7 +7,7 @@
  */
 import { createReadStream } from 'node:fs';
 import type { Readable } from 'node:stream';
-import { findDuplicateMember, isStrictUtf8 } from '../aer1';
+import { duplicateMemberOf, isStrictUtf8 } from '../aer1';
 import { CliError, CliIo, errorText } from './io';
 
 /** JSON white space (RFC 8259): space, tab, line feed, carriage return. */
@@ -151,7 +151,7 @@ export function parseJsonBytes(bytes: Buffer): { ok: true; value: unknown } | { 
   } catch (err) {
     return { ok: false, why: 'not_json', detail: errorText(err) };
   }
-  const dup = findDuplicateMember(text);
+  const dup = duplicateMemberOf(text, value);
   if (dup !== null) return { ok: false, why: 'not_json', detail: `member ${JSON.stringify(dup)} appears twice in one object (ambiguous: JSON parsers disagree on which one counts)` };
   return { ok: true, value };
 }
@@ -180,53 +180,86 @@ export interface RawLine {
 }
 
 /**
- * Split a byte stream into lines at LF (a trailing CR is dropped), without
- * decoding: memory is bounded by the longest line, and a line longer than
- * `maxLineBytes` is reported with `bytes: null` and never buffered. The
- * yielded buffer may share memory with the input chunk: use it before
- * asking for the next line.
+ * Splits bytes into lines at LF (a trailing CR is dropped), without
+ * decoding and synchronously, one chunk at a time: memory is bounded by the
+ * longest line, and a line longer than `maxLineBytes` is reported with
+ * `bytes: null` and never buffered. A line handed to `onLine` may share
+ * memory with the chunk it came from.
  */
-export async function* splitLines(chunks: AsyncIterable<Buffer>, maxLineBytes = MAX_LINE_BYTES): AsyncGenerator<RawLine> {
-  let parts: Buffer[] = [];
-  let partsLen = 0;
-  let overflow = false;
-  let no = 0;
-  const take = (piece: Buffer): RawLine => {
-    no++;
-    let bytes: Buffer | null = null;
-    if (!overflow && partsLen + piece.length <= maxLineBytes) {
-      bytes = parts.length === 0 ? piece : Buffer.concat([...parts, piece]);
-      if (bytes.length > 0 && bytes[bytes.length - 1] === 0x0d) bytes = bytes.subarray(0, bytes.length - 1);
-    }
-    parts = [];
-    partsLen = 0;
-    overflow = false;
-    return { no, bytes };
-  };
-  for await (const chunk of chunks) {
+export class LineSplitter {
+  private parts: Buffer[] = [];
+  private partsLen = 0;
+  private overflow = false;
+  private no: number;
+
+  /** `firstLineNo`: the number of the first line (1 for a whole input). */
+  constructor(
+    private readonly maxLineBytes = MAX_LINE_BYTES,
+    firstLineNo = 1,
+  ) {
+    this.no = firstLineNo - 1;
+  }
+
+  /** Hand every line that `chunk` completes to `onLine`, in order. */
+  push(chunk: Buffer, onLine: (line: RawLine) => void): void {
     let start = 0;
     for (;;) {
       const nl = chunk.indexOf(0x0a, start);
       if (nl === -1) {
         const tail = chunk.subarray(start);
-        if (!overflow && tail.length > 0) {
-          if (partsLen + tail.length > maxLineBytes) {
-            overflow = true;
-            parts = [];
-            partsLen = 0;
+        if (!this.overflow && tail.length > 0) {
+          if (this.partsLen + tail.length > this.maxLineBytes) {
+            this.overflow = true;
+            this.parts = [];
+            this.partsLen = 0;
           } else {
             // Copy small tails so the (large) chunk they came from can be freed.
-            parts.push(tail.length < chunk.length / 4 ? Buffer.from(tail) : tail);
-            partsLen += tail.length;
+            this.parts.push(tail.length < chunk.length / 4 ? Buffer.from(tail) : tail);
+            this.partsLen += tail.length;
           }
         }
-        break;
+        return;
       }
-      yield take(chunk.subarray(start, nl));
+      onLine(this.take(chunk.subarray(start, nl)));
       start = nl + 1;
     }
   }
-  if (overflow || partsLen > 0) yield take(Buffer.alloc(0));
+
+  /** The end of the input: hand over a last line that has no LF after it. */
+  end(onLine: (line: RawLine) => void): void {
+    if (this.overflow || this.partsLen > 0) onLine(this.take(Buffer.alloc(0)));
+  }
+
+  private take(piece: Buffer): RawLine {
+    this.no++;
+    let bytes: Buffer | null = null;
+    if (!this.overflow && this.partsLen + piece.length <= this.maxLineBytes) {
+      bytes = this.parts.length === 0 ? piece : Buffer.concat([...this.parts, piece]);
+      if (bytes.length > 0 && bytes[bytes.length - 1] === 0x0d) bytes = bytes.subarray(0, bytes.length - 1);
+    }
+    this.parts = [];
+    this.partsLen = 0;
+    this.overflow = false;
+    return { no: this.no, bytes };
+  }
+}
+
+/**
+ * {@link LineSplitter} over a byte stream, as an async iterator of lines.
+ * A yielded buffer may share memory with its input chunk.
+ */
+export async function* splitLines(chunks: AsyncIterable<Buffer>, maxLineBytes = MAX_LINE_BYTES): AsyncGenerator<RawLine> {
+  const splitter = new LineSplitter(maxLineBytes);
+  const lines: RawLine[] = [];
+  const collect = (line: RawLine): void => {
+    lines.push(line);
+  };
+  for await (const chunk of chunks) {
+    splitter.push(chunk, collect);
+    yield* lines.splice(0);
+  }
+  splitter.end(collect);
+  yield* lines.splice(0);
 }
 
 /** The outcome of reading one NDJSON line. */

@@ -4,7 +4,7 @@
  * source text of each element, so canonical bytes are stored as received and
  * never re-serialized.
  */
-import { findDuplicateMember, isStrictUtf8 } from '../aer1';
+import { duplicateMemberOf, isStrictUtf8 } from '../aer1';
 import { BadInputError } from './errors';
 
 /** A parsed JSON value with the exact text it came from. */
@@ -36,7 +36,7 @@ export function parseRawJson(bytes: Buffer | string): RawJson {
   } catch (e) {
     throw new BadInputError('malformed_json', `not JSON: ${(e as Error).message}`);
   }
-  const dup = findDuplicateMember(text);
+  const dup = duplicateMemberOf(text, value);
   if (dup !== null) throw new BadInputError('duplicate_member', `member ${JSON.stringify(dup).slice(0, 200)} appears twice in one object; the document is ambiguous`, { member: dup.slice(0, 200) });
   return { text, value };
 }

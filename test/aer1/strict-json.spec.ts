@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { findDuplicateMember } from '../../src/aer1';
+import { duplicateMemberOf, findDuplicateMember } from '../../src/aer1';
 
 describe('findDuplicateMember (I-JSON: member names unique)', () => {
   it.each([
@@ -25,8 +25,19 @@ describe('findDuplicateMember (I-JSON: member names unique)', () => {
     '"a"',
     '{"":1," ":2}',
   ])('accepts %s', (text) => {
-    JSON.parse(text);
     expect(findDuplicateMember(text)).toBeNull();
+    expect(duplicateMemberOf(text, JSON.parse(text))).toBeNull();
+  });
+
+  it.each([
+    ['{"a":1,"a":2}', 'a'],
+    ['{"x":{"b":1,"b":1}}', 'b'],
+    ['[{"t":"a:b","c":1},{"c":2,"c":3}]', 'c'],
+    ['{"\\u0061":1,"a":2}', 'a'],
+    ['{"__proto__":1,"__proto__":2}', '__proto__'],
+    ['{"k\\"":":","k\\"":1}', 'k"'],
+  ])('duplicateMemberOf names the duplicate in %s', (text, name) => {
+    expect(duplicateMemberOf(text, JSON.parse(text))).toBe(name);
   });
 
   it('agrees with a reference over generated JSON (names from a small alphabet so duplicates occur)', () => {
@@ -55,8 +66,10 @@ describe('findDuplicateMember (I-JSON: member names unique)', () => {
     fc.assert(
       fc.property(value, (v) => {
         const text = write(v);
-        JSON.parse(text);
+        const parsed: unknown = JSON.parse(text);
         expect(findDuplicateMember(text) !== null).toBe(dupIn(v));
+        // The fast path (member count vs key count) names the same member, or none.
+        expect(duplicateMemberOf(text, parsed)).toBe(findDuplicateMember(text));
       }),
       { numRuns: 300 },
     );

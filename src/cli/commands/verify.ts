@@ -19,7 +19,7 @@ import {
   TimelineVerifier,
   verifyDocument,
 } from '../../aer1';
-import { Input, parseJsonBytes, parseLine, readJsonDocument, splitLines } from '../input';
+import { Input, LineSplitter, parseJsonBytes, parseLine, RawLine, readJsonDocument } from '../input';
 import { CliError, CliIo, EXIT_NOT_VALID, EXIT_OK, RunContext, writeAll } from '../io';
 import { NdjsonStats, renderReport } from '../report';
 import { runBatch } from './batch';
@@ -45,7 +45,8 @@ const NOT_JSON_LISTED = 20;
 export async function streamTimeline(chunks: AsyncIterable<Buffer>): Promise<{ result: TimelineResult; ndjson: NdjsonStats }> {
   const v = new TimelineVerifier({ collectEntries: false });
   const stats: NdjsonStats = { format: 'ndjson', lines: 0, blank_lines: 0, not_json_lines: 0, not_json_at: [] };
-  for await (const line of splitLines(chunks)) {
+  // Lines are handled synchronously per chunk: no promise per line.
+  const onLine = (line: RawLine): void => {
     stats.lines = line.no;
     const p = parseLine(line);
     if (p.type === 'blank') {
@@ -57,7 +58,10 @@ export async function streamTimeline(chunks: AsyncIterable<Buffer>): Promise<{ r
     } else {
       v.push(p.value);
     }
-  }
+  };
+  const splitter = new LineSplitter();
+  for await (const chunk of chunks) splitter.push(chunk, onLine);
+  splitter.end(onLine);
   return { result: v.finish(), ndjson: stats };
 }
 
