@@ -82,11 +82,16 @@ const MAX_LISTED = 20;
 
 /** Positions where one rule failed, for a single aggregated check. */
 class Failures {
-  private readonly seqs: string[] = [];
+  readonly seqs: string[] = [];
   count = 0;
   add(where: string): void {
     this.count++;
     if (this.seqs.length < MAX_LISTED) this.seqs.push(where);
+  }
+  /** Append the failures of the entries that follow (a later segment). */
+  absorb(later: { listed: string[]; count: number }): void {
+    this.count += later.count;
+    for (const w of later.listed) if (this.seqs.length < MAX_LISTED) this.seqs.push(w);
   }
   text(prefix: string): string {
     const more = this.count > this.seqs.length ? ` and ${this.count - this.seqs.length} more` : '';
@@ -98,6 +103,36 @@ const REQUIRED_STRINGS = ['job_id', 'id', 'tool', 'provenance_class'] as const;
 
 /** Every member name an entry may carry (S7.1, S7.2). */
 const ENTRY_MEMBERS = ['seq', 'job_id', 'id', 'tool', 'provenance_class', 'prev_digest', 'canonical_bytes', 'close'];
+
+const FAILURE_KINDS = ['entry', 'members', 'seq', 'close', 'base64', 'provenance', 'contiguous', 'job', 'closeNotLast', 'link', 'notEvaluated'] as const;
+type FailureKind = (typeof FAILURE_KINDS)[number];
+
+function newFailures(): Record<FailureKind, Failures> {
+  return Object.fromEntries(FAILURE_KINDS.map((k) => [k, new Failures()])) as Record<FailureKind, Failures>;
+}
+
+/**
+ * What a {@link TimelineVerifier} found over a run of consecutive entries,
+ * as plain data (structured-cloneable, so a worker thread can send it):
+ * the findings, and the state after its last entry. Segments of one
+ * timeline, verified separately, merge with {@link mergeTimelineSegments}
+ * into exactly the result one verifier gives over all the entries.
+ */
+export interface TimelineSegment {
+  /** 0-based index of the segment's first entry in the timeline. */
+  startIndex: number;
+  count: number;
+  jobId: string | null;
+  reasons: string[];
+  failures: Record<string, { listed: string[]; count: number }>;
+  /** Per provenance class in order of first appearance: count and whether S5 defines it. */
+  provenance: [string, number, boolean][];
+  links07: boolean;
+  links06: boolean;
+  linksEvaluated: number;
+  genesis: Check | null;
+  state: { prevSeq: number | null; prevDigest07: string | null; prevDigest06: string | null; lastDigest07: string | null; closedAt: number | null; lastClosed: boolean };
+}
 
 interface ProvenanceSlot {
   count: number;
@@ -111,7 +146,7 @@ interface ProvenanceSlot {
  * number of entries unless `collectEntries` is set.
  */
 export class TimelineVerifier {
-  private readonly f = new Findings();
+  private f = new Findings();
   private readonly collect: boolean;
   private readonly entries: EntryOutcome[] = [];
   private count = 0;
@@ -123,27 +158,17 @@ export class TimelineVerifier {
   private closedAt: number | null = null;
   private lastClosed = false;
   /** Per distinct provenance class: its count and whether S5 defines it (classified once). */
-  private readonly classes = new Map<string, ProvenanceSlot>();
+  private classes = new Map<string, ProvenanceSlot>();
   private readonly writer = new EntryDigestInputWriter();
   /** The members of the entry being pushed, as the member checks found them. */
   private readonly cur: { seq: number | null; close: boolean; bytesHash: string | null; wellFormed: boolean } = { seq: null, close: false, bytesHash: null, wellFormed: false };
   private links07 = true;
   private links06 = true;
   private linksEvaluated = 0;
-  private readonly fail = {
-    entry: new Failures(),
-    members: new Failures(),
-    seq: new Failures(),
-    close: new Failures(),
-    base64: new Failures(),
-    provenance: new Failures(),
-    contiguous: new Failures(),
-    job: new Failures(),
-    closeNotLast: new Failures(),
-    link: new Failures(),
-    notEvaluated: new Failures(),
-  };
+  private fail = newFailures();
   private genesis: Check | null = null;
+  /** Index of the first entry this verifier was given (0 unless {@link continuing}). */
+  private startIndex = 0;
 
   /** Object.prototype defines none of the entry's member names (checked once per timeline). */
   private readonly plainPrototype = ENTRY_MEMBERS.every((k) => !(k in Object.prototype));
@@ -155,6 +180,79 @@ export class TimelineVerifier {
   /** Number of entries pushed so far. */
   get entryCount(): number {
     return this.count;
+  }
+
+  /**
+   * A verifier for the entries from `startIndex` on (`startIndex` > 0),
+   * verified apart from the ones before: `previous` is the entry at
+   * `startIndex - 1` exactly as it would be pushed (the chain links and the
+   * sequence continue from it), and `jobId` the timeline's job (the first
+   * non-empty job_id before or in this segment; null if none). Its
+   * {@link segment} merges with the others by {@link mergeTimelineSegments}.
+   */
+  static continuing(startIndex: number, previous: unknown, jobId: string | null): TimelineVerifier {
+    if (!Number.isSafeInteger(startIndex) || startIndex < 1) throw new RangeError('startIndex must be an integer >= 1');
+    const v = new TimelineVerifier({ collectEntries: false });
+    v.count = startIndex - 1;
+    v.jobId = jobId;
+    v.push(previous); // sets the state after the previous entry ...
+    // ... whose findings belong to the segment before: start with none.
+    v.f = new Findings();
+    v.fail = newFailures();
+    v.classes = new Map();
+    v.links07 = true;
+    v.links06 = true;
+    v.linksEvaluated = 0;
+    v.genesis = null;
+    v.startIndex = startIndex;
+    return v;
+  }
+
+  /** The findings and end state of the entries pushed here, for {@link mergeTimelineSegments}. Not when collecting entries. */
+  segment(): TimelineSegment {
+    if (this.collect) throw new Error('segments are for streaming verifiers (collectEntries: false)');
+    const failures: TimelineSegment['failures'] = {};
+    for (const k of FAILURE_KINDS) failures[k] = { listed: [...this.fail[k].seqs], count: this.fail[k].count };
+    return {
+      startIndex: this.startIndex,
+      count: this.count - this.startIndex,
+      jobId: this.jobId,
+      reasons: this.f.reasons,
+      failures,
+      provenance: [...this.classes].map(([k, slot]) => [k, slot.count, slot.known]),
+      links07: this.links07,
+      links06: this.links06,
+      linksEvaluated: this.linksEvaluated,
+      genesis: this.genesis,
+      state: { prevSeq: this.prevSeq, prevDigest07: this.prevDigest07, prevDigest06: this.prevDigest06, lastDigest07: this.lastDigest07, closedAt: this.closedAt, lastClosed: this.lastClosed },
+    };
+  }
+
+  /** Fold `s`, the segment right after what this verifier holds, into it. */
+  private absorb(s: TimelineSegment): void {
+    if (s.startIndex !== this.count) throw new RangeError(`segment starts at entry ${s.startIndex + 1}, expected entry ${this.count + 1}`);
+    if (s.count === 0) return;
+    this.count += s.count;
+    if (this.jobId === null) this.jobId = s.jobId;
+    for (const r of s.reasons) this.f.reason(r);
+    for (const k of FAILURE_KINDS) this.fail[k].absorb(s.failures[k]);
+    for (const [k, count, known] of s.provenance) {
+      const slot = this.classes.get(k);
+      if (slot) slot.count += count;
+      else this.classes.set(k, { count, known });
+    }
+    this.links07 &&= s.links07;
+    this.links06 &&= s.links06;
+    this.linksEvaluated += s.linksEvaluated;
+    if (s.startIndex === 0) this.genesis = s.genesis;
+    ({ prevSeq: this.prevSeq, prevDigest07: this.prevDigest07, prevDigest06: this.prevDigest06, lastDigest07: this.lastDigest07, closedAt: this.closedAt, lastClosed: this.lastClosed } = s.state);
+  }
+
+  /** A verifier holding `segments` (consecutive, in order, the first at entry 0), ready for {@link finish}. */
+  static merged(segments: TimelineSegment[]): TimelineVerifier {
+    const v = new TimelineVerifier({ collectEntries: false });
+    for (const s of segments) v.absorb(s);
+    return v;
   }
 
   /** Check one entry and its link to the previous one. `entry` is a parsed JSON value. */
@@ -448,6 +546,16 @@ export class TimelineVerifier {
     if (this.collect) result.entries = this.entries;
     return result;
   }
+}
+
+/**
+ * The result of a timeline verified in consecutive segments (each by its own
+ * {@link TimelineVerifier}, the first from entry 0, the others
+ * {@link TimelineVerifier.continuing}): exactly what one verifier gives over
+ * all the entries. Throws RangeError when the segments are not consecutive.
+ */
+export function mergeTimelineSegments(segments: TimelineSegment[]): TimelineResult {
+  return TimelineVerifier.merged(segments).finish();
 }
 
 /**
