@@ -18,8 +18,11 @@ function isJsonSpace(b: number): boolean {
 /** Longest NDJSON line accepted (bytes); a longer line counts as a bad line and is skipped, never buffered. */
 export const MAX_LINE_BYTES = 64 * 1024 * 1024;
 
+/** Line numbers of NDJSON lines that are not JSON listed in a report (the rest are counted). */
+export const NOT_JSON_LISTED = 20;
+
 /** Read size for files. */
-const READ_CHUNK = 64 * 1024;
+const READ_CHUNK = 1024 * 1024;
 
 /**
  * An input opened for reading. {@link peek} reads only as far as the first
@@ -177,6 +180,9 @@ export async function readJsonDocument(input: Input): Promise<unknown> {
 export interface RawLine {
   no: number;
   bytes: Buffer | null;
+  /** Byte offsets of the line in the input (from the splitter's `firstByte`): its first byte, and the LF that ends it (or the input's end). */
+  start: number;
+  end: number;
 }
 
 /**
@@ -184,25 +190,35 @@ export interface RawLine {
  * decoding and synchronously, one chunk at a time: memory is bounded by the
  * longest line, and a line longer than `maxLineBytes` is reported with
  * `bytes: null` and never buffered. A line handed to `onLine` may share
- * memory with the chunk it came from.
+ * memory with the chunk it came from, so chunks may be one reused buffer
+ * (a part of a line left at the end of a chunk is copied).
  */
 export class LineSplitter {
   private parts: Buffer[] = [];
   private partsLen = 0;
   private overflow = false;
   private no: number;
+  /** Offset of the next chunk's first byte. */
+  private offset: number;
+  /** Offset of the line being gathered. */
+  private lineStart: number;
 
-  /** `firstLineNo`: the number of the first line (1 for a whole input). */
+  /** `firstLineNo`: the number of the first line (1 for a whole input); `firstByte`: the offset of the first byte. */
   constructor(
     private readonly maxLineBytes = MAX_LINE_BYTES,
     firstLineNo = 1,
+    firstByte = 0,
   ) {
     this.no = firstLineNo - 1;
+    this.offset = firstByte;
+    this.lineStart = firstByte;
   }
 
   /** Hand every line that `chunk` completes to `onLine`, in order. */
   push(chunk: Buffer, onLine: (line: RawLine) => void): void {
     let start = 0;
+    const base = this.offset;
+    this.offset += chunk.length;
     for (;;) {
       const nl = chunk.indexOf(0x0a, start);
       if (nl === -1) {
@@ -213,24 +229,26 @@ export class LineSplitter {
             this.parts = [];
             this.partsLen = 0;
           } else {
-            // Copy small tails so the (large) chunk they came from can be freed.
-            this.parts.push(tail.length < chunk.length / 4 ? Buffer.from(tail) : tail);
+            // Copied: the chunk may be a reused read buffer (and a large chunk can then be freed).
+            this.parts.push(Buffer.from(tail));
             this.partsLen += tail.length;
           }
         }
         return;
       }
-      onLine(this.take(chunk.subarray(start, nl)));
+      onLine(this.take(chunk.subarray(start, nl), base + nl));
       start = nl + 1;
     }
   }
 
   /** The end of the input: hand over a last line that has no LF after it. */
   end(onLine: (line: RawLine) => void): void {
-    if (this.overflow || this.partsLen > 0) onLine(this.take(Buffer.alloc(0)));
+    if (this.overflow || this.partsLen > 0) onLine(this.take(Buffer.alloc(0), this.offset));
   }
 
-  private take(piece: Buffer): RawLine {
+  private take(piece: Buffer, end: number): RawLine {
+    const start = this.lineStart;
+    this.lineStart = end + 1;
     this.no++;
     let bytes: Buffer | null = null;
     if (!this.overflow && this.partsLen + piece.length <= this.maxLineBytes) {
@@ -240,8 +258,14 @@ export class LineSplitter {
     this.parts = [];
     this.partsLen = 0;
     this.overflow = false;
-    return { no: this.no, bytes };
+    return { no: this.no, bytes, start, end };
   }
+}
+
+/** True when a line has only JSON white space (NDJSON skips it). */
+export function isBlankLine(bytes: Buffer): boolean {
+  for (let i = 0; i < bytes.length; i++) if (!isJsonSpace(bytes[i])) return false;
+  return true;
 }
 
 /**
@@ -272,14 +296,7 @@ export type LineValue =
 export function parseLine(line: RawLine): LineValue {
   const b = line.bytes;
   if (b === null) return { type: 'bad', why: 'too_long', detail: `longer than ${MAX_LINE_BYTES} bytes` };
-  let blank = true;
-  for (let i = 0; i < b.length; i++) {
-    if (!isJsonSpace(b[i])) {
-      blank = false;
-      break;
-    }
-  }
-  if (blank) return { type: 'blank' };
+  if (isBlankLine(b)) return { type: 'blank' };
   const r = parseJsonBytes(b);
   if (r.ok) return { type: 'json', value: r.value };
   return { type: 'bad', why: r.why === 'not_utf8' ? 'not_utf8' : 'not_json', detail: r.detail };

@@ -2,7 +2,7 @@
  * The byte-level NDJSON line splitter and line classifier used by the
  * streaming paths.
  */
-import { parseLine, RawLine, splitLines } from '../../src/cli/input';
+import { LineSplitter, parseLine, RawLine, splitLines } from '../../src/cli/input';
 
 async function collect(chunks: (string | Buffer)[], max?: number): Promise<{ no: number; text: string | null }[]> {
   async function* gen(): AsyncGenerator<Buffer> {
@@ -38,8 +38,42 @@ describe('splitLines', () => {
   });
 });
 
+describe('LineSplitter byte offsets', () => {
+  it('gives each line its first byte and the offset of its LF (or the end), counted from firstByte', () => {
+    const text = '{"a":1}\r\n\n{"b":2}\nlast';
+    const s = new LineSplitter(64, 5, 1000);
+    const lines: RawLine[] = [];
+    const on = (l: RawLine): void => {
+      lines.push(l);
+    };
+    // Chunks cut inside lines and inside the CR LF pair.
+    for (const c of ['{"a"', ':1}\r', '\n\n{"b"', ':2}\nla', 'st']) s.push(Buffer.from(c), on);
+    s.end(on);
+    expect(lines.map((l) => [l.no, l.bytes?.toString(), l.start, l.end])).toEqual([
+      [5, '{"a":1}', 1000, 1008],
+      [6, '', 1009, 1009],
+      [7, '{"b":2}', 1010, 1017],
+      [8, 'last', 1018, 1022],
+    ]);
+    // The offsets locate the raw line (CR included) in the input.
+    for (const l of lines) expect(text.slice(l.start - 1000, l.end - 1000).replace(/\r$/, '')).toBe(l.bytes?.toString());
+  });
+
+  it('keeps counting offsets across an overlong line', () => {
+    const s = new LineSplitter(4);
+    const lines: RawLine[] = [];
+    for (const c of ['ab\n0123', '456789\ncd']) s.push(Buffer.from(c), (l) => lines.push(l));
+    s.end((l) => lines.push(l));
+    expect(lines.map((l) => [l.bytes?.toString() ?? null, l.start, l.end])).toEqual([
+      ['ab', 0, 2],
+      [null, 3, 13],
+      ['cd', 14, 16],
+    ]);
+  });
+});
+
 describe('parseLine', () => {
-  const raw = (b: Buffer | null): RawLine => ({ no: 1, bytes: b });
+  const raw = (b: Buffer | null): RawLine => ({ no: 1, bytes: b, start: 0, end: b?.length ?? 0 });
   it('classifies blank, JSON and bad lines', () => {
     expect(parseLine(raw(Buffer.from(' \t')))).toEqual({ type: 'blank' });
     expect(parseLine(raw(Buffer.from('{"a":[1]}')))).toEqual({ type: 'json', value: { a: [1] } });
