@@ -33,6 +33,7 @@ export class ErrorFilter implements ExceptionFilter {
     if (t === 'entity.too.large') return [413, { error: 'body_too_large', message: 'the request body exceeds the configured limit' }, {}];
     if (t === 'request.aborted') return [400, { error: 'request_aborted', message: 'the request was aborted' }, {}];
     if (t === 'encoding.unsupported' || t === 'charset.unsupported') return [415, { error: 'unsupported_encoding', message: 'unsupported content encoding or charset' }, {}];
+    if (t === 'encoding.invalid') return [400, { error: 'invalid_content_encoding', message: 'the request body does not decode under its Content-Encoding (nothing was recorded)' }, {}];
     if (typeof t === 'string' && typeof (e as { status?: unknown }).status === 'number') {
       const s = (e as { status: number }).status;
       if (s >= 400 && s < 500) return [s, { error: 'bad_request', message: 'the request could not be read' }, {}];

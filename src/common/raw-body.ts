@@ -14,13 +14,23 @@ function bodyError(status: number, type: string, message: string): Error {
  * of the body is never read. (express.raw reads an oversized body to its end
  * before answering, so a client that declares a huge length and sends slowly
  * holds the request open.) Bodies with a Content-Encoding are inflated by
- * express.raw as before, with the same limit.
+ * express.raw as before, with the same limit; bytes that do not decode under
+ * their declared encoding (zlib or brotli errors, a truncated stream) are a
+ * 400 `invalid_content_encoding`, not a server error.
  */
 export function rawBody(limit: number): RequestHandler {
   const inflating = raw({ type: () => true, limit });
   return (req: Request, res: Response, next: NextFunction): void => {
     const encoding = (req.headers['content-encoding'] ?? 'identity').toLowerCase();
-    if (encoding !== 'identity') return void inflating(req, res, next);
+    if (encoding !== 'identity') {
+      return void inflating(req, res, (err?: unknown) => {
+        // body-parser's own errors carry a `type` (entity.too.large, encoding.unsupported, ...);
+        // a decompressor's error (zlib, brotli) reaches here with a status but no type.
+        const type = (err as { type?: unknown } | undefined)?.type;
+        if (err !== undefined && err !== null && typeof type !== 'string') return next(bodyError(400, 'encoding.invalid', 'the request body does not decode under its Content-Encoding'));
+        next(err);
+      });
+    }
     const declared = req.headers['content-length'];
     if (req.headers['transfer-encoding'] === undefined && declared === undefined) return next();
     const tooLarge = (): void => {

@@ -211,6 +211,29 @@ describe('oversized bodies (BODY_LIMIT_BYTES=65536)', () => {
     expect(bomb.status).toBe(413);
   });
 
+  it('answers 400 invalid_content_encoding, never 500, for bytes that do not decode under their Content-Encoding (found by a trial)', async () => {
+    const r = freshReceipt();
+    const gz = gzipSync(r.text);
+    const cases: [string, Uint8Array][] = [
+      ['gzip', new Uint8Array(Buffer.from(r.text))], // plain bytes declared gzip
+      ['deflate', new Uint8Array(Buffer.from(r.text))],
+      ['br', new Uint8Array(Buffer.from(r.text))],
+      ['gzip', new Uint8Array(gz.subarray(0, 30))], // a truncated gzip stream
+    ];
+    const before = (await call(base, 'GET', '/api/ledger/head')).body;
+    for (const [encoding, body] of cases) {
+      for (const path of ['/api/receipts', '/api/receipts/batch']) {
+        const res = await fetch(`${base}${path}`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${t.keys.producer}`, 'content-type': path.endsWith('batch') ? 'application/x-ndjson' : 'application/json', 'content-encoding': encoding },
+          body,
+        });
+        expect([encoding, path, res.status, ((await res.json()) as { error: string }).error]).toEqual([encoding, path, 400, 'invalid_content_encoding']);
+      }
+    }
+    expect((await call(base, 'GET', '/api/ledger/head')).body).toEqual(before);
+  });
+
   it('is still healthy, and the ledger verifies', async () => {
     expect((await call(base, 'GET', '/health')).status).toBe(200);
     expect((await call(base, 'GET', '/api/ledger/verify')).body.ok).toBe(true);
