@@ -15,7 +15,7 @@
 import { closeSync, openSync, readSync } from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
 import { isNonEmptyString, isObject, TimelineSegment, TimelineVerifier } from '../aer1';
-import { LineSplitter, MAX_LINE_BYTES, NOT_JSON_LISTED, parseLine, RawLine } from './input';
+import { changedWhileRead, LineSplitter, MAX_LINE_BYTES, NOT_JSON_LISTED, parseLine, RawLine } from './input';
 
 /** Read size: large reads into one reused buffer (64 KiB stream chunks cost 4x as much per byte, measured). */
 const READ_CHUNK = 1024 * 1024;
@@ -69,7 +69,7 @@ function* chunksOf(range: SegmentRange): Generator<Buffer> {
   try {
     for (let pos = range.start; pos < range.end; ) {
       const n = readSync(fd, buf, 0, Math.min(buf.length, range.end - pos), pos);
-      if (n === 0) throw new Error(`${range.path} changed while it was read`);
+      if (n === 0) throw new Error(changedWhileRead(range.path));
       yield buf.subarray(0, n);
       pos += n;
     }
@@ -152,7 +152,7 @@ function entryAt(path: string, at: { start: number; end: number }): unknown {
       let got = 0;
       while (got < bytes.length) {
         const n = readSync(fd, bytes, got, bytes.length - got, at.start + got);
-        if (n === 0) throw new Error(`${path} changed while it was read`);
+        if (n === 0) throw new Error(changedWhileRead(path));
         got += n;
       }
     } finally {

@@ -5,7 +5,7 @@
  * core's {@link isStrictUtf8}), and split into lines on raw bytes so that
  * memory stays bounded by the longest line.
  */
-import { createReadStream } from 'node:fs';
+import { createReadStream, statSync } from 'node:fs';
 import type { Readable } from 'node:stream';
 import { duplicateMemberOf, isStrictUtf8 } from '../aer1';
 import { CliError, CliIo, errorText } from './io';
@@ -17,6 +17,32 @@ function isJsonSpace(b: number): boolean {
 
 /** Longest NDJSON line accepted (bytes); a longer line counts as a bad line and is skipped, never buffered. */
 export const MAX_LINE_BYTES = 64 * 1024 * 1024;
+
+/**
+ * The largest input read whole as one JSON document: about V8's longest
+ * string, so nothing larger could be parsed anyway.
+ */
+export const MAX_DOCUMENT_BYTES = 512 * 1024 * 1024;
+
+/** True for a byte that can begin a JSON text (after white space): `{ [ " -`, a digit, or `t f n`. */
+export function canStartJson(b: number): boolean {
+  return b === 0x7b || b === 0x5b || b === 0x22 || b === 0x2d || (b >= 0x30 && b <= 0x39) || b === 0x74 || b === 0x66 || b === 0x6e;
+}
+
+/** The message for a file that was written to while it was verified (the same on every path). */
+export function changedWhileRead(name: string): string {
+  return `${name} changed while it was read: verify a copy that is not being written`;
+}
+
+/** Size and modification time of a file, to tell whether it changed while it was read; null when it cannot be read. */
+export function fileStamp(path: string): string | null {
+  try {
+    const st = statSync(path);
+    return `${st.size}:${st.mtimeMs}`;
+  } catch {
+    return null;
+  }
+}
 
 /** Line numbers of NDJSON lines that are not JSON listed in a report (the rest are counted). */
 export const NOT_JSON_LISTED = 20;
@@ -120,10 +146,23 @@ export class Input {
     }
   }
 
-  /** The whole input as one buffer. */
+  /**
+   * The whole input as one buffer. Throws CliError, having read no more than
+   * {@link MAX_DOCUMENT_BYTES} (and a chunk), when the input is larger.
+   */
   async readAll(): Promise<Buffer> {
     const parts: Buffer[] = [];
-    for await (const c of this.chunks()) parts.push(c);
+    let total = 0;
+    for await (const c of this.chunks()) {
+      total += c.length;
+      if (total > MAX_DOCUMENT_BYTES) {
+        this.close();
+        throw new CliError(
+          `${this.name} is larger than ${MAX_DOCUMENT_BYTES / 1024 / 1024} MiB: too large to read as one JSON document (an NDJSON timeline, one entry per line, is streamed in constant memory with --kind chain)`,
+        );
+      }
+      parts.push(c);
+    }
     return parts.length === 1 ? parts[0] : Buffer.concat(parts);
   }
 

@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { mergeTimelineSegments, TimelineResult, TimelineSegment } from '../aer1';
 import type { Counted, SegmentRange, SegmentStats, Verified, VerifyOrder } from './chain-worker';
-import { NOT_JSON_LISTED } from './input';
+import { changedWhileRead, NOT_JSON_LISTED } from './input';
 import { CliError, errorText } from './io';
 import { NdjsonStats } from './report';
 
@@ -76,7 +76,7 @@ class SegmentWorker {
   private readonly answers: Answer[] = [];
   private waiting: ((a: Answer) => void) | null = null;
 
-  constructor(range: SegmentRange) {
+  constructor(private readonly range: SegmentRange) {
     // Small young generation: each worker keeps one line and one entry at a time.
     this.worker = new Worker(WORKER_SCRIPT, { workerData: range, resourceLimits: { maxYoungGenerationSizeMb: 16 } });
     const deliver = (a: Answer): void => {
@@ -92,8 +92,9 @@ class SegmentWorker {
   }
 
   next<T extends Answer['type']>(type: T): Promise<Extract<Answer, { type: T }>> {
+    const path = this.range.path;
     const check = (a: Answer): Extract<Answer, { type: T }> => {
-      if (a.type === 'error') throw new CliError(`cannot verify the timeline: ${a.message}`);
+      if (a.type === 'error') throw new CliError(a.message === changedWhileRead(path) ? a.message : `cannot verify the timeline: ${a.message}`);
       if (a.type !== type) throw new CliError(`cannot verify the timeline: worker answered ${a.type}, expected ${type}`);
       return a as Extract<Answer, { type: T }>;
     };

@@ -58,6 +58,16 @@ describe('aer1 errors', () => {
     expectOneLineError(r.err, /garbage\.json is not JSON: /);
   });
 
+  it('bytes that cannot begin JSON: exit 2 at once, without reading the rest (found by a trial with /dev/zero)', async () => {
+    const r = await cli(['verify', tmp.write('zeros.bin', Buffer.alloc(4096))]);
+    expect(r.code).toBe(2);
+    expectOneLineError(r.err, /zeros\.bin is not JSON: it begins with byte 0x00/);
+    // With --kind chain such input is read as NDJSON lines (streamed, each line judged), as before.
+    const c = await cli(['verify', '--kind', 'chain', '--json', tmp.write('junk.ndjson', '}{\n%%\n')]);
+    expect(c.code).toBe(1);
+    expect(JSON.parse(c.out)).toMatchObject({ verdict: 'invalid', entry_count: 2, input: { not_json_lines: 2, not_json_at: [1, 2] } });
+  });
+
   it('NDJSON without --kind chain: exit 2 with a hint', async () => {
     const r = await cli(['verify', tmp.write('two.ndjson', '{"a":1}\n{"a":2}\n')]);
     expect(r.code).toBe(2);

@@ -5,8 +5,8 @@
  * byte what one thread prints. Worker threads need the compiled CLI, so
  * these tests run bin/aer1 (built by `npm test`'s pretest) as a process.
  */
-import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { appendFileSync, existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as fc from 'fast-check';
 import { refBuildTimeline, refEntrySpec } from '../aer1/helpers';
@@ -123,6 +123,24 @@ describe('aer1 verify --threads (NDJSON timeline on worker threads)', () => {
     expect(b).toEqual(a);
     expect(JSON.parse(b.out)).toMatchObject({ kind: 'commitment', verdict: 'valid', binding: true });
   });
+
+  it('a file written to while it is verified: exit 2 "changed while it was read" on one thread and on several (found by a trial)', async () => {
+    const gen = spawnSync(process.execPath, [BIN, 'generate', 'timeline', '--entries', '150000', '--job', 'job-growing'], { maxBuffer: 256 * 1024 * 1024 });
+    const path = tmp.path('growing.ndjson');
+    for (const threads of ['1', '2']) {
+      writeFileSync(path, gen.stdout);
+      const child = spawn(process.execPath, [BIN, 'verify', '--kind', 'chain', '--json', '--threads', threads, path]);
+      let out = '';
+      let err = '';
+      child.stdout.on('data', (b: Buffer) => (out += b.toString()));
+      child.stderr.on('data', (b: Buffer) => (err += b.toString()));
+      // Keep writing to the file for as long as the verification runs.
+      const writer = setInterval(() => appendFileSync(path, '{"seq":0}\n'), 50);
+      const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+      clearInterval(writer);
+      expect({ threads, code, out, err: err.trim() }).toEqual({ threads, code: 2, out: '', err: `aer1: ${path} changed while it was read: verify a copy that is not being written` });
+    }
+  }, 60_000);
 
   it('refuses a bad --threads value with exit 2 and a one-line reason', () => {
     const path = tmp.write('small.ndjson', lines(refBuildTimeline(refEntrySpec('job-x', 2))).join('\n'));

@@ -19,7 +19,7 @@ import {
   TimelineVerifier,
   verifyDocument,
 } from '../../aer1';
-import { Input, LineSplitter, NOT_JSON_LISTED, parseJsonBytes, parseLine, RawLine, readJsonDocument } from '../input';
+import { canStartJson, changedWhileRead, fileStamp, Input, LineSplitter, NOT_JSON_LISTED, parseJsonBytes, parseLine, RawLine, readJsonDocument } from '../input';
 import { verifyTimelineFileInParallel } from '../parallel-chain';
 import { CliError, CliIo, EXIT_NOT_VALID, EXIT_OK, RunContext, writeAll } from '../io';
 import { NdjsonStats, renderReport } from '../report';
@@ -93,6 +93,8 @@ export async function verifySingle(file: string, opts: VerifyOptions, io: CliIo)
     }
   }
 
+  // A file written to while it is read gives no result (on one thread or several alike).
+  const stamp = file === '-' ? null : fileStamp(file);
   const input = Input.open(file, io);
   let result: AnyResult;
   let doc: unknown;
@@ -100,10 +102,13 @@ export async function verifySingle(file: string, opts: VerifyOptions, io: CliIo)
   try {
     const first = await input.peek();
     if (first === null) throw new CliError(`${input.name} is empty`);
-    if (kind === 'chain' && first === 0x7b /* { */) {
-      // NDJSON timeline: never read whole; a large file is verified on several threads.
+    if (kind === 'chain' && (first === 0x7b /* { */ || !canStartJson(first))) {
+      // NDJSON timeline (or bytes that cannot be one JSON value, each line then judged):
+      // never read whole; a large file is verified on several threads.
       const parallel = file === '-' ? null : await verifyTimelineFileInParallel(file, opts.threads);
       ({ result, ndjson } = parallel ?? (await streamTimeline(input.chunks())));
+    } else if (!canStartJson(first)) {
+      throw new CliError(`${input.name} is not JSON: it begins with byte 0x${first.toString(16).padStart(2, '0')}`);
     } else {
       const bytes = await input.readAll();
       const parsed = parseJsonBytes(bytes);
@@ -124,6 +129,7 @@ export async function verifySingle(file: string, opts: VerifyOptions, io: CliIo)
   } finally {
     input.close();
   }
+  if (stamp !== null && fileStamp(file) !== stamp) throw new CliError(changedWhileRead(input.name));
 
   if (commitment) {
     if (result.kind !== 'chain') throw new CliError(`--commitment checks a timeline, but ${input.name} is a ${result.kind}`);
