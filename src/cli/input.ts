@@ -179,7 +179,9 @@ export class Input {
  * Returns `{ok: false, why}` instead of throwing so callers can fall back
  * (a chain that does not parse whole is read as NDJSON).
  */
-export function parseJsonBytes(bytes: Buffer): { ok: true; value: unknown } | { ok: false; why: 'not_utf8' | 'too_large' | 'not_json'; detail: string } {
+export function parseJsonBytes(
+  bytes: Buffer,
+): { ok: true; value: unknown } | { ok: false; why: 'not_utf8' | 'too_large' | 'not_json'; detail: string; /** The member name that appears twice, when that is why. */ duplicate?: string } {
   if (!isStrictUtf8(bytes)) return { ok: false, why: 'not_utf8', detail: 'not valid UTF-8 (overlong, surrogate, out-of-range or truncated sequence)' };
   let text: string;
   try {
@@ -194,7 +196,7 @@ export function parseJsonBytes(bytes: Buffer): { ok: true; value: unknown } | { 
     return { ok: false, why: 'not_json', detail: errorText(err) };
   }
   const dup = duplicateMemberOf(text, value);
-  if (dup !== null) return { ok: false, why: 'not_json', detail: `member ${JSON.stringify(dup)} appears twice in one object (ambiguous: JSON parsers disagree on which one counts)` };
+  if (dup !== null) return { ok: false, why: 'not_json', duplicate: dup, detail: `member ${JSON.stringify(dup)} appears twice in one object (ambiguous: JSON parsers disagree on which one counts)` };
   return { ok: true, value };
 }
 
@@ -329,7 +331,7 @@ export async function* splitLines(chunks: AsyncIterable<Buffer>, maxLineBytes = 
 export type LineValue =
   | { type: 'blank' }
   | { type: 'json'; value: unknown }
-  | { type: 'bad'; why: 'too_long' | 'not_utf8' | 'not_json'; detail: string };
+  | { type: 'bad'; why: 'too_long' | 'not_utf8' | 'not_json' | 'duplicate_member'; detail: string };
 
 /** Classify and parse one NDJSON line: blank (only JSON white space), a JSON value, or bad. */
 export function parseLine(line: RawLine): LineValue {
@@ -338,5 +340,5 @@ export function parseLine(line: RawLine): LineValue {
   if (isBlankLine(b)) return { type: 'blank' };
   const r = parseJsonBytes(b);
   if (r.ok) return { type: 'json', value: r.value };
-  return { type: 'bad', why: r.why === 'not_utf8' ? 'not_utf8' : 'not_json', detail: r.detail };
+  return { type: 'bad', why: r.why === 'not_utf8' ? 'not_utf8' : r.duplicate !== undefined ? 'duplicate_member' : 'not_json', detail: r.detail };
 }

@@ -117,13 +117,24 @@ function lastNonWs(text: string, before: number): number {
   return j;
 }
 
-/** Split NDJSON text into non-blank lines with their 1-based line numbers. */
-export function ndjsonLines(text: string): { line: number; text: string }[] {
-  const out: { line: number; text: string }[] = [];
-  const lines = text.split('\n');
-  for (let k = 0; k < lines.length; k++) {
-    const t = lines[k].replace(/\r$/, '');
-    if (t.trim() !== '') out.push({ line: k + 1, text: t });
+/**
+ * Split an NDJSON body into its non-blank lines (blank: only JSON white
+ * space), with 1-based line numbers, at LF bytes (a trailing CR is dropped).
+ * Each line is checked as strict UTF-8 on its own, so one bad line is
+ * answered alone: `text` is the decoded line, or `error` says why not.
+ */
+export function ndjsonLines(bytes: Buffer): ({ line: number; text: string } | { line: number; error: BadInputError })[] {
+  const out: ({ line: number; text: string } | { line: number; error: BadInputError })[] = [];
+  let start = 0;
+  for (let no = 1; start <= bytes.length; no++) {
+    let end = bytes.indexOf(0x0a, start);
+    if (end < 0) end = bytes.length;
+    let b = bytes.subarray(start, end);
+    start = end + 1;
+    if (b.length > 0 && b[b.length - 1] === 0x0d) b = b.subarray(0, b.length - 1);
+    if (b.every((x) => x === 0x20 || x === 0x09 || x === 0x0d)) continue;
+    if (!isStrictUtf8(b)) out.push({ line: no, error: new BadInputError('invalid_utf8', 'the line is not valid UTF-8') });
+    else out.push({ line: no, text: b.toString('utf8') });
   }
   return out;
 }

@@ -50,6 +50,12 @@ export class ReceiptsController {
   @Roles('producer')
   @ApiBearerAuth()
   @ApiOperation({ summary: 'Record a correcting receipt that supersedes an earlier one (S9)' })
+  @ApiBody({ schema: { type: 'object', description: 'The correcting receipt: a new AER-1 receipt with an id of its own (core or transport form, or a JSON-RPC tools/call response); the original is named in the path' } })
+  @ApiResponse({ status: 201, description: 'recorded; the original now links to it' })
+  @ApiResponse({ status: 200, description: 'the same correction was already recorded' })
+  @ApiResponse({ status: 404, description: 'the original receipt is not recorded' })
+  @ApiResponse({ status: 409, description: 'already_superseded, correction_same_id or receipt_id_conflict' })
+  @ApiResponse({ status: 422, description: 'verification_failed, with reasons' })
   async correct(@Param('id') id: string, @JsonBody() body: RawJson, @Res({ passthrough: true }) res: Response) {
     const o = await this.receipts.correct(id, body);
     res.status(o.outcome === 'created' ? 201 : 200);

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { isObject, isStrictUtf8, ReceiptResult, receiptOfDocument, verifyReceipt } from '../aer1';
+import { isObject, ReceiptResult, receiptOfDocument, verifyReceipt } from '../aer1';
 import { ConflictError, NotFoundError, VerificationFailedError, BadInputError, LedgerError } from '../common/errors';
 import { parseRequestJson, RawJson, ndjsonLines } from '../common/raw-json';
 import { PublicUrls } from '../common/urls';
@@ -112,7 +112,11 @@ export class ReceiptsService {
     const supersedesId = supersedes ? supersedes.toLowerCase() : null;
     if (existing) {
       if (existing.raw === body.text && (existing.supersedes ?? null) === supersedesId) return { outcome: this.outcome('existing', existing), recorded: existing };
-      throw new ConflictError('receipt_id_conflict', `receipt ${id} is already recorded with different bytes; records are never altered (S9): publish a correction instead`, { id });
+      if (existing.raw !== body.text) {
+        throw new ConflictError('receipt_id_conflict', `receipt ${id} is already recorded with different bytes; records are never altered (S9): publish a correction instead`, { id });
+      }
+      const as = existing.supersedes ? `as the correction of ${existing.supersedes}` : 'as a receipt of its own';
+      throw new ConflictError('receipt_id_conflict', `receipt ${id} is already recorded ${as}; a correction is a new receipt with an id not recorded before (S9)`, { id });
     }
     const r = receiptOf(body.value) as Record<string, unknown>;
     const data: ReceiptRecordedData = {
@@ -185,12 +189,13 @@ export class ReceiptsService {
    * is answered with its error and not recorded; the others are.
    */
   async ingestBatch(bytes: Buffer): Promise<{ accepted: number; existing: number; rejected: number; results: Record<string, unknown>[] }> {
-    const text = parseNdjsonText(bytes);
-    const lines = ndjsonLines(text);
+    const lines = ndjsonLines(bytes);
     if (lines.length === 0) throw new BadInputError('empty_body', 'no NDJSON lines in the body');
-    const prepared = lines.map(({ line, text: t }) => {
+    const prepared = lines.map((l) => {
+      const line = l.line;
+      if ('error' in l) return { line, error: l.error as LedgerError };
       try {
-        const body = parseRequestJson(t);
+        const body = parseRequestJson(l.text);
         return { line, body, result: this.verifyOrThrow(body.value) };
       } catch (e) {
         return { line, error: e as LedgerError };
@@ -253,9 +258,4 @@ export class ReceiptsService {
 
 function lineError(line: number, e: LedgerError): Record<string, unknown> {
   return { line, status: e.status, error: e.code, message: e.message, ...e.details };
-}
-
-function parseNdjsonText(bytes: Buffer): string {
-  if (!isStrictUtf8(bytes)) throw new BadInputError('invalid_utf8', 'the request body is not valid UTF-8');
-  return bytes.toString('utf8');
 }

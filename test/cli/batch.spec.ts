@@ -28,19 +28,20 @@ describe('aer1 verify --batch', () => {
     expect(r.code).toBe(1);
     expect(r.err).toBe('');
     expect(r.lines.map((l) => JSON.parse(l))).toEqual([
-      { id: 'a', kind: 'receipt', verdict: 'valid', reasons: [] },
-      { id: null, kind: null, verdict: 'invalid', reasons: ['not_json'] },
-      { id: 'b', kind: 'chain', verdict: 'valid', reasons: [] },
-      { id: 'c', kind: 'workflow', verdict: 'incomplete', reasons: ['step_receipts_unavailable'] },
-      { id: 'd', kind: 'receipt', verdict: 'invalid', reasons: ['output_hash_mismatch'] },
-      { id: null, kind: null, verdict: 'invalid', reasons: ['not_object'] },
-      { id: 'e', kind: null, verdict: 'invalid', reasons: ['invalid_field:kind'] },
-      { id: 'f', kind: null, verdict: 'invalid', reasons: ['missing_field:input'] },
-      { id: 42, kind: 'commitment', verdict: 'valid', reasons: [] },
-      { id: 'g', kind: 'chain', verdict: 'historical', reasons: ['historical_06_construction'] },
+      { line: 1, id: 'a', kind: 'receipt', verdict: 'valid', reasons: [] },
+      { line: 2, id: null, kind: null, verdict: 'invalid', reasons: ['not_json'] },
+      { line: 3, id: 'b', kind: 'chain', verdict: 'valid', reasons: [] },
+      // line 4 is blank: no record, and the line numbers say so
+      { line: 5, id: 'c', kind: 'workflow', verdict: 'incomplete', reasons: ['step_receipts_unavailable'] },
+      { line: 6, id: 'd', kind: 'receipt', verdict: 'invalid', reasons: ['output_hash_mismatch'] },
+      { line: 7, id: null, kind: null, verdict: 'invalid', reasons: ['not_object'] },
+      { line: 8, id: 'e', kind: null, verdict: 'invalid', reasons: ['invalid_field:kind'] },
+      { line: 9, id: 'f', kind: null, verdict: 'invalid', reasons: ['missing_field:input'] },
+      { line: 10, id: 42, kind: 'commitment', verdict: 'valid', reasons: [] },
+      { line: 11, id: 'g', kind: 'chain', verdict: 'historical', reasons: ['historical_06_construction'] },
     ]);
     // member order as documented
-    expect(r.lines[0]).toBe('{"id":"a","kind":"receipt","verdict":"valid","reasons":[]}');
+    expect(r.lines[0]).toBe('{"line":1,"id":"a","kind":"receipt","verdict":"valid","reasons":[]}');
   });
 
   it('exits 0 when every line is valid', async () => {
@@ -56,13 +57,13 @@ describe('aer1 verify --batch', () => {
     const bytes = Buffer.concat([Buffer.from('{"id":"x","input":"'), Buffer.from([0xc3, 0x28]), Buffer.from('"}\n')]);
     const r = await cli(['verify', '--batch', '--json', tmp.write('latin.ndjson', bytes)]);
     expect(r.code).toBe(1);
-    expect(JSON.parse(r.lines[0])).toEqual({ id: null, kind: null, verdict: 'invalid', reasons: ['not_json'] });
+    expect(JSON.parse(r.lines[0])).toEqual({ line: 1, id: null, kind: null, verdict: 'invalid', reasons: ['not_json'] });
   });
 
   it('reads the batch from stdin', async () => {
     const r = await cli(['verify', '--batch', '--json', '-'], { stdin: line({ id: 's', input: vector('receipt-core-valid').input }) + '\n' });
     expect(r.code).toBe(0);
-    expect(r.lines).toEqual(['{"id":"s","kind":"receipt","verdict":"valid","reasons":[]}']);
+    expect(r.lines).toEqual(['{"line":1,"id":"s","kind":"receipt","verdict":"valid","reasons":[]}']);
   });
 
   it('uses --kind for lines without a kind', async () => {

@@ -21,17 +21,16 @@ function aer1(args: string[]): { code: number | null; out: string; err: string }
 }
 
 /** One thread and `threads` threads, JSON and text output: all must agree. */
-function expectSameOnThreads(path: string, threads: number[]): { code: number | null; json: Record<string, unknown> } {
+function expectSameOnThreads(path: string, threads: number[]): { code: number | null; err: string; json: Record<string, unknown> | null } {
   const one = aer1(['verify', '--kind', 'chain', '--json', '--threads', '1', path]);
   const oneText = aer1(['verify', '--kind', 'chain', '--threads', '1', path]);
-  expect(one.err).toBe('');
   for (const t of threads) {
     const many = aer1(['verify', '--kind', 'chain', '--json', '--threads', String(t), path]);
-    expect({ threads: t, code: many.code, out: many.out, err: many.err }).toEqual({ threads: t, code: one.code, out: one.out, err: '' });
+    expect({ threads: t, code: many.code, out: many.out, err: many.err }).toEqual({ threads: t, code: one.code, out: one.out, err: one.err });
     const manyText = aer1(['verify', '--kind', 'chain', '--threads', String(t), path]);
-    expect(manyText.out).toBe(oneText.out);
+    expect([manyText.code, manyText.out, manyText.err]).toEqual([oneText.code, oneText.out, oneText.err]);
   }
-  return { code: one.code, json: JSON.parse(one.out) as Record<string, unknown> };
+  return { code: one.code, err: one.err, json: one.out === '' ? null : (JSON.parse(one.out) as Record<string, unknown>) };
 }
 
 const lines = (entries: unknown[]): string[] => entries.map((e) => JSON.stringify(e));
@@ -47,7 +46,7 @@ describe('aer1 verify --threads (NDJSON timeline on worker threads)', () => {
   it('a valid timeline: same result on 1 to 8 threads', () => {
     const path = tmp.write('valid.ndjson', lines(refBuildTimeline(refEntrySpec('job-par', 40))).join('\n') + '\n');
     const r = expectSameOnThreads(path, [2, 3, 5, 8]);
-    expect(r.code).toBe(0);
+    expect([r.code, r.err]).toEqual([0, '']);
     expect(r.json).toMatchObject({ verdict: 'valid', entry_count: 40, input: { lines: 40, blank_lines: 0 } });
   });
 
@@ -74,6 +73,12 @@ describe('aer1 verify --threads (NDJSON timeline on worker threads)', () => {
     const path = tmp.write('late-job.ndjson', lines(t).join('\n'));
     const r = expectSameOnThreads(path, [2, 3, 7]);
     expect(r.json).toMatchObject({ job_id: 'job-late' });
+  });
+
+  it('a file of blank lines only: "is empty" (exit 2) on any number of threads', () => {
+    const r = expectSameOnThreads(tmp.write('blank.ndjson', '\n \n\t\r\n'), [2, 3]);
+    expect([r.code, r.json]).toEqual([2, null]);
+    expect(r.err).toMatch(/blank\.ndjson is empty/);
   });
 
   it('a segment of blank lines only, between entries', () => {

@@ -16,13 +16,13 @@ describe('aer1 refuses ambiguous JSON (a member name twice in one object)', () =
     expect(r.err).toMatch(/"canonical_bytes" appears twice/);
   });
 
-  it('answers not_json for such a line in a batch and goes on', async () => {
+  it('answers duplicate_member for such a line in a batch and goes on', async () => {
     const dup = receipt.replace('"verification_status"', '"id":"00000000-0000-0000-0000-000000000000","verification_status"');
     const file = tmp.write('batch.ndjson', `{"id":"a","kind":"receipt","input":${receipt}}\n{"id":"b","kind":"receipt","input":${dup}}\n`);
     const r = await cli(['verify', '--batch', '--json', file]);
     expect(r.lines.map((l) => JSON.parse(l) as { verdict: string; reasons: string[] })).toEqual([
-      { id: 'a', kind: 'receipt', verdict: 'valid', reasons: [] },
-      { id: null, kind: null, verdict: 'invalid', reasons: ['not_json'] },
+      { line: 1, id: 'a', kind: 'receipt', verdict: 'valid', reasons: [] },
+      { line: 2, id: null, kind: null, verdict: 'invalid', reasons: ['duplicate_member'] },
     ]);
     expect(r.code).toBe(1);
   });

@@ -130,6 +130,33 @@ describe.each(DIALECTS)('receipts on %s', (dialect) => {
     expect(Number(events[0].n)).toBe(3);
   });
 
+  it('answers a batch line that is not UTF-8 alone (400 invalid_utf8) and records the others; a line of U+00A0 is not blank (found by a trial)', async () => {
+    const id = (n: number): string => `7a0c1f52-0000-4000-8000-${String(n).padStart(12, '0')}`;
+    const good = JSON.stringify(refCoreReceipt(id(20), Buffer.from('{"ok":20}')));
+    const body = Buffer.concat([Buffer.from(good + '\n'), Buffer.from([0x7b, 0x22, 0xc0, 0xaf, 0x22, 0x7d, 0x0a]), Buffer.from('\u00a0\n \t\r\n'), Buffer.from(JSON.stringify(refCoreReceipt(id(21), Buffer.from('{"ok":21}'))))]);
+    const r = await t.http.post('/api/receipts/batch').set('Authorization', `Bearer ${t.keys.producer}`).set('Content-Type', 'application/x-ndjson').send(body);
+    expect(r.status).toBe(200);
+    expect((r.body.results as { line: number; status: number; error?: string }[]).map((x) => [x.line, x.status, x.error ?? null])).toEqual([
+      [1, 201, null],
+      [2, 400, 'invalid_utf8'],
+      [3, 400, 'malformed_json'],
+      [5, 201, null],
+    ]);
+    expect([r.body.accepted, r.body.rejected]).toEqual([2, 2]);
+  });
+
+  it('a correction that reuses a recorded receipt says so exactly (409 receipt_id_conflict, not "different bytes")', async () => {
+    const id = (n: number): string => `7a0c1f52-0000-4000-8000-${String(n).padStart(12, '0')}`;
+    const x = JSON.stringify(refCoreReceipt(id(30), Buffer.from('{"x":30}')));
+    const y = JSON.stringify(refCoreReceipt(id(31), Buffer.from('{"y":31}')));
+    expect((await post('/api/receipts', x)).status).toBe(201);
+    expect((await post('/api/receipts', y)).status).toBe(201);
+    const r = await post(`/api/receipts/${id(31)}/corrections`, x);
+    expect(r.status).toBe(409);
+    expect(r.body).toMatchObject({ error: 'receipt_id_conflict', id: id(30) });
+    expect(r.body.message).toBe(`receipt ${id(30)} is already recorded as a receipt of its own; a correction is a new receipt with an id not recorded before (S9)`);
+  });
+
   it('keeps the ledger chain verifiable', async () => {
     const v = await t.http.get('/api/ledger/verify');
     expect(v.status).toBe(200);

@@ -11,6 +11,8 @@ import type { KindOption } from './verify';
 
 /** One output line of `--batch --json`, members in this order. */
 export interface BatchRecord {
+  /** 1-based number of the input line (blank lines have no record). */
+  line: number;
   id: string | number | null;
   kind: DocumentKind | null;
   verdict: Verdict;
@@ -24,20 +26,20 @@ const KINDS: ReadonlySet<string> = new Set(['receipt', 'chain', 'commitment', 'w
  * (or `"auto"`); the reported kind is the kind verified (inferred for auto).
  * `id` is echoed when it is a string or a number, else null.
  */
-export function verifyBatchLine(line: LineValue, defaultKind: KindOption = 'auto'): BatchRecord | null {
+export function verifyBatchLine(lineNo: number, line: LineValue, defaultKind: KindOption = 'auto'): BatchRecord | null {
   if (line.type === 'blank') return null;
-  if (line.type === 'bad') return { id: null, kind: null, verdict: 'invalid', reasons: ['not_json'] };
+  if (line.type === 'bad') return { line: lineNo, id: null, kind: null, verdict: 'invalid', reasons: [line.why === 'duplicate_member' ? 'duplicate_member' : 'not_json'] };
   const v = line.value;
-  if (!isObject(v)) return { id: null, kind: null, verdict: 'invalid', reasons: ['not_object'] };
+  if (!isObject(v)) return { line: lineNo, id: null, kind: null, verdict: 'invalid', reasons: ['not_object'] };
   const id = typeof v.id === 'string' || (typeof v.id === 'number' && Number.isFinite(v.id)) ? v.id : null;
   let kind: KindOption = defaultKind;
   if (has(v, 'kind') && v.kind !== 'auto') {
-    if (typeof v.kind !== 'string' || !KINDS.has(v.kind)) return { id, kind: null, verdict: 'invalid', reasons: ['invalid_field:kind'] };
+    if (typeof v.kind !== 'string' || !KINDS.has(v.kind)) return { line: lineNo, id, kind: null, verdict: 'invalid', reasons: ['invalid_field:kind'] };
     kind = v.kind as DocumentKind;
   }
-  if (!has(v, 'input')) return { id, kind: kind === 'auto' ? null : kind, verdict: 'invalid', reasons: ['missing_field:input'] };
+  if (!has(v, 'input')) return { line: lineNo, id, kind: kind === 'auto' ? null : kind, verdict: 'invalid', reasons: ['missing_field:input'] };
   const r = verifyDocument(v.input, kind);
-  return { id, kind: r.kind, verdict: r.verdict, reasons: r.reasons };
+  return { line: lineNo, id, kind: r.kind, verdict: r.verdict, reasons: r.reasons };
 }
 
 /** Run a batch; returns the exit code (0 when every line is valid). */
@@ -49,7 +51,7 @@ export async function runBatch(file: string, opts: { json: boolean; kind: KindOp
   try {
     await input.peek(); // rejects a leading BOM before any output
     for await (const line of splitLines(input.chunks())) {
-      const rec = verifyBatchLine(parseLine(line), opts.kind);
+      const rec = verifyBatchLine(line.no, parseLine(line), opts.kind);
       if (rec === null) continue;
       total++;
       counts[rec.verdict]++;

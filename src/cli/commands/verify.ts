@@ -177,8 +177,10 @@ per CPU (--threads N to choose); the result is the same as on one thread.
 
 --batch reads NDJSON lines {"id": ..., "kind": "receipt|chain|commitment|workflow|auto", "input": <document>}
 (kind absent means --kind, default auto) and streams the results in order.
-  with --json:    one line {"id","kind","verdict","reasons"} per input line;
-                  a line that is not JSON gives reasons ["not_json"], a JSON
+  with --json:    one line {"line","id","kind","verdict","reasons"} per
+                  non-blank input line (line: its number); a line that is
+                  not JSON gives reasons ["not_json"], a member name twice
+                  in one object ["duplicate_member"], a JSON
                   value that is not an object ["not_object"], a bad kind
                   ["invalid_field:kind"], no input ["missing_field:input"].
   without --json: one line per document that is not valid, then a summary.
@@ -191,6 +193,7 @@ input that is not UTF-8 or not JSON.`,
     .action(async (file: string, opts: VerifyOptions) => {
       if (opts.batch) {
         if (opts.commitment !== undefined) throw new CliError('--commitment cannot be used with --batch');
+        if (opts.threads !== undefined) throw new CliError('--threads applies to an NDJSON timeline file, not to --batch');
         ctx.exitCode = await runBatch(file, { json: opts.json === true, kind: opts.kind }, ctx.io);
       } else {
         ctx.exitCode = await verifySingle(file, opts, ctx.io);
