@@ -15,7 +15,7 @@
 import { closeSync, openSync, readSync } from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
 import { isNonEmptyString, isObject, TimelineSegment, TimelineVerifier } from '../aer1';
-import { changedWhileRead, LineSplitter, MAX_LINE_BYTES, NOT_JSON_LISTED, parseLine, RawLine } from './input';
+import { changedWhileRead, isJsonSpace, LineCounts, LineSplitter, MAX_LINE_BYTES, parseLine, RawLine, timelineLineReader } from './input';
 
 /** Read size: large reads into one reused buffer (64 KiB stream chunks cost 4x as much per byte, measured). */
 const READ_CHUNK = 1024 * 1024;
@@ -48,12 +48,7 @@ export interface VerifyOrder {
   previous: { start: number; end: number } | null;
 }
 
-export interface SegmentStats {
-  lines: number;
-  blank_lines: number;
-  not_json_lines: number;
-  not_json_at: number[];
-}
+export type SegmentStats = LineCounts;
 
 export interface Verified {
   type: 'verified';
@@ -84,11 +79,6 @@ function eachLine(range: SegmentRange, firstLineNo: number, onLine: (line: RawLi
   splitter.end(onLine);
 }
 
-/** JSON white space (RFC 8259): a line of only these is blank. */
-function isSpace(b: number): boolean {
-  return b === 0x20 || b === 0x09 || b === 0x0d || b === 0x0a;
-}
-
 /**
  * Count lines and entry lines without splitting or decoding (one native LF
  * search per line), as the splitter and parseLine would classify them: a
@@ -111,7 +101,7 @@ function count(range: SegmentRange): Counted {
       const nl = chunk.indexOf(0x0a, i);
       const stop = nl === -1 ? chunk.length : nl;
       // Usually the first byte of a line settles it; only leading white space is scanned.
-      for (let k = i; blank && k < stop; k++) if (!isSpace(chunk[k])) blank = false;
+      for (let k = i; blank && k < stop; k++) if (!isJsonSpace(chunk[k])) blank = false;
       if (nl === -1) break;
       endLine(base + nl);
       lineStart = base + nl + 1;
@@ -170,19 +160,7 @@ function entryAt(path: string, at: { start: number; end: number }): unknown {
 function verify(range: SegmentRange, order: VerifyOrder): Verified {
   const v = order.previous === null ? new TimelineVerifier({ collectEntries: false }) : TimelineVerifier.continuing(order.startIndex, entryAt(range.path, order.previous), order.jobId);
   const stats: SegmentStats = { lines: 0, blank_lines: 0, not_json_lines: 0, not_json_at: [] };
-  eachLine(range, order.firstLineNo, (line) => {
-    stats.lines++;
-    const p = parseLine(line);
-    if (p.type === 'blank') {
-      stats.blank_lines++;
-    } else if (p.type === 'bad') {
-      stats.not_json_lines++;
-      if (stats.not_json_at.length < NOT_JSON_LISTED) stats.not_json_at.push(line.no);
-      v.push(undefined);
-    } else {
-      v.push(p.value);
-    }
-  });
+  eachLine(range, order.firstLineNo, timelineLineReader(v, stats));
   return { type: 'verified', segment: v.segment(), stats };
 }
 

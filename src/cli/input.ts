@@ -11,7 +11,7 @@ import { duplicateMemberOf, isStrictUtf8 } from '../aer1';
 import { CliError, CliIo, errorText } from './io';
 
 /** JSON white space (RFC 8259): space, tab, line feed, carriage return. */
-function isJsonSpace(b: number): boolean {
+export function isJsonSpace(b: number): boolean {
   return b === 0x20 || b === 0x09 || b === 0x0a || b === 0x0d;
 }
 
@@ -341,4 +341,37 @@ export function parseLine(line: RawLine): LineValue {
   const r = parseJsonBytes(b);
   if (r.ok) return { type: 'json', value: r.value };
   return { type: 'bad', why: r.why === 'not_utf8' ? 'not_utf8' : r.duplicate !== undefined ? 'duplicate_member' : 'not_json', detail: r.detail };
+}
+
+/** What was read of an NDJSON timeline, line by line. */
+export interface LineCounts {
+  /** Lines read, blank ones included. */
+  lines: number;
+  blank_lines: number;
+  /** Lines that were not JSON (or not UTF-8, or too long): each counted as an invalid entry. */
+  not_json_lines: number;
+  /** Line numbers of the first {@link NOT_JSON_LISTED} lines that were not JSON. */
+  not_json_at: number[];
+}
+
+/**
+ * How each line of an NDJSON timeline reaches a timeline verifier, on one
+ * thread or in a worker's range alike: a blank line is skipped, a line that
+ * is not JSON (or not UTF-8, or too long) is pushed as a non-object, which
+ * the verifier records as an invalid entry, and the run goes on.
+ */
+export function timelineLineReader(verifier: { push(entry: unknown): void }, counts: LineCounts): (line: RawLine) => void {
+  return (line) => {
+    counts.lines++;
+    const p = parseLine(line);
+    if (p.type === 'blank') {
+      counts.blank_lines++;
+    } else if (p.type === 'bad') {
+      counts.not_json_lines++;
+      if (counts.not_json_at.length < NOT_JSON_LISTED) counts.not_json_at.push(line.no);
+      verifier.push(undefined);
+    } else {
+      verifier.push(p.value);
+    }
+  };
 }

@@ -22,17 +22,11 @@ import {
   receiptOfDocument,
   WorkflowResult,
 } from '../aer1';
+import type { LineCounts } from './input';
 
 /** How an NDJSON timeline was read (streamed chains only). */
-export interface NdjsonStats {
+export interface NdjsonStats extends LineCounts {
   format: 'ndjson';
-  /** Lines read, blank ones included. */
-  lines: number;
-  blank_lines: number;
-  /** Lines that were not JSON (or not UTF-8, or too long): each counted as an invalid entry. */
-  not_json_lines: number;
-  /** Line numbers of the first lines that were not JSON. */
-  not_json_at: number[];
 }
 
 /** Escape C0/C1 controls, DEL and bidi controls; cut to `max` characters. */

@@ -19,7 +19,7 @@ import {
   TimelineVerifier,
   verifyDocument,
 } from '../../aer1';
-import { canStartJson, changedWhileRead, fileStamp, Input, LineSplitter, NOT_JSON_LISTED, parseJsonBytes, parseLine, RawLine, readJsonDocument } from '../input';
+import { canStartJson, changedWhileRead, fileStamp, Input, LineSplitter, parseJsonBytes, readJsonDocument, timelineLineReader } from '../input';
 import { verifyTimelineFileInParallel } from '../parallel-chain';
 import { CliError, CliIo, EXIT_NOT_VALID, EXIT_OK, RunContext, writeAll } from '../io';
 import { NdjsonStats, renderReport } from '../report';
@@ -47,19 +47,7 @@ export async function streamTimeline(chunks: AsyncIterable<Buffer>): Promise<{ r
   const v = new TimelineVerifier({ collectEntries: false });
   const stats: NdjsonStats = { format: 'ndjson', lines: 0, blank_lines: 0, not_json_lines: 0, not_json_at: [] };
   // Lines are handled synchronously per chunk: no promise per line.
-  const onLine = (line: RawLine): void => {
-    stats.lines = line.no;
-    const p = parseLine(line);
-    if (p.type === 'blank') {
-      stats.blank_lines++;
-    } else if (p.type === 'bad') {
-      stats.not_json_lines++;
-      if (stats.not_json_at.length < NOT_JSON_LISTED) stats.not_json_at.push(line.no);
-      v.push(undefined); // not an object: recorded as invalid_entry, and the run continues
-    } else {
-      v.push(p.value);
-    }
-  };
+  const onLine = timelineLineReader(v, stats);
   const splitter = new LineSplitter();
   for await (const chunk of chunks) splitter.push(chunk, onLine);
   splitter.end(onLine);
