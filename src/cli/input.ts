@@ -209,7 +209,7 @@ export async function readJsonDocument(input: Input): Promise<unknown> {
   const first = await input.peek();
   if (first === null) {
     input.close();
-    throw new CliError(`${input.name} is empty`);
+    throw new CliError(`${input.name} is empty (no bytes, or only white space)`);
   }
   const bytes = await input.readAll();
   const r = parseJsonBytes(bytes);

@@ -41,7 +41,7 @@ async function* once(b: Buffer): AsyncGenerator<Buffer> {
 async function readJsonOrNdjson(file: string, io: CliIo): Promise<{ value: unknown; ndjson: boolean }> {
   const input = Input.open(file, io);
   try {
-    if ((await input.peek()) === null) throw new CliError(`${input.name} is empty`);
+    if ((await input.peek()) === null) throw new CliError(`${input.name} is empty (no bytes, or only white space)`);
     const bytes = await input.readAll();
     const parsed = parseJsonBytes(bytes);
     if (parsed.ok) return { value: parsed.value, ndjson: false };

@@ -89,7 +89,7 @@ export async function verifySingle(file: string, opts: VerifyOptions, io: CliIo)
   let ndjson: NdjsonStats | undefined;
   try {
     const first = await input.peek();
-    if (first === null) throw new CliError(`${input.name} is empty`);
+    if (first === null) throw new CliError(`${input.name} is empty (no bytes, or only white space)`);
     if (kind === 'chain' && (first === 0x7b /* { */ || !canStartJson(first))) {
       // NDJSON timeline (or bytes that cannot be one JSON value, each line then judged):
       // never read whole; a large file is verified on several threads.
