@@ -2,7 +2,8 @@
  * Operator commands, run as `npm run ledger -- <command>` against the
  * configured DATABASE_URL:
  *   rebuild-projections                 replay every event into fresh read models
- *   create-key --role ROLE --name NAME   print a new API key (shown once)
+ *   create-key --role ROLE --name NAME [--owner O] [--systems A,B] [--gateway] [--publication full|metadata]
+ *                                        print a new API key (shown once)
  *   revoke-key ID                        revoke a key
  *   list-keys                            keys without secrets
  *   verify                               recompute the ledger hash chain
@@ -13,7 +14,7 @@ import 'reflect-metadata';
 import { Command, CommanderError } from 'commander';
 import { NestFactory } from '@nestjs/core';
 import { AppModule } from './app.module';
-import { ApiKeysService, Role, ROLES } from './auth/api-keys.service';
+import { ApiKeysService, Publication, Role, ROLES } from './auth/api-keys.service';
 import { LedgerService } from './ledger/ledger.service';
 import { LedgerError } from './common/errors';
 
@@ -39,8 +40,15 @@ export async function main(argv: string[]): Promise<number> {
     .description('create an API key; the key is printed once')
     .requiredOption('--role <role>', `one of ${ROLES.join(', ')}`)
     .requiredOption('--name <name>', 'who holds the key')
-    .action(async (o: { role: string; name: string }) => {
-      const k = await withLedger((app) => app.get(ApiKeysService).create(o.name, o.role as Role));
+    .option('--owner <owner>', 'who the key belongs to: keys of one owner may act on each other\'s records')
+    .option('--systems <list>', 'comma-separated systems the key may claim as "EXECUTED BY <system>" (restricts the key; "" for none)')
+    .option('--gateway', 'a restricted key may also claim "OBSERVED VIA GATEWAY"')
+    .option('--publication <setting>', 'full (default) or metadata: canonical bytes served to auditors only')
+    .action(async (o: { role: string; name: string; owner?: string; systems?: string; gateway?: boolean; publication?: string }) => {
+      const systems = o.systems === undefined ? undefined : o.systems.split(',').map((s) => s.trim()).filter((s) => s.length > 0);
+      const k = await withLedger((app) =>
+        app.get(ApiKeysService).create(o.name, o.role as Role, { owner: o.owner, systems, gateway: o.gateway === true ? true : undefined, publication: o.publication as Publication | undefined }),
+      );
       process.stdout.write(`${JSON.stringify(k)}\n`);
     });
   program.command('revoke-key <id>').description('revoke an API key').action(async (id: string) => {

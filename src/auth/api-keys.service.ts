@@ -8,20 +8,125 @@ import { AppConfig } from '../config/configuration';
 export const ROLES = ['producer', 'compliance', 'auditor', 'admin'] as const;
 export type Role = (typeof ROLES)[number];
 
+/**
+ * What the public may read of a key's records (S13): `full` (the default, as
+ * before) publishes everything, canonical bytes included; `metadata` publishes
+ * the record, its output commitment, provenance, status and verdict, and serves
+ * the canonical bytes only to authenticated auditors (and admins). Fixed per
+ * record when it is written: redaction happens before publication.
+ */
+export const PUBLICATIONS = ['full', 'metadata'] as const;
+export type Publication = (typeof PUBLICATIONS)[number];
+
 /** A caller authenticated by API key. The key itself is never kept or logged. */
 export interface Principal {
   key_id: string;
   name: string;
   role: Role;
+  /** Who the key belongs to; keys of one owner may act on each other's records. Null: the key alone. */
+  owner: string | null;
+  /**
+   * Systems the key may claim as `EXECUTED BY <system>`; null = any provenance
+   * class (keys created without a list, as before). See {@link provenancePermitted}.
+   */
+  systems: string[] | null;
+  /** May claim `OBSERVED VIA GATEWAY` when the key is restricted (systems not null). */
+  gateway: boolean;
+  publication: Publication;
 }
+
+/** Options of a new key (`POST /api/keys`, `npm run ledger -- create-key`). */
+export interface KeyOptions {
+  owner?: string | null;
+  systems?: string[] | null;
+  gateway?: boolean;
+  publication?: Publication;
+}
+
+/** A key as listed (no secret). */
+export interface KeyRecord {
+  id: string;
+  name: string;
+  role: Role;
+  owner: string | null;
+  systems: string[] | null;
+  gateway: boolean;
+  publication: Publication;
+  created_at: string;
+  revoked_at: string | null;
+}
+
+interface KeyRow {
+  id: string;
+  name: string;
+  role: Role;
+  owner: string | null;
+  systems: string | null;
+  gateway: number | string | boolean;
+  publication: string;
+  created_at: string;
+  revoked_at: string | null;
+}
+
+const KEY_COLUMNS = 'id, name, role, owner, systems, gateway, publication, created_at, revoked_at';
 
 function hashKey(key: string): string {
   return createHash('sha256').update(key, 'utf8').digest('hex');
 }
 
+function toRecord(r: KeyRow): KeyRecord {
+  return {
+    id: r.id,
+    name: r.name,
+    role: r.role,
+    owner: r.owner ?? null,
+    systems: r.systems === null || r.systems === undefined ? null : (JSON.parse(r.systems) as string[]),
+    gateway: Number(r.gateway) === 1 || r.gateway === true,
+    publication: r.publication === 'metadata' ? 'metadata' : 'full',
+    created_at: r.created_at,
+    revoked_at: r.revoked_at ?? null,
+  };
+}
+
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+/** A name, owner or system: 1 to 200 characters, no control characters, no surrounding white space. */
+function plainName(v: unknown): v is string {
+  // eslint-disable-next-line no-control-regex
+  return typeof v === 'string' && v.length > 0 && v.length <= 200 && v.trim() === v && !/[\u0000-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]/.test(v) && !LONE_SURROGATE.test(v);
+}
+
+/**
+ * Check and normalize key options; throws 422 `invalid_key_options` naming
+ * every problem. `systems` lists system names exactly as they follow
+ * `EXECUTED BY ` in a provenance class (case-sensitive, no duplicates).
+ */
+export function checkKeyOptions(o: KeyOptions): Required<KeyOptions> {
+  const problems: string[] = [];
+  if (o.owner !== undefined && o.owner !== null && !plainName(o.owner)) problems.push('owner must be 1 to 200 characters without control characters or surrounding white space');
+  let systems: string[] | null = null;
+  if (o.systems !== undefined && o.systems !== null) {
+    if (!Array.isArray(o.systems) || o.systems.length > 100) problems.push('systems must be an array of at most 100 system names');
+    else {
+      const bad = o.systems.filter((s) => !plainName(s));
+      if (bad.length > 0) problems.push('each system must be a name of 1 to 200 characters without control characters or surrounding white space');
+      if (new Set(o.systems).size !== o.systems.length) problems.push('systems must not repeat a name');
+      systems = [...o.systems];
+    }
+  }
+  if (o.gateway !== undefined && typeof o.gateway !== 'boolean') problems.push('gateway must be true or false');
+  if (o.publication !== undefined && !PUBLICATIONS.includes(o.publication)) problems.push(`publication must be one of ${PUBLICATIONS.join(', ')}`);
+  if (problems.length > 0) throw new LedgerError(422, 'invalid_key_options', problems.join('; '), { problems });
+  const gateway = o.gateway === true;
+  // A gateway flag alone restricts the key too: it may claim the gateway class, not EXECUTED BY.
+  if (gateway && systems === null) systems = [];
+  return { owner: o.owner ?? null, systems, gateway, publication: o.publication ?? 'full' };
+}
+
 /**
  * API keys: `aer1_` + 43 base64url characters, shown once at creation and
- * stored only as SHA-256. Roles: producer, compliance, auditor, admin.
+ * stored only as SHA-256. Roles: producer, compliance, auditor, admin. A key
+ * may name its owner, the systems it may claim, and its publication setting.
  */
 @Injectable()
 export class ApiKeysService {
@@ -30,16 +135,27 @@ export class ApiKeysService {
     private readonly config: ConfigService<AppConfig, true>,
   ) {}
 
-  /** Create a key; returns the secret once. */
-  async create(name: string, role: Role): Promise<{ id: string; name: string; role: Role; key: string }> {
+  /** Create a key; returns the secret once. 422 `invalid_role`, `invalid_name`, `invalid_key_options`. */
+  async create(name: string, role: Role, options: KeyOptions = {}): Promise<Omit<KeyRecord, 'created_at' | 'revoked_at'> & { key: string }> {
     if (!ROLES.includes(role)) throw new LedgerError(422, 'invalid_role', `role must be one of ${ROLES.join(', ')}`);
     if (!name || name.length > 200) throw new LedgerError(422, 'invalid_name', 'name must be 1 to 200 characters');
+    const o = checkKeyOptions(options);
     const key = `aer1_${randomBytes(32).toString('base64url')}`;
     const id = randomUUID();
     await this.db.write((tx) =>
-      tx.query('INSERT INTO api_keys (id, name, role, key_hash, created_at, revoked_at) VALUES (?, ?, ?, ?, ?, NULL)', [id, name, role, hashKey(key), new Date().toISOString()]),
+      tx.query('INSERT INTO api_keys (id, name, role, key_hash, created_at, revoked_at, owner, systems, gateway, publication) VALUES (?, ?, ?, ?, ?, NULL, ?, ?, ?, ?)', [
+        id,
+        name,
+        role,
+        hashKey(key),
+        new Date().toISOString(),
+        o.owner,
+        o.systems === null ? null : JSON.stringify(o.systems),
+        o.gateway ? 1 : 0,
+        o.publication,
+      ]),
     );
-    return { id, name, role, key };
+    return { id, name, role, owner: o.owner, systems: o.systems, gateway: o.gateway, publication: o.publication, key };
   }
 
   /** Revoke a key by id; later requests with it get 401 `key_revoked`. */
@@ -50,8 +166,32 @@ export class ApiKeysService {
   }
 
   /** Keys without their secrets. */
-  async list(): Promise<{ id: string; name: string; role: string; created_at: string; revoked_at: string | null }[]> {
-    return this.db.query('SELECT id, name, role, created_at, revoked_at FROM api_keys ORDER BY created_at');
+  async list(): Promise<KeyRecord[]> {
+    return (await this.db.query<KeyRow>(`SELECT ${KEY_COLUMNS} FROM api_keys ORDER BY created_at`)).map(toRecord);
+  }
+
+  /** The owners of the given key ids (a key without an owner answers null); unknown ids are absent. */
+  async ownersOf(ids: string[]): Promise<Map<string, { name: string; owner: string | null }>> {
+    const out = new Map<string, { name: string; owner: string | null }>();
+    const unique = [...new Set(ids)];
+    for (let i = 0; i < unique.length; i += 500) {
+      const page = unique.slice(i, i + 500);
+      const rows = await this.db.query<{ id: string; name: string; owner: string | null }>(`SELECT id, name, owner FROM api_keys WHERE id IN (${page.map(() => '?').join(', ')})`, page);
+      for (const r of rows) out.set(r.id, { name: r.name, owner: r.owner ?? null });
+    }
+    return out;
+  }
+
+  /**
+   * The caller named by an `Authorization` header, or null when there is none
+   * (public reads). 401 `invalid_authorization` when it is not `Bearer <key>`,
+   * and as {@link authenticate} for an unknown or revoked key.
+   */
+  async fromHeader(header: string | string[] | undefined): Promise<Principal | null> {
+    if (header === undefined) return null;
+    const m = typeof header === 'string' ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
+    if (!m) throw new LedgerError(401, 'invalid_authorization', 'Authorization must be "Bearer <key>"');
+    return this.authenticate(m[1]);
   }
 
   /**
@@ -61,14 +201,18 @@ export class ApiKeysService {
   async authenticate(token: string | undefined): Promise<Principal> {
     if (!token) throw new LedgerError(401, 'missing_key', 'this endpoint needs an API key: Authorization: Bearer <key>');
     const admin = this.config.get('LEDGER_ADMIN_KEY', { infer: true });
-    if (admin && safeEqual(token, admin)) return { key_id: 'bootstrap-admin', name: 'LEDGER_ADMIN_KEY', role: 'admin' };
-    const rows = await this.db.query<{ id: string; name: string; role: Role; revoked_at: string | null }>('SELECT id, name, role, revoked_at FROM api_keys WHERE key_hash = ?', [hashKey(token)]);
+    if (admin && safeEqual(token, admin)) return { key_id: BOOTSTRAP_ADMIN_ID, name: 'LEDGER_ADMIN_KEY', role: 'admin', owner: null, systems: null, gateway: false, publication: 'full' };
+    const rows = await this.db.query<KeyRow>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE key_hash = ?`, [hashKey(token)]);
     const k = rows[0];
     if (!k) throw new LedgerError(401, 'invalid_key', 'the API key is not known');
     if (k.revoked_at) throw new LedgerError(401, 'key_revoked', 'the API key was revoked');
-    return { key_id: k.id, name: k.name, role: k.role };
+    const r = toRecord(k);
+    return { key_id: r.id, name: r.name, role: r.role, owner: r.owner, systems: r.systems, gateway: r.gateway, publication: r.publication };
   }
 }
+
+/** The key id recorded for the bootstrap admin key (LEDGER_ADMIN_KEY). */
+export const BOOTSTRAP_ADMIN_ID = 'bootstrap-admin';
 
 function safeEqual(a: string, b: string): boolean {
   const x = createHash('sha256').update(a).digest();

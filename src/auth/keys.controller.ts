@@ -4,7 +4,7 @@ import { JsonBody } from '../common/json-body.decorator';
 import { RawJson } from '../common/raw-json';
 import { BadInputError } from '../common/errors';
 import { isObject } from '../aer1';
-import { ApiKeysService, Role } from './api-keys.service';
+import { ApiKeysService, Publication, Role } from './api-keys.service';
 import { Roles } from './roles.guard';
 
 /** Key management for admins (the CLI `npm run ledger -- create-key` does the same offline). */
@@ -15,13 +15,27 @@ import { Roles } from './roles.guard';
 export class KeysController {
   constructor(private readonly keys: ApiKeysService) {}
 
-  /** Body `{name, role}`; answers 201 with the key, shown once. */
+  /**
+   * Body `{name, role, owner?, systems?, gateway?, publication?}`: `owner`
+   * groups keys that may act on each other's records; `systems` (an array of
+   * names) restricts `EXECUTED BY <system>` to those systems, and `gateway`
+   * (boolean) permits `OBSERVED VIA GATEWAY` on a restricted key; `publication`
+   * is `full` (default) or `metadata`. Answers 201 with the key, shown once.
+   * 400 `invalid_body`; 422 `invalid_role`, `invalid_name`, `invalid_key_options`.
+   */
   @Post()
   @ApiOperation({ summary: 'Create an API key (admin)' })
   async create(@JsonBody() body: RawJson) {
     const v = body.value;
-    if (!isObject(v) || typeof v.name !== 'string' || typeof v.role !== 'string') throw new BadInputError('invalid_body', 'expected {"name": string, "role": string}');
-    return this.keys.create(v.name, v.role as Role);
+    if (!isObject(v) || typeof v.name !== 'string' || typeof v.role !== 'string') throw new BadInputError('invalid_body', 'expected {"name": string, "role": string, "owner"?: string, "systems"?: [string], "gateway"?: boolean, "publication"?: "full"|"metadata"}');
+    const unknown = Object.keys(v).filter((k) => !['name', 'role', 'owner', 'systems', 'gateway', 'publication'].includes(k));
+    if (unknown.length > 0) throw new BadInputError('invalid_body', `unknown members: ${unknown.map((k) => JSON.stringify(k)).join(', ')}`);
+    return this.keys.create(v.name, v.role as Role, {
+      owner: v.owner as string | undefined,
+      systems: v.systems as string[] | undefined,
+      gateway: v.gateway as boolean | undefined,
+      publication: v.publication as Publication | undefined,
+    });
   }
 
   @Get()

@@ -21,10 +21,7 @@ export class RolesGuard implements CanActivate {
     const roles = this.reflector.getAllAndOverride<Role[] | undefined>(ROLES_KEY, [ctx.getHandler(), ctx.getClass()]);
     if (!roles || roles.length === 0) return true;
     const req = ctx.switchToHttp().getRequest<Request & { principal?: Principal }>();
-    const header = req.headers.authorization;
-    const m = typeof header === 'string' ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
-    if (header !== undefined && !m) throw new LedgerError(401, 'invalid_authorization', 'Authorization must be "Bearer <key>"');
-    const principal = await this.keys.authenticate(m?.[1]);
+    const principal = (await this.keys.fromHeader(req.headers.authorization)) ?? (await this.keys.authenticate(undefined));
     if (principal.role !== 'admin' && !roles.includes(principal.role)) {
       throw new LedgerError(403, 'forbidden_role', `this endpoint needs role ${roles.join(' or ')}; the key has role ${principal.role}`);
     }

@@ -5,6 +5,8 @@ import { Roles } from '../auth/roles.guard';
 import { JsonBody } from '../common/json-body.decorator';
 import { RawJson } from '../common/raw-json';
 import { renderCoveragePage } from './coverage.page';
+import { Caller } from '../auth/caller.decorator';
+import type { Principal } from '../auth/api-keys.service';
 import { CoverageService } from './coverage.service';
 
 @ApiTags('coverage')
@@ -24,8 +26,8 @@ export class CoverageController {
   @ApiBody({ schema: { type: 'object', example: { job_id: 'job-kyc-42', as_of_position: 120 } } })
   @ApiResponse({ status: 201, description: 'issued and recorded' })
   @ApiResponse({ status: 422, description: 'no_plan, position_beyond_head' })
-  async issue(@JsonBody() body: RawJson, @Res({ passthrough: true }) res: Response) {
-    const r = await this.coverage.issue(body);
+  async issue(@JsonBody() body: RawJson, @Caller() caller: Principal, @Res({ passthrough: true }) res: Response) {
+    const r = await this.coverage.issue(body, caller);
     res.status(201);
     return r;
   }

@@ -5,13 +5,16 @@ import { BadInputError, NotFoundError, UnprocessableError } from '../common/erro
 import { RawJson } from '../common/raw-json';
 import { PublicUrls } from '../common/urls';
 import { DatabaseService } from '../database/database.service';
-import { LedgerService } from '../ledger/ledger.service';
+import { LedgerService, recordedByAt } from '../ledger/ledger.service';
 import { streams } from '../ledger/streams';
 import { canonicalDigest } from './canonical';
 import { CoverageReportIssuedData } from './coverage.projection';
 import { receiptsAsOf, timelineAsOf, workflowAsOf } from './ledger-reader';
 import { NormalizedPlan, PlanSubject } from './plan';
 import { PlanVersionRow } from './plans.service';
+import type { Principal } from '../auth/api-keys.service';
+import { recordedBy } from '../auth/permissions';
+import type { RecordedBy } from '../ledger/event-hash';
 import { CoverageReportContent, reconcile, RecordInput, reportDigest } from './reconcile';
 
 /** What `POST /api/coverage-reports` answers. */
@@ -33,6 +36,8 @@ export interface StoredReport {
   /** The digest recomputed from the stored content now. */
   digest_verified: boolean;
   position: number;
+  /** The key that issued the report. */
+  issued_by: RecordedBy | null;
   report: CoverageReportContent;
 }
 
@@ -85,7 +90,7 @@ export class CoverageService {
    * is past the ledger head; 422 `no_plan` when no plan version for the subject
    * is recorded at or before the position.
    */
-  async issue(body: RawJson): Promise<IssuedReport> {
+  async issue(body: RawJson, by: Principal): Promise<IssuedReport> {
     const { subject, asOf } = parseRequest(body.value);
     return this.db.write(async (tx) => {
       const head = (await this.ledger.head(tx))?.position ?? 0;
@@ -143,7 +148,7 @@ export class CoverageService {
       const digest = reportDigest(report);
       const reportId = randomUUID();
       const data: CoverageReportIssuedData = { report_id: reportId, issued_at: new Date().toISOString(), digest, report };
-      await this.ledger.append(tx, streams.coverage(reportId), 0, [{ type: 'CoverageReportIssued', data }]);
+      await this.ledger.append(tx, streams.coverage(reportId), 0, [{ type: 'CoverageReportIssued', data }], recordedBy(by));
       return { report_id: reportId, url: this.urls.coverage(reportId), digest, as_of_position: position, result: report.result };
     });
   }
@@ -160,6 +165,7 @@ export class CoverageService {
       digest: row.digest,
       digest_verified: canonicalDigest(report) === row.digest,
       position: Number(row.position),
+      issued_by: (await recordedByAt(this.db, [Number(row.position)])).get(Number(row.position)) ?? null,
       report,
     };
   }

@@ -6,6 +6,8 @@ import { Roles } from '../auth/roles.guard';
 import { BadInputError } from '../common/errors';
 import { JsonBody } from '../common/json-body.decorator';
 import { RawJson } from '../common/raw-json';
+import { Caller } from '../auth/caller.decorator';
+import type { Principal } from '../auth/api-keys.service';
 import { PlansService } from './plans.service';
 
 const PLAN_SCHEMA = {
@@ -36,8 +38,8 @@ export class PlansController {
   @ApiResponse({ status: 201, description: 'registered as version 1' })
   @ApiResponse({ status: 409, description: 'plan_exists: amend instead' })
   @ApiResponse({ status: 422, description: 'invalid_plan, with every problem in reasons' })
-  async register(@JsonBody() body: RawJson, @Res({ passthrough: true }) res: Response) {
-    const v = await this.plans.register(body);
+  async register(@JsonBody() body: RawJson, @Caller() caller: Principal, @Res({ passthrough: true }) res: Response) {
+    const v = await this.plans.register(body, caller);
     res.status(201);
     return v;
   }
@@ -50,8 +52,8 @@ export class PlansController {
   @ApiResponse({ status: 201, description: 'recorded as version n+1' })
   @ApiResponse({ status: 409, description: 'plan_version_conflict (supersedes_version is not current)' })
   @ApiResponse({ status: 422, description: 'invalid_plan' })
-  async amend(@Param('plan_id') planId: string, @JsonBody() body: RawJson, @Res({ passthrough: true }) res: Response) {
-    const v = await this.plans.amend(planId, body);
+  async amend(@Param('plan_id') planId: string, @JsonBody() body: RawJson, @Caller() caller: Principal, @Res({ passthrough: true }) res: Response) {
+    const v = await this.plans.amend(planId, body, caller);
     res.status(201);
     return v;
   }

@@ -8,6 +8,10 @@ import { LedgerService } from '../ledger/ledger.service';
 import { streams } from '../ledger/streams';
 import { PlanVersionData } from './coverage.projection';
 import { jobFirstPosition, Queryable, workflowAsOf } from './ledger-reader';
+import type { Principal } from '../auth/api-keys.service';
+import { recordedBy } from '../auth/permissions';
+import { recordedByAt } from '../ledger/ledger.service';
+import type { RecordedBy } from '../ledger/event-hash';
 import { NormalizedPlan, PlanProblem, planDigest, PlanSubject, subjectMember, validatePlan } from './plan';
 
 /** A row of `plan_versions`. */
@@ -37,6 +41,8 @@ export interface PlanVersionView {
   /** Ledger position of the first event of the job's timeline (or workflow) now; null when execution has not been recorded. */
   execution_first_position: number | null;
   registered_after_execution_began: boolean;
+  /** The key that registered this version (null before attribution). */
+  recorded_by: RecordedBy | null;
 }
 
 /** The API form of a normalized plan: the subject as `job_id` / `workflow_id`. */
@@ -72,7 +78,7 @@ export class PlansService {
   ) {}
 
   /** Register a plan (version 1). 422 `invalid_plan` with every problem; 409 `plan_exists` when the job or workflow has one. */
-  async register(body: RawJson): Promise<PlanVersionView> {
+  async register(body: RawJson, by: Principal): Promise<PlanVersionView> {
     const v = validatePlan(body.value);
     if (!v.ok) throw invalidPlan(v.problems);
     const plan = v.plan;
@@ -83,7 +89,7 @@ export class PlansService {
       }
       const planId = randomUUID();
       const data: PlanVersionData = { plan_id: planId, version: 1, subject: plan.subject, plan, digest: planDigest(plan), registered_at: new Date().toISOString() };
-      await this.ledger.append(tx, streams.plan(planId), 0, [{ type: 'PlanRegistered', data }]);
+      await this.ledger.append(tx, streams.plan(planId), 0, [{ type: 'PlanRegistered', data }], recordedBy(by));
       return this.versionView(tx, planId, 1);
     });
   }
@@ -94,7 +100,7 @@ export class PlansService {
    * optional `reason` and `supersedes_version` (409 `plan_version_conflict`
    * when it is not the current version).
    */
-  async amend(planId: string, body: RawJson): Promise<PlanVersionView> {
+  async amend(planId: string, body: RawJson, by: Principal): Promise<PlanVersionView> {
     if (!isObject(body.value)) throw invalidPlan([{ path: '', code: 'not_object', message: 'an amendment is a JSON object' }]);
     const doc: JsonObject = { ...body.value };
     const reason = has(doc, 'reason') ? doc.reason : null;
@@ -124,7 +130,7 @@ export class PlansService {
         supersedes_version: current.version,
         reason: reason as string | null,
       };
-      await this.ledger.append(tx, streams.plan(current.plan_id), current.version, [{ type: 'PlanAmended', data }]);
+      await this.ledger.append(tx, streams.plan(current.plan_id), current.version, [{ type: 'PlanAmended', data }], recordedBy(by));
       return this.versionView(tx, current.plan_id, version);
     });
   }
@@ -141,11 +147,12 @@ export class PlansService {
     if (rows.length === 0) throw new NotFoundError('plan', planId);
     const subject = { kind: rows[0].subject_kind, id: rows[0].subject_id } as PlanSubject;
     const first = await this.firstPosition(this.db, subject);
+    const by = await recordedByAt(this.db, rows.map((r) => Number(r.position)));
     return {
       plan_id: planId,
       ...subjectMember(subject),
       current_version: rows[rows.length - 1].version,
-      versions: rows.map((r) => this.view(r, rows.length, first)),
+      versions: rows.map((r) => this.view(r, rows.length, first, by.get(Number(r.position)) ?? null)),
     };
   }
 
@@ -169,14 +176,15 @@ export class PlansService {
     const count = (await q.query<{ n: number | string }>('SELECT MAX(version) AS n FROM plan_versions WHERE plan_id = ?', [planId]))[0];
     const r = normalizeRow(row);
     const first = await this.firstPosition(q, { kind: r.subject_kind, id: r.subject_id } as PlanSubject);
-    return this.view(r, Number(count?.n ?? version), first);
+    const by = (await recordedByAt(q, [Number(r.position)])).get(Number(r.position)) ?? null;
+    return this.view(r, Number(count?.n ?? version), first, by);
   }
 
   private firstPosition(q: Queryable, subject: PlanSubject): Promise<number | null> {
     return executionFirstPosition(q, subject, Number.MAX_SAFE_INTEGER);
   }
 
-  private view(r: PlanVersionRow, latest: number, first: number | null): PlanVersionView {
+  private view(r: PlanVersionRow, latest: number, first: number | null, by: RecordedBy | null): PlanVersionView {
     const plan = JSON.parse(r.plan) as NormalizedPlan;
     return {
       plan_id: r.plan_id,
@@ -189,6 +197,7 @@ export class PlansService {
       superseded_by: r.version < latest ? r.version + 1 : null,
       execution_first_position: first,
       registered_after_execution_began: first !== null && r.position > first,
+      recorded_by: by,
     };
   }
 }

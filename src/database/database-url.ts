@@ -14,6 +14,8 @@ import { CreatePlansSqlite1764460000000 } from '../../migrations/sqlite/17644600
 import { CreatePlansPostgres1764460000000 } from '../../migrations/postgres/1764460000000-CreatePlans';
 import { CreateVerificationBatchesSqlite1764470000000 } from '../../migrations/sqlite/1764470000000-CreateVerificationBatches';
 import { CreateVerificationBatchesPostgres1764470000000 } from '../../migrations/postgres/1764470000000-CreateVerificationBatches';
+import { KeyAttributionSqlite1764480000000 } from '../../migrations/sqlite/1764480000000-KeyAttribution';
+import { KeyAttributionPostgres1764480000000 } from '../../migrations/postgres/1764480000000-KeyAttribution';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -28,8 +30,8 @@ export function dialectOf(url: string): Dialect {
 
 /** The migrations of each dialect, in order. */
 export const MIGRATIONS: Record<Dialect, MigrationClass[]> = {
-  sqlite: [CreateLedgerSqlite1764450000000, CreatePlansSqlite1764460000000, CreateVerificationBatchesSqlite1764470000000],
-  postgres: [CreateLedgerPostgres1764450000000, CreatePlansPostgres1764460000000, CreateVerificationBatchesPostgres1764470000000],
+  sqlite: [CreateLedgerSqlite1764450000000, CreatePlansSqlite1764460000000, CreateVerificationBatchesSqlite1764470000000, KeyAttributionSqlite1764480000000],
+  postgres: [CreateLedgerPostgres1764450000000, CreatePlansPostgres1764460000000, CreateVerificationBatchesPostgres1764470000000, KeyAttributionPostgres1764480000000],
 };
 
 /**

@@ -9,6 +9,22 @@ import { sha256Hex, writeJsonString, ZERO_DIGEST } from '../aer1';
 /** The hash that precedes the first event. */
 export const LEDGER_GENESIS_HASH = ZERO_DIGEST;
 
+/** Who wrote an event: the API key's id and name (never its secret); `system` for the ledger's own events. */
+export interface RecordedBy {
+  key_id: string;
+  name: string;
+}
+
+/** The ledger's own events (batch results, anything no key asked for). */
+export const SYSTEM: RecordedBy = Object.freeze({ key_id: 'system', name: 'system' });
+
+/**
+ * Serialization versions: 1 (events written before key attribution, hashed
+ * without the key) and 2 (the key that wrote the event is hashed with it).
+ */
+export type EventFormat = 1 | 2;
+export const CURRENT_EVENT_FORMAT: EventFormat = 2;
+
 /** One stored event, as read back from the `events` table. */
 export interface StoredEvent {
   position: number;
@@ -21,21 +37,38 @@ export interface StoredEvent {
   recorded_at: string;
   prev_hash: string;
   event_hash: string;
+  /** Serialization version of the hash input (absent = 1, as in databases before attribution). */
+  format?: number | string | null;
+  /** The key that wrote the event (format 2); null for format 1. */
+  key_id?: string | null;
+  key_name?: string | null;
 }
 
 /**
- * The canonical serialization of an event's content: a JSON array
- * `["aer1-ledger-event/1", position, prev_hash, recorded_at, stream_id,
- * stream_position, type, data]` with ASCII-only string escaping (the S7.1
- * writer) and `data` as a string, so it is hashed exactly as stored.
+ * The canonical serialization of an event's content, a JSON array written
+ * with ASCII-only string escaping (the S7.1 writer) and `data` as a string,
+ * so it is hashed exactly as stored:
+ * - format 1: `["aer1-ledger-event/1", position, prev_hash, recorded_at,
+ *   stream_id, stream_position, type, data]`;
+ * - format 2: `["aer1-ledger-event/2", position, prev_hash, recorded_at,
+ *   stream_id, stream_position, type, key_id, key_name, data]`: the key that
+ *   wrote the event is part of what is hashed.
+ * Throws on an unknown format or a format-2 event without a key.
  */
 export function eventHashInput(e: Omit<StoredEvent, 'event_hash'>): string {
-  return (
-    '["aer1-ledger-event/1",' + String(e.position) + ',' + writeJsonString(e.prev_hash) + ',' +
-    writeJsonString(e.recorded_at) + ',' + writeJsonString(e.stream_id) + ',' + String(e.stream_position) + ',' +
-    writeJsonString(e.type) + ',' + writeJsonString(e.data) + ']'
-  );
+  const format = e.format === undefined || e.format === null ? 1 : Number(e.format);
+  const common = String(e.position) + ',' + writeJsonString(e.prev_hash) + ',' + writeJsonString(e.recorded_at) + ',' +
+    writeJsonString(e.stream_id) + ',' + String(e.stream_position) + ',' + writeJsonString(e.type) + ',';
+  if (format === 1) return '["aer1-ledger-event/1",' + common + writeJsonString(e.data) + ']';
+  if (format === 2) {
+    if (typeof e.key_id !== 'string' || typeof e.key_name !== 'string') throw new EventFormatError('a format-2 event names the key that wrote it');
+    return '["aer1-ledger-event/2",' + common + writeJsonString(e.key_id) + ',' + writeJsonString(e.key_name) + ',' + writeJsonString(e.data) + ']';
+  }
+  throw new EventFormatError(`unknown event format ${String(e.format)}`);
 }
+
+/** An event whose stored format cannot be serialized (unknown version, missing key). */
+export class EventFormatError extends Error {}
 
 /** SHA-256 of {@link eventHashInput}, lowercase hex. */
 export function eventHash(e: Omit<StoredEvent, 'event_hash'>): string {
@@ -48,7 +81,7 @@ export interface LedgerChainReport {
   checked: number;
   head: { position: number; event_hash: string } | null;
   /** The first position that does not verify, and why. */
-  first_failure: { position: number; reason: 'position_gap' | 'prev_hash_mismatch' | 'event_hash_mismatch' | 'data_not_json'; detail: string } | null;
+  first_failure: { position: number; reason: 'position_gap' | 'prev_hash_mismatch' | 'event_hash_mismatch' | 'data_not_json' | 'bad_format'; detail: string } | null;
 }
 
 /**
@@ -76,7 +109,13 @@ export class LedgerChainVerifier {
       this.failure = { position, reason: 'prev_hash_mismatch', detail: `prev_hash ${e.prev_hash} does not equal the recomputed hash of position ${position - 1} (${this.prevHash})` };
       return false;
     }
-    const recomputed = eventHash({ ...e, position, stream_position: Number(e.stream_position) });
+    let recomputed: string;
+    try {
+      recomputed = eventHash({ ...e, position, stream_position: Number(e.stream_position) });
+    } catch (err) {
+      this.failure = { position, reason: 'bad_format', detail: err instanceof EventFormatError ? err.message : 'the event cannot be serialized' };
+      return false;
+    }
     if (recomputed !== e.event_hash) {
       this.failure = { position, reason: 'event_hash_mismatch', detail: `stored event_hash ${e.event_hash}, recomputed ${recomputed}: the event was altered` };
       return false;

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DatabaseService, Tx } from '../database/database.service';
 import { ExpectedVersionConflictError } from '../common/errors';
-import { eventHash, LEDGER_GENESIS_HASH, LedgerChainReport, LedgerChainVerifier, StoredEvent } from './event-hash';
+import { CURRENT_EVENT_FORMAT, eventHash, LEDGER_GENESIS_HASH, LedgerChainReport, LedgerChainVerifier, RecordedBy, StoredEvent } from './event-hash';
 import { ProjectionRegistry } from './projections';
 
 /** An event to append: a past-tense type and its data (any JSON value). */
@@ -56,10 +56,12 @@ export class LedgerService {
   }
 
   /**
-   * Append `events` to `streamId` inside `tx` (call from {@link DatabaseService.write}).
-   * Returns the stored events; the stream's next expected version is the last one's `stream_position`.
+   * Append `events` to `streamId` inside `tx` (call from {@link DatabaseService.write}),
+   * written by `by` (the caller's API key, or {@link SYSTEM}): the key is stored and
+   * hashed with each event (format 2). Returns the stored events; the stream's next
+   * expected version is the last one's `stream_position`.
    */
-  async append(tx: Tx, streamId: string, expectedVersion: ExpectedVersion, events: NewEvent[]): Promise<StoredEvent[]> {
+  async append(tx: Tx, streamId: string, expectedVersion: ExpectedVersion, events: NewEvent[], by: RecordedBy): Promise<StoredEvent[]> {
     const version = expectedVersion === 'new' ? 0 : await this.streamVersion(tx, streamId);
     if (typeof expectedVersion === 'number' && version !== expectedVersion) throw new ExpectedVersionConflictError(streamId, expectedVersion, version);
     // Inside one write transaction no one else appends (writes are serialized), so the head
@@ -79,11 +81,14 @@ export class LedgerService {
         data: JSON.stringify(e.data),
         recorded_at: recordedAt,
         prev_hash: prevHash,
+        format: CURRENT_EVENT_FORMAT,
+        key_id: by.key_id,
+        key_name: by.name,
       };
       const ev: StoredEvent = { ...base, event_hash: eventHash(base) };
       await tx.query(
-        'INSERT INTO events (position, stream_id, stream_position, type, data, recorded_at, prev_hash, event_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
-        [ev.position, ev.stream_id, ev.stream_position, ev.type, ev.data, ev.recorded_at, ev.prev_hash, ev.event_hash],
+        'INSERT INTO events (position, stream_id, stream_position, type, data, recorded_at, prev_hash, event_hash, format, key_id, key_name) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+        [ev.position, ev.stream_id, ev.stream_position, ev.type, ev.data, ev.recorded_at, ev.prev_hash, ev.event_hash, ev.format, ev.key_id, ev.key_name],
       );
       await this.projections.apply(tx, ev);
       stored.push(ev);
@@ -159,5 +164,37 @@ export class LedgerService {
 }
 
 function normalize(r: StoredEvent): StoredEvent {
-  return { ...r, position: Number(r.position), stream_position: Number(r.stream_position) };
+  return { ...r, position: Number(r.position), stream_position: Number(r.stream_position), format: r.format === undefined || r.format === null ? 1 : Number(r.format) };
+}
+
+/** Who wrote the event at each of `positions` (events of format 1 name no key). Keyed by position. */
+export async function recordedByAt(q: Pick<Tx, 'query'>, positions: number[]): Promise<Map<number, RecordedBy | null>> {
+  const out = new Map<number, RecordedBy | null>();
+  const unique = [...new Set(positions)];
+  for (let i = 0; i < unique.length; i += 500) {
+    const page = unique.slice(i, i + 500);
+    const rows = await q.query<{ position: number | string; key_id: string | null; key_name: string | null }>(
+      `SELECT position, key_id, key_name FROM events WHERE position IN (${page.map(() => '?').join(', ')})`,
+      page,
+    );
+    for (const r of rows) out.set(Number(r.position), r.key_id !== null && r.key_name !== null ? { key_id: r.key_id, name: r.key_name } : null);
+  }
+  return out;
+}
+
+/** The key that wrote a record, with its owner (null when the key names none). */
+export interface Writer extends RecordedBy {
+  owner: string | null;
+}
+
+/** Who wrote the event at `position`, with the key's owner; null for an event written before attribution or no such event. */
+export async function writerAt(q: Pick<Tx, 'query'>, position: number): Promise<Writer | null> {
+  const r = (
+    await q.query<{ key_id: string | null; key_name: string | null; owner: string | null }>(
+      'SELECT e.key_id AS key_id, e.key_name AS key_name, k.owner AS owner FROM events e LEFT JOIN api_keys k ON k.id = e.key_id WHERE e.position = ?',
+      [position],
+    )
+  )[0];
+  if (!r || r.key_id === null || r.key_name === null) return null;
+  return { key_id: r.key_id, name: r.key_name, owner: r.owner ?? null };
 }

@@ -4,6 +4,7 @@ import type { Request, Response } from 'express';
 import { LedgerError } from '../common/errors';
 import { VerifyRateLimit } from '../common/rate-limit';
 import { PublicPagesService } from './public-pages.service';
+import { ApiKeysService } from '../auth/api-keys.service';
 import { indexPage, notFoundPage, receiptPage, timelinePage, workflowPage } from './views';
 
 /** No scripts, no external resources: only the inline stylesheet. */
@@ -17,7 +18,10 @@ const CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:
 @ApiTags('public pages')
 @Controller()
 export class PublicPagesController {
-  constructor(private readonly pages: PublicPagesService) {}
+  constructor(
+    private readonly pages: PublicPagesService,
+    private readonly keys: ApiKeysService,
+  ) {}
 
   @Get()
   @ApiOperation({ summary: 'What this service is' })
@@ -32,7 +36,9 @@ export class PublicPagesController {
   @ApiOperation({ summary: 'Public receipt page (S9, S8.3)' })
   @ApiProduces('text/html', 'application/json')
   async receipt(@Param('id') id: string, @Req() req: Request, @Res() res: Response): Promise<void> {
-    await render(req, res, () => this.pages.receipt(id), receiptPage);
+    // An auditor's key (optional) is served canonical bytes a `metadata` publication withholds.
+    const viewer = await this.keys.fromHeader(req.headers.authorization);
+    await render(req, res, () => this.pages.receipt(id, viewer), receiptPage);
   }
 
   /** Job timeline page: chain verdict, endpoint-commitment status, entries. */

@@ -4,13 +4,21 @@ import { NotFoundError } from '../common/errors';
 import { PublicUrls } from '../common/urls';
 import { DatabaseService } from '../database/database.service';
 import { receiptOf, ReceiptsService } from '../receipts/receipts.service';
-import { WorkflowsService, WorkflowVerification } from '../workflows/workflows.service';
+import { ClaimingWorkflow, ContainingWorkflow, WorkflowsService, WorkflowVerification } from '../workflows/workflows.service';
+import type { Principal } from '../auth/api-keys.service';
+import { writerAt } from '../ledger/ledger.service';
+import type { RecordedBy } from '../ledger/event-hash';
 import { loadTimelineView, TimelineView } from './timeline-view';
 
 /** Everything the receipt page shows (also its JSON variant). */
 export interface ReceiptPageData {
+  /** The receipt as recorded; without `canonical_bytes` when they are withheld. */
   receipt: unknown;
-  raw: string;
+  /** The stored document exactly as recorded, or null when the canonical bytes are withheld from this reader. */
+  raw: string | null;
+  /** Set when the writer's publication setting withholds the canonical bytes from this reader (S13). */
+  canonical_bytes_withheld: { setting: 'metadata'; by: RecordedBy | null; statement: string } | null;
+  recorded_by: RecordedBy | null;
   provenance: { class: string | null; kind: string | null; meaning: string | null; note: string };
   verification: {
     verdict: string;
@@ -24,7 +32,10 @@ export interface ReceiptPageData {
     limits: string[];
   };
   timeline_positions: { job_id: string; seq: number; url: string }[];
-  workflows: { workflow_id: string; seq: number; goal: string | null; url: string }[];
+  /** Workflows recorded by this receipt's writer (or its owner) naming it as a step (S8.3). */
+  workflows: ContainingWorkflow[];
+  /** Workflows recorded by other owners that name this receipt: claims, shown without their text. */
+  claimed_by_workflows: ClaimingWorkflow[];
   superseded_by: { id: string; url: string } | null;
   supersedes: { id: string; url: string } | null;
   recorded_at: string;
@@ -59,22 +70,36 @@ export class PublicPagesService {
     private readonly urls: PublicUrls,
   ) {}
 
-  async receipt(id: string): Promise<ReceiptPageData> {
+  /**
+   * The receipt page's data. `viewer` is the caller when it sent a key: an
+   * auditor or admin is served canonical bytes that the writer's `metadata`
+   * publication setting withholds from everyone else.
+   */
+  async receipt(id: string, viewer: Principal | null = null): Promise<ReceiptPageData> {
     if (!isUuid(id)) throw new NotFoundError('receipt', id);
     const { row, result } = await this.receipts.verifyStored(id);
+    const writer = await writerAt(this.db, Number(row.position));
+    const withheld = row.publication === 'metadata' && !mayReadWithheld(viewer);
     let parsed: unknown;
     try {
       parsed = JSON.parse(row.raw);
     } catch {
       parsed = null;
     }
-    const receipt = receiptOf(parsed);
+    const recorded = receiptOf(parsed);
+    const receipt = withheld ? withoutCanonicalBytes(recorded) : recorded;
     const declared = receipt && typeof receipt === 'object' && !Array.isArray(receipt) ? (receipt as Record<string, unknown>).output_hash : null;
     const positions = await this.db.query<{ job_id: string; seq: number | string }>('SELECT job_id, seq FROM timeline_entries WHERE LOWER(receipt_id) = ? ORDER BY job_id, seq', [row.id]);
     const kind = provenanceKind(row.provenance_class);
+    const containing = await this.workflows.containing(row.id, writer);
+    const by = writer ? { key_id: writer.key_id, name: writer.name } : null;
     return {
       receipt,
-      raw: row.raw,
+      raw: withheld ? null : row.raw,
+      canonical_bytes_withheld: withheld
+        ? { setting: 'metadata', by, statement: `The canonical bytes are withheld by the publication setting of ${by ? `key ${JSON.stringify(by.name)}` : 'the key that recorded this receipt'} (S13): they are served to authenticated auditors only. The output commitment above was recomputed by this ledger from the stored bytes.` }
+        : null,
+      recorded_by: by,
       provenance: { class: result.provenance.class ?? row.provenance_class, kind, meaning: kind ? PROVENANCE_MEANING[kind] : null, note: PROVENANCE_NOTE },
       verification: {
         verdict: result.verdict,
@@ -88,7 +113,8 @@ export class PublicPagesService {
         limits: result.limits,
       },
       timeline_positions: positions.map((p) => ({ job_id: p.job_id, seq: Number(p.seq), url: this.urls.job(p.job_id) })),
-      workflows: await this.workflows.containing(row.id),
+      workflows: containing.own,
+      claimed_by_workflows: containing.claimed,
       superseded_by: link(this.urls, row.superseded_by),
       supersedes: link(this.urls, row.supersedes),
       recorded_at: row.recorded_at,
@@ -124,6 +150,18 @@ export class PublicPagesService {
     if (!view) throw new NotFoundError('job', jobId);
     return { ...view, url: this.urls.job(jobId), verify_url: this.urls.jobVerify(jobId) };
   }
+}
+
+/** Auditors and admins read canonical bytes that a `metadata` publication setting withholds from the public. */
+export function mayReadWithheld(viewer: Principal | null): boolean {
+  return viewer !== null && (viewer.role === 'auditor' || viewer.role === 'admin');
+}
+
+/** A display copy of a receipt without its `canonical_bytes` (the stored document is never changed). */
+function withoutCanonicalBytes(receipt: unknown): unknown {
+  if (!receipt || typeof receipt !== 'object' || Array.isArray(receipt)) return receipt;
+  const { canonical_bytes: _omitted, ...rest } = receipt as Record<string, unknown>;
+  return { ...rest, canonical_bytes: '(withheld)' };
 }
 
 function link(urls: PublicUrls, id: string | null): { id: string; url: string } | null {

@@ -20,6 +20,8 @@ export interface TimelineEntryView {
 export interface CommitmentView {
   id: string;
   recorded_at: string;
+  /** The key that posted the commitment (null before attribution). */
+  recorded_by: { key_id: string; name: string } | null;
   /** Re-checked now against the visible timeline. */
   binding: boolean;
   verdict: string;
@@ -73,7 +75,10 @@ export async function loadTimelineView(db: DatabaseService, jobId: string): Prom
     v.push(entry);
   }
   const result: TimelineResult = v.finish();
-  const commitmentRows = await db.query<{ id: string; raw: string; recorded_at: string }>('SELECT id, raw, recorded_at FROM commitments WHERE job_id = ? ORDER BY position', [jobId]);
+  const commitmentRows = await db.query<{ id: string; raw: string; recorded_at: string; key_id: string | null; key_name: string | null }>(
+    'SELECT c.id AS id, c.raw AS raw, c.recorded_at AS recorded_at, e.key_id AS key_id, e.key_name AS key_name FROM commitments c LEFT JOIN events e ON e.position = c.position WHERE c.job_id = ? ORDER BY c.position',
+    [jobId],
+  );
   const commitments: CommitmentView[] = commitmentRows.map((c) => {
     let parsed: unknown;
     try {
@@ -89,7 +94,8 @@ export async function loadTimelineView(db: DatabaseService, jobId: string): Prom
       commitment = parsed.commitment;
     }
     const r = checkCommitment(result, commitment, envelope);
-    return { id: c.id, recorded_at: c.recorded_at, binding: r.binding, verdict: r.verdict, reasons: r.reasons, checks: r.checks, commitment, witness: r.witness };
+    const recorded_by = c.key_id !== null && c.key_name !== null ? { key_id: c.key_id, name: c.key_name } : null;
+    return { id: c.id, recorded_at: c.recorded_at, recorded_by, binding: r.binding, verdict: r.verdict, reasons: r.reasons, checks: r.checks, commitment, witness: r.witness };
   });
   const entries: TimelineEntryView[] = rows.map((r, i) => {
     const o = result.entries?.[i];

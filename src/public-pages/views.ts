@@ -34,7 +34,7 @@ export function receiptPage(d: ReceiptPageData): string {
   const id = typeof r.id === 'string' ? r.id : d.url;
   const v = d.verification;
   const hashMatch = typeof v.declared_output_hash === 'string' && v.declared_output_hash === v.computed_output_hash;
-  const preview = decodedPreview(r.canonical_bytes);
+  const preview = d.canonical_bytes_withheld ? null : decodedPreview(r.canonical_bytes);
   const body = html`
 <h1>Receipt <span class="mono">${id}</span></h1>
 ${d.superseded_by ? html`<div class="notice bad" id="superseded-by">Superseded: this record was corrected by receipt <a href="${runHref(d.superseded_by.id)}">${d.superseded_by.id}</a>. This page still shows the original exactly as recorded (S9).</div>` : ''}
@@ -50,6 +50,11 @@ ${d.workflows.length
       (w) => html`<li>Part of workflow <a class="mono" href="${workflowHref(w.workflow_id)}">${w.workflow_id}</a>${w.goal ? html` (“${w.goal}”)` : ''}, step ${w.seq}</li>`,
     )}</ul></section>`
   : ''}
+${d.claimed_by_workflows.length
+  ? html`<section class="box" id="claimed-workflows"><strong>Named by workflows of other owners</strong><ul>${d.claimed_by_workflows.map(
+      (w) => html`<li>Claimed by ${w.claimed_by}: workflow <a class="mono" href="${workflowHref(w.workflow_id)}">${w.workflow_id}</a> names this receipt as step ${w.seq}. It was not recorded by this receipt's owner and is not this receipt's workflow.</li>`,
+    )}</ul></section>`
+  : ''}
 <h2>Verification (re-run now)</h2>
 <p>Verdict: ${verdictBadge(v.verdict)} ${v.reasons.length ? html`<span class="muted">reasons: ${v.reasons.join(', ')}</span>` : ''}</p>
 <table class="kv">
@@ -62,7 +67,9 @@ ${checksTable(v.checks)}
 <h2>Receipt fields</h2>
 <table class="kv">${Object.entries(r).map(([k, val]) => html`<tr${k === 'provenance_class' ? html` class="warn"` : ''}><th>${k}</th><td>${value(val)}</td></tr>`)}
 <tr><th class="muted">recorded_at (ledger)</th><td><code>${d.recorded_at}</code> at ledger position ${d.position}</td></tr>
+<tr id="recorded-by"><th class="muted">Recorded by</th><td>${d.recorded_by ? html`key <code>${d.recorded_by.name}</code> <span class="muted">(${d.recorded_by.key_id})</span>` : html`<span class="muted">not recorded (written before the ledger recorded keys)</span>`}</td></tr>
 </table>
+${d.canonical_bytes_withheld ? html`<div class="notice" id="bytes-withheld">Canonical bytes withheld: ${d.canonical_bytes_withheld.statement}</div>` : ''}
 ${preview !== null ? html`<p class="muted">Decoded canonical bytes (UTF-8), for reading only:</p><pre>${preview}</pre>` : ''}
 <h2>Hash chain position</h2>
 ${d.timeline_positions.length
@@ -71,7 +78,7 @@ ${d.timeline_positions.length
     )}</tbody></table>`
   : html`<p class="muted">This receipt is not an entry of any recorded job timeline.</p>`}
 <h2>Raw JSON (exactly as stored)</h2>
-<pre id="raw">${d.raw}</pre>
+${d.raw === null ? html`<p class="muted" id="raw">Withheld with the canonical bytes (see above).</p>` : html`<pre id="raw">${d.raw}</pre>`}
 ${limitsList([...v.limits, 'A result preview or decoded text is not the source dataset; only the canonical bytes are committed (S4).'])}
 `;
   return layout(`Receipt ${id}`, body);
@@ -101,6 +108,7 @@ export function workflowPage(d: WorkflowPageData): string {
 <tr><th>Declared verify_url</th><td>${declaredUrl ? html`<a href="${declaredUrl}">${declaredUrl}</a>` : html`<code>${String(d.declared_verify_url ?? '')}</code>`}</td></tr>
 <tr><th>Machine verifier</th><td><a href="${v.verify_url}">${v.verify_url}</a></td></tr>
 <tr><th>Recorded</th><td>${v.recorded_at} (${v.assembled ? 'assembled by this ledger from recorded receipts' : 'recorded as received'})</td></tr>
+<tr id="recorded-by"><th>Recorded by</th><td>${v.recorded_by ? html`key <code>${v.recorded_by.name}</code>` : html`<span class="muted">not recorded (written before the ledger recorded keys)</span>`}</td></tr>
 </table>
 <h2>Merkle root (S8.1)</h2>
 <table class="kv">
@@ -154,7 +162,7 @@ ${t.commitments.length === 0
   ? html`<p>No endpoint commitment is recorded for this job.</p>`
   : html`<p>${binding.length ? html`<span class="badge ok">binding</span> ${binding.length} of ${t.commitments.length} commitment(s) bind the visible timeline: truncation and last-entry substitution are excluded up to the witness's publication.` : html`<span class="badge bad">not binding</span> no recorded commitment binds the visible timeline.`}</p>
 <table><thead><tr><th>Commitment</th><th>Binding</th><th>Reasons</th><th>Witness metadata</th><th>Recorded</th></tr></thead><tbody>${t.commitments.map(
-      (c) => html`<tr><td><pre>${JSON.stringify(c.commitment, null, 2)}</pre></td><td>${okBadge(c.binding)}</td><td>${c.reasons.join(', ')}</td><td>${c.witness ? html`<table class="kv">${Object.entries(c.witness).map(([k, val]) => html`<tr><th>${k}</th><td>${value(val)}</td></tr>`)}</table>` : html`<span class="muted">none given: the commitment is only as independent as whoever published it</span>`}</td><td>${c.recorded_at}</td></tr>`,
+      (c) => html`<tr><td><pre>${JSON.stringify(c.commitment, null, 2)}</pre></td><td>${okBadge(c.binding)}</td><td>${c.reasons.join(', ')}</td><td>${c.witness ? html`<table class="kv">${Object.entries(c.witness).map(([k, val]) => html`<tr><th>${k}</th><td>${value(val)}</td></tr>`)}</table>` : html`<span class="muted">none given: the commitment is only as independent as whoever published it</span>`}</td><td>${c.recorded_at}${c.recorded_by ? html`<br><span class="muted">posted by key</span> <code>${c.recorded_by.name}</code>` : ''}</td></tr>`,
     )}</tbody></table>`}
 <h2>Entries</h2>
 <table><thead><tr><th>seq</th><th>Tool</th><th>Provenance class</th><th>Receipt</th><th>Entry digest</th></tr></thead><tbody>

@@ -3,6 +3,8 @@ import { ApiBearerAuth, ApiBody, ApiConsumes, ApiOperation, ApiResponse, ApiTags
 import { VerifyRateLimit } from '../common/rate-limit';
 import type { Response } from 'express';
 import { Roles } from '../auth/roles.guard';
+import { Caller } from '../auth/caller.decorator';
+import type { Principal } from '../auth/api-keys.service';
 import { JsonBody, RawBody } from '../common/json-body.decorator';
 import { RawJson } from '../common/raw-json';
 import { ReceiptsService } from './receipts.service';
@@ -27,8 +29,8 @@ export class ReceiptsController {
   @ApiResponse({ status: 200, description: 'the same bytes were already recorded' })
   @ApiResponse({ status: 409, description: 'receipt_id_conflict' })
   @ApiResponse({ status: 422, description: 'verification_failed, with reasons' })
-  async create(@JsonBody() body: RawJson, @Res({ passthrough: true }) res: Response) {
-    const o = await this.receipts.ingest(body);
+  async create(@JsonBody() body: RawJson, @Caller() caller: Principal, @Res({ passthrough: true }) res: Response) {
+    const o = await this.receipts.ingest(body, caller);
     res.status(o.outcome === 'created' ? 201 : 200);
     return o;
   }
@@ -39,8 +41,8 @@ export class ReceiptsController {
   @ApiBearerAuth()
   @ApiConsumes('application/x-ndjson')
   @ApiOperation({ summary: 'Record receipts in bulk from NDJSON; answered line by line' })
-  async batch(@RawBody() body: Buffer, @Res({ passthrough: true }) res: Response) {
-    const r = await this.receipts.ingestBatch(body);
+  async batch(@RawBody() body: Buffer, @Caller() caller: Principal, @Res({ passthrough: true }) res: Response) {
+    const r = await this.receipts.ingestBatch(body, caller);
     res.status(200);
     return r;
   }
@@ -56,8 +58,8 @@ export class ReceiptsController {
   @ApiResponse({ status: 404, description: 'the original receipt is not recorded' })
   @ApiResponse({ status: 409, description: 'already_superseded, correction_same_id or receipt_id_conflict' })
   @ApiResponse({ status: 422, description: 'verification_failed, with reasons' })
-  async correct(@Param('id') id: string, @JsonBody() body: RawJson, @Res({ passthrough: true }) res: Response) {
-    const o = await this.receipts.correct(id, body);
+  async correct(@Param('id') id: string, @JsonBody() body: RawJson, @Caller() caller: Principal, @Res({ passthrough: true }) res: Response) {
+    const o = await this.receipts.correct(id, body, caller);
     res.status(o.outcome === 'created' ? 201 : 200);
     return o;
   }
@@ -86,6 +88,11 @@ export class ReceiptsController {
       checks: result.checks,
       limits: result.limits,
       superseded_by: row.superseded_by,
+      recorded_by: await this.receipts.recordedBy(row),
+      publication: row.publication,
+      ...(row.publication === 'metadata'
+        ? { statement: 'The canonical bytes are withheld from the public by the publication setting of the key that recorded this receipt (S13); this ledger recomputed the output commitment from the stored bytes, server-side.' }
+        : {}),
     };
   }
 }

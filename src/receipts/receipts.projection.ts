@@ -17,6 +17,8 @@ export interface ReceiptRecordedData {
   output_hash: string | null;
   created_at: string | null;
   supersedes: string | null;
+  /** The writing key's publication setting (absent in events before it existed = `full`). */
+  publication?: 'full' | 'metadata';
 }
 
 /** Data of `ReceiptCorrected`, appended to the superseded receipt's stream (S9). */
@@ -45,9 +47,9 @@ export class ReceiptsProjection implements Projection, OnModuleInit {
     if (e.type === 'ReceiptRecorded') {
       const d = JSON.parse(e.data) as ReceiptRecordedData;
       await tx.query(
-        `INSERT INTO receipts (id, id_as_given, form, wrapped_in, raw, verdict, reasons, provenance_class, tool, status, output_hash, created_at, supersedes, superseded_by, position, recorded_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ?)`,
-        [d.id.toLowerCase(), d.id, d.form, d.wrapped_in, d.raw, d.verdict, JSON.stringify(d.reasons), d.provenance_class, d.tool, d.status, d.output_hash, d.created_at, d.supersedes, e.position, e.recorded_at],
+        `INSERT INTO receipts (id, id_as_given, form, wrapped_in, raw, verdict, reasons, provenance_class, tool, status, output_hash, created_at, supersedes, superseded_by, position, recorded_at, publication)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ?, ?)`,
+        [d.id.toLowerCase(), d.id, d.form, d.wrapped_in, d.raw, d.verdict, JSON.stringify(d.reasons), d.provenance_class, d.tool, d.status, d.output_hash, d.created_at, d.supersedes, e.position, e.recorded_at, d.publication ?? 'full'],
       );
     } else {
       const d = JSON.parse(e.data) as ReceiptCorrectedData;

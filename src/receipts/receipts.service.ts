@@ -4,7 +4,10 @@ import { ConflictError, NotFoundError, VerificationFailedError, BadInputError, L
 import { parseRequestJson, RawJson, ndjsonLines } from '../common/raw-json';
 import { PublicUrls } from '../common/urls';
 import { DatabaseService, StorageInputError, Tx } from '../database/database.service';
-import { LedgerService } from '../ledger/ledger.service';
+import { LedgerService, recordedByAt, writerAt } from '../ledger/ledger.service';
+import type { RecordedBy } from '../ledger/event-hash';
+import type { Principal } from '../auth/api-keys.service';
+import { assertOwner, assertProvenance, recordedBy } from '../auth/permissions';
 import { streams } from '../ledger/streams';
 import { ReceiptRecordedData } from './receipts.projection';
 
@@ -26,6 +29,8 @@ export interface ReceiptRow {
   superseded_by: string | null;
   position: number;
   recorded_at: string;
+  /** `full` or `metadata` (canonical bytes served to auditors only), fixed when recorded. */
+  publication: string;
 }
 
 /** What ingestion needs to know of a recorded receipt: a few columns of its row. */
@@ -68,18 +73,21 @@ export class ReceiptsService {
    * Record one receipt (core, transport, or a JSON-RPC `tools/call` response
    * with `result._receipt`), stored exactly as received.
    * Errors: 422 `verification_failed` with reasons; 409 `receipt_id_conflict`
-   * when the id is recorded with different bytes.
+   * when the id is recorded with different bytes; 403
+   * `provenance_not_permitted` when the key may not claim its provenance class.
    */
-  async ingest(body: RawJson, supersedes: string | null = null): Promise<IngestOutcome> {
-    const result = this.verifyOrThrow(body.value);
-    return this.db.write(async (tx) => (await this.record(tx, body, result, supersedes)).outcome);
+  async ingest(body: RawJson, by: Principal): Promise<IngestOutcome> {
+    const result = this.verifyOrThrow(body.value, by);
+    return this.db.write(async (tx) => (await this.record(tx, body, result, null, by)).outcome);
   }
 
-  private verifyOrThrow(value: unknown): ReceiptResult & { id: string } {
+  /** Verify (S6) and check the key may claim the provenance class; throws 422 / 403. */
+  private verifyOrThrow(value: unknown, by: Principal): ReceiptResult & { id: string } {
     const result = verifyReceipt(value);
     if (result.verdict !== 'valid' || result.id === null) {
       throw new VerificationFailedError('the receipt does not verify; nothing was recorded', result.reasons, { checks: result.checks.filter((c) => c.ok === false) });
     }
+    assertProvenance(by, result.provenance.class);
     return result as ReceiptResult & { id: string };
   }
 
@@ -105,6 +113,7 @@ export class ReceiptsService {
     body: RawJson,
     result: ReceiptResult & { id: string },
     supersedes: string | null,
+    by: Principal,
     recorded?: RecordedReceipt | null,
   ): Promise<{ outcome: IngestOutcome; recorded: RecordedReceipt }> {
     const id = result.id.toLowerCase();
@@ -132,13 +141,14 @@ export class ReceiptsService {
       output_hash: result.computed.output_hash,
       created_at: typeof r.created_at === 'string' ? r.created_at : typeof r.timestamp === 'string' ? r.timestamp : null,
       supersedes: supersedesId,
+      publication: by.publication,
     };
     // Not in the read model, which the same transaction keeps: the receipt's stream is new.
-    const [event] = await this.ledger.append(tx, streams.receipt(id), 'new', [{ type: 'ReceiptRecorded', data }]);
+    const [event] = await this.ledger.append(tx, streams.receipt(id), 'new', [{ type: 'ReceiptRecorded', data }], recordedBy(by));
     if (supersedesId) {
       const old = streams.receipt(supersedesId);
       const version = await this.ledger.streamVersion(tx, old);
-      await this.ledger.append(tx, old, version, [{ type: 'ReceiptCorrected', data: { id: supersedesId, superseded_by: id } }]);
+      await this.ledger.append(tx, old, version, [{ type: 'ReceiptCorrected', data: { id: supersedesId, superseded_by: id } }], recordedBy(by));
     }
     // The row the projection wrote holds exactly these values: answered without reading it back.
     const now: RecordedReceipt = { id, raw: body.text, verdict: data.verdict, provenance_class: data.provenance_class, supersedes: supersedesId, position: event.position };
@@ -163,15 +173,17 @@ export class ReceiptsService {
    * receipt it supersedes. The original stays as it was; its page links to
    * the correction. 404 when the original is unknown, 409
    * `already_superseded` when it already has a correction, 409
-   * `correction_same_id` when the correction reuses the original id.
+   * `correction_same_id` when the correction reuses the original id; 403
+   * `not_owner` when the original was recorded by a key of another owner.
    */
-  async correct(originalId: string, body: RawJson): Promise<IngestOutcome> {
-    const result = this.verifyOrThrow(body.value);
+  async correct(originalId: string, body: RawJson, by: Principal): Promise<IngestOutcome> {
+    const result = this.verifyOrThrow(body.value, by);
     const original = originalId.toLowerCase();
     if (result.id.toLowerCase() === original) throw new ConflictError('correction_same_id', 'a correction is a new receipt with its own id');
     return this.db.write(async (tx) => {
       const row = (await tx.query<ReceiptRow>('SELECT * FROM receipts WHERE id = ?', [original]))[0];
       if (!row) throw new NotFoundError('receipt', originalId);
+      assertOwner(by, await writerAt(tx, Number(row.position)), `receipt ${original}`);
       if (row.superseded_by) {
         if (row.superseded_by === result.id.toLowerCase()) {
           const again = (await tx.query<ReceiptRow>('SELECT * FROM receipts WHERE id = ?', [row.superseded_by]))[0];
@@ -179,16 +191,18 @@ export class ReceiptsService {
         }
         throw new ConflictError('already_superseded', `receipt ${original} is already superseded by ${row.superseded_by}; correct that one instead`, { superseded_by: row.superseded_by });
       }
-      return (await this.record(tx, body, result, original)).outcome;
+      return (await this.record(tx, body, result, original, by)).outcome;
     });
   }
 
   /**
    * NDJSON bulk ingestion: one receipt a line, answered line by line, all
    * recorded lines in one transaction. A line that does not parse or verify
-   * is answered with its error and not recorded; the others are.
+   * is answered with its error and not recorded; the others are. A line
+   * whose provenance the key may not claim is answered 403
+   * `provenance_not_permitted` alone.
    */
-  async ingestBatch(bytes: Buffer): Promise<{ accepted: number; existing: number; rejected: number; results: Record<string, unknown>[] }> {
+  async ingestBatch(bytes: Buffer, by: Principal): Promise<{ accepted: number; existing: number; rejected: number; results: Record<string, unknown>[] }> {
     const lines = ndjsonLines(bytes);
     if (lines.length === 0) throw new BadInputError('empty_body', 'no NDJSON lines in the body');
     const prepared = lines.map((l) => {
@@ -196,7 +210,7 @@ export class ReceiptsService {
       if ('error' in l) return { line, error: l.error as LedgerError };
       try {
         const body = parseRequestJson(l.text);
-        return { line, body, result: this.verifyOrThrow(body.value) };
+        return { line, body, result: this.verifyOrThrow(body.value, by) };
       } catch (e) {
         return { line, error: e as LedgerError };
       }
@@ -219,7 +233,7 @@ export class ReceiptsService {
         }
         try {
           const id = p.result!.id.toLowerCase();
-          const r = await this.record(tx, p.body!, p.result!, null, recorded.get(id) ?? null);
+          const r = await this.record(tx, p.body!, p.result!, null, by, recorded.get(id) ?? null);
           recorded.set(id, r.recorded);
           const o = r.outcome;
           if (o.outcome === 'created') accepted++;
@@ -241,6 +255,11 @@ export class ReceiptsService {
     const row = (await this.db.query<ReceiptRow>('SELECT * FROM receipts WHERE id = ?', [id.toLowerCase()]))[0];
     if (!row) throw new NotFoundError('receipt', id);
     return { ...row, position: Number(row.position) };
+  }
+
+  /** The key that recorded the receipt (null before attribution). */
+  async recordedBy(row: Pick<ReceiptRow, 'position'>): Promise<RecordedBy | null> {
+    return (await recordedByAt(this.db, [Number(row.position)])).get(Number(row.position)) ?? null;
   }
 
   /** Re-verify the stored bytes with the core (S6): never trusts the verdict recorded at ingestion. */

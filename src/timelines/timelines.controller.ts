@@ -1,7 +1,9 @@
-import { Controller, Get, Param, Post, Put, Query, Res } from '@nestjs/common';
+import { Controller, Get, Param, Post, Put, Query, Res, Req } from '@nestjs/common';
 import { ApiBearerAuth, ApiBody, ApiOperation, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
-import type { Response } from 'express';
+import type { Request, Response } from 'express';
 import { Roles } from '../auth/roles.guard';
+import { Caller } from '../auth/caller.decorator';
+import { ApiKeysService, Principal } from '../auth/api-keys.service';
 import { BadInputError } from '../common/errors';
 import { JsonBody } from '../common/json-body.decorator';
 import { VerifyRateLimit } from '../common/rate-limit';
@@ -11,7 +13,10 @@ import { TimelinesService } from './timelines.service';
 @ApiTags('timelines')
 @Controller('api/jobs/:job_id')
 export class TimelinesController {
-  constructor(private readonly timelines: TimelinesService) {}
+  constructor(
+    private readonly timelines: TimelinesService,
+    private readonly keys: ApiKeysService,
+  ) {}
 
   /**
    * Append one chain entry or an array of entries (S7.2): each must extend
@@ -25,8 +30,8 @@ export class TimelinesController {
   @ApiResponse({ status: 201, description: 'appended' })
   @ApiResponse({ status: 409, description: 'seq_not_contiguous, link_mismatch, genesis_prev_digest, timeline_closed, timeline_imported' })
   @ApiResponse({ status: 422, description: 'verification_failed (malformed entry) or job_id_mismatch' })
-  async append(@Param('job_id') jobId: string, @JsonBody() body: RawJson, @Res({ passthrough: true }) res: Response) {
-    const r = await this.timelines.append(jobId, body);
+  async append(@Param('job_id') jobId: string, @JsonBody() body: RawJson, @Caller() caller: Principal, @Res({ passthrough: true }) res: Response) {
+    const r = await this.timelines.append(jobId, body, caller);
     res.status(201);
     return r;
   }
@@ -45,8 +50,8 @@ export class TimelinesController {
   @ApiResponse({ status: 200, description: 'the same body was already imported' })
   @ApiResponse({ status: 409, description: 'timeline_exists' })
   @ApiResponse({ status: 422, description: 'verification_failed with reasons, or job_id_mismatch' })
-  async import(@Param('job_id') jobId: string, @JsonBody() body: RawJson, @Res({ passthrough: true }) res: Response) {
-    const { outcome, ...r } = await this.timelines.import(jobId, body);
+  async import(@Param('job_id') jobId: string, @JsonBody() body: RawJson, @Caller() caller: Principal, @Res({ passthrough: true }) res: Response) {
+    const { outcome, ...r } = await this.timelines.import(jobId, body, caller);
     res.status(outcome === 'created' ? 201 : 200);
     return r;
   }
@@ -64,8 +69,8 @@ export class TimelinesController {
   @ApiResponse({ status: 201, description: 'recorded (binding or not)' })
   @ApiResponse({ status: 200, description: 'the same commitment text was already recorded for this job' })
   @ApiResponse({ status: 422, description: 'invalid_commitment' })
-  async commit(@Param('job_id') jobId: string, @JsonBody() body: RawJson, @Res({ passthrough: true }) res: Response) {
-    const { outcome, ...r } = await this.timelines.recordCommitment(jobId, body);
+  async commit(@Param('job_id') jobId: string, @JsonBody() body: RawJson, @Caller() caller: Principal, @Res({ passthrough: true }) res: Response) {
+    const { outcome, ...r } = await this.timelines.recordCommitment(jobId, body, caller);
     res.status(outcome === 'created' ? 201 : 200);
     return r;
   }
@@ -75,13 +80,16 @@ export class TimelinesController {
   @ApiOperation({ summary: 'A job timeline: summary and entries in order' })
   @ApiQuery({ name: 'after', required: false, description: 'return entries with seq greater than this' })
   @ApiQuery({ name: 'limit', required: false, description: 'at most this many entries (default 1000, max 10000)' })
-  async timeline(@Param('job_id') jobId: string, @Query('after') after?: string, @Query('limit') limit?: string) {
+  async timeline(@Param('job_id') jobId: string, @Req() req: Request, @Res({ passthrough: true }) res: Response, @Query('after') after?: string, @Query('limit') limit?: string) {
     const a = after === undefined ? 0 : Number(after);
     const l = limit === undefined ? 1000 : Number(limit);
     if (!Number.isSafeInteger(a) || a < 0 || !Number.isSafeInteger(l) || l < 1 || l > 10_000) {
       throw new BadInputError('invalid_query', 'after must be a non-negative integer and limit an integer from 1 to 10000');
     }
-    return this.timelines.timeline(jobId, a, l);
+    // An auditor's key (optional) is served canonical bytes a `metadata` publication withholds.
+    const viewer = await this.keys.fromHeader(req.headers.authorization);
+    res.vary('Authorization');
+    return this.timelines.timeline(jobId, a, l, viewer);
   }
 
   /**

@@ -18,6 +18,8 @@ export interface TimelineEntryAppendedData {
   tool: string;
   provenance_class: string;
   close: boolean;
+  /** The writing key's publication setting (absent in events before it existed = `full`). */
+  publication?: 'full' | 'metadata';
 }
 
 /** Data of `TimelineImported`: a complete timeline recorded elsewhere, the whole body text as received and the core's verdict. */
@@ -30,6 +32,8 @@ export interface TimelineImportedData {
   construction: string | null;
   entry_count: number;
   final_entry_digest: string | null;
+  /** The writing key's publication setting (absent = `full`). */
+  publication?: 'full' | 'metadata';
 }
 
 /** Data of `EndpointCommitmentRecorded`: an external endpoint commitment exactly as received, and how it compared at that moment. */
@@ -91,8 +95,8 @@ export class TimelinesProjection implements Projection, OnModuleInit {
       ]);
     }
     await tx.query(
-      'INSERT INTO timeline_entries (job_id, seq, raw, entry_digest, receipt_id, tool, provenance_class, close, position) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
-      [d.job_id, d.seq, d.raw, d.entry_digest, d.receipt_id.toLowerCase(), d.tool, d.provenance_class, d.close ? 1 : 0, e.position],
+      'INSERT INTO timeline_entries (job_id, seq, raw, entry_digest, receipt_id, tool, provenance_class, close, position, publication) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+      [d.job_id, d.seq, d.raw, d.entry_digest, d.receipt_id.toLowerCase(), d.tool, d.provenance_class, d.close ? 1 : 0, e.position, d.publication ?? 'full'],
     );
   }
 
@@ -112,7 +116,7 @@ export class TimelinesProjection implements Projection, OnModuleInit {
       const rows: string[] = [];
       for (let k = start; k < Math.min(texts.length, start + ROWS_PER_INSERT); k++) {
         const v = values[k];
-        rows.push('(?, ?, ?, ?, ?, ?, ?, ?, ?)');
+        rows.push('(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)');
         params.push(
           d.job_id,
           v.seq,
@@ -123,9 +127,10 @@ export class TimelinesProjection implements Projection, OnModuleInit {
           typeof v.provenance_class === 'string' ? v.provenance_class : null,
           v.close === true ? 1 : 0,
           e.position,
+          d.publication ?? 'full',
         );
       }
-      await tx.query(`INSERT INTO timeline_entries (job_id, seq, raw, entry_digest, receipt_id, tool, provenance_class, close, position) VALUES ${rows.join(', ')}`, params);
+      await tx.query(`INSERT INTO timeline_entries (job_id, seq, raw, entry_digest, receipt_id, tool, provenance_class, close, position, publication) VALUES ${rows.join(', ')}`, params);
     }
   }
 

@@ -20,7 +20,10 @@ import { ConflictError, NotFoundError, UnprocessableError, VerificationFailedErr
 import { parseRawJson, RawJson, splitJsonArray } from '../common/raw-json';
 import { PublicUrls } from '../common/urls';
 import { DatabaseService, Tx } from '../database/database.service';
-import { LedgerService } from '../ledger/ledger.service';
+import { LedgerService, recordedByAt, writerAt } from '../ledger/ledger.service';
+import type { Principal } from '../auth/api-keys.service';
+import type { RecordedBy } from '../ledger/event-hash';
+import { assertOwner, assertProvenance, recordedBy } from '../auth/permissions';
 import { streams } from '../ledger/streams';
 import { EndpointCommitmentRecordedData, TimelineEntryAppendedData, TimelineImportedData } from './timelines.projection';
 
@@ -53,6 +56,8 @@ export interface TimelineEntryRow {
   provenance_class: string | null;
   close: boolean;
   position: number;
+  /** `full` or `metadata` (canonical bytes served to auditors only), fixed when recorded. */
+  publication: string;
 }
 
 /** A row of the `commitments` read model. */
@@ -128,9 +133,10 @@ export class TimelinesService {
    * all in one transaction at the stream's current version.
    * 422 `verification_failed` (malformed entry), 422 `job_id_mismatch`,
    * 409 `timeline_imported`, `timeline_closed`, `seq_not_contiguous`,
-   * `genesis_prev_digest`, `link_mismatch`.
+   * `genesis_prev_digest`, `link_mismatch`; 403 `not_owner` (the timeline
+   * was started by a key of another owner), `provenance_not_permitted`.
    */
-  async append(jobId: string, body: RawJson) {
+  async append(jobId: string, body: RawJson, by: Principal) {
     const items = this.entriesOf(body);
     const checked = items.map(({ text, value }, k) => {
       const outcome = memberCheck(value);
@@ -142,6 +148,7 @@ export class TimelinesService {
       if (e.job_id !== jobId) {
         throw new UnprocessableError('job_id_mismatch', `the entry names job ${JSON.stringify(e.job_id)}, not ${JSON.stringify(jobId)}${where}; nothing was recorded`, { reasons: ['job_id_mismatch'], index: k });
       }
+      assertProvenance(by, typeof e.provenance_class === 'string' ? e.provenance_class : null, where);
       return { text, e, seq: outcome.seq, digest: outcome.entry_digest };
     });
 
@@ -149,6 +156,7 @@ export class TimelinesService {
       const stream = streams.timeline(jobId);
       const version = await this.ledger.streamVersion(tx, stream);
       const row = await this.timelineRow(tx, jobId);
+      if (row) assertOwner(by, await writerAt(tx, row.first_position), `the timeline of job ${JSON.stringify(jobId)}`);
       if (row?.source === 'import') {
         throw new ConflictError('timeline_imported', `the timeline of job ${jobId} was imported complete; it cannot be extended`, { reasons: ['timeline_imported'], job_id: jobId });
       }
@@ -170,11 +178,11 @@ export class TimelinesService {
         const close = e.close === true;
         events.push({
           type: 'TimelineEntryAppended',
-          data: { job_id: jobId, seq, raw: text, entry_digest: digest, receipt_id: e.id as string, tool: e.tool as string, provenance_class: e.provenance_class as string, close },
+          data: { job_id: jobId, seq, raw: text, entry_digest: digest, receipt_id: e.id as string, tool: e.tool as string, provenance_class: e.provenance_class as string, close, publication: by.publication },
         });
         head = { seq, digest, closed: close };
       }
-      const stored = await this.ledger.append(tx, stream, version, events);
+      const stored = await this.ledger.append(tx, stream, version, events, recordedBy(by));
       return {
         job_id: jobId,
         appended: stored.map((ev, k) => ({ seq: events[k].data.seq, entry_digest: events[k].data.entry_digest, position: ev.position })),
@@ -211,9 +219,10 @@ export class TimelinesService {
    * and `historical` (-06) timelines are stored with their verdict;
    * `invalid` is 422 with reasons and nothing stored. The same body again
    * is 200 with the same record; anything else for an existing job is 409
-   * `timeline_exists`.
+   * `timeline_exists`; 403 `provenance_not_permitted` for an entry whose
+   * provenance the key may not claim.
    */
-  async import(jobId: string, body: RawJson): Promise<{ outcome: 'created' | 'existing' } & Record<string, unknown>> {
+  async import(jobId: string, body: RawJson, by: Principal): Promise<{ outcome: 'created' | 'existing' } & Record<string, unknown>> {
     const result = verifyTimeline(body.value, { collectEntries: false });
     if (result.verdict !== 'valid' && result.verdict !== 'historical') {
       throw new VerificationFailedError('the timeline does not verify; nothing was recorded', result.reasons, { checks: result.checks.filter((c) => c.ok === false) });
@@ -225,6 +234,7 @@ export class TimelinesService {
     }
     const texts = splitJsonArray(body.text);
     if (texts === null || texts.length !== values.length) throw new UnprocessableError('malformed_array', 'the timeline could not be split into its entries');
+    values.forEach((e, k) => assertProvenance(by, typeof e.provenance_class === 'string' ? e.provenance_class : null, ` (entry ${k + 1})`));
 
     return this.db.write(async (tx) => {
       const stream = streams.timeline(jobId);
@@ -245,8 +255,9 @@ export class TimelinesService {
         construction: result.construction,
         entry_count: result.entry_count,
         final_entry_digest: result.final_entry_digest,
+        publication: by.publication,
       };
-      await this.ledger.append(tx, stream, version, [{ type: 'TimelineImported', data }]);
+      await this.ledger.append(tx, stream, version, [{ type: 'TimelineImported', data }], recordedBy(by));
       const stored = (await this.timelineRow(tx, jobId))!;
       return { outcome: 'created' as const, ...this.importAnswer(stored) };
     });
@@ -278,16 +289,18 @@ export class TimelinesService {
    * Record an endpoint commitment `{job_id, final_entry_digest, entry_count,
    * published_at}` (witness metadata kept as received), compared with the
    * visible timeline at this moment. A non-binding commitment is recorded
-   * too: it is evidence. 422 `invalid_commitment`; 404 unknown job.
+   * too: it is evidence. 422 `invalid_commitment`; 404 unknown job; 403
+   * `not_owner` when the timeline was started by a key of another owner.
    * The same text again for the same job is answered with the existing record.
    */
-  async recordCommitment(jobId: string, body: RawJson) {
+  async recordCommitment(jobId: string, body: RawJson, by: Principal) {
     const problems = [...commitmentFormatProblems(body.value), ...witnessProblems(body.value)];
     if (problems.length > 0) throw new UnprocessableError('invalid_commitment', `the commitment is malformed: ${problems.join('; ')}`, { reasons: ['invalid_commitment'], problems });
     const text = body.text.trim();
     return this.db.write(async (tx) => {
       const row = await this.timelineRow(tx, jobId);
       if (!row) throw new NotFoundError('job', jobId);
+      assertOwner(by, await writerAt(tx, row.first_position), `the timeline of job ${JSON.stringify(jobId)}`);
       const timeline = await this.verifyEntries(tx, jobId);
       const check = checkCommitment(timeline, body.value);
       const same = (await tx.query<{ id: string }>('SELECT id FROM commitments WHERE job_id = ? AND raw = ? ORDER BY position LIMIT 1', [jobId, text]))[0];
@@ -296,7 +309,7 @@ export class TimelinesService {
         id = randomUUID();
         const data: EndpointCommitmentRecordedData = { id, job_id: jobId, raw: text, binding: check.binding, reasons: check.reasons, entry_count_at_record: timeline.entry_count };
         const stream = streams.timeline(jobId);
-        await this.ledger.append(tx, stream, await this.ledger.streamVersion(tx, stream), [{ type: 'EndpointCommitmentRecorded', data }]);
+        await this.ledger.append(tx, stream, await this.ledger.streamVersion(tx, stream), [{ type: 'EndpointCommitmentRecorded', data }], recordedBy(by));
       }
       return {
         outcome: same ? ('existing' as const) : ('created' as const),
@@ -357,6 +370,7 @@ export class TimelinesService {
           provenance_class: (r.provenance_class as string | null) ?? null,
           close: Number(r.close) === 1,
           position: Number(r.position),
+          publication: (r.publication as string | undefined) ?? 'full',
         };
       }
       if (rows.length < n) return;
@@ -375,18 +389,42 @@ export class TimelinesService {
   /**
    * GET /api/jobs/:job_id/timeline: the summary and the entries in order
    * (parsed from the stored texts, each with its recomputed digest), paged
-   * by `after` (a seq) and `limit`.
+   * by `after` (a seq) and `limit`. `entries_recorded_by` lists, as runs of
+   * seqs, the key that recorded the page's entries (null before attribution),
+   * so each entry stays exactly as recorded; each commitment names its key in
+   * `recorded_by`. An entry
+   * recorded under a `metadata` publication setting has its
+   * `canonical_bytes` withheld (`"canonical_bytes_withheld": true`) unless
+   * `viewer` is an auditor or admin; its digest is still recomputed here.
    */
-  async timeline(jobId: string, after = 0, limit = 1000) {
+  async timeline(jobId: string, after = 0, limit = 1000, viewer: Principal | null = null) {
     const row = await this.get(jobId);
     const entries: Record<string, unknown>[] = [];
+    const positions: number[] = [];
+    const seqs: number[] = [];
     let lastSeq = after;
+    const mayRead = viewer !== null && (viewer.role === 'auditor' || viewer.role === 'admin');
     for await (const r of this.entryRows(this.db, jobId, after, limit)) {
       const value = parseStored(r.raw);
-      entries.push({ ...(isObject(value) ? value : { value }), entry_digest: entryDigest(value) });
+      const shown: Record<string, unknown> = { ...(isObject(value) ? value : { value }), entry_digest: entryDigest(value) };
+      if (r.publication === 'metadata' && !mayRead && has(shown, 'canonical_bytes')) {
+        delete shown.canonical_bytes;
+        shown.canonical_bytes_withheld = true;
+      }
+      entries.push(shown);
+      positions.push(r.position);
+      seqs.push(r.seq);
       lastSeq = r.seq;
     }
     const commitments = await this.commitmentRows(this.db, jobId);
+    const by = await recordedByAt(this.db, [...positions, ...commitments.map((c) => c.position)]);
+    const entriesRecordedBy: { first_seq: number; last_seq: number; recorded_by: RecordedBy | null }[] = [];
+    positions.forEach((p, k) => {
+      const who = by.get(p) ?? null;
+      const run = entriesRecordedBy[entriesRecordedBy.length - 1];
+      if (run && run.recorded_by?.key_id === who?.key_id && run.last_seq === seqs[k] - 1) run.last_seq = seqs[k];
+      else entriesRecordedBy.push({ first_seq: seqs[k], last_seq: seqs[k], recorded_by: who });
+    });
     return {
       job_id: jobId,
       source: row.source,
@@ -397,8 +435,9 @@ export class TimelinesService {
       entry_count: row.entry_count,
       head: { seq: row.entry_count, entry_digest: row.head_digest, closed: row.closed },
       entries,
+      entries_recorded_by: entriesRecordedBy,
       next_after: lastSeq < row.entry_count && entries.length > 0 ? lastSeq : null,
-      commitments: commitments.map((c) => ({ id: c.id, commitment: parseStored(c.raw), binding_at_record: c.binding, reasons_at_record: c.reasons, entry_count_at_record: c.entry_count_at_record, recorded_at: c.recorded_at })),
+      commitments: commitments.map((c) => ({ id: c.id, commitment: parseStored(c.raw), binding_at_record: c.binding, reasons_at_record: c.reasons, entry_count_at_record: c.entry_count_at_record, recorded_at: c.recorded_at, recorded_by: by.get(c.position) ?? null })),
       url: this.urls.job(jobId),
       verify_url: this.urls.jobVerify(jobId),
     };

@@ -5,6 +5,8 @@ import { Roles } from '../auth/roles.guard';
 import { BadInputError } from '../common/errors';
 import { JsonBody } from '../common/json-body.decorator';
 import { RawJson } from '../common/raw-json';
+import { Caller } from '../auth/caller.decorator';
+import type { Principal } from '../auth/api-keys.service';
 import { VerificationBatchesService } from './verification-batches.service';
 
 function pageParam(name: string, value: string | undefined, def: number, max: number): number {
@@ -27,8 +29,8 @@ export class VerificationBatchesController {
   @ApiBody({ schema: { type: 'object', description: '{targets: [{kind: "receipt"|"job"|"workflow", id}]} or {scope: "all"} or {scope: {since_position: N}}' } })
   @ApiResponse({ status: 202, description: '{batch_id, total, status_url}' })
   @ApiResponse({ status: 503, description: 'queue_unavailable: nothing was recorded' })
-  async create(@JsonBody() body: RawJson, @Res({ passthrough: true }) res: Response) {
-    const r = await this.batches.submit(body.value);
+  async create(@JsonBody() body: RawJson, @Caller() caller: Principal, @Res({ passthrough: true }) res: Response) {
+    const r = await this.batches.submit(body.value, caller);
     res.status(202);
     res.setHeader('Location', r.status_url);
     return r;

@@ -4,10 +4,12 @@ import { isObject } from '../aer1';
 import { BadInputError, NotFoundError } from '../common/errors';
 import { PublicUrls } from '../common/urls';
 import { DatabaseService, Tx } from '../database/database.service';
-import { LedgerService } from '../ledger/ledger.service';
+import { LedgerService, recordedByAt } from '../ledger/ledger.service';
 import { streams } from '../ledger/streams';
 import { BatchRequestedData, chunkTargets, Target, TARGET_KINDS, TargetKind } from './batch.types';
 import { BatchDispatcher } from './dispatchers';
+import type { Principal } from '../auth/api-keys.service';
+import { recordedBy } from '../auth/permissions';
 import { QUEUE_OPTIONS, VerificationQueueOptions } from './queue-options';
 
 /** A parsed request: explicit targets, or everything recorded after an event position. */
@@ -23,6 +25,7 @@ interface BatchRow {
   invalid: number | string;
   created_at: string;
   completed_at: string | null;
+  position: number | string;
 }
 
 /** Validate a request body: `{targets: [{kind, id}]}`, `{scope: 'all'}` or `{scope: {since_position: N}}`. */
@@ -78,14 +81,14 @@ export class VerificationBatchesService {
     return `${this.urls.base}/api/verification-batches/${id}`;
   }
 
-  async submit(body: unknown): Promise<{ batch_id: string; total: number; status_url: string }> {
+  async submit(body: unknown, by: Principal): Promise<{ batch_id: string; total: number; status_url: string }> {
     const request = parseBatchRequest(body);
     await this.dispatcher.ensureAvailable();
     const batchId = randomUUID();
     const chunks = await this.db.write(async (tx) => {
       const targets = 'targets' in request ? request.targets : await this.targetsSince(tx, request.since);
       const data: BatchRequestedData = { batch_id: batchId, scope: 'targets' in request ? 'targets' : request.scope, total: targets.length, chunk_size: this.options.chunkSize, targets };
-      await this.ledger.append(tx, streams.batch(batchId), 0, [{ type: 'VerificationBatchRequested', data }]);
+      await this.ledger.append(tx, streams.batch(batchId), 0, [{ type: 'VerificationBatchRequested', data }], recordedBy(by));
       const chunks = chunkTargets(batchId, targets, this.options.chunkSize);
       await this.dispatcher.enqueueInTx(chunks);
       return chunks;
@@ -129,6 +132,7 @@ export class VerificationBatchesService {
       results: results.map((r) => ({ kind: r.target_kind, id: r.target_id, verdict: r.verdict, reasons: JSON.parse(r.reasons) as string[], verified_at: r.verified_at })),
       created_at: row.created_at,
       completed_at: row.completed_at,
+      requested_by: (await recordedByAt(this.db, [Number(row.position)])).get(Number(row.position)) ?? null,
     };
   }
 }

@@ -6,6 +6,7 @@ import { LedgerService } from '../ledger/ledger.service';
 import { streams } from '../ledger/streams';
 import { receiptOf } from '../receipts/receipts.service';
 import { ChunkData, ResultRecord, ResultsRecordedData, SeqTarget } from './batch.types';
+import { SYSTEM } from '../ledger/event-hash';
 import { QUEUE_OPTIONS, VerificationQueueOptions } from './queue-options';
 
 const IN_LIST = 500;
@@ -54,7 +55,7 @@ export class VerificationProcessor {
       const fresh = results.filter((r) => !now.has(`${r.kind}\u0000${r.id}`));
       if (fresh.length === 0) return 0;
       const data: ResultsRecordedData = { batch_id: chunk.batch_id, chunk_index: chunk.chunk_index, results: fresh };
-      await this.ledger.append(tx, streams.batch(chunk.batch_id), 'any', [{ type: 'VerificationResultsRecorded', data }]);
+      await this.ledger.append(tx, streams.batch(chunk.batch_id), 'any', [{ type: 'VerificationResultsRecorded', data }], SYSTEM);
       return fresh.length;
     });
     if (recorded < results.length) this.log.warn(`batch ${chunk.batch_id} chunk ${chunk.chunk_index}: ${results.length - recorded} results were already recorded by another run`);

@@ -5,6 +5,8 @@ import { Roles } from '../auth/roles.guard';
 import { JsonBody } from '../common/json-body.decorator';
 import { VerifyRateLimit } from '../common/rate-limit';
 import { RawJson } from '../common/raw-json';
+import { Caller } from '../auth/caller.decorator';
+import type { Principal } from '../auth/api-keys.service';
 import { WorkflowsService } from './workflows.service';
 
 @ApiTags('workflows')
@@ -32,8 +34,8 @@ export class WorkflowsController {
   @ApiResponse({ status: 200, description: 'the same bytes were already recorded' })
   @ApiResponse({ status: 409, description: 'workflow_id_conflict' })
   @ApiResponse({ status: 422, description: 'verification_failed, with reasons' })
-  async create(@JsonBody() body: RawJson, @Res({ passthrough: true }) res: Response) {
-    const o = await this.workflows.record(body);
+  async create(@JsonBody() body: RawJson, @Caller() caller: Principal, @Res({ passthrough: true }) res: Response) {
+    const o = await this.workflows.record(body, caller);
     res.status(o.outcome === 'created' ? 201 : 200);
     return o;
   }
@@ -67,8 +69,8 @@ export class WorkflowsController {
   })
   @ApiResponse({ status: 201, description: 'assembled and recorded' })
   @ApiResponse({ status: 422, description: 'step_receipt_missing or duplicate_step_receipt_id' })
-  async assemble(@JsonBody() body: RawJson, @Res({ passthrough: true }) res: Response) {
-    const o = await this.workflows.assemble(body);
+  async assemble(@JsonBody() body: RawJson, @Caller() caller: Principal, @Res({ passthrough: true }) res: Response) {
+    const o = await this.workflows.assemble(body, caller);
     res.status(201);
     return { workflow_id: o.workflow_id, receipt_id: o.receipt_id, url: o.url, verify_url: o.verify_url, merkle_root: o.merkle_root, verdict: o.verdict, workflow: o.workflow };
   }

@@ -9,6 +9,10 @@ import { LedgerService } from '../ledger/ledger.service';
 import { streams } from '../ledger/streams';
 import { receiptOf, ReceiptRow } from '../receipts/receipts.service';
 import { OUTPUT_HASH_CONSTRUCTION, OUTPUT_HASH_NOT_HELD, workflowOutputHash } from './output-hash';
+import type { Principal } from '../auth/api-keys.service';
+import { recordedBy, sameOwner } from '../auth/permissions';
+import { recordedByAt, Writer } from '../ledger/ledger.service';
+import type { RecordedBy } from '../ledger/event-hash';
 import { WorkflowReceiptRecordedData } from './workflows.projection';
 
 /** A row of the `workflows` read model. */
@@ -63,8 +67,29 @@ export interface WorkflowVerification {
   limits: string[];
   assembled: boolean;
   recorded_at: string;
+  /** The key that recorded the workflow receipt (null before attribution). */
+  recorded_by: RecordedBy | null;
   url: string;
   verify_url: string;
+}
+
+/** A workflow recorded by the receipt's own writer (or its owner) that names the receipt as a step. */
+export interface ContainingWorkflow {
+  workflow_id: string;
+  seq: number;
+  goal: string | null;
+  url: string;
+  recorded_by: RecordedBy | null;
+}
+
+/** A workflow recorded by another owner that names the receipt: a claim, not this receipt's workflow. */
+export interface ClaimingWorkflow {
+  workflow_id: string;
+  seq: number;
+  url: string;
+  /** The owner (or, for a key without one, the key name) that recorded the workflow. */
+  claimed_by: string;
+  recorded_by: RecordedBy | null;
 }
 
 /** Body of POST /api/workflows/assemble. */
@@ -94,7 +119,7 @@ export class WorkflowsService {
    * are recorded with their verdict; `invalid` is 422 and nothing is written;
    * the same workflow_id with other bytes is 409 `workflow_id_conflict`.
    */
-  async record(body: RawJson): Promise<WorkflowRecordOutcome> {
+  async record(body: RawJson, by: Principal): Promise<WorkflowRecordOutcome> {
     const value = body.value;
     if (!isObject(value)) throw new BadInputError('not_object', 'a workflow receipt is a JSON object');
     if (!has(value, 'type') && has(value, 'workflow')) {
@@ -103,7 +128,7 @@ export class WorkflowsService {
     return this.db.write(async (tx) => {
       const result = verifyWorkflow(value, await this.stepReceipts(tx, value));
       this.rejectInvalid(result);
-      return this.append(tx, body.text, result, false, null);
+      return this.append(tx, body.text, result, false, null, by);
     });
   }
 
@@ -113,7 +138,7 @@ export class WorkflowsService {
    * then record it. 400 for a malformed body; 422 `duplicate_step_receipt_id`
    * or `step_receipt_missing` (with `missing`).
    */
-  async assemble(body: RawJson): Promise<WorkflowRecordOutcome & { merkle_root: string; workflow: JsonObject }> {
+  async assemble(body: RawJson, by: Principal): Promise<WorkflowRecordOutcome & { merkle_root: string; workflow: JsonObject }> {
     const req = parseAssemble(body.value);
     const seen = new Map<string, number>();
     const dups: string[] = [];
@@ -167,7 +192,7 @@ export class WorkflowsService {
       for (const [k, row] of rows) map.set(k, receiptOf(JSON.parse(row.raw)));
       const result = verifyWorkflow(workflow, map);
       this.rejectInvalid(result);
-      const o = await this.append(tx, text, result, true, req.output);
+      const o = await this.append(tx, text, result, true, req.output, by);
       return { ...o, merkle_root: workflow.merkle_root as string, workflow };
     });
   }
@@ -179,13 +204,31 @@ export class WorkflowsService {
     return { ...row, position: Number(row.position) };
   }
 
-  /** Workflows that name `receiptId` as a step (S8.3 "Part of workflow"). */
-  async containing(receiptId: string): Promise<{ workflow_id: string; seq: number; goal: string | null; url: string }[]> {
-    const rows = await this.db.query<{ workflow_id: string; seq: number | string; goal: string | null }>(
-      'SELECT s.workflow_id, s.seq, w.goal FROM workflow_steps s JOIN workflows w ON w.workflow_id = s.workflow_id WHERE s.receipt_id = ? ORDER BY w.position, s.seq',
+  /**
+   * Workflows that name `receiptId` as a step (S8.3 "Part of workflow"),
+   * split by who recorded them: `own` were recorded by the receipt's writer or
+   * a key of the same owner; `claimed` by anyone else (or when either was
+   * recorded before attribution and the other after): such a workflow only
+   * claims the receipt, and its text (the goal) is not shown on the receipt's page.
+   */
+  async containing(receiptId: string, receiptWriter: Writer | null): Promise<{ own: ContainingWorkflow[]; claimed: ClaimingWorkflow[] }> {
+    const rows = await this.db.query<{ workflow_id: string; seq: number | string; goal: string | null; key_id: string | null; key_name: string | null; owner: string | null }>(
+      `SELECT s.workflow_id AS workflow_id, s.seq AS seq, w.goal AS goal, e.key_id AS key_id, e.key_name AS key_name, k.owner AS owner
+       FROM workflow_steps s JOIN workflows w ON w.workflow_id = s.workflow_id
+       JOIN events e ON e.position = w.position LEFT JOIN api_keys k ON k.id = e.key_id
+       WHERE s.receipt_id = ? ORDER BY w.position, s.seq`,
       [receiptId.toLowerCase()],
     );
-    return rows.map((r) => ({ workflow_id: r.workflow_id, seq: Number(r.seq), goal: r.goal, url: this.urls.workflow(r.workflow_id) }));
+    const own: ContainingWorkflow[] = [];
+    const claimed: ClaimingWorkflow[] = [];
+    for (const r of rows) {
+      const writer: Writer | null = r.key_id !== null && r.key_name !== null ? { key_id: r.key_id, name: r.key_name, owner: r.owner ?? null } : null;
+      const base = { workflow_id: r.workflow_id, seq: Number(r.seq), url: this.urls.workflow(r.workflow_id) };
+      const same = writer === null && receiptWriter === null ? true : writer !== null && receiptWriter !== null && sameOwner(writer, receiptWriter);
+      if (same) own.push({ ...base, goal: r.goal, recorded_by: writer ? { key_id: writer.key_id, name: writer.name } : null });
+      else claimed.push({ ...base, claimed_by: writer ? (writer.owner ?? writer.name) : 'a key before attribution was recorded', recorded_by: writer ? { key_id: writer.key_id, name: writer.name } : null });
+    }
+    return { own, claimed };
   }
 
   /**
@@ -251,6 +294,7 @@ export class WorkflowsService {
       limits: assembled ? result.limits.filter((l) => !l.includes('implementation-defined')) : result.limits,
       assembled,
       recorded_at: row.recorded_at,
+      recorded_by: (await recordedByAt(this.db, [Number(row.position)])).get(Number(row.position)) ?? null,
       url: this.urls.workflow(row.workflow_id),
       verify_url: this.urls.workflowVerify(row.workflow_id),
     };
@@ -273,7 +317,7 @@ export class WorkflowsService {
     }
   }
 
-  private async append(tx: Tx, raw: string, result: WorkflowResult, assembled: boolean, output: string | null): Promise<WorkflowRecordOutcome> {
+  private async append(tx: Tx, raw: string, result: WorkflowResult, assembled: boolean, output: string | null, by: Principal): Promise<WorkflowRecordOutcome> {
     const workflowId = result.workflow_id!.toLowerCase();
     const existing = (await tx.query<WorkflowRow>('SELECT * FROM workflows WHERE workflow_id = ?', [workflowId]))[0];
     if (existing) {
@@ -292,7 +336,7 @@ export class WorkflowsService {
       verdict_at_record: result.verdict,
       reasons: result.reasons,
     };
-    await this.ledger.append(tx, streams.workflow(workflowId), 0, [{ type: 'WorkflowReceiptRecorded', data }]);
+    await this.ledger.append(tx, streams.workflow(workflowId), 0, [{ type: 'WorkflowReceiptRecorded', data }], recordedBy(by));
     const row = (await tx.query<WorkflowRow>('SELECT * FROM workflows WHERE workflow_id = ?', [workflowId]))[0];
     return this.outcome('created', row, result.verdict, result.reasons);
   }

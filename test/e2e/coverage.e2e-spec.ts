@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { checkCommitment, entryDigest, verifyTimeline } from '../../src/aer1';
 import { DatabaseService } from '../../src/database/database.service';
 import { LedgerService } from '../../src/ledger/ledger.service';
+import { SYSTEM } from '../../src/ledger/event-hash';
 import { streams } from '../../src/ledger/streams';
 import { CoverageReportContent } from '../../src/coverage/reconcile';
 import { buildTimeline, commitmentFor, EIGHT_STEPS, eightStepPlan, Entry, receiptFor, StepSpec, uuidFor } from '../coverage/fixtures';
@@ -46,7 +47,7 @@ describe.each(DIALECTS)('coverage on %s', (dialect) => {
             type: 'TimelineEntryAppended',
             data: { job_id: e.job_id, seq: e.seq, raw: JSON.stringify(e), entry_digest: entryDigest(e), receipt_id: e.id, tool: e.tool, provenance_class: e.provenance_class, close: e.close === true },
           },
-        ]);
+        ], SYSTEM);
       }
     });
   }
@@ -59,7 +60,7 @@ describe.each(DIALECTS)('coverage on %s', (dialect) => {
       const stream = streams.timeline(job);
       await ledger.append(tx, stream, await ledger.streamVersion(tx, stream), [
         { type: 'EndpointCommitmentRecorded', data: { id: uuidFor(`${job}/commitment/${Date.now()}`), job_id: job, raw: JSON.stringify(commitment), binding: r.binding, reasons: r.reasons, entry_count_at_record: visible.length } },
-      ]);
+      ], SYSTEM);
     });
   }
 
@@ -311,7 +312,7 @@ describe.each(DIALECTS)('coverage on %s', (dialect) => {
     await db.write((tx) =>
       ledger.append(tx, streams.workflow(wf), 0, [
         { type: 'WorkflowReceiptRecorded', data: { workflow_id: wf, receipt_id: workflow.receipt_id, raw: JSON.stringify(workflow), assembled: false, output: null, verdict_at_record: 'valid', reasons: [] } },
-      ]),
+      ], SYSTEM),
     );
     const r = await issue({ workflow_id: wf });
     expect(r.report.subject).toEqual({ workflow_id: wf });

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseService } from '../../src/database/database.service';
 import { LedgerService } from '../../src/ledger/ledger.service';
+import { SYSTEM } from '../../src/ledger/event-hash';
 import { verifyLedgerDatabase } from '../../src/ledger/offline-verify';
 import { PROJECTION_TABLE_NAMES } from '../../migrations/schema';
 import { DIALECTS, startApp, TestApp } from '../helpers/app';
@@ -61,7 +62,7 @@ describe.each(DIALECTS)('ledger on %s', (dialect) => {
     let inside!: () => void;
     const entered = new Promise<void>((r) => (inside = r));
     const failing = db.write(async (tx) => {
-      await ledger.append(tx, 'test:uncommitted', 0, [{ type: 'ProbeRecorded', data: { n: 1 } }]);
+      await ledger.append(tx, 'test:uncommitted', 0, [{ type: 'ProbeRecorded', data: { n: 1 } }], SYSTEM);
       inside();
       await gate;
       throw new Error('roll back');

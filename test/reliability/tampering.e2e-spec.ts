@@ -140,6 +140,28 @@ describe.each(DIALECTS)('tampering on %s', (dialect) => {
     }
   });
 
+  it('an event attributed to another key, or downgraded to the unattributed format, is named by its position', async () => {
+    const l = await ledger('attribution');
+    try {
+      const e = await row(l.db, 3);
+      expect([Number(e.format), e.key_name]).toEqual([2, 'test-producer']);
+      await l.db.query('UPDATE events SET key_name = ? WHERE position = 3', ['test-admin']);
+      await expectCaught(l, 3, 'event_hash_mismatch');
+      await l.db.query('UPDATE events SET key_name = ?, key_id = ? WHERE position = 3', [e.key_name, 'someone-else']);
+      await expectCaught(l, 3, 'event_hash_mismatch');
+      await l.db.query('UPDATE events SET key_id = ?, format = 1 WHERE position = 3', [e.key_id]);
+      await expectCaught(l, 3, 'event_hash_mismatch');
+      await l.db.query('UPDATE events SET format = 7 WHERE position = 3');
+      await expectCaught(l, 3, 'bad_format');
+      await l.db.query('UPDATE events SET format = 2, key_id = NULL WHERE position = 3');
+      await expectCaught(l, 3, 'bad_format');
+      await l.db.query('UPDATE events SET key_id = ? WHERE position = 3', [e.key_id]);
+      expect((await call(l.base, 'GET', '/api/ledger/verify')).body.ok).toBe(true);
+    } finally {
+      await l.close();
+    }
+  });
+
   it('a deleted middle event is named as a position gap', async () => {
     const l = await ledger('delete');
     try {
