@@ -11,6 +11,7 @@
  * refuses to sign with such a certificate, so that TSA gets its TSTInfo from `openssl ts -reply` under a
  * shadow certificate (same key and subject, correct EKU) and re-signs it with the bad certificate through
  * `openssl cms -sign -cades` (which adds the ESS signingCertificateV2 attribute, as a TSA would).
+ * `noEss: true` re-signs the same way without `-cades`, for tokens lacking that attribute.
  */
 import { execFile, execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -40,6 +41,10 @@ export interface OpenSslTsaOptions {
   eku?: 'critical' | 'noncritical' | 'none';
   /** Key type of the CA and TSA: 'ec' (P-256, default, fast) or 'rsa' (2048). */
   keyType?: 'ec' | 'rsa';
+  /** Make the TSA certificate valid for 0 days (notAfter = notBefore = start-up), so tokens made a second later postdate it. */
+  expired?: boolean;
+  /** Re-sign each TSTInfo with `openssl cms -sign` without `-cades`: tokens lack the ESS signing-certificate attribute. */
+  noEss?: boolean;
   /** CN of the TSA certificate (default `AER1 Test TSA <n>`). */
   name?: string;
 }
@@ -135,7 +140,7 @@ export async function startOpenSslTsa(opts: OpenSslTsaOptions = {}): Promise<Ope
     '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign'], dir);
   opensslSync(['req', '-new', ...keyArgs(keyType), '-nodes', '-keyout', 'tsa.key', '-out', 'tsa.csr', '-subj', subj(name)], dir);
   const sign = (out: string, section: string) =>
-    opensslSync(['x509', '-req', '-in', 'tsa.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', out, '-days', '2', '-extfile', 'ext.cnf', '-extensions', section], dir);
+    opensslSync(['x509', '-req', '-in', 'tsa.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', out, '-days', opts.expired ? '0' : '2', '-extfile', 'ext.cnf', '-extensions', section], dir);
   sign('tsa.pem', `tsa_${eku}`);
   if (eku === 'critical') {
     writeFileSync(join(dir, 'ts.cnf'), tsConfig('./tsa.pem', './tsa.key'));
@@ -146,6 +151,7 @@ export async function startOpenSslTsa(opts: OpenSslTsaOptions = {}): Promise<Ope
   const caPem = readFileSync(join(dir, 'ca.pem'), 'utf8');
   const tsaCertPem = readFileSync(join(dir, 'tsa.pem'), 'utf8');
 
+  const resign = eku !== 'critical' || opts.noEss === true;
   let seq = 0;
   const answer = async (query: Buffer): Promise<Buffer> => {
     const id = ++seq;
@@ -153,12 +159,12 @@ export async function startOpenSslTsa(opts: OpenSslTsaOptions = {}): Promise<Ope
     const r = `r${id}.der`;
     writeFileSync(join(dir, q), query);
     await openssl(['ts', '-reply', '-config', 'ts.cnf', '-queryfile', q, '-out', r], dir);
-    if (eku === 'critical') return readFileSync(join(dir, r));
-    // Re-sign the shadow TSA's TSTInfo with the certificate that breaks RFC 3161 2.3.
+    if (!resign) return readFileSync(join(dir, r));
+    // Re-sign the (shadow) TSA's TSTInfo with the TSA certificate (which may break RFC 3161 2.3), with or without ESS.
     await openssl(['ts', '-reply', '-config', 'ts.cnf', '-queryfile', q, '-token_out', '-out', `t${id}.der`], dir);
     await openssl(['cms', '-verify', '-noverify', '-inform', 'DER', '-in', `t${id}.der`, '-binary', '-out', `i${id}.der`], dir);
     await openssl(
-      ['cms', '-sign', '-cades', '-nosmimecap', '-md', 'sha256', '-econtent_type', '1.2.840.113549.1.9.16.1.4', '-nodetach', '-binary',
+      ['cms', '-sign', ...(opts.noEss ? [] : ['-cades']), '-nosmimecap', '-md', 'sha256', '-econtent_type', '1.2.840.113549.1.9.16.1.4', '-nodetach', '-binary',
         '-in', `i${id}.der`, '-signer', 'tsa.pem', '-inkey', 'tsa.key', '-certfile', 'ca.pem', '-outform', 'DER', '-out', `b${id}.der`],
       dir,
     );

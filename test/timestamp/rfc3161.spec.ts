@@ -215,6 +215,27 @@ describe('RFC 3161 checkpoint timestamps (real OpenSSL TSA)', () => {
       }
     });
 
+    it('refuses a token without the ESS signing-certificate attribute: tsa_signing_cert_mismatch', async () => {
+      const noEss = await startOpenSslTsa({ noEss: true, name: 'AER1 No-ESS TSA' });
+      try {
+        const resp = await stamp(noEss, digest);
+        expectRefused(await verifyTimeStampResponse(resp, digest, { certsPem: noEss.caPem }), 'tsa_signing_cert_mismatch');
+      } finally {
+        await noEss.close();
+      }
+    });
+
+    it('refuses a token made after the TSA certificate expired: tsa_cert_not_valid', async () => {
+      const expired = await startOpenSslTsa({ expired: true, name: 'AER1 Expired TSA' });
+      try {
+        await new Promise((resolve) => setTimeout(resolve, 1_100)); // genTime has whole seconds: let it pass notAfter
+        const resp = await stamp(expired, digest);
+        expectRefused(await verifyTimeStampResponse(resp, digest, { certsPem: expired.caPem }), 'tsa_cert_not_valid');
+      } finally {
+        await expired.close();
+      }
+    });
+
     it('refuses a rejection from the TSA (unsupported digest algorithm): tsa_status_not_granted', async () => {
       const queryFile = join(work, 'sha1.tsq');
       execFileSync('openssl', ['ts', '-query', '-digest', 'aa'.repeat(20), '-sha1', '-out', queryFile], { stdio: ['ignore', 'pipe', 'pipe'] });
