@@ -176,6 +176,22 @@ export function parseCertificatesPem(pem: string): pkijs.Certificate[] {
   });
 }
 
+/**
+ * A granted TimeStampResp (RFC 3161 2.4.2: PKIStatusInfo { granted }, then the token) around a stored
+ * TimeStampToken, for serving as `application/timestamp-reply` (RFC 3161 3.4); `openssl ts -reply -in`
+ * and `openssl ts -verify -in` read it, and `verifyTimeStampResponse` takes it back. The token bytes
+ * are carried unchanged (they are the last bytes of the answer).
+ * @throws TypeError when `token` is not exactly one ASN.1 SEQUENCE.
+ */
+export function timeStampReplyFromToken(token: Buffer): Buffer {
+  const parsed = asn1js.fromBER(new Uint8Array(token));
+  if (parsed.offset !== token.length || parsed.result.error || !(parsed.result instanceof asn1js.Sequence)) throw new TypeError('token is not one ASN.1 SEQUENCE');
+  const status = new asn1js.Sequence({ value: [new asn1js.Integer({ value: pkijs.PKIStatus.granted })] });
+  const reply = Buffer.from(new asn1js.Sequence({ value: [status, parsed.result] }).toBER(false));
+  if (!reply.subarray(reply.length - token.length).equals(token)) throw new TypeError('token does not re-encode to the same bytes');
+  return reply;
+}
+
 class Refusal extends Error {
   constructor(
     readonly code: TsaReason,
@@ -413,7 +429,7 @@ async function verifyToken(tokenBlock: asn1js.Sequence, expectedDigest: Buffer, 
  * single critical extendedKeyUsage of only id-kp-timeStamping (RFC 3161 2.3); genTime within its validity;
  * it chains, at genTime, to one of `trust.certsPem` (or is one of them). No revocation checking.
  * Never throws for bad `der`: returns `{ok: false, code, message}` with a code from `TSA_REASONS`.
- * @throws TypeError only when `expectedDigest` is not 32 bytes (a caller bug).
+ * @throws TypeError only when `expectedDigest` is not 32 bytes, RangeError when `opts.nonce` is not positive (caller bugs).
  */
 export async function verifyTimeStampResponse(der: Buffer, expectedDigest: Buffer, trust: TsaTrust, opts: { nonce?: bigint | Buffer } = {}): Promise<TimestampVerification> {
   requireSha256(expectedDigest, 'expectedDigest');

@@ -16,6 +16,7 @@ import {
   TimestampVerified,
   buildTimeStampRequest,
   checkpointTimestampDigest,
+  timeStampReplyFromToken,
   verifyTimeStampResponse,
 } from '../../src/timestamp/rfc3161';
 import { TimestampRequestResult, requestTimestamp } from '../../src/timestamp/tsa-client';
@@ -150,6 +151,25 @@ describe('RFC 3161 checkpoint timestamps (real OpenSSL TSA)', () => {
       expect(out).toMatch(/Verification: OK/);
     });
 
+    it('wraps a stored token back into a granted TimeStampResp to serve: OpenSSL verifies it, and so do we', async () => {
+      const { token } = verified(await verifyTimeStampResponse(answer, digest, { certsPem: tsa.caPem }));
+      const reply = timeStampReplyFromToken(token);
+      expect(reply.subarray(reply.length - token.length)).toEqual(token);
+      const again = verified(await verifyTimeStampResponse(reply, digest, { certsPem: tsa.caPem }));
+      expect(again.token).toEqual(token);
+      const replyFile = join(work, 'reply.tsr');
+      const caFile = join(work, 'ca2.pem');
+      writeFileSync(replyFile, reply);
+      writeFileSync(caFile, tsa.caPem);
+      const out = execFileSync('openssl', ['ts', '-verify', '-in', replyFile, '-digest', digest.toString('hex'), '-CAfile', caFile], {
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      expect(out).toMatch(/Verification: OK/);
+      expect(() => timeStampReplyFromToken(Buffer.from('junk'))).toThrow(TypeError);
+      expect(() => timeStampReplyFromToken(Buffer.concat([token, Buffer.from([0])]))).toThrow(TypeError);
+    });
+
     it('accepts the full chain or the TSA certificate itself as the configured certificates', async () => {
       verified(await verifyTimeStampResponse(answer, digest, { certsPem: tsa.chainPem }));
       verified(await verifyTimeStampResponse(answer, digest, { certsPem: tsa.tsaCertPem }));
@@ -260,6 +280,12 @@ describe('RFC 3161 checkpoint timestamps (real OpenSSL TSA)', () => {
       expectRefused(await verifyTimeStampResponse(Buffer.concat([answer, Buffer.from([0])]), digest, trust), 'tsa_malformed');
       expectRefused(await verifyTimeStampResponse(Buffer.from([0x30, 0x00]), digest, trust), 'tsa_malformed');
       expectRefused(await verifyTimeStampResponse(Buffer.alloc(70_000, 0x30), digest, trust), 'tsa_malformed');
+      // Deep nesting (indefinite-length SEQUENCEs) just under the size cap.
+      const nested = Buffer.alloc(64 * 1024);
+      for (let i = 0; i < nested.length; i += 2) nested.set([0x30, 0x80], i);
+      const started = Date.now();
+      expectRefused(await verifyTimeStampResponse(nested, digest, trust), 'tsa_malformed');
+      expect(Date.now() - started).toBeLessThan(2_000);
       // A well-formed ContentInfo that is not SignedData.
       const data = new asn1js.Sequence({ value: [new asn1js.ObjectIdentifier({ value: '1.2.840.113549.1.7.1' }), new asn1js.Constructed({ idBlock: { tagClass: 3, tagNumber: 0 }, value: [new asn1js.OctetString({ valueHex: new Uint8Array(4) })] })] });
       expectRefused(await verifyTimeStampResponse(Buffer.from(data.toBER(false)), digest, trust), 'tsa_malformed');
