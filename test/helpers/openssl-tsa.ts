@@ -135,7 +135,6 @@ export async function startOpenSslTsa(opts: OpenSslTsaOptions = {}): Promise<Ope
   writeFileSync(join(dir, 'ext.cnf'), extensionsFile());
   writeFileSync(join(dir, 'serial'), '01\n');
   const subj = (cn: string) => `/CN=${cn}/O=AER1 tests`;
-  // prettier-ignore
   opensslSync(['req', '-x509', ...keyArgs(keyType), '-nodes', '-keyout', 'ca.key', '-out', 'ca.pem', '-subj', subj(`AER1 Test CA ${n}`), '-days', '2',
     '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign'], dir);
   opensslSync(['req', '-new', ...keyArgs(keyType), '-nodes', '-keyout', 'tsa.key', '-out', 'tsa.csr', '-subj', subj(name)], dir);
