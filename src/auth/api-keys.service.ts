@@ -18,9 +18,8 @@ export type Role = (typeof ROLES)[number];
 export const PUBLICATIONS = ['full', 'metadata'] as const;
 export type Publication = (typeof PUBLICATIONS)[number];
 
-/** A caller authenticated by API key. The key itself is never kept or logged. */
-export interface Principal {
-  key_id: string;
+/** What a key is and may do (its secret aside). */
+export interface KeyProfile {
   name: string;
   role: Role;
   /** Who the key belongs to; keys of one owner may act on each other's records. Null: the key alone. */
@@ -35,6 +34,11 @@ export interface Principal {
   publication: Publication;
 }
 
+/** A caller authenticated by API key. The key itself is never kept or logged. */
+export interface Principal extends KeyProfile {
+  key_id: string;
+}
+
 /** Options of a new key (`POST /api/keys`, `npm run ledger -- create-key`). */
 export interface KeyOptions {
   owner?: string | null;
@@ -44,14 +48,8 @@ export interface KeyOptions {
 }
 
 /** A key as listed (no secret). */
-export interface KeyRecord {
+export interface KeyRecord extends KeyProfile {
   id: string;
-  name: string;
-  role: Role;
-  owner: string | null;
-  systems: string[] | null;
-  gateway: boolean;
-  publication: Publication;
   created_at: string;
   revoked_at: string | null;
 }
