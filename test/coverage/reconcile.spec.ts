@@ -27,7 +27,7 @@ function run(planDoc: Record<string, unknown>, steps: StepSpec[], opts: Opts = {
   return reconcile({
     plan: plan(planDoc),
     plan_meta: { ...META, ...opts.meta },
-    record: { kind: 'timeline', entries: timeline, commitment: commitment === null ? null : { value: commitment, recorded_position: 99 } },
+    record: { kind: 'timeline', entries: timeline, commitments: commitment === null ? [] : [{ value: commitment, recorded_position: 99 }] },
     receipts: opts.receipts ?? receiptsFor(timeline, steps),
     as_of_position: 100,
   });
@@ -249,7 +249,7 @@ describe('reconcile: matching rules', () => {
   });
 
   it('with nothing recorded every action is missing', () => {
-    const r = reconcile({ plan: plan(KYC), plan_meta: { ...META, execution_first_position: null }, record: { kind: 'timeline', entries: null, commitment: null }, receipts: new Map(), as_of_position: 5 });
+    const r = reconcile({ plan: plan(KYC), plan_meta: { ...META, execution_first_position: null }, record: { kind: 'timeline', entries: null, commitments: [] }, receipts: new Map(), as_of_position: 5 });
     expect(statuses(r)).toEqual({ fetch: 'missing', screen: 'missing', decide: 'missing' });
     expect(r.findings.map((f) => f.code)).toEqual(['timeline_absent', 'truncation_not_excluded', 'missing', 'missing', 'missing']);
     expect(r.plan.registered_after_execution_began).toBe(false);
