@@ -311,7 +311,9 @@ export class TimelinesService {
    * Record an endpoint commitment `{job_id, final_entry_digest, entry_count,
    * published_at}` (witness metadata kept as received), compared with the
    * visible timeline at this moment. A non-binding commitment is recorded
-   * too: it is evidence. 422 `invalid_commitment`; 404 unknown job.
+   * too: it is evidence. The answer also judges every commitment recorded
+   * for the job together (`commitment_assessment`, `truncation_excluded`,
+   * `findings`, as GET .../verify). 422 `invalid_commitment`; 404 unknown job.
    * The same text again for the same job is answered with the existing record.
    */
   async recordCommitment(jobId: string, body: RawJson) {
@@ -331,6 +333,8 @@ export class TimelinesService {
         const stream = streams.timeline(jobId);
         await this.ledger.append(tx, stream, await this.ledger.streamVersion(tx, stream), [{ type: 'EndpointCommitmentRecorded', data }]);
       }
+      // This commitment alone may bind; judged with every one recorded, truncation may still not be excluded.
+      const { assessment } = await this.assess(tx, jobId, timeline);
       return {
         outcome: same ? ('existing' as const) : ('created' as const),
         id,
@@ -340,6 +344,9 @@ export class TimelinesService {
         checks: check.checks,
         witness: check.witness,
         computed: check.computed,
+        commitment_assessment: assessment.status,
+        truncation_excluded: assessment.truncation_excluded,
+        findings: assessment.findings,
         url: this.urls.job(jobId),
         verify_url: this.urls.jobVerify(jobId),
       };
