@@ -330,7 +330,7 @@ interface Allocation {
   unassigned: EvidenceItem[];
 }
 
-/** Whether `e` is accepted evidence for `a`: an accepted provenance class, and no conflicting receipt (never upgraded). */
+/** Whether `e` is accepted evidence for `a`: an accepted provenance class, and a recorded receipt (if any) that agrees with the entry (never upgraded). */
 function accepts(a: ExpectedAction, e: EvidenceItem): boolean {
   return e.receipt_provenance_class === undefined && !noEvidence(e) && provenanceAccepted(a.accepted_provenance, e.provenance_class);
 }
@@ -345,8 +345,9 @@ function accepts(a: ExpectedAction, e: EvidenceItem): boolean {
  *    accepts it is at its max_count) is over_count evidence of the last
  *    action of the tool, in plan order, that accepts it;
  * 4. in plan order, each action still short of min_count takes as many
- *    unassigned entries of its tool (provenance it does not accept) as it
- *    is short: reported_only evidence;
+ *    unassigned entries of its tool (provenance it does not accept; never
+ *    an entry whose receipt disagrees on tool or bytes) as it is short:
+ *    reported_only evidence;
  * 5. entries of a planned tool still unassigned are listed on the last
  *    action of the tool and count nowhere; entries of other tools are
  *    unplanned.
