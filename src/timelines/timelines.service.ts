@@ -464,10 +464,12 @@ export class TimelinesService {
    * texts.
    */
   private async digestsAt(q: Queryable, jobId: string, counts: number[]): Promise<Map<number, string | null>> {
-    const out = new Map<number, string | null>();
-    for (const k of counts) {
-      const r = (await q.query<{ raw: string }>('SELECT raw FROM timeline_entries WHERE job_id = ? ORDER BY seq LIMIT 1 OFFSET ?', [jobId, k - 1]))[0];
-      out.set(k, r ? entryDigest(parseStored(r.raw)) : null);
+    // Stored timelines have contiguous seqs from 1 (appends are checked, imports verify), so place k is seq k.
+    const out = new Map<number, string | null>(counts.map((k) => [k, null]));
+    for (let i = 0; i < counts.length; i += 200) {
+      const chunk = counts.slice(i, i + 200);
+      const rows = await q.query<{ seq: number | string; raw: string }>(`SELECT seq, raw FROM timeline_entries WHERE job_id = ? AND seq IN (${chunk.map(() => '?').join(', ')})`, [jobId, ...chunk]);
+      for (const r of rows) out.set(Number(r.seq), entryDigest(parseStored(r.raw)));
     }
     return out;
   }

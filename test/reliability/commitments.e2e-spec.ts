@@ -76,8 +76,11 @@ describe.each(DIALECTS)('integrity: commitments and coverage facts on %s', (dial
     const pageJson = await get(`/jobs/${job}`).set('Accept', 'application/json');
     expect(pageJson.body).toMatchObject({ truncation_excluded: false, commitment_status: 'truncation_detected' });
 
-    const { report: c } = await report(job);
+    const { report_id, report: c } = await report(job);
     expect(c.result).toBe('findings');
+    const html = (await get(`/coverage/${report_id}`)).text;
+    expect(html).toContain('<span class="bad">truncation_detected</span>');
+    expect(html).toContain('<span class="ok">binding</span>');
     expect(c.integrity.commitment).toMatchObject({ state: 'non_binding', truncation: 'detected', truncation_detected: true, missing_entries: 2 });
     expect(c.integrity.commitments.map((x) => [x.outcome, x.contradicts, x.binding])).toEqual(order.map((o) => [o, o === 'truncation_detected', o === 'binding']));
     expect(c.findings.map((f) => f.code)).toEqual(['truncation_detected', 'commitment_non_binding']);
