@@ -99,7 +99,7 @@ export async function benchCoverage(ctx: BenchContext): Promise<FigureResult[]> 
         reconcile({
           plan: s.plan,
           plan_meta: { plan_id: 'bench-plan', version: 1, registered_at: '2026-10-01T11:00:00.000Z', registered_position: 1, execution_first_position: 2, superseded_versions: [] },
-          record: { kind: 'timeline', entries: s.timeline, commitment: { value: s.commitment, recorded_position: entries + 2 } },
+          record: { kind: 'timeline', entries: s.timeline, commitments: [{ value: s.commitment, recorded_position: entries + 2 }] },
           receipts: s.receipts,
           as_of_position: entries + 10,
         }),

@@ -13,6 +13,7 @@ export * from './canonical-json';
 export * from './receipt';
 export * from './chain';
 export * from './commitment';
+export * from './commitments';
 export * from './merkle';
 export * from './workflow';
 export * from './verify';

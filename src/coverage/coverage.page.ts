@@ -53,7 +53,8 @@ ${r.plan.registered_after_execution_began ? `<p class="note"><b>Registered after
 
 <h2>Integrity</h2>
 <table><tr><th>${i.kind === 'timeline' ? 'Timeline' : 'Workflow receipt'}</th><td>${i.recorded ? `verdict <b>${escapeHtml(i.verdict)}</b>${i.reasons.length ? ` (${escapeHtml(i.reasons.join(', '))})` : ''}; ${escapeHtml(i.entry_count)} ${i.kind === 'timeline' ? 'entries' : 'steps'}${i.final_entry_digest ? `; final entry digest <code>${escapeHtml(i.final_entry_digest)}</code>` : ''}` : 'not recorded'}</td></tr>
-<tr><th>Endpoint commitment</th><td><b>${escapeHtml(c.state.replace('_', '-'))}</b>; truncation ${escapeHtml(c.truncation.replace('_', ' '))}. ${escapeHtml(c.statement)}</td></tr></table>
+<tr><th>Endpoint commitment</th><td><b>${escapeHtml(c.state.replace('_', '-'))}</b>; truncation ${escapeHtml(c.truncation.replace('_', ' '))}. ${escapeHtml(c.statement)}</td></tr>
+${(i.commitments ?? []).map((x) => `<tr><th>Commitment <code>${escapeHtml(x.commitment)}</code>${x.recorded_position === null ? '' : ` (position ${escapeHtml(x.recorded_position)})`}</th><td><span class="${x.contradicts ? 'bad' : x.binding ? 'ok' : ''}">${escapeHtml(x.outcome)}</span>: ${escapeHtml(x.detail)}</td></tr>`).join('\n')}</table>
 
 <h2>Expected actions</h2>
 <table><tr><th>Action</th><th>Tool</th><th>Status</th><th>Expectation</th><th>Evidence (entry seq, receipt id)</th><th>Detail</th></tr>

@@ -9,7 +9,7 @@ import { LedgerService, recordedByAt } from '../ledger/ledger.service';
 import { streams } from '../ledger/streams';
 import { canonicalDigest } from './canonical';
 import { CoverageReportIssuedData } from './coverage.projection';
-import { receiptsAsOf, timelineAsOf, workflowAsOf } from './ledger-reader';
+import { entryReceiptIds, jobFirstPosition, receiptsAsOf, timelineAsOf, workflowAsOf } from './ledger-reader';
 import { NormalizedPlan, PlanSubject } from './plan';
 import { PlanVersionRow } from './plans.service';
 import type { Principal } from '../auth/api-keys.service';
@@ -120,9 +120,10 @@ export class CoverageService {
       let receiptIds: string[];
       if (subject.kind === 'job') {
         const t = await timelineAsOf(tx, subject.id, position);
-        record = { kind: 'timeline', entries: t.entries, commitment: t.commitment };
-        first = t.first_position;
-        receiptIds = (t.entries ?? []).flatMap((e) => (isObject(e) && typeof e.id === 'string' ? [e.id] : []));
+        record = { kind: 'timeline', entries: t.entries, commitments: t.commitments };
+        receiptIds = entryReceiptIds(t.entries);
+        // Execution began at the earliest event of the job's records: its timeline stream and the receipts its entries name.
+        first = await jobFirstPosition(tx, subject.id, position, receiptIds);
       } else {
         const w = await workflowAsOf(tx, subject.id, position);
         record = { kind: 'workflow', workflow: w.workflow };

@@ -58,9 +58,17 @@ export class PlansController {
     return v;
   }
 
-  /** The plan of a job (`?job_id=`) or workflow (`?workflow_id=`), with all versions. */
+  /**
+   * The plan of a job (`?job_id=`) or workflow (`?workflow_id=`), with all
+   * versions. Roles compliance, auditor (and admin): a producer that could
+   * read the plan before the job runs could shape what it records to fit
+   * (S13). 401 without a key, 403 `forbidden_role` for a producer.
+   */
   @Get()
-  @ApiOperation({ summary: 'Find the plan of a job or workflow' })
+  @Roles('compliance', 'auditor')
+  @ApiBearerAuth()
+  @ApiResponse({ status: 403, description: 'forbidden_role: plans are readable by compliance, auditor and admin only' })
+  @ApiOperation({ summary: 'Find the plan of a job or workflow (compliance, auditor, admin)' })
   @ApiQuery({ name: 'job_id', required: false })
   @ApiQuery({ name: 'workflow_id', required: false })
   async find(@Query('job_id') jobId?: string, @Query('workflow_id') workflowId?: string) {
@@ -69,16 +77,20 @@ export class PlansController {
     return this.plans.findBySubject(jobId !== undefined ? { kind: 'job', id: jobId } : { kind: 'workflow', id: workflowId!.toLowerCase() });
   }
 
-  /** Every version of a plan, oldest first. */
+  /** Every version of a plan, oldest first. Roles compliance, auditor (and admin); 401/403 otherwise. */
   @Get(':plan_id')
-  @ApiOperation({ summary: 'A plan with all its versions' })
+  @Roles('compliance', 'auditor')
+  @ApiBearerAuth()
+  @ApiOperation({ summary: 'A plan with all its versions (compliance, auditor, admin)' })
   async get(@Param('plan_id') planId: string) {
     return this.plans.get(planId);
   }
 
-  /** One version of a plan. */
+  /** One version of a plan. Roles compliance, auditor (and admin); 401/403 otherwise. */
   @Get(':plan_id/versions/:n')
-  @ApiOperation({ summary: 'One version of a plan' })
+  @Roles('compliance', 'auditor')
+  @ApiBearerAuth()
+  @ApiOperation({ summary: 'One version of a plan (compliance, auditor, admin)' })
   async version(@Param('plan_id') planId: string, @Param('n') n: string) {
     return this.plans.getVersion(planId, n);
   }

@@ -38,7 +38,7 @@ export interface PlanVersionView {
   position: number;
   reason: string | null;
   superseded_by: number | null;
-  /** Ledger position of the first event of the job's timeline (or workflow) now; null when execution has not been recorded. */
+  /** Ledger position of the first recorded event of the job (its timeline stream, or a receipt its entries name) or workflow now; null when execution has not been recorded. */
   execution_first_position: number | null;
   registered_after_execution_began: boolean;
   /** The key that registered this version (null before attribution). */
@@ -57,9 +57,17 @@ export function invalidPlan(problems: PlanProblem[]): UnprocessableError {
   });
 }
 
-/** Ledger position of the first recorded event of the subject's execution as of `asOf`. */
-export async function executionFirstPosition(q: Queryable, subject: PlanSubject, asOf: number): Promise<number | null> {
-  return subject.kind === 'job' ? jobFirstPosition(q, subject.id, asOf) : (await workflowAsOf(q, subject.id, asOf)).first_position;
+/**
+ * Ledger position of the first recorded event of the subject's execution
+ * now: for a job, the earliest event of its timeline stream or of any
+ * receipt its entries name; for a workflow, of its workflow stream or its
+ * step receipts (docs/coverage.md). Reports compute the same as of their
+ * position from the events.
+ */
+export async function executionFirstPosition(q: Queryable, subject: PlanSubject): Promise<number | null> {
+  if (subject.kind === 'workflow') return (await workflowAsOf(q, subject.id, Number.MAX_SAFE_INTEGER)).first_position;
+  const ids = (await q.query<{ receipt_id: string | null }>('SELECT DISTINCT receipt_id FROM timeline_entries WHERE job_id = ?', [subject.id])).flatMap((r) => (r.receipt_id ? [r.receipt_id] : []));
+  return jobFirstPosition(q, subject.id, Number.MAX_SAFE_INTEGER, ids);
 }
 
 function normalizeRow(r: PlanVersionRow): PlanVersionRow {
@@ -181,7 +189,7 @@ export class PlansService {
   }
 
   private firstPosition(q: Queryable, subject: PlanSubject): Promise<number | null> {
-    return executionFirstPosition(q, subject, Number.MAX_SAFE_INTEGER);
+    return executionFirstPosition(q, subject);
   }
 
   private view(r: PlanVersionRow, latest: number, first: number | null, by: RecordedBy | null): PlanVersionView {

@@ -9,12 +9,19 @@
  * in docs/coverage.md and restated on {@link allocate}.
  */
 import {
-  checkCommitment,
+  AssessedCommitment,
+  assessCommitments,
+  commitmentLabel,
+  decidingCommitment,
+  decodeStrictBase64,
+  earlierCounts,
+  entryDigest,
   isObject,
   JsonObject,
   receiptForm,
   TimelineResult,
   receiptOfDocument,
+  sha256Hex,
   verifyTimeline,
   verifyWorkflow,
 } from '../aer1';
@@ -37,7 +44,12 @@ export interface RecordedAction {
   receipt_id: string | null;
   /** As recorded on the entry (timelines) or on the step receipt (workflows); null when unknown. */
   provenance_class: string | null;
+  /** Bare hex SHA-256 of the entry's decoded canonical bytes (timelines); null for workflow steps or undecodable bytes. */
+  bytes_hash?: string | null;
 }
+
+/** What an entry and the recorded receipt with its id are compared on (docs/coverage.md). */
+export type ReceiptField = 'tool' | 'canonical_bytes' | 'output_hash' | 'provenance_class';
 
 /** A recorded action as shown in a report, with its receipt's outcome. */
 export interface EvidenceItem {
@@ -51,6 +63,13 @@ export interface EvidenceItem {
   receipt_recorded: boolean;
   /** Set when the recorded receipt names another provenance class than the entry: the entry then counts as no accepted evidence. */
   receipt_provenance_class?: string;
+  /**
+   * Set when the recorded receipt with the entry's id disagrees with the entry
+   * on its tool, its canonical bytes or its output hash: the entry is then no
+   * evidence at all (not accepted, not reported-only) and a `receipt_mismatch`
+   * finding. (A provenance disagreement alone is named here too.)
+   */
+  receipt_mismatch?: ReceiptField[];
 }
 
 export interface ActionReport {
@@ -85,6 +104,8 @@ export interface Finding {
   message: string;
   action_id?: string;
   seq?: number;
+  /** The commitment a commitment finding is about (its record id, or `#n` offline). */
+  commitment?: string;
 }
 
 export interface CommitmentSection {
@@ -101,6 +122,22 @@ export interface CommitmentSection {
   statement: string;
 }
 
+/** One recorded endpoint commitment as the report judged it (src/aer1/commitments.ts: every one is judged, none hides another's finding). */
+export interface CommitmentItem {
+  /** The record id, or `#n` (1-based) for a commitment given offline. */
+  commitment: string;
+  recorded_position: number | null;
+  outcome: string;
+  binding: boolean;
+  contradicts: boolean;
+  missing_entries: number | null;
+  reasons: string[];
+  committed: { job_id: unknown; entry_count: unknown; final_entry_digest: unknown; published_at: unknown };
+  /** Witness metadata as given (`witness`, `retrieved_from`, `retrieved_at`), or null. */
+  witness: unknown;
+  detail: string;
+}
+
 export interface IntegritySection {
   kind: 'timeline' | 'workflow';
   recorded: boolean;
@@ -111,7 +148,10 @@ export interface IntegritySection {
   final_entry_digest: string | null;
   closed: boolean | null;
   merkle_root_confirmed: boolean | null;
+  /** All recorded commitments judged together; `committed`, `recorded_position` and `reasons` are those of the deciding one. */
   commitment: CommitmentSection;
+  /** Every recorded endpoint commitment as of the report, in record order (timelines; empty for workflows). */
+  commitments: CommitmentItem[];
 }
 
 export interface PlanMeta {
@@ -163,8 +203,8 @@ export type RecordInput =
       kind: 'timeline';
       /** Parsed entries in order; null when no timeline is recorded. */
       entries: unknown[] | null;
-      /** The endpoint commitment as recorded (parsed), with its ledger position; null when none. */
-      commitment: { value: unknown; recorded_position: number | null } | null;
+      /** Every endpoint commitment recorded for the job as of the report (parsed), in record order, with its record id and ledger position. */
+      commitments: { id?: string | null; value: unknown; envelope?: Record<string, unknown>; recorded_position: number | null }[];
     }
   | {
       kind: 'workflow';
@@ -207,11 +247,13 @@ export function receiptOutcome(doc: unknown): { outcome: Outcome; status: string
 export function actionsFromTimeline(entries: readonly unknown[]): RecordedAction[] {
   return entries.map((e, i) => {
     const o: JsonObject = isObject(e) ? e : {};
+    const bytes = decodeStrictBase64(o.canonical_bytes);
     return {
       seq: Number.isSafeInteger(o.seq) ? (o.seq as number) : i + 1,
       tool: typeof o.tool === 'string' ? o.tool : null,
       receipt_id: typeof o.id === 'string' ? o.id : null,
       provenance_class: typeof o.provenance_class === 'string' ? o.provenance_class : null,
+      bytes_hash: bytes === null ? null : sha256Hex(bytes),
     };
   });
 }
@@ -232,6 +274,30 @@ export function actionsFromWorkflow(workflow: unknown, receipts: ReadonlyMap<str
   });
 }
 
+/** The tool a receipt names: core form `tool.name`, transport form `tool`. */
+function receiptTool(r: JsonObject): unknown {
+  return isObject(r.tool) ? r.tool.name : r.tool;
+}
+
+/**
+ * Where the recorded receipt with an action's id disagrees with the action:
+ * its tool, and for timeline entries its canonical bytes and its
+ * `output_hash` (both against the entry's decoded bytes). Provenance is
+ * compared separately (it is never upgraded, S5).
+ */
+export function receiptDisagreement(a: RecordedAction, doc: unknown): ReceiptField[] {
+  const r = receiptOfDocument(doc);
+  if (!isObject(r)) return [];
+  const out: ReceiptField[] = [];
+  if (a.tool !== null && receiptTool(r) !== a.tool) out.push('tool');
+  if (a.bytes_hash !== undefined) {
+    const bytes = decodeStrictBase64(r.canonical_bytes);
+    if (a.bytes_hash === null || bytes === null || sha256Hex(bytes) !== a.bytes_hash) out.push('canonical_bytes');
+    if (a.bytes_hash === null || r.output_hash !== `sha256:${a.bytes_hash}`) out.push('output_hash');
+  }
+  return out;
+}
+
 function evidenceItem(a: RecordedAction, receipts: ReadonlyMap<string, unknown>): EvidenceItem {
   const doc = a.receipt_id ? receipts.get(a.receipt_id.toLowerCase()) : undefined;
   if (doc === undefined) {
@@ -239,8 +305,18 @@ function evidenceItem(a: RecordedAction, receipts: ReadonlyMap<string, unknown>)
   }
   const o = receiptOutcome(doc);
   const item: EvidenceItem = { seq: a.seq, receipt_id: a.receipt_id, tool: a.tool, provenance_class: a.provenance_class, outcome: o.outcome, receipt_status: o.status, receipt_recorded: true };
-  if (o.provenance_class !== null && o.provenance_class !== a.provenance_class) item.receipt_provenance_class = o.provenance_class;
+  const mismatch = receiptDisagreement(a, doc);
+  if (o.provenance_class !== null && o.provenance_class !== a.provenance_class) {
+    item.receipt_provenance_class = o.provenance_class;
+    mismatch.push('provenance_class');
+  }
+  if (mismatch.length > 0) item.receipt_mismatch = mismatch;
   return item;
+}
+
+/** An entry whose receipt disagrees on more than provenance: it is no evidence at all. */
+function noEvidence(e: EvidenceItem): boolean {
+  return e.receipt_mismatch !== undefined && e.receipt_mismatch.some((f) => f !== 'provenance_class');
 }
 
 // ---------------------------------------------------------------------------
@@ -254,9 +330,9 @@ interface Allocation {
   unassigned: EvidenceItem[];
 }
 
-/** Whether `e` is accepted evidence for `a`: an accepted provenance class, and no conflicting receipt (never upgraded). */
+/** Whether `e` is accepted evidence for `a`: an accepted provenance class, and a recorded receipt (if any) that agrees with the entry (never upgraded). */
 function accepts(a: ExpectedAction, e: EvidenceItem): boolean {
-  return e.receipt_provenance_class === undefined && provenanceAccepted(a.accepted_provenance, e.provenance_class);
+  return e.receipt_provenance_class === undefined && !noEvidence(e) && provenanceAccepted(a.accepted_provenance, e.provenance_class);
 }
 
 /**
@@ -269,8 +345,9 @@ function accepts(a: ExpectedAction, e: EvidenceItem): boolean {
  *    accepts it is at its max_count) is over_count evidence of the last
  *    action of the tool, in plan order, that accepts it;
  * 4. in plan order, each action still short of min_count takes as many
- *    unassigned entries of its tool (provenance it does not accept) as it
- *    is short: reported_only evidence;
+ *    unassigned entries of its tool (provenance it does not accept; never
+ *    an entry whose receipt disagrees on tool or bytes) as it is short:
+ *    reported_only evidence;
  * 5. entries of a planned tool still unassigned are listed on the last
  *    action of the tool and count nowhere; entries of other tools are
  *    unplanned.
@@ -329,7 +406,7 @@ function allocate(plan: NormalizedPlan, recorded: EvidenceItem[]): { allocations
     let short = al.action.min_count - al.evidence.length;
     for (const e of byTool.get(al.action.tool) ?? []) {
       if (short <= 0) break;
-      if (!assigned.has(e)) {
+      if (!assigned.has(e) && !noEvidence(e)) {
         take(al.reported, e);
         short--;
       }
@@ -424,7 +501,28 @@ function judge(allocations: Allocation[]): ActionReport[] {
 
 const ABSENT_COMMITMENT = 'No endpoint commitment is recorded: truncation is not excluded. A rebuilt shorter timeline would verify (S7.3); actions cut from its end would show as missing without any sign of truncation.';
 
-function timelineIntegrity(jobId: string, entries: unknown[] | null, commitment: { value: unknown; recorded_position: number | null } | null): { integrity: IntegritySection; timeline: TimelineResult | null } {
+type CommitmentInput = Extract<RecordInput, { kind: 'timeline' }>['commitments'][number];
+
+function committedOf(value: unknown): CommitmentItem['committed'] {
+  const c = isObject(value) ? value : {};
+  return { job_id: jsonSafe(c.job_id), entry_count: jsonSafe(c.entry_count), final_entry_digest: jsonSafe(c.final_entry_digest), published_at: jsonSafe(c.published_at) };
+}
+
+/** The reasons a report names for one commitment: the commitment checks, and `timeline_not_valid` / `commitment_job_id_mismatch` where they apply. */
+function reasonsOf(a: AssessedCommitment, tl: TimelineResult): string[] {
+  const reasons = a.check.reasons.filter((x) => x.startsWith('commitment_') || x === 'invalid_commitment');
+  if (tl.verdict !== 'valid') reasons.push('timeline_not_valid');
+  if (a.outcome === 'other_job' && !reasons.includes('commitment_job_id_mismatch')) reasons.push('commitment_job_id_mismatch');
+  return reasons;
+}
+
+/**
+ * The timeline part of the integrity section. Every recorded commitment is
+ * judged by the core's `assessCommitments` (the function the verifier, the
+ * job page and `aer1 verify` use): truncation is excluded only when one
+ * binds and none contradicts.
+ */
+function timelineIntegrity(jobId: string, entries: unknown[] | null, recorded: readonly CommitmentInput[]): { integrity: IntegritySection; timeline: TimelineResult | null } {
   const timeline = entries === null ? null : verifyTimeline(entries, { collectEntries: false });
   const base: IntegritySection = {
     kind: 'timeline',
@@ -437,45 +535,55 @@ function timelineIntegrity(jobId: string, entries: unknown[] | null, commitment:
     closed: timeline?.closed ?? null,
     merkle_root_confirmed: null,
     commitment: noCommitment('absent', ABSENT_COMMITMENT),
+    commitments: [],
   };
-  if (commitment === null) return { integrity: base, timeline };
+  if (recorded.length === 0) return { integrity: base, timeline };
   const tl = timeline ?? verifyTimeline([]);
-  const r = checkCommitment(tl, commitment.value);
-  const c = isObject(commitment.value) ? commitment.value : {};
-  const committed = { job_id: jsonSafe(c.job_id), entry_count: jsonSafe(c.entry_count), final_entry_digest: jsonSafe(c.final_entry_digest), published_at: jsonSafe(c.published_at) };
-  const reasons = r.reasons.filter((x) => x.startsWith('commitment_') || x === 'invalid_commitment');
-  if (tl.verdict !== 'valid') reasons.push('timeline_not_valid');
-  const countMismatch = reasons.includes('commitment_entry_count_mismatch');
-  const countNum = typeof c.entry_count === 'number' ? c.entry_count : null;
-  const truncation = countMismatch && countNum !== null && countNum > tl.entry_count;
-  const substituted = !countMismatch && reasons.includes('commitment_final_digest_mismatch') && tl.final_entry_digest !== null;
-  const otherJob = reasons.includes('commitment_job_id_mismatch') || (typeof c.job_id === 'string' && c.job_id !== jobId);
-  if (otherJob && !reasons.includes('commitment_job_id_mismatch')) reasons.push('commitment_job_id_mismatch');
-  const binding = r.binding && !otherJob;
-  const parts: string[] = [];
-  if (truncation) parts.push(`truncation detected: the commitment counts ${countNum} entries, ${tl.entry_count} are visible (${countNum! - tl.entry_count} missing from the end or rebuilt away)`);
-  else if (countMismatch) parts.push(`the commitment counts ${describeValue(c.entry_count)} entries, ${tl.entry_count} are visible: entries beyond the commitment are not bound by it`);
-  if (substituted) parts.push('final entry substituted: the count matches but the final entry digest differs from the committed one');
-  if (otherJob) parts.push(`the commitment names another job (${describeValue(c.job_id)})`);
-  if (reasons.includes('invalid_commitment')) parts.push('the commitment is malformed (reading 9)');
-  if (reasons.includes('timeline_not_valid')) parts.push(`the timeline does not verify under -07 (${tl.verdict}), so no commitment can bind it`);
+  const list = recorded.map((c) => ({ id: c.id ?? null, value: c.value, envelope: c.envelope, position: c.recorded_position }));
+  const digestAt = new Map<number, string | null>(earlierCounts(tl, list).map((k) => [k, entryDigest(entries?.[k - 1])]));
+  const assessment = assessCommitments(tl, list, { job_id: jobId, digest_at: digestAt });
+  const items: CommitmentItem[] = assessment.commitments.map((a) => ({
+    commitment: commitmentLabel(a),
+    recorded_position: a.position,
+    outcome: a.outcome,
+    binding: a.binding,
+    contradicts: a.contradicts,
+    missing_entries: a.missing_entries,
+    reasons: a.binding ? [] : reasonsOf(a, tl),
+    committed: committedOf(a.check.commitment),
+    witness: jsonSafe(a.check.witness),
+    detail: a.detail,
+  }));
+  const chosen = decidingCommitment(assessment)!;
+  const excluded = assessment.truncation_excluded;
+  const truncations = assessment.commitments.filter((a) => a.outcome === 'truncation_detected');
+  const c = isObject(chosen.check.commitment) ? chosen.check.commitment : {};
+  let statement: string;
+  if (excluded) {
+    const others = items.length > 1 ? ` None of the ${items.length} recorded commitments contradicts the visible timeline.` : '';
+    statement = `Binding: the visible timeline reaches the endpoint the commitment published at ${describeValue(c.published_at)} (${tl.entry_count} entries, final digest ${tl.final_entry_digest}). Truncation and substitution of the final entry are excluded up to that publication; it is only as independent as its witness.${others}`;
+  } else {
+    const parts = assessment.commitments.filter((a) => !a.binding).map((a) => (items.length > 1 ? `commitment ${commitmentLabel(a)}: ${a.detail}` : a.detail));
+    if (tl.verdict !== 'valid') parts.push(`the timeline does not verify under -07 (${tl.verdict}), so no commitment can bind it`);
+    const bound = assessment.binding.length > 0 ? ` ${assessment.binding.length} other commitment(s) bind the visible timeline; that does not hide a contradiction.` : '';
+    statement = `Non-binding: ${parts.join('; ')}.${bound}`;
+  }
   return {
     timeline,
     integrity: {
       ...base,
+      commitments: items,
       commitment: {
-        state: binding ? 'binding' : 'non_binding',
-        reasons: binding ? [] : reasons,
-        truncation: binding ? 'excluded' : truncation ? 'detected' : 'not_excluded',
-        truncation_detected: truncation,
-        final_entry_substituted: substituted,
-        other_job: otherJob,
-        missing_entries: truncation ? countNum! - tl.entry_count : null,
-        committed,
-        recorded_position: commitment.recorded_position,
-        statement: binding
-          ? `Binding: the visible timeline reaches the endpoint the commitment published at ${describeValue(c.published_at)} (${tl.entry_count} entries, final digest ${tl.final_entry_digest}). Truncation and substitution of the final entry are excluded up to that publication; it is only as independent as its witness.`
-          : `Non-binding: ${parts.join('; ') || reasons.join(', ')}.`,
+        state: excluded ? 'binding' : 'non_binding',
+        reasons: excluded ? [] : reasonsOf(chosen, tl),
+        truncation: excluded ? 'excluded' : truncations.length > 0 ? 'detected' : 'not_excluded',
+        truncation_detected: truncations.length > 0,
+        final_entry_substituted: assessment.commitments.some((a) => a.outcome === 'final_entry_substituted'),
+        other_job: assessment.commitments.some((a) => a.outcome === 'other_job'),
+        missing_entries: truncations.length > 0 ? Math.max(...truncations.map((a) => a.missing_entries!)) : null,
+        committed: committedOf(chosen.check.commitment),
+        recorded_position: chosen.position,
+        statement,
       },
     },
   };
@@ -501,7 +609,7 @@ function workflowIntegrity(workflow: unknown | null, receipts: ReadonlyMap<strin
   const statement = 'Not applicable: a workflow receipt binds its own step list with its Merkle root (S8.1); it does not show that no step happened outside the workflow.';
   const commitment = noCommitment('not_applicable', statement);
   if (workflow === null) {
-    return { kind: 'workflow', recorded: false, verdict: null, reasons: [], construction: null, entry_count: 0, final_entry_digest: null, closed: null, merkle_root_confirmed: null, commitment };
+    return { kind: 'workflow', recorded: false, verdict: null, reasons: [], construction: null, entry_count: 0, final_entry_digest: null, closed: null, merkle_root_confirmed: null, commitment, commitments: [] };
   }
   const steps = isObject(workflow) && Array.isArray(workflow.steps) ? workflow.steps : [];
   const stepReceipts = new Map<string, unknown>();
@@ -523,6 +631,7 @@ function workflowIntegrity(workflow: unknown | null, receipts: ReadonlyMap<strin
     closed: null,
     merkle_root_confirmed: w.merkle.confirmed,
     commitment,
+    commitments: [],
   };
 }
 
@@ -550,7 +659,7 @@ export function reconcile(input: ReconcileInput): CoverageReportContent {
   let integrity: IntegritySection;
   let recorded: RecordedAction[];
   if (record.kind === 'timeline') {
-    integrity = timelineIntegrity(subject.id, record.entries, record.commitment).integrity;
+    integrity = timelineIntegrity(subject.id, record.entries, record.commitments).integrity;
     recorded = record.entries === null ? [] : actionsFromTimeline(record.entries);
   } else {
     integrity = workflowIntegrity(record.workflow, receipts);
@@ -588,11 +697,30 @@ export function reconcile(input: ReconcileInput): CoverageReportContent {
   }
   const c = integrity.commitment;
   if (c.state === 'absent') findings.push({ code: 'truncation_not_excluded', message: c.statement });
-  else if (c.state === 'non_binding') {
-    if (c.truncation_detected) findings.push({ code: 'truncation_detected', message: `the endpoint commitment counts ${c.missing_entries} more entries than are visible: the timeline was truncated` });
-    if (c.final_entry_substituted) findings.push({ code: 'final_entry_substituted', message: 'the final entry differs from the committed final entry digest' });
-    if (c.other_job) findings.push({ code: 'commitment_other_job', message: 'the endpoint commitment names another job' });
+  // Every contradicting commitment is a finding of its own: a binding one never hides it.
+  for (const ci of integrity.commitments) {
+    if (!ci.contradicts) continue;
+    const at = ci.recorded_position === null ? '' : ` (recorded at position ${ci.recorded_position})`;
+    const what =
+      ci.outcome === 'truncation_detected'
+        ? `counts ${ci.missing_entries} more entries than are visible: the timeline was truncated`
+        : ci.outcome === 'final_entry_substituted'
+          ? 'names another final entry digest for the same entry count: the final entry was substituted'
+          : 'names another digest for an earlier entry of the chain: an entry was substituted';
+    findings.push({ code: ci.outcome, commitment: ci.commitment, message: `endpoint commitment ${ci.commitment}${at} ${what}` });
+  }
+  if (c.state === 'non_binding') {
+    if (c.other_job) findings.push({ code: 'commitment_other_job', message: 'an endpoint commitment recorded for this job names another job' });
     findings.push({ code: 'commitment_non_binding', message: c.statement });
+  }
+  for (const e of items) {
+    if (e.receipt_mismatch) {
+      findings.push({
+        code: 'receipt_mismatch',
+        seq: e.seq,
+        message: `seq ${e.seq}: the recorded receipt ${e.receipt_id ?? ''} disagrees with the entry on ${e.receipt_mismatch.join(', ')}: the entry is ${noEvidence(e) ? 'no evidence' : 'not accepted evidence (reported only at most)'}`,
+      });
+    }
   }
   for (const a of actions) {
     if (a.status !== 'covered') findings.push({ code: a.status, action_id: a.action_id, message: `${a.action_id} (${a.tool}): ${a.detail}` });

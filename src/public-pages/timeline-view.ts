@@ -3,7 +3,7 @@
  * read-model tables and verifies them with the core (S7, rev 09), so the
  * public page does not depend on the timelines module's service API.
  */
-import { Check, checkCommitment, has, isObject, isUuid, JsonObject, TimelineResult, TimelineVerifier } from '../aer1';
+import { assessCommitments, Check, CommitmentFinding, CommitmentOutcome, CommitmentsStatus, earlierCounts, has, isObject, isUuid, JsonObject, RecordedCommitment, TimelineResult, TimelineVerifier } from '../aer1';
 import { DatabaseService } from '../database/database.service';
 
 export interface TimelineEntryView {
@@ -24,6 +24,11 @@ export interface CommitmentView {
   recorded_by: { key_id: string; name: string } | null;
   /** Re-checked now against the visible timeline. */
   binding: boolean;
+  /** What it shows, judged with every other commitment by the core's assessCommitments. */
+  outcome: CommitmentOutcome;
+  /** Proves truncation or a substituted entry: no other commitment hides it. */
+  contradicts: boolean;
+  detail: string;
   verdict: string;
   reasons: string[];
   checks: Check[];
@@ -42,8 +47,11 @@ export interface TimelineView {
   checks: Check[];
   limits: string[];
   provenance: Record<string, number>;
-  /** True only when some endpoint commitment binds the visible timeline now (S7.3). */
+  /** True only when some endpoint commitment binds the visible timeline now and none contradicts it (S7.3). */
   truncation_excluded: boolean;
+  commitment_status: CommitmentsStatus;
+  /** One per commitment that contradicts the visible timeline. */
+  findings: CommitmentFinding[];
   commitments: CommitmentView[];
   entries: TimelineEntryView[];
   stored: { verdict: string | null; source: string | null } | null;
@@ -79,7 +87,7 @@ export async function loadTimelineView(db: DatabaseService, jobId: string): Prom
     'SELECT c.id AS id, c.raw AS raw, c.recorded_at AS recorded_at, e.key_id AS key_id, e.key_name AS key_name FROM commitments c LEFT JOIN events e ON e.position = c.position WHERE c.job_id = ? ORDER BY c.position',
     [jobId],
   );
-  const commitments: CommitmentView[] = commitmentRows.map((c) => {
+  const recorded: RecordedCommitment[] = commitmentRows.map((c) => {
     let parsed: unknown;
     try {
       parsed = JSON.parse(c.raw);
@@ -87,16 +95,25 @@ export async function loadTimelineView(db: DatabaseService, jobId: string): Prom
       parsed = undefined;
     }
     // Stored either as the commitment itself or as an envelope {commitment, witness, ...}.
-    let commitment: unknown = parsed;
-    let envelope: JsonObject | undefined;
-    if (isObject(parsed) && has(parsed, 'commitment') && !has(parsed, 'final_entry_digest')) {
-      envelope = parsed;
-      commitment = parsed.commitment;
-    }
-    const r = checkCommitment(result, commitment, envelope);
-    const recorded_by = c.key_id !== null && c.key_name !== null ? { key_id: c.key_id, name: c.key_name } : null;
-    return { id: c.id, recorded_at: c.recorded_at, recorded_by, binding: r.binding, verdict: r.verdict, reasons: r.reasons, checks: r.checks, commitment, witness: r.witness };
+    if (isObject(parsed) && has(parsed, 'commitment') && !has(parsed, 'final_entry_digest')) return { id: c.id, value: parsed.commitment, envelope: parsed as JsonObject, recorded_at: c.recorded_at };
+    return { id: c.id, value: parsed, recorded_at: c.recorded_at };
   });
+  const digestAt = new Map<number, string | null>(earlierCounts(result, recorded).map((k) => [k, result.entries?.[k - 1]?.entry_digest ?? null]));
+  const assessment = assessCommitments(result, recorded, { job_id: jobId, digest_at: digestAt });
+  const commitments: CommitmentView[] = assessment.commitments.map((a) => ({
+    id: a.id!,
+    recorded_at: a.recorded_at!,
+    recorded_by: commitmentRows[a.index].key_id !== null && commitmentRows[a.index].key_name !== null ? { key_id: commitmentRows[a.index].key_id!, name: commitmentRows[a.index].key_name! } : null,
+    binding: a.binding,
+    outcome: a.outcome,
+    contradicts: a.contradicts,
+    detail: a.detail,
+    verdict: a.check.verdict,
+    reasons: a.check.reasons,
+    checks: a.check.checks,
+    commitment: recorded[a.index].value,
+    witness: a.check.witness,
+  }));
   const entries: TimelineEntryView[] = rows.map((r, i) => {
     const o = result.entries?.[i];
     return {
@@ -120,7 +137,9 @@ export async function loadTimelineView(db: DatabaseService, jobId: string): Prom
     checks: result.checks,
     limits: result.limits,
     provenance: result.provenance,
-    truncation_excluded: commitments.some((c) => c.binding),
+    truncation_excluded: assessment.truncation_excluded,
+    commitment_status: assessment.status,
+    findings: assessment.findings,
     commitments,
     entries,
     stored,

@@ -148,7 +148,9 @@ export function timelinePage(t: TimelineView & { verify_url: string }): string {
 <h1>Job timeline <span class="mono">${t.job_id}</span></h1>
 ${t.truncation_excluded
   ? ''
-  : html`<div class="notice" id="truncation">Truncation is not excluded: no binding endpoint commitment covers this timeline. A chain with entries removed from either end and re-linked would verify just the same; the chain alone is not truncation-proof (S7.3).</div>`}
+  : t.findings.length > 0
+    ? html`<div class="notice" id="truncation">Truncation is not excluded: a recorded endpoint commitment contradicts this timeline.<ul>${t.findings.map((f) => html`<li><code>${f.code}</code>: ${f.message}</li>`)}</ul>${binding.length ? html`${binding.length} other commitment(s) bind the visible timeline; that does not hide the contradiction.` : ''}</div>`
+    : html`<div class="notice" id="truncation">Truncation is not excluded: no binding endpoint commitment covers this timeline. A chain with entries removed from either end and re-linked would verify just the same; the chain alone is not truncation-proof (S7.3).</div>`}
 <table class="kv">
 <tr><th>Verdict</th><td>${verdictBadge(t.verdict)} ${t.reasons.length ? html`<span class="muted">${t.reasons.join(', ')}</span>` : ''}</td></tr>
 <tr><th>Construction</th><td>${construction}</td></tr>
@@ -160,9 +162,9 @@ ${t.truncation_excluded
 <h2>Endpoint commitment</h2>
 ${t.commitments.length === 0
   ? html`<p>No endpoint commitment is recorded for this job.</p>`
-  : html`<p>${binding.length ? html`<span class="badge ok">binding</span> ${binding.length} of ${t.commitments.length} commitment(s) bind the visible timeline: truncation and last-entry substitution are excluded up to the witness's publication.` : html`<span class="badge bad">not binding</span> no recorded commitment binds the visible timeline.`}</p>
-<table><thead><tr><th>Commitment</th><th>Binding</th><th>Reasons</th><th>Witness metadata</th><th>Recorded</th></tr></thead><tbody>${t.commitments.map(
-      (c) => html`<tr><td><pre>${JSON.stringify(c.commitment, null, 2)}</pre></td><td>${okBadge(c.binding)}</td><td>${c.reasons.join(', ')}</td><td>${c.witness ? html`<table class="kv">${Object.entries(c.witness).map(([k, val]) => html`<tr><th>${k}</th><td>${value(val)}</td></tr>`)}</table>` : html`<span class="muted">none given: the commitment is only as independent as whoever published it</span>`}</td><td>${c.recorded_at}${c.recorded_by ? html`<br><span class="muted">posted by key</span> <code>${c.recorded_by.name}</code>` : ''}</td></tr>`,
+  : html`<p>${t.truncation_excluded ? html`<span class="badge ok">binding</span> ${binding.length} of ${t.commitments.length} commitment(s) bind the visible timeline and none contradicts it: truncation and last-entry substitution are excluded up to the witness's publication.` : t.findings.length ? html`<span class="badge bad">contradicted</span> ${t.findings.length} of ${t.commitments.length} commitment(s) contradict the visible timeline (${t.commitment_status.replace(/_/g, ' ')}).` : html`<span class="badge bad">not binding</span> no recorded commitment binds the visible timeline.`}</p>
+<table><thead><tr><th>Commitment</th><th>Binding</th><th>Outcome</th><th>Reasons</th><th>Witness metadata</th><th>Recorded</th></tr></thead><tbody>${t.commitments.map(
+      (c) => html`<tr><td><pre>${JSON.stringify(c.commitment, null, 2)}</pre></td><td>${okBadge(c.binding)}</td><td>${c.contradicts ? html`<span class="badge bad">${c.outcome}</span>` : html`<code>${c.outcome}</code>`} ${c.detail}</td><td>${c.reasons.join(', ')}</td><td>${c.witness ? html`<table class="kv">${Object.entries(c.witness).map(([k, val]) => html`<tr><th>${k}</th><td>${value(val)}</td></tr>`)}</table>` : html`<span class="muted">none given: the commitment is only as independent as whoever published it</span>`}</td><td>${c.recorded_at}${c.recorded_by ? html`<br><span class="muted">posted by key</span> <code>${c.recorded_by.name}</code>` : ''}</td></tr>`,
     )}</tbody></table>`}
 <h2>Entries</h2>
 <table><thead><tr><th>seq</th><th>Tool</th><th>Provenance class</th><th>Receipt</th><th>Entry digest</th></tr></thead><tbody>

@@ -66,7 +66,7 @@ export class TimelinesController {
   @ApiBearerAuth()
   @ApiOperation({ summary: 'Record an endpoint commitment {job_id, final_entry_digest, entry_count, published_at} with witness metadata' })
   @ApiBody({ schema: { type: 'object', example: { job_id: 'job-eight', final_entry_digest: '2148...', entry_count: 8, published_at: '2026-10-02T08:00:00Z', witness: 'witness.example', retrieved_from: 'https://witness.example/jobs/job-eight', retrieved_at: '2026-10-02T08:05:00Z' } } })
-  @ApiResponse({ status: 201, description: 'recorded (binding or not)' })
+  @ApiResponse({ status: 201, description: 'recorded (binding or not); the answer also judges every commitment of the job together (commitment_assessment, truncation_excluded, findings)' })
   @ApiResponse({ status: 200, description: 'the same commitment text was already recorded for this job' })
   @ApiResponse({ status: 422, description: 'invalid_commitment' })
   async commit(@Param('job_id') jobId: string, @JsonBody() body: RawJson, @Caller() caller: Principal, @Res({ passthrough: true }) res: Response) {
@@ -93,13 +93,15 @@ export class TimelinesController {
   }
 
   /**
-   * Re-verify the stored timeline (S7) and its endpoint commitments (rev 09).
-   * 200 when the chain is valid (even if truncation is not excluded), 422
-   * when invalid or historical.
+   * Re-verify the stored timeline (S7) and every endpoint commitment
+   * recorded for it (rev 09), judged together: `truncation_excluded` only
+   * when one binds and none contradicts (`commitments` lists each with its
+   * outcome, `findings` each contradiction). 200 when the chain is valid
+   * (even if truncation is not excluded), 422 when invalid or historical.
    */
   @Get('verify')
   @VerifyRateLimit()
-  @ApiOperation({ summary: 'Verify a job timeline and its endpoint commitment (S7, S7.3)' })
+  @ApiOperation({ summary: 'Verify a job timeline and all its endpoint commitments (S7, S7.3)' })
   async verify(@Param('job_id') jobId: string, @Res({ passthrough: true }) res: Response) {
     const r = await this.timelines.verify(jobId);
     res.status(r.verdict === 'valid' ? 200 : 422);

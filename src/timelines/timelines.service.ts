@@ -1,10 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import {
+  AssessedCommitment,
+  assessCommitments,
   Check,
   checkCommitment,
+  CommitmentFinding,
   commitmentFormatProblems,
-  CommitmentResult,
+  CommitmentOutcome,
+  CommitmentsAssessment,
+  CommitmentsStatus,
+  decidingCommitment,
+  earlierCounts,
   entryDigest,
   EntryOutcome,
   has,
@@ -72,9 +79,12 @@ export interface CommitmentRow {
   recorded_at: string;
 }
 
-/** The commitment part of a verification report. */
+/** The commitment part of a verification report: the deciding commitment (the first that contradicts the timeline, else the latest binding one, else the latest). */
 export interface CommitmentStatus {
+  /** `binding` only when truncation is excluded: some commitment binds and none contradicts. */
   status: 'binding' | 'non_binding' | 'absent';
+  /** What the deciding commitment itself shows (see `commitments`); null when none is recorded. */
+  outcome: CommitmentOutcome | null;
   reasons: string[];
   id: string | null;
   /** The commitment as received (parsed from the stored text). */
@@ -84,6 +94,22 @@ export interface CommitmentStatus {
   checks: Check[];
   /** How many commitments are recorded for the job. */
   recorded: number;
+}
+
+/** One recorded commitment as the verifier judged it, with every other one (src/aer1/commitments.ts). */
+export interface CommitmentVerification {
+  id: string;
+  recorded_at: string;
+  position: number;
+  outcome: CommitmentOutcome;
+  binding: boolean;
+  /** True when it proves truncation or a substituted entry: no other commitment hides that. */
+  contradicts: boolean;
+  missing_entries: number | null;
+  detail: string;
+  reasons: string[];
+  commitment: unknown;
+  witness: Record<string, unknown> | null;
 }
 
 /** GET /api/jobs/:job_id/verify. */
@@ -100,6 +126,13 @@ export interface TimelineVerification {
   closed: boolean;
   provenance: Record<string, number>;
   commitment: CommitmentStatus;
+  /** All recorded commitments judged together: `binding`, the first contradiction (`truncation_detected`, `final_entry_substituted`, `entry_substituted`), `non_binding` or `absent`. */
+  commitment_assessment: CommitmentsStatus;
+  /** Every recorded commitment, in record order, with its outcome. */
+  commitments: CommitmentVerification[];
+  /** One per commitment that contradicts the visible timeline. */
+  findings: CommitmentFinding[];
+  /** True only when some commitment binds and none contradicts. */
   truncation_excluded: boolean;
   statement: string;
   limits: string[];
@@ -289,8 +322,10 @@ export class TimelinesService {
    * Record an endpoint commitment `{job_id, final_entry_digest, entry_count,
    * published_at}` (witness metadata kept as received), compared with the
    * visible timeline at this moment. A non-binding commitment is recorded
-   * too: it is evidence. 422 `invalid_commitment`; 404 unknown job; 403
-   * `not_owner` when the timeline was started by a key of another owner.
+   * too: it is evidence. The answer also judges every commitment recorded
+   * for the job together (`commitment_assessment`, `truncation_excluded`,
+   * `findings`, as GET .../verify). 422 `invalid_commitment`; 404 unknown
+   * job; 403 `not_owner` when the timeline was started by a key of another owner.
    * The same text again for the same job is answered with the existing record.
    */
   async recordCommitment(jobId: string, body: RawJson, by: Principal) {
@@ -311,6 +346,8 @@ export class TimelinesService {
         const stream = streams.timeline(jobId);
         await this.ledger.append(tx, stream, await this.ledger.streamVersion(tx, stream), [{ type: 'EndpointCommitmentRecorded', data }], recordedBy(by));
       }
+      // This commitment alone may bind; judged with every one recorded, truncation may still not be excluded.
+      const { assessment } = await this.assess(tx, jobId, timeline);
       return {
         outcome: same ? ('existing' as const) : ('created' as const),
         id,
@@ -320,6 +357,9 @@ export class TimelinesService {
         checks: check.checks,
         witness: check.witness,
         computed: check.computed,
+        commitment_assessment: assessment.status,
+        truncation_excluded: assessment.truncation_excluded,
+        findings: assessment.findings,
         url: this.urls.job(jobId),
         verify_url: this.urls.jobVerify(jobId),
       };
@@ -458,32 +498,60 @@ export class TimelinesService {
   }
 
   /**
+   * The recomputed S7.1 digests of entries at the given 1-based places of
+   * the stored chain (for earlier-checkpoint commitments), from the stored
+   * texts.
+   */
+  private async digestsAt(q: Queryable, jobId: string, counts: number[]): Promise<Map<number, string | null>> {
+    // Stored timelines have contiguous seqs from 1 (appends are checked, imports verify), so place k is seq k.
+    const out = new Map<number, string | null>(counts.map((k) => [k, null]));
+    for (let i = 0; i < counts.length; i += 200) {
+      const chunk = counts.slice(i, i + 200);
+      const rows = await q.query<{ seq: number | string; raw: string }>(`SELECT seq, raw FROM timeline_entries WHERE job_id = ? AND seq IN (${chunk.map(() => '?').join(', ')})`, [jobId, ...chunk]);
+      for (const r of rows) out.set(Number(r.seq), entryDigest(parseStored(r.raw)));
+    }
+    return out;
+  }
+
+  /**
+   * Every commitment recorded for the job, judged together against the
+   * timeline by the core's {@link assessCommitments} (the same function the
+   * job page, coverage reports and `aer1` use).
+   */
+  async assess(q: Queryable, jobId: string, timeline: TimelineResult): Promise<{ rows: CommitmentRow[]; assessment: CommitmentsAssessment }> {
+    const rows = await this.commitmentRows(q, jobId);
+    const recorded = rows.map((c) => ({ id: c.id, value: parseStored(c.raw), position: c.position, recorded_at: c.recorded_at }));
+    const digest_at = await this.digestsAt(q, jobId, earlierCounts(timeline, recorded));
+    return { rows, assessment: assessCommitments(timeline, recorded, { job_id: jobId, digest_at }) };
+  }
+
+  /**
    * GET /api/jobs/:job_id/verify: the stored entries re-verified (S7), every
-   * recorded commitment re-checked against the timeline as it is now; binding
-   * when any binds (the newest binding one is reported, else the newest).
+   * recorded commitment re-checked against the timeline as it is now and
+   * judged together: truncation is excluded only when one binds and none
+   * contradicts (a commitment counting more entries, or naming another
+   * digest for an entry, is a finding no other commitment hides). The
+   * deciding commitment is reported in `commitment`, all in `commitments`.
    */
   async verify(jobId: string): Promise<TimelineVerification> {
     const row = await this.get(jobId);
     const result = await this.verifyEntries(this.db, jobId);
-    const rows = await this.commitmentRows(this.db, jobId);
-    let chosen: { row: CommitmentRow; check: CommitmentResult } | null = null;
-    for (const c of rows) {
-      const check = checkCommitment(result, parseStored(c.raw));
-      if (!chosen || check.binding || !chosen.check.binding) chosen = { row: c, check };
-    }
+    const { rows, assessment } = await this.assess(this.db, jobId, result);
+    const chosen = decidingCommitment(assessment);
+    const excluded = assessment.truncation_excluded;
     const commitment: CommitmentStatus = chosen
       ? {
-          status: chosen.check.binding ? 'binding' : 'non_binding',
+          status: excluded ? 'binding' : 'non_binding',
+          outcome: chosen.outcome,
           reasons: chosen.check.reasons,
-          id: chosen.row.id,
+          id: chosen.id,
           commitment: chosen.check.commitment,
           witness: chosen.check.witness,
-          recorded_at: chosen.row.recorded_at,
+          recorded_at: chosen.recorded_at,
           checks: chosen.check.checks,
           recorded: rows.length,
         }
-      : { status: 'absent', reasons: [], id: null, commitment: null, witness: null, recorded_at: null, checks: [], recorded: 0 };
-    const binding = commitment.status === 'binding';
+      : { status: 'absent', outcome: null, reasons: [], id: null, commitment: null, witness: null, recorded_at: null, checks: [], recorded: 0 };
     return {
       job_id: jobId,
       source: row.source,
@@ -497,9 +565,12 @@ export class TimelinesService {
       closed: result.closed,
       provenance: result.provenance,
       commitment,
-      truncation_excluded: binding,
-      statement: statementFor(commitment),
-      limits: binding ? chosen!.check.limits : result.limits,
+      commitment_assessment: assessment.status,
+      commitments: assessment.commitments.map(commitmentVerification),
+      findings: assessment.findings,
+      truncation_excluded: excluded,
+      statement: statementFor(assessment, chosen),
+      limits: excluded ? chosen!.check.limits : result.limits,
       url: this.urls.job(jobId),
     };
   }
@@ -536,13 +607,38 @@ function parseStored(raw: string): unknown {
   return parseRawJson(raw).value;
 }
 
-function statementFor(c: CommitmentStatus): string {
-  if (c.status === 'binding') {
+function commitmentVerification(a: AssessedCommitment): CommitmentVerification {
+  return {
+    id: a.id!,
+    recorded_at: a.recorded_at!,
+    position: a.position!,
+    outcome: a.outcome,
+    binding: a.binding,
+    contradicts: a.contradicts,
+    missing_entries: a.missing_entries,
+    detail: a.detail,
+    reasons: a.check.reasons,
+    commitment: a.check.commitment,
+    witness: a.check.witness,
+  };
+}
+
+/** The one-sentence verdict on truncation. Never says excluded when any commitment contradicts the timeline. */
+export function statementFor(a: CommitmentsAssessment, chosen: AssessedCommitment | null): string {
+  if (a.truncation_excluded && chosen) {
+    const c = chosen.check;
     const w = c.witness && typeof c.witness.witness === 'string' ? ` by ${c.witness.witness}` : '';
     const at = isObject(c.commitment) && typeof c.commitment.published_at === 'string' ? ` at ${c.commitment.published_at}` : '';
-    return `Truncation and last-entry substitution are excluded up to the endpoint commitment published${w}${at}: it binds job_id, entry_count and final_entry_digest of the visible -07 timeline (rev 09). This does not show that every real action was recorded.`;
+    const others = a.commitments.length > 1 ? ` None of the ${a.commitments.length} recorded commitments contradicts it.` : '';
+    return `Truncation and last-entry substitution are excluded up to the endpoint commitment published${w}${at}: it binds job_id, entry_count and final_entry_digest of the visible -07 timeline (rev 09).${others} This does not show that every real action was recorded.`;
   }
-  if (c.status === 'non_binding') return `${NOT_EXCLUDED}; the recorded commitment does not bind the visible timeline (${c.reasons.join(', ')}).`;
+  if (a.findings.length > 0) {
+    const contradiction = a.findings.map((f) => f.message).join('; ');
+    if (a.binding.length === 0) return `${NOT_EXCLUDED}, and a recorded commitment contradicts the visible timeline: ${contradiction}.`;
+    const n = a.binding.length;
+    return `Truncation is not excluded (S7.3): a recorded commitment contradicts the visible timeline: ${contradiction}. ${n} other commitment${n === 1 ? '' : 's'} bind${n === 1 ? 's' : ''} the visible timeline; that does not hide the contradiction.`;
+  }
+  if (a.commitments.length > 0) return `${NOT_EXCLUDED}; no recorded commitment binds the visible timeline (${a.commitments.map((c) => `${c.id ?? `#${c.index + 1}`}: ${c.outcome}`).join(', ')}).`;
   return `${NOT_EXCLUDED}; none is recorded for this job.`;
 }
 

@@ -186,6 +186,49 @@ describe('aer1 verify (single documents)', () => {
       expect(b.err).toMatch(/^aer1: --commitment checks a timeline, but .* is a receipt\n$/);
     });
 
+    it('judges every --commitment given: one that proves truncation is not hidden by one that binds, in either order (integrity issue)', async () => {
+      const six = truncated.timeline;
+      const tl = tmp.write('six-tl.json', six);
+      const ndjson = tmp.write('six-tl.ndjson', six.map((e) => JSON.stringify(e)).join('\n') + '\n');
+      const witness = tmp.write('witness-8.json', truncated.commitment);
+      const digest = JSON.parse((await cli(['verify', '--json', '--kind', 'chain', tl])).out).final_entry_digest as string;
+      const forged = tmp.write('forged-6.json', { ...truncated.commitment, final_entry_digest: digest, entry_count: six.length });
+      const alone = await cli(['verify', '--commitment', forged, tl]);
+      expect(alone.code).toBe(0);
+      for (const [a, b] of [[witness, forged], [forged, witness]]) {
+        for (const file of [tl, ndjson]) {
+          const r = await cli(['verify', '--kind', 'chain', '--commitment', a, '--commitment', b, file]);
+          expect(r.code).toBe(1);
+          expect(r.lines).toContain('Verdict: INVALID');
+          expect(r.out).toContain('Binding: NO');
+          expect(r.out).toMatch(/^Endpoint commitments judged together \(2\): truncation_detected; truncation NOT excluded$/m);
+          const j = JSON.parse((await cli(['verify', '--kind', 'chain', '--json', '--commitment', a, '--commitment', b, file])).out);
+          expect(j).toMatchObject({ kind: 'commitment', verdict: 'invalid', binding: false, reasons: ['commitment_entry_count_mismatch', 'commitment_final_digest_mismatch'] });
+          expect(j.commitments).toMatchObject({ status: 'truncation_detected', truncation_excluded: false, findings: [{ code: 'truncation_detected', file: witness }] });
+          expect(j.commitments.each.map((c: { file: string; outcome: string }) => [c.file, c.outcome])).toEqual([a, b].map((f) => [f, f === witness ? 'truncation_detected' : 'binding']));
+        }
+      }
+    });
+
+    it('checks an earlier checkpoint against that entry of the chain, streamed or not', async () => {
+      const eight = binding.timeline;
+      const tl = tmp.write('bind8.json', eight);
+      const ndjson = tmp.write('bind8.ndjson', eight.map((e) => JSON.stringify(e)).join('\n') + '\n');
+      const digestOf = async (entries: unknown[], name: string): Promise<string> => JSON.parse((await cli(['verify', '--json', '--kind', 'chain', tmp.write(name, entries)])).out).final_entry_digest as string;
+      const at6 = (digest: string, name: string): string => tmp.write(name, { ...binding.commitment, final_entry_digest: digest, entry_count: 6 });
+      const consistent = at6(await digestOf(eight.slice(0, 6), 'first6.json'), 'at6-ok.json');
+      const rewritten = at6(await digestOf(truncated.timeline, 'rebuilt6.json'), 'at6-bad.json'); // entry 6 rebuilt and re-closed
+      const whole = tmp.write('whole.json', binding.commitment);
+      for (const file of [tl, ndjson]) {
+        const ok = await cli(['verify', '--kind', 'chain', '--json', '--commitment', whole, '--commitment', consistent, file]);
+        expect(ok.code).toBe(0);
+        expect(JSON.parse(ok.out).commitments).toMatchObject({ status: 'binding', truncation_excluded: true, findings: [], each: [{ outcome: 'binding' }, { outcome: 'earlier_checkpoint' }] });
+        const bad = await cli(['verify', '--kind', 'chain', '--json', '--commitment', whole, '--commitment', rewritten, file]);
+        expect(bad.code).toBe(1);
+        expect(JSON.parse(bad.out).commitments).toMatchObject({ status: 'entry_substituted', truncation_excluded: false, findings: [{ code: 'entry_substituted', file: rewritten }] });
+      }
+    });
+
     it('reports an unreadable commitment file with exit 2', async () => {
       const r = await cli(['verify', '--commitment', tmp.path('nope.json'), file('chain-valid-4')]);
       expect(r.code).toBe(2);

@@ -128,6 +128,29 @@ describe('aer1 coverage', () => {
     const plan = JSON.parse(readFileSync(ex('plan.json'), 'utf8')) as { job_id: string };
     expect(plan.job_id).toBe('job-kyc-42');
   });
+
+  it('--commitment repeated: a forged binding commitment does not hide the witness one that proves truncation, in either order (integrity issue)', async () => {
+    const job = 'job-cli-forged';
+    const six = buildTimeline(job, EIGHT_STEPS.slice(0, 6));
+    const plan = write('p6.json', { job_id: job, title: 'six', expected_actions: EIGHT_STEPS.slice(0, 6).map((x) => ({ action_id: x.tool, tool: x.tool })) });
+    const timeline = write('t6f.json', six);
+    const witness = write('c8w.json', { ...commitmentFor(buildTimeline(job, EIGHT_STEPS)), witness: 'witness.example' });
+    const forged = write('c6f.json', { ...commitmentFor(six), witness: 'witness.example' });
+    const alone = io();
+    expect(await runCoverage({ plan, timeline, commitment: [forged], json: true }, alone)).toBe(0);
+    for (const order of [[witness, forged], [forged, witness]]) {
+      const s = io();
+      expect(await runCoverage({ plan, timeline, commitment: order, json: true }, s)).toBe(1);
+      const out = JSON.parse(s.out.text) as CoverageCliOutput;
+      expect(out.report.integrity.commitment).toMatchObject({ state: 'non_binding', truncation: 'detected', missing_entries: 2 });
+      expect(out.report.integrity.commitments.map((c) => [c.commitment, c.outcome])).toEqual(order.map((f, i) => [`#${i + 1}`, f === witness ? 'truncation_detected' : 'binding']));
+      expect(out.report.findings.map((f) => f.code)).toEqual(['truncation_detected', 'commitment_non_binding']);
+    }
+    const r = await cliRun(['coverage', '--plan', plan, '--timeline', timeline, '--commitment', forged, '--commitment', witness]);
+    expect(r.code).toBe(1);
+    expect(r.out).toContain('endpoint commitment: non_binding; truncation detected');
+    expect(r.out).toMatch(/^ {2}commitment #2: truncation_detected \(contradicts the timeline\)$/m);
+  });
 });
 
 async function cliRun(argv: string[]): Promise<{ code: number; out: string; err: string }> {

@@ -27,7 +27,7 @@ function run(planDoc: Record<string, unknown>, steps: StepSpec[], opts: Opts = {
   return reconcile({
     plan: plan(planDoc),
     plan_meta: { ...META, ...opts.meta },
-    record: { kind: 'timeline', entries: timeline, commitment: commitment === null ? null : { value: commitment, recorded_position: 99 } },
+    record: { kind: 'timeline', entries: timeline, commitments: commitment === null ? [] : [{ value: commitment, recorded_position: 99 }] },
     receipts: opts.receipts ?? receiptsFor(timeline, steps),
     as_of_position: 100,
   });
@@ -249,7 +249,7 @@ describe('reconcile: matching rules', () => {
   });
 
   it('with nothing recorded every action is missing', () => {
-    const r = reconcile({ plan: plan(KYC), plan_meta: { ...META, execution_first_position: null }, record: { kind: 'timeline', entries: null, commitment: null }, receipts: new Map(), as_of_position: 5 });
+    const r = reconcile({ plan: plan(KYC), plan_meta: { ...META, execution_first_position: null }, record: { kind: 'timeline', entries: null, commitments: [] }, receipts: new Map(), as_of_position: 5 });
     expect(statuses(r)).toEqual({ fetch: 'missing', screen: 'missing', decide: 'missing' });
     expect(r.findings.map((f) => f.code)).toEqual(['timeline_absent', 'truncation_not_excluded', 'missing', 'missing', 'missing']);
     expect(r.plan.registered_after_execution_began).toBe(false);
@@ -362,5 +362,93 @@ describe('canonical JSON', () => {
     expect(canonicalJson({ b: 1, a: [true, null, 'é/\n'], '\u{1F600}': 0, '\uFFFF': 0 })).toBe('{"a":[true,null,"\\u00e9/\\n"],"b":1,"\\uffff":0,"\\ud83d\\ude00":0}');
     expect(() => canonicalJson({ x: 1.5 })).toThrow(TypeError);
     expect(() => canonicalJson({ x: undefined })).toThrow(TypeError);
+  });
+});
+
+describe('reconcile: every endpoint commitment judged, entries checked against their receipts (integrity issue)', () => {
+  const job = 'job-six';
+  const SIX_STEPS = EIGHT_STEPS.slice(0, 6);
+  const sixPlan = { job_id: job, title: 'six tools', expected_actions: SIX_STEPS.map((s) => ({ action_id: s.tool, tool: s.tool })) };
+  const rebuilt = buildTimeline(job, SIX_STEPS);
+  const witness = { ...commitmentFor(buildTimeline(job, EIGHT_STEPS)), witness: 'witness.example' };
+  const forged = { ...commitmentFor(rebuilt), witness: 'witness.example' };
+  const withCommitments = (list: unknown[]): CoverageReportContent =>
+    reconcile({
+      plan: plan(sixPlan),
+      plan_meta: META,
+      record: { kind: 'timeline', entries: rebuilt, commitments: list.map((value, i) => ({ id: `c${i + 1}`, value, recorded_position: 10 + i })) },
+      receipts: receiptsFor(rebuilt, SIX_STEPS),
+      as_of_position: 100,
+    });
+
+  it.each([
+    ['witness first', [witness, forged], ['truncation_detected', 'binding']],
+    ['forged first', [forged, witness], ['binding', 'truncation_detected']],
+  ])('a binding commitment does not hide one that proves truncation (%s)', (_, list, outcomes) => {
+    const r = withCommitments(list);
+    expect(r.result).toBe('findings');
+    expect(r.integrity.commitments.map((c) => c.outcome)).toEqual(outcomes);
+    expect(r.integrity.commitment).toMatchObject({ state: 'non_binding', truncation: 'detected', truncation_detected: true, missing_entries: 2, reasons: ['commitment_entry_count_mismatch', 'commitment_final_digest_mismatch'] });
+    expect(r.findings.map((f) => [f.code, f.commitment ?? null])).toEqual([
+      ['truncation_detected', outcomes[0] === 'binding' ? 'c2' : 'c1'],
+      ['commitment_non_binding', null],
+    ]);
+    expect(r.integrity.commitment.statement).toMatch(/truncation detected.*1 other commitment\(s\) bind the visible timeline; that does not hide a contradiction/);
+    expect(r.actions.every((a) => a.status === 'covered')).toBe(true);
+  });
+
+  it('the forged one alone binds (the report cannot know it is forged; the witness commitment is what catches it)', () => {
+    const r = withCommitments([forged]);
+    expect(r.result).toBe('full_coverage');
+    expect(r.integrity.commitments).toEqual([
+      expect.objectContaining({ commitment: 'c1', recorded_position: 10, outcome: 'binding', binding: true, contradicts: false, reasons: [], witness: { witness: 'witness.example' } }),
+    ]);
+  });
+
+  it('two reports on the same commitments have the same digest; another order gives another report', () => {
+    expect(reportDigest(withCommitments([witness, forged]))).toBe(reportDigest(withCommitments([witness, forged])));
+    expect(reportDigest(withCommitments([witness, forged]))).not.toBe(reportDigest(withCommitments([forged, witness])));
+  });
+
+  it('an entry whose receipt names another tool and other bytes is no evidence and a receipt_mismatch finding', () => {
+    const doc = { job_id: 'job-wire', title: 'pay out', expected_actions: [{ action_id: 'wire', tool: 'wire_money' }] };
+    const tl = buildTimeline('job-wire', [{ tool: 'wire_money' }]);
+    const receipts = new Map<string, unknown>([[tl[0].id, receiptFor({ ...tl[0], tool: 'harmless_lookup', canonical_bytes: Buffer.from('other').toString('base64') })]]);
+    const r = run(doc, [], { timeline: tl, receipts });
+    expect(r.actions[0]).toMatchObject({ status: 'missing', evidence: [], reported_only_evidence: [], successful_count: 0 });
+    expect(r.actions[0].unaccepted_unassigned[0].receipt_mismatch).toEqual(['tool', 'canonical_bytes', 'output_hash']);
+    expect(r.findings.map((f) => f.code)).toEqual(['receipt_mismatch', 'missing']);
+  });
+
+  it.each([
+    ['the tool only', (e: Entry) => ({ ...receiptFor(e), tool: 'harmless_lookup' }), ['tool']],
+    ['the output hash only', (e: Entry) => ({ ...receiptFor(e), output_hash: 'sha256:' + '0'.repeat(64) }), ['output_hash']],
+    ['the bytes (and so the hash)', (e: Entry) => receiptFor({ ...e, canonical_bytes: Buffer.from('x').toString('base64') }), ['canonical_bytes', 'output_hash']],
+    ['the core-form tool name', (e: Entry) => ({ ...receiptFor(e), tool: { name: 'other', version: '1', scope: 's' } }), ['tool']],
+  ])('names the disagreement: %s', (_, make, fields) => {
+    const doc = { job_id: 'job-one', title: 't', expected_actions: [{ action_id: 'a', tool: 'fetch_customer' }] };
+    const tl = buildTimeline('job-one', [{ tool: 'fetch_customer' }]);
+    const r = run(doc, [], { timeline: tl, receipts: new Map([[tl[0].id, make(tl[0])]]) });
+    expect(r.actions[0].status).toBe('missing');
+    expect(r.actions[0].unaccepted_unassigned[0].receipt_mismatch).toEqual(fields);
+  });
+
+  it('a receipt that agrees, in core form with tool.name, is accepted evidence', () => {
+    const doc = { job_id: 'job-one', title: 't', expected_actions: [{ action_id: 'a', tool: 'fetch_customer' }] };
+    const tl = buildTimeline('job-one', [{ tool: 'fetch_customer' }]);
+    const core = { ...receiptFor(tl[0]), tool: { name: 'fetch_customer', version: '1', scope: 's' } };
+    const r = run(doc, [], { timeline: tl, receipts: new Map([[tl[0].id, core]]) });
+    expect(r.actions[0].status).toBe('covered');
+    expect(r.actions[0].evidence[0].receipt_mismatch).toBeUndefined();
+  });
+
+  it('a provenance disagreement alone stays reported-only at most, and is named', () => {
+    const tl = buildTimeline('job-kyc', [{ tool: 'fetch_customer' }, { tool: 'check_sanctions' }, { tool: 'record_decision' }]);
+    const receipts = receiptsFor(tl, []);
+    receipts.set(tl[0].id, { ...receiptFor(tl[0]), provenance_class: 'LOGGED BY AGENT' });
+    const r = run(KYC, [], { timeline: tl, receipts });
+    expect(r.actions[0]).toMatchObject({ status: 'reported_only' });
+    expect(r.actions[0].reported_only_evidence[0].receipt_mismatch).toEqual(['provenance_class']);
+    expect(r.findings.map((f) => f.code)).toEqual(['receipt_mismatch', 'reported_only', 'out_of_order']);
   });
 });

@@ -220,9 +220,11 @@ describe.each(DIALECTS)('coverage on %s', (dialect) => {
   it('a plan registered after execution began is marked; amendments are versions; as-of reports use the plan of their time', async () => {
     const job = 'job-late';
     const tl = buildTimeline(job, KYC_STEPS);
+    // Execution began with the first receipt an entry of the job names (docs/coverage.md), not with the first entry.
+    const early = (await head()) + 1;
     await recordReceipts(tl, KYC_STEPS);
     await recordEntries(tl.slice(0, 1));
-    const early = await head();
+    const none = await post('/api/coverage-reports', { job_id: job, as_of_position: await head() }, t.keys.auditor);
     const plan = await registerPlan({ job_id: job, title: 'late', expected_actions: KYC_ACTIONS.slice(0, 2) });
     await recordEntries(tl.slice(1));
     await recordCommitment(job, commitmentFor(tl), tl);
@@ -248,15 +250,17 @@ describe.each(DIALECTS)('coverage on %s', (dialect) => {
     const am = await post(`/api/plans/${plan.plan_id}/amendments`, { title: 'v2', expected_actions: KYC_ACTIONS, reason: 'add the decision', supersedes_version: 1 }, t.keys.compliance);
     expect(am.status).toBe(201);
     expect(am.body).toMatchObject({ plan_id: plan.plan_id, version: 2, reason: 'add the decision', superseded_by: null, registered_after_execution_began: true });
-    const all = await t.http.get(`/api/plans/${plan.plan_id}`);
+    // Plans are read with a compliance, auditor or admin key (S13: not by producers, not anonymously).
+    const read = (path: string) => t.http.get(path).set('Authorization', `Bearer ${t.keys.auditor}`);
+    const all = await read(`/api/plans/${plan.plan_id}`);
     expect(all.body).toMatchObject({ plan_id: plan.plan_id, job_id: job, current_version: 2 });
     expect(all.body.versions.map((v: { version: number; superseded_by: number | null }) => [v.version, v.superseded_by])).toEqual([[1, 2], [2, null]]);
-    const v1 = await t.http.get(`/api/plans/${plan.plan_id}/versions/1`);
+    const v1 = await read(`/api/plans/${plan.plan_id}/versions/1`);
     expect(v1.body.plan).toMatchObject({ job_id: job, title: 'late' });
     expect(v1.body.plan.expected_actions).toHaveLength(2);
     expect(v1.body.digest).toBe(plan.digest);
-    expect((await t.http.get(`/api/plans/${plan.plan_id}/versions/3`)).status).toBe(404);
-    expect((await t.http.get(`/api/plans?job_id=${job}`)).body.plan_id).toBe(plan.plan_id);
+    expect((await read(`/api/plans/${plan.plan_id}/versions/3`)).status).toBe(404);
+    expect((await read(`/api/plans?job_id=${job}`)).body.plan_id).toBe(plan.plan_id);
 
     const r2 = await issue({ job_id: job });
     expect(r2.report.plan).toMatchObject({ version: 2, superseded_versions: [1], registered_after_execution_began: true });
@@ -266,7 +270,6 @@ describe.each(DIALECTS)('coverage on %s', (dialect) => {
     expect((await issue({ job_id: job, as_of_position: r1.as_of_position })).digest).toBe(r1.digest);
 
     // Before the plan existed: 422 no_plan; beyond the head: 422.
-    const none = await post('/api/coverage-reports', { job_id: job, as_of_position: early }, t.keys.auditor);
     expect(none.status).toBe(422);
     expect(none.body.error).toBe('no_plan');
     const beyond = await post('/api/coverage-reports', { job_id: job, as_of_position: (await head()) + 10 }, t.keys.auditor);
@@ -355,7 +358,7 @@ describe.each(DIALECTS)('coverage on %s', (dialect) => {
     const r = await issue({ job_id: 'job-kyc-42' });
     expect(r.report.result).toBe('full_coverage');
     expect(r.report.coverage.ratio).toBe('5/5');
-    const found = await t.http.get('/api/plans?job_id=job-kyc-42');
+    const found = await t.http.get('/api/plans?job_id=job-kyc-42').set('Authorization', `Bearer ${t.keys.compliance}`);
     expect(found.body.versions[0].plan.job_id).toBe('job-kyc-42');
   });
 

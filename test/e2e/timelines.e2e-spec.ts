@@ -191,13 +191,17 @@ describe.each(DIALECTS)('timelines and endpoint commitments on %s', (dialect) =>
     });
 
     it('records a non-binding commitment as evidence, yet still reports the binding one', async () => {
-      const r = await send('post', '/api/jobs/job-eight/commitments', JSON.stringify({ ...COMMITMENT, entry_count: 9 }));
+      // A commitment naming another job says nothing about this timeline. (One counting more
+      // entries than are visible proves truncation and is never hidden: test/reliability/commitments.)
+      const r = await send('post', '/api/jobs/job-eight/commitments', JSON.stringify({ ...COMMITMENT, job_id: 'job-elsewhere' }));
       expect(r.status).toBe(201);
       expect(r.body.binding).toBe(false);
-      expect(r.body.reasons).toEqual(['commitment_entry_count_mismatch']);
+      expect(r.body.reasons).toEqual(['commitment_job_id_mismatch']);
       const v = await t.http.get('/api/jobs/job-eight/verify');
       expect(v.body.commitment.status).toBe('binding');
       expect(v.body.commitment.recorded).toBe(2);
+      expect(v.body.commitments.map((c: { outcome: string }) => c.outcome)).toEqual(['binding', 'other_job']);
+      expect(v.body.findings).toEqual([]);
     });
 
     it('rejects a malformed commitment with 422 invalid_commitment', async () => {

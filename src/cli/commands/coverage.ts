@@ -1,6 +1,6 @@
 /**
  * `aer1 coverage --plan FILE (--timeline FILE | --workflow FILE)
- *   [--commitment FILE] [--receipts FILE] [--json]`
+ *   [--commitment FILE]... [--receipts FILE] [--json]`
  *
  * The ledger's coverage reconciliation, offline: the same pure
  * `reconcile()` (src/coverage/reconcile.ts) over files. Exit codes: 0 full
@@ -21,7 +21,8 @@ export interface CoverageOptions {
   plan: string;
   timeline?: string;
   workflow?: string;
-  commitment?: string;
+  /** One file or several (`--commitment` repeated): every commitment is judged, none hides another's finding. */
+  commitment?: string | string[];
   receipts?: string;
   json?: boolean;
 }
@@ -113,8 +114,9 @@ function loadReceipts(value: unknown, into: Map<string, unknown>, rejected: Cove
 /** Run the reconciliation on files. Returns the exit code. */
 export async function runCoverage(opts: CoverageOptions, io: CliIo): Promise<number> {
   if ((opts.timeline === undefined) === (opts.workflow === undefined)) throw new CliError('give --timeline FILE (a job) or --workflow FILE (a workflow receipt)');
-  if (opts.workflow !== undefined && opts.commitment !== undefined) throw new CliError('--commitment checks a timeline, not a workflow');
-  const files = [opts.plan, opts.timeline, opts.workflow, opts.commitment, opts.receipts].filter((f) => f !== undefined);
+  const commitmentFiles = opts.commitment === undefined ? [] : Array.isArray(opts.commitment) ? opts.commitment : [opts.commitment];
+  if (opts.workflow !== undefined && commitmentFiles.length > 0) throw new CliError('--commitment checks a timeline, not a workflow');
+  const files = [opts.plan, opts.timeline, opts.workflow, ...commitmentFiles, opts.receipts].filter((f) => f !== undefined);
   if (files.filter((f) => f === '-').length > 1) throw new CliError('stdin can be read only once');
 
   const loaded = loadPlan(await readJson(opts.plan, io), opts.plan);
@@ -127,21 +129,22 @@ export async function runCoverage(opts: CoverageOptions, io: CliIo): Promise<num
     if (plan.subject.kind !== 'job') throw new CliError(`the plan covers workflow ${plan.subject.id}: give --workflow`);
     const t = await readJsonOrNdjson(opts.timeline, io);
     let entries: unknown[];
-    let commitment: unknown = undefined;
+    const commitments: { value: unknown; envelope?: JsonObject; recorded_position: null }[] = [];
     if (Array.isArray(t.value)) entries = t.value;
     else if (isObject(t.value) && Array.isArray(t.value.timeline)) {
       // The corpus's commitment form {timeline, commitment}.
       entries = t.value.timeline;
-      if (has(t.value, 'commitment')) commitment = t.value.commitment;
+      if (has(t.value, 'commitment')) commitments.push({ value: t.value.commitment, envelope: t.value, recorded_position: null });
     } else if (isObject(t.value) && has(t.value, 'seq')) entries = [t.value]; // NDJSON of one entry
     else throw new CliError(`${opts.timeline} is not a timeline (a JSON array of entries, NDJSON, or {timeline, commitment})`);
     const jobs = new Set(entries.flatMap((e) => (isObject(e) && typeof e.job_id === 'string' ? [e.job_id] : [])));
     if (jobs.size > 0 && !jobs.has(plan.subject.id)) throw new CliError(`the timeline is job ${safe([...jobs][0])}, the plan covers job ${safe(plan.subject.id)}`);
-    if (opts.commitment !== undefined) {
-      const c = await readJson(opts.commitment, io);
-      commitment = isObject(c) && has(c, 'commitment') && !has(c, 'job_id') ? c.commitment : c;
+    for (const file of commitmentFiles) {
+      const c = await readJson(file, io);
+      if (isObject(c) && has(c, 'commitment') && !has(c, 'job_id')) commitments.push({ value: c.commitment, envelope: c, recorded_position: null });
+      else commitments.push({ value: c, recorded_position: null });
     }
-    record = { kind: 'timeline', entries, commitment: commitment === undefined ? null : { value: commitment, recorded_position: null } };
+    record = { kind: 'timeline', entries, commitments };
   } else {
     if (plan.subject.kind !== 'workflow') throw new CliError(`the plan covers job ${safe(plan.subject.id)}: give --timeline`);
     const w = await readJson(opts.workflow!, io);
@@ -191,6 +194,7 @@ export function renderCoverageText(r: CoverageReportContent, digest: string, rec
   out.push(`integrity: ${i.kind} ${i.recorded ? `verdict ${i.verdict}${i.reasons.length ? ` (${i.reasons.map((x) => safe(x)).join(', ')})` : ''}, ${i.entry_count} ${i.kind === 'timeline' ? 'entries' : 'steps'}` : 'not recorded'}`);
   out.push(`endpoint commitment: ${i.commitment.state}; truncation ${i.commitment.truncation.replace('_', ' ')}`);
   out.push(`  ${safe(i.commitment.statement, 400)}`);
+  if (i.commitments.length > 1) for (const c of i.commitments) out.push(`  commitment ${safe(c.commitment)}: ${c.outcome}${c.contradicts ? ' (contradicts the timeline)' : ''}`);
   out.push(`coverage: ${r.coverage.ratio} (${r.coverage.percent}%)`);
   out.push('expected actions:');
   for (const a of r.actions) {
@@ -209,6 +213,10 @@ export function renderCoverageText(r: CoverageReportContent, digest: string, rec
   return out.join('\n') + '\n';
 }
 
+function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
+}
+
 /** Register `coverage` on `program`. */
 export function registerCoverage(program: Command, ctx: RunContext): void {
   program
@@ -217,7 +225,7 @@ export function registerCoverage(program: Command, ctx: RunContext): void {
     .requiredOption('--plan <file>', 'the plan: as registered ({job_id|workflow_id, title, expected_actions, unplanned}) or as GET /api/plans/{id}[/versions/{n}] returns it')
     .option('--timeline <file>', "the job's timeline: a JSON array of entries, NDJSON, or {timeline, commitment}")
     .option('--workflow <file>', 'a workflow receipt, or {workflow, step_receipts}')
-    .option('--commitment <file>', 'the endpoint commitment {job_id, final_entry_digest, entry_count, published_at} (or {commitment, witness...})')
+    .option('--commitment <file>', 'an endpoint commitment {job_id, final_entry_digest, entry_count, published_at} (or {commitment, witness...}); repeat for every one published: all are judged, and one that shows truncation or substitution is a finding no binding one hides', collect, [])
     .option('--receipts <file>', 'receipts for outcomes and provenance: a JSON array or NDJSON; only receipts that verify are used')
     .option('--json', 'print {digest, report, receipts} as JSON')
     .addHelpText(

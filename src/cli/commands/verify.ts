@@ -1,5 +1,5 @@
 /**
- * `aer1 verify [--kind K] [--json] [--commitment FILE] FILE|-`
+ * `aer1 verify [--kind K] [--json] [--commitment FILE]... FILE|-`
  * `aer1 verify --batch [--json] [--kind K] FILE|-`
  *
  * One document (receipt, timeline, commitment, workflow) read whole and
@@ -9,9 +9,13 @@
 import { Command, Option } from 'commander';
 import {
   AnyResult,
-  checkCommitment,
-  CommitmentResult,
+  assessCommitments,
+  commitmentLabel,
+  CommitmentsAssessment,
+  decidingCommitment,
   DocumentKind,
+  earlierCounts,
+  entryDigest,
   has,
   isObject,
   JsonObject,
@@ -22,7 +26,7 @@ import {
 import { canStartJson, changedWhileRead, fileStamp, Input, LineSplitter, parseJsonBytes, readJsonDocument, timelineLineReader } from '../input';
 import { verifyTimelineFileInParallel } from '../parallel-chain';
 import { CliError, CliIo, EXIT_NOT_VALID, EXIT_OK, RunContext, writeAll } from '../io';
-import { NdjsonStats, renderReport } from '../report';
+import { NdjsonStats, renderReport, safe } from '../report';
 import { runBatch } from './batch';
 
 export type KindOption = DocumentKind | 'auto';
@@ -32,7 +36,8 @@ export interface VerifyOptions {
   kind: KindOption;
   json?: boolean;
   batch?: boolean;
-  commitment?: string;
+  /** One file or several (`--commitment` repeated): all are judged together (src/aer1/commitments.ts). */
+  commitment?: string | string[];
   /** Worker threads for an NDJSON timeline file (default: one per CPU for files of 16 MiB or more). */
   threads?: number;
 }
@@ -43,15 +48,31 @@ export interface VerifyOptions {
  * JSON (or not UTF-8) is pushed as a non-object and so counts as an invalid
  * entry; blank lines are skipped.
  */
-export async function streamTimeline(chunks: AsyncIterable<Buffer>): Promise<{ result: TimelineResult; ndjson: NdjsonStats }> {
+export async function streamTimeline(chunks: AsyncIterable<Buffer>, wanted?: ReadonlySet<number>): Promise<{ result: TimelineResult; ndjson: NdjsonStats; digests: Map<number, string | null> }> {
   const v = new TimelineVerifier({ collectEntries: false });
   const stats: NdjsonStats = { format: 'ndjson', lines: 0, blank_lines: 0, not_json_lines: 0, not_json_at: [] };
+  const digests = new Map<number, string | null>();
+  let index = 0;
+  // The digests of the entries at the `wanted` 1-based places are kept for earlier-checkpoint commitments.
+  const sink = wanted && wanted.size > 0 ? { push: (e: unknown) => (v.push(e), ++index, wanted.has(index) && digests.set(index, entryDigest(e))) } : v;
   // Lines are handled synchronously per chunk: no promise per line.
-  const onLine = timelineLineReader(v, stats);
+  const onLine = timelineLineReader(sink, stats);
   const splitter = new LineSplitter();
   for await (const chunk of chunks) splitter.push(chunk, onLine);
   splitter.end(onLine);
-  return { result: v.finish(), ndjson: stats };
+  return { result: v.finish(), ndjson: stats, digests };
+}
+
+/** The S7.1 digests of the entries at the `wanted` 1-based places of an NDJSON timeline (one more pass over the file). */
+async function digestsOfLines(chunks: AsyncIterable<Buffer>, wanted: ReadonlySet<number>): Promise<Map<number, string | null>> {
+  const digests = new Map<number, string | null>();
+  let index = 0;
+  const stats: NdjsonStats = { format: 'ndjson', lines: 0, blank_lines: 0, not_json_lines: 0, not_json_at: [] };
+  const onLine = timelineLineReader({ push: (e: unknown) => void (++index, wanted.has(index) && digests.set(index, entryDigest(e))) }, stats);
+  const splitter = new LineSplitter();
+  for await (const chunk of chunks) splitter.push(chunk, onLine);
+  splitter.end(onLine);
+  return digests;
 }
 
 async function* once(b: Buffer): AsyncGenerator<Buffer> {
@@ -67,19 +88,23 @@ function commitmentParts(doc: unknown): { commitment: unknown; envelope?: JsonOb
 /** `aer1 verify` on one document. Returns the exit code. */
 export async function verifySingle(file: string, opts: VerifyOptions, io: CliIo): Promise<number> {
   const kind = opts.kind;
-  if (opts.commitment !== undefined) {
+  const commitmentFiles = opts.commitment === undefined ? [] : Array.isArray(opts.commitment) ? opts.commitment : [opts.commitment];
+  if (commitmentFiles.length > 0) {
     if (kind !== 'auto' && kind !== 'chain') throw new CliError(`--commitment checks a timeline: use it with --kind chain, not --kind ${kind}`);
-    if (opts.commitment === '-' && file === '-') throw new CliError('stdin can be read only once: give the timeline or the commitment as a file');
+    if ([file, ...commitmentFiles].filter((f) => f === '-').length > 1) throw new CliError('stdin can be read only once: give the timeline or the commitment as a file');
   }
-  let commitment: { commitment: unknown; envelope?: JsonObject } | null = null;
-  if (opts.commitment !== undefined) {
-    const c = Input.open(opts.commitment, io);
+  const commitments: { commitment: unknown; envelope?: JsonObject }[] = [];
+  for (const f of commitmentFiles) {
+    const c = Input.open(f, io);
     try {
-      commitment = commitmentParts(await readJsonDocument(c));
+      commitments.push(commitmentParts(await readJsonDocument(c)));
     } finally {
       c.close();
     }
   }
+  // Entry places earlier checkpoints name (all counts given: the visible count is not known yet).
+  const wanted = new Set(commitments.flatMap((c) => (isObject(c.commitment) && Number.isSafeInteger(c.commitment.entry_count) && (c.commitment.entry_count as number) > 0 ? [c.commitment.entry_count as number] : [])));
+  let digests: Map<number, string | null> | undefined;
 
   // A file written to while it is read gives no result (on one thread or several alike).
   const stamp = file === '-' ? null : fileStamp(file);
@@ -94,7 +119,17 @@ export async function verifySingle(file: string, opts: VerifyOptions, io: CliIo)
       // NDJSON timeline (or bytes that cannot be one JSON value, each line then judged):
       // never read whole; a large file is verified on several threads.
       const parallel = file === '-' ? null : await verifyTimelineFileInParallel(file, opts.threads);
-      ({ result, ndjson } = parallel ?? (await streamTimeline(input.chunks())));
+      if (parallel) {
+        ({ result, ndjson } = parallel);
+        if (wanted.size > 0) {
+          const again = Input.open(file, io);
+          try {
+            digests = await digestsOfLines(again.chunks(), wanted);
+          } finally {
+            again.close();
+          }
+        }
+      } else ({ result, ndjson, digests } = await streamTimeline(input.chunks(), wanted));
     } else if (!canStartJson(first)) {
       throw new CliError(`${input.name} is not JSON: it begins with byte 0x${first.toString(16).padStart(2, '0')}`);
     } else {
@@ -105,7 +140,7 @@ export async function verifySingle(file: string, opts: VerifyOptions, io: CliIo)
         result = verifyDocument(doc, kind);
       } else if (parsed.why === 'not_json' && kind === 'chain') {
         // Not one JSON value: read it as NDJSON, one entry per line.
-        ({ result, ndjson } = await streamTimeline(once(bytes)));
+        ({ result, ndjson, digests } = await streamTimeline(once(bytes), wanted));
       } else if (parsed.why === 'not_json') {
         // V8 says "... after JSON at position N" when a second value follows the first: likely NDJSON.
         const hint = first === 0x7b && kind === 'auto' && /after JSON/.test(parsed.detail) ? ' (for an NDJSON timeline, one entry per line, use --kind chain)' : '';
@@ -119,19 +154,44 @@ export async function verifySingle(file: string, opts: VerifyOptions, io: CliIo)
   }
   if (stamp !== null && fileStamp(file) !== stamp) throw new CliError(changedWhileRead(input.name));
 
-  if (commitment) {
+  let assessment: CommitmentsAssessment | null = null;
+  if (commitments.length > 0) {
     if (result.kind !== 'chain') throw new CliError(`--commitment checks a timeline, but ${input.name} is a ${result.kind}`);
-    const c: CommitmentResult = checkCommitment(result, commitment.commitment, commitment.envelope);
-    result = c;
+    const chain = result;
+    const digestAt = new Map<number, string | null>(earlierCounts(chain, commitments.map((c) => ({ id: null, value: c.commitment }))).map((k) => [k, chain.entries?.[k - 1]?.entry_digest ?? digests?.get(k) ?? null]));
+    // Every commitment judged together: the deciding one is reported in full (its verdict is valid only when truncation is excluded).
+    assessment = assessCommitments(chain, commitments.map((c) => ({ id: null, value: c.commitment, envelope: c.envelope })), { digest_at: digestAt });
+    result = decidingCommitment(assessment)!.check;
   }
+  const extra = assessment && commitmentFiles.length > 1 ? { commitments: assessmentJson(assessment, commitmentFiles) } : {};
 
   if (opts.json) {
-    const out = ndjson ? { ...result, input: ndjson } : result;
+    const out = ndjson ? { ...result, ...extra, input: ndjson } : { ...result, ...extra };
     await writeAll(io.stdout, JSON.stringify(out, null, 2) + '\n');
   } else {
-    await writeAll(io.stdout, renderReport(result, { source: input.name, doc, ndjson }));
+    await writeAll(io.stdout, renderReport(result, { source: input.name, doc, ndjson }) + (assessment && commitmentFiles.length > 1 ? assessmentText(assessment, commitmentFiles) : ''));
   }
   return result.verdict === 'valid' ? EXIT_OK : EXIT_NOT_VALID;
+}
+
+/** What `--json` adds with several `--commitment` files: every commitment's outcome and the findings. */
+function assessmentJson(a: CommitmentsAssessment, files: string[]) {
+  return {
+    status: a.status,
+    truncation_excluded: a.truncation_excluded,
+    findings: a.findings.map((f) => ({ code: f.code, file: files[f.index], message: f.message })),
+    each: a.commitments.map((c) => ({ file: files[c.index], outcome: c.outcome, binding: c.binding, contradicts: c.contradicts, missing_entries: c.missing_entries, reasons: c.check.reasons, detail: c.detail })),
+  };
+}
+
+function assessmentText(a: CommitmentsAssessment, files: string[]): string {
+  const out = ['', `Endpoint commitments judged together (${a.commitments.length}): ${a.status}; truncation ${a.truncation_excluded ? 'excluded' : 'NOT excluded'}`];
+  for (const c of a.commitments) out.push(`  ${commitmentLabel(c)} ${safe(files[c.index])}: ${c.outcome}${c.contradicts ? ' (CONTRADICTS the timeline: no other commitment hides this)' : ''}`, `      ${safe(c.detail, 300)}`);
+  return out.join('\n') + '\n';
+}
+
+function collect(value: string, previous: string[] | undefined): string[] {
+  return [...(previous ?? []), value];
 }
 
 function parseThreads(v: string): number {
@@ -148,7 +208,7 @@ export function registerVerify(program: Command, ctx: RunContext): void {
     .argument('<file>', 'the document to verify, or - for stdin')
     .addOption(new Option('--kind <kind>', 'what the document is; auto infers it from its shape').choices(KIND_CHOICES).default('auto'))
     .option('--json', 'print the result object as JSON (with --batch: one NDJSON line per input line)')
-    .option('--commitment <file>', 'with a timeline (--kind chain or auto): also check this endpoint commitment ({job_id, final_entry_digest, entry_count, published_at}, or {commitment, witness...})')
+    .option('--commitment <file>', 'with a timeline (--kind chain or auto): also check this endpoint commitment ({job_id, final_entry_digest, entry_count, published_at}, or {commitment, witness...}); repeat it for every commitment published: valid only when one binds and none shows truncation or a substituted entry', collect)
     .option('--batch', 'FILE is NDJSON, one {"id","kind","input"} per line; see below')
     .option('--threads <n>', 'worker threads for an NDJSON timeline file (default: one per CPU for files of 16 MiB or more, else 1)', parseThreads)
     .addHelpText(
@@ -180,7 +240,7 @@ input that is not UTF-8 or not JSON.`,
     )
     .action(async (file: string, opts: VerifyOptions) => {
       if (opts.batch) {
-        if (opts.commitment !== undefined) throw new CliError('--commitment cannot be used with --batch');
+        if (opts.commitment !== undefined && opts.commitment.length > 0) throw new CliError('--commitment cannot be used with --batch');
         if (opts.threads !== undefined) throw new CliError('--threads applies to an NDJSON timeline file, not to --batch');
         ctx.exitCode = await runBatch(file, { json: opts.json === true, kind: opts.kind }, ctx.io);
       } else {

@@ -1,0 +1,200 @@
+/**
+ * Every endpoint commitment of a job, judged together (rev 09 article; S7.3).
+ *
+ * One commitment is checked by {@link checkCommitment}. Several recorded for
+ * one job are judged here, by the one function the ledger's verifier, its
+ * job page, its coverage reports and the `aer1` CLI all use:
+ *
+ * - a commitment that counts MORE entries than are visible proves truncation;
+ * - one that counts as many entries but names another final digest proves the
+ *   final entry was substituted;
+ * - one that counts FEWER entries (an earlier checkpoint) is consistent when
+ *   its digest is the recomputed digest of that entry of the visible chain,
+ *   and proves an earlier entry was substituted when it is not;
+ * - a finding of any commitment is never hidden by another commitment that
+ *   binds: truncation is excluded only when at least one commitment binds and
+ *   none contradicts the visible timeline.
+ *
+ * Commitments that name another job or are malformed say nothing about this
+ * timeline: they never bind and never contradict.
+ */
+import { TimelineResult } from './chain';
+import { checkCommitment, commitmentFormatProblems, CommitmentResult } from './commitment';
+import { ZERO_DIGEST } from './identifiers';
+import { describe, isObject, JsonObject } from './result';
+
+/** A commitment as recorded for a job (or given on the command line). */
+export interface RecordedCommitment {
+  /** The ledger's id of the record; null offline. */
+  id: string | null;
+  /** The commitment `{job_id, final_entry_digest, entry_count, published_at, ...}`. */
+  value: unknown;
+  /** An envelope `{commitment, witness, ...}` it came in, for witness metadata. */
+  envelope?: JsonObject;
+  /** Ledger position of its record; null offline. */
+  position?: number | null;
+  recorded_at?: string | null;
+}
+
+/**
+ * What one commitment says about the visible timeline.
+ * Contradictions: `truncation_detected`, `final_entry_substituted`,
+ * `entry_substituted`. Neutral: `earlier_checkpoint`, `non_binding`,
+ * `other_job`, `invalid_commitment`.
+ */
+export type CommitmentOutcome =
+  | 'binding'
+  | 'truncation_detected'
+  | 'final_entry_substituted'
+  | 'entry_substituted'
+  | 'earlier_checkpoint'
+  | 'non_binding'
+  | 'other_job'
+  | 'invalid_commitment';
+
+/** The contradicting outcomes, most severe first. */
+export const CONTRADICTIONS = ['truncation_detected', 'final_entry_substituted', 'entry_substituted'] as const;
+export type Contradiction = (typeof CONTRADICTIONS)[number];
+
+/** The status of all commitments of a job together. */
+export type CommitmentsStatus = 'binding' | Contradiction | 'non_binding' | 'absent';
+
+export interface AssessedCommitment {
+  /** 0-based place in the list given. */
+  index: number;
+  id: string | null;
+  position: number | null;
+  recorded_at: string | null;
+  outcome: CommitmentOutcome;
+  binding: boolean;
+  contradicts: boolean;
+  /** Entries the commitment counts beyond the visible ones (truncation only). */
+  missing_entries: number | null;
+  /** For an earlier checkpoint: the recomputed digest of that entry of the visible chain (null: not known here). */
+  chain_digest_at_count: string | null;
+  /** One sentence: what this commitment shows. */
+  detail: string;
+  /** The commitment's own check against the visible timeline ({@link checkCommitment}). */
+  check: CommitmentResult;
+}
+
+export interface CommitmentFinding {
+  code: Contradiction;
+  index: number;
+  commitment_id: string | null;
+  position: number | null;
+  message: string;
+}
+
+export interface CommitmentsAssessment {
+  status: CommitmentsStatus;
+  /** True only when at least one commitment binds and none contradicts. */
+  truncation_excluded: boolean;
+  /** Ids (or `#n` when offline) of the binding commitments. */
+  binding: string[];
+  /** One finding per contradicting commitment, in the order given. */
+  findings: CommitmentFinding[];
+  commitments: AssessedCommitment[];
+}
+
+/** How a commitment is named in messages: its id, else `#n` (1-based). */
+export function commitmentLabel(c: { id: string | null; index: number }): string {
+  return c.id ?? `#${c.index + 1}`;
+}
+
+/**
+ * The entry counts below the visible count that the given commitments name:
+ * the entries whose recomputed digests {@link assessCommitments} needs to
+ * judge earlier checkpoints (count 0 is the genesis zeros and is not listed).
+ */
+export function earlierCounts(timeline: TimelineResult, commitments: readonly RecordedCommitment[]): number[] {
+  const out = new Set<number>();
+  for (const c of commitments) {
+    const v = c.value;
+    if (isObject(v) && Number.isSafeInteger(v.entry_count) && (v.entry_count as number) > 0 && (v.entry_count as number) < timeline.entry_count) out.add(v.entry_count as number);
+  }
+  return [...out].sort((a, b) => a - b);
+}
+
+/**
+ * Judge every commitment recorded for a job against its visible timeline.
+ *
+ * @param timeline the visible timeline, verified by the core (S7).
+ * @param commitments every commitment recorded for the job (as of the
+ *   position judged), in record order.
+ * @param opts.job_id the job the timeline belongs to (defaults to the
+ *   timeline's own job_id; give it when the timeline may be empty).
+ * @param opts.digest_at recomputed S7.1 digests of entries 1..n-1 of the
+ *   visible chain by their 1-based place (see {@link earlierCounts}); an
+ *   earlier checkpoint whose entry is missing here is `earlier_checkpoint`
+ *   with `chain_digest_at_count: null` (not compared).
+ */
+export function assessCommitments(
+  timeline: TimelineResult,
+  commitments: readonly RecordedCommitment[],
+  opts: { job_id?: string | null; digest_at?: ReadonlyMap<number, string | null> } = {},
+): CommitmentsAssessment {
+  const job = opts.job_id ?? timeline.job_id;
+  const n = timeline.entry_count;
+  const assessed = commitments.map((rc, index): AssessedCommitment => {
+    const check = checkCommitment(timeline, rc.value, rc.envelope);
+    const base = { index, id: rc.id, position: rc.position ?? null, recorded_at: rc.recorded_at ?? null, check, missing_entries: null, chain_digest_at_count: null };
+    const make = (outcome: CommitmentOutcome, detail: string, extra: Partial<AssessedCommitment> = {}): AssessedCommitment => ({
+      ...base,
+      outcome,
+      binding: outcome === 'binding',
+      contradicts: (CONTRADICTIONS as readonly string[]).includes(outcome),
+      detail,
+      ...extra,
+    });
+    const problems = commitmentFormatProblems(rc.value);
+    if (problems.length > 0) return make('invalid_commitment', `the commitment is malformed (reading 9): ${problems.join('; ')}`);
+    const c = rc.value as JsonObject;
+    if (c.job_id !== job) return make('other_job', `the commitment names another job (${describe(c.job_id)}): it says nothing about this timeline`);
+    const count = c.entry_count as number;
+    const digest = c.final_entry_digest as string;
+    if (count > n) {
+      return make('truncation_detected', `truncation detected: the commitment counts ${count} entries, ${n} are visible (${count - n} missing from the end or rebuilt away)`, { missing_entries: count - n });
+    }
+    if (count === n) {
+      if (check.binding) {
+        const by = check.witness && typeof check.witness.witness === 'string' ? ` by ${describe(check.witness.witness)}` : '';
+        return make('binding', `binds the visible timeline: ${n} entries, final entry digest ${digest}, published${by} at ${describe(c.published_at)}`);
+      }
+      if (timeline.final_entry_digest !== null && digest !== timeline.final_entry_digest) {
+        return make('final_entry_substituted', `final entry substituted: the commitment counts ${n} entries as visible, but names final entry digest ${digest}, recomputed ${timeline.final_entry_digest}`);
+      }
+      return make('non_binding', `count and final digest ${timeline.final_entry_digest === null ? 'cannot be compared (the last entry has no recomputable digest)' : 'match'}, but the timeline does not verify under -07 (verdict ${timeline.verdict}): no commitment binds it`);
+    }
+    const at = count === 0 ? ZERO_DIGEST : (opts.digest_at?.get(count) ?? null);
+    if (at === null) {
+      return make('earlier_checkpoint', `an earlier checkpoint (${count} of ${n} visible entries); entry ${count} of the chain was not compared: it binds neither the visible end nor, here, its own prefix`);
+    }
+    if (at !== digest) {
+      return make('entry_substituted', `entry ${count} substituted: the commitment of an earlier checkpoint (${count} of ${n} visible entries) names digest ${digest}, the visible chain has ${at}`, { chain_digest_at_count: at });
+    }
+    return make('earlier_checkpoint', `an earlier checkpoint consistent with the visible chain (entry ${count} of ${n} has the committed digest); entries after it are not bound by it`, { chain_digest_at_count: at });
+  });
+  const contradicting = assessed.filter((a) => a.contradicts);
+  const binding = assessed.filter((a) => a.binding);
+  let status: CommitmentsStatus;
+  if (contradicting.length > 0) status = CONTRADICTIONS.find((k) => contradicting.some((a) => a.outcome === k))!;
+  else if (binding.length > 0) status = 'binding';
+  else status = assessed.length > 0 ? 'non_binding' : 'absent';
+  return {
+    status,
+    truncation_excluded: binding.length > 0 && contradicting.length === 0,
+    binding: binding.map(commitmentLabel),
+    findings: contradicting.map((a) => ({ code: a.outcome as Contradiction, index: a.index, commitment_id: a.id, position: a.position, message: `commitment ${commitmentLabel(a)}: ${a.detail}` })),
+    commitments: assessed,
+  };
+}
+
+/**
+ * The commitment that decides the assessment, for views that show one:
+ * the first contradicting one, else the latest binding one, else the latest.
+ */
+export function decidingCommitment(a: CommitmentsAssessment): AssessedCommitment | null {
+  const list = a.commitments;
+  return list.find((c) => c.contradicts) ?? [...list].reverse().find((c) => c.binding) ?? list[list.length - 1] ?? null;
+}
