@@ -3,6 +3,7 @@ import { ConfigService } from '@nestjs/config';
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import { DatabaseService } from '../database/database.service';
 import { LedgerError, NotFoundError } from '../common/errors';
+import { assertIdentifier, IDENTIFIER_MAX_LENGTH } from '../common/text';
 import { AppConfig } from '../config/configuration';
 
 export const ROLES = ['producer', 'compliance', 'auditor', 'admin'] as const;
@@ -33,7 +34,8 @@ export class ApiKeysService {
   /** Create a key; returns the secret once. */
   async create(name: string, role: Role): Promise<{ id: string; name: string; role: Role; key: string }> {
     if (!ROLES.includes(role)) throw new LedgerError(422, 'invalid_role', `role must be one of ${ROLES.join(', ')}`);
-    if (!name || name.length > 200) throw new LedgerError(422, 'invalid_name', 'name must be 1 to 200 characters');
+    if (!name || typeof name !== 'string') throw new LedgerError(422, 'invalid_name', `name must be 1 to ${IDENTIFIER_MAX_LENGTH} characters`);
+    assertIdentifier('name', name);
     const key = `aer1_${randomBytes(32).toString('base64url')}`;
     const id = randomUUID();
     await this.db.write((tx) =>
