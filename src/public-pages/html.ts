@@ -48,16 +48,16 @@ export function plainText(s: string): string {
   return escapeHtml(visibleText(s));
 }
 
-/** True when the literal text before an interpolation leaves it inside a quoted attribute value. */
+/** True when the literal text before an interpolation leaves it inside a tag (`<tr${...}>`, an attribute value). */
 function inAttribute(before: string): boolean {
-  return /=\s*(?:"[^"]*|'[^']*)$/.test(before);
+  return before.lastIndexOf('<') > before.lastIndexOf('>');
 }
 
 function render(v: unknown, attribute: boolean): string {
   if (v instanceof SafeHtml) return v.value;
   if (v === null || v === undefined || v === false) return '';
   if (Array.isArray(v)) return v.map((x) => render(x, attribute)).join('');
-  if (typeof v === 'string' && !attribute) return userText(v).value;
+  if (typeof v === 'string' && !attribute) return v === '' ? '' : userText(v).value;
   return attribute ? plainText(String(v)) : escapeHtml(String(v));
 }
 
