@@ -88,15 +88,19 @@ const valid3 = corpus.vectors.find((v) => v.id === 'workflow-valid-3')!.input as
       expect(await li.innerText()).toContain('Approve <U+202E>loan');
       const order = await li.evaluate((el) => {
         // The text node holding "), step 1" follows the goal; measure where "s" and "p" of "step" are drawn.
-        const walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
-        let node: Node | null;
+        // (Browser globals, typed here: the test project is compiled without the DOM library.)
+        type TextNode = { textContent: string | null };
+        const doc = (globalThis as unknown as { document: { createTreeWalker(root: unknown, what: number): { nextNode(): TextNode | null }; createRange(): { setStart(n: TextNode, k: number): void; setEnd(n: TextNode, k: number): void; getBoundingClientRect(): { left: number } } } }).document;
+        const walker = doc.createTreeWalker(el, 4 /* NodeFilter.SHOW_TEXT */);
+        let node: TextNode | null;
         while ((node = walker.nextNode())) {
-          const i = (node.textContent ?? '').indexOf('step');
+          const text = node;
+          const i = (text.textContent ?? '').indexOf('step');
           if (i < 0) continue;
           const at = (k: number) => {
-            const r = document.createRange();
-            r.setStart(node!, k);
-            r.setEnd(node!, k + 1);
+            const r = doc.createRange();
+            r.setStart(text, k);
+            r.setEnd(text, k + 1);
             return r.getBoundingClientRect().left;
           };
           return { s: at(i), p: at(i + 3) };

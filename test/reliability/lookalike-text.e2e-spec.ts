@@ -226,6 +226,8 @@ describe('aer1 ledger verify escapes what it prints from the database', () => {
     expect(text.out).toContain('stored event_hash \\u001b]0;pwned\\u0007\\u001b[2J\\u009b31m\\u202eevil, recomputed');
     const json = await cli(['ledger', 'verify', '--database', file, '--json']);
     expect(json.code).toBe(1);
+    // Matching control characters is the point here.
+    // eslint-disable-next-line no-control-regex
     for (const out of [text.out, json.out]) expect(out).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202e]/);
     // Still the same JSON document.
     expect(JSON.parse(json.out).first_failure.detail).toContain(hostile);
