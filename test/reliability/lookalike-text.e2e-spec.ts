@@ -66,6 +66,8 @@ describe.each(DIALECTS)('text that looks like other text on %s', (dialect) => {
       expect([what, answers[0].body.reason, answers[0].body.field]).toEqual([what, reason, 'job_id']);
       const target = await post('/api/verification-batches', { targets: [{ kind: 'job', id: job }] }, t.keys.auditor);
       expect([what, target.status, target.body.error]).toEqual([what, 400, 'invalid_targets']);
+      const report = await post('/api/coverage-reports', { job_id: job }, t.keys.auditor);
+      expect([what, report.status, report.body.error]).toEqual([what, 400, 'invalid_request']);
     }
     expect(await head()).toEqual(before);
     // The plain spellings are accepted: NFC é, an inner U+0020.
@@ -195,6 +197,18 @@ describe.each(DIALECTS)('text that looks like other text on %s', (dialect) => {
       expect(p.text).toContain('Approve <span class="cp" title="invisible or control character U+202E">&lt;U+202E&gt;</span>loan');
     }
     expect(wf.text).toContain('<bdi>sess<span class="cp"');
+
+    // The coverage report page: a plan title and tool names are content, shown the same way.
+    const cjob = `job-${randomUUID()}`;
+    expect((await post('/api/plans', { job_id: cjob, title: 'KYC \u202Eevil', expected_actions: [{ action_id: 'fetch', tool: 'fetch\u202Eexe' }] }, t.keys.compliance)).status).toBe(201);
+    expect((await post(`/api/jobs/${cjob}/entries`, { ...makeEntry(cjob, 1, ZERO_DIGEST), tool: 'fetch\u202Eexe' })).status).toBe(201);
+    const rep = await post('/api/coverage-reports', { job_id: cjob }, t.keys.auditor);
+    expect(rep.status).toBe(201);
+    const cov = await call(base, 'GET', `/coverage/${rep.body.report_id}`);
+    expect(cov.status).toBe(200);
+    expect(cov.text).not.toMatch(/\u202E/);
+    expect(cov.text).toContain('<bdi>KYC <span class="cp"');
+    expect(cov.text).toContain('<code><bdi>fetch<span class="cp" title="invisible or control character U+202E">&lt;U+202E&gt;</span>exe</bdi></code>');
   });
 });
 
