@@ -18,7 +18,6 @@ import { BadInputError } from './errors';
  * variation selectors) and unpaired surrogates.
  */
 const INVISIBLE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/gu;
-const INVISIBLE_TEST = new RegExp(INVISIBLE.source, 'u');
 
 /** One piece of a text cut by {@link visibleSegments}: plain text, or one code point to mark. */
 export type Segment = { text: string } | { codePoint: number };
@@ -40,11 +39,6 @@ export function visibleSegments(s: string, keep: readonly number[] = []): Segmen
   }
   if (last < s.length) out.push({ text: s.slice(last) });
   return out;
-}
-
-/** True when `s` holds a code point {@link visibleSegments} would mark. */
-export function hasInvisible(s: string): boolean {
-  return INVISIBLE_TEST.test(s);
 }
 
 /** `U+202E` for a code point (at least four hex digits, uppercase). */
@@ -79,14 +73,14 @@ export interface IdentifierProblem {
 
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 const CONTROL = /[\p{Cc}]/u;
+const FORMAT = /[\p{Cf}\p{Default_Ignorable_Code_Point}]/u;
+const ODD_SPACE = /[\p{Zl}\p{Zp}\p{Zs}\t\n\v\f\r]/u;
 
 /** True when `s` holds an unpaired UTF-16 surrogate (Node 20's String.prototype.isWellFormed, negated). */
 export function hasLoneSurrogate(s: string): boolean {
   const native = (s as unknown as { isWellFormed?: () => boolean }).isWellFormed;
   return native ? !native.call(s) : LONE_SURROGATE.test(s);
 }
-const FORMAT = /[\p{Cf}\p{Default_Ignorable_Code_Point}]/u;
-const ODD_SPACE = /[\p{Zl}\p{Zp}\p{Zs}\t\n\v\f\r]/u;
 
 /**
  * The service's rule for an identifier (a policy, not AER-1 verification:
