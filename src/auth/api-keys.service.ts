@@ -3,6 +3,7 @@ import { ConfigService } from '@nestjs/config';
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import { DatabaseService } from '../database/database.service';
 import { LedgerError, NotFoundError } from '../common/errors';
+import { assertIdentifier, IDENTIFIER_MAX_LENGTH, identifierProblem } from '../common/text';
 import { AppConfig } from '../config/configuration';
 
 export const ROLES = ['producer', 'compliance', 'auditor', 'admin'] as const;
@@ -86,12 +87,9 @@ function toRecord(r: KeyRow): KeyRecord {
   };
 }
 
-const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
-
-/** A name, owner or system: 1 to 200 characters, no control characters, no surrounding white space. */
+/** An owner or system name: the identifier rule (src/common/text.ts). */
 function plainName(v: unknown): v is string {
-  // eslint-disable-next-line no-control-regex
-  return typeof v === 'string' && v.length > 0 && v.length <= 200 && v.trim() === v && !/[\u0000-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]/.test(v) && !LONE_SURROGATE.test(v);
+  return typeof v === 'string' && identifierProblem('name', v) === null;
 }
 
 /**
@@ -101,13 +99,13 @@ function plainName(v: unknown): v is string {
  */
 export function checkKeyOptions(o: KeyOptions): Required<KeyOptions> {
   const problems: string[] = [];
-  if (o.owner !== undefined && o.owner !== null && !plainName(o.owner)) problems.push('owner must be 1 to 200 characters without control characters or surrounding white space');
+  if (o.owner !== undefined && o.owner !== null && !plainName(o.owner)) problems.push(`owner must be 1 to ${IDENTIFIER_MAX_LENGTH} characters without control, invisible or bidi characters or surrounding white space (NFC)`);
   let systems: string[] | null = null;
   if (o.systems !== undefined && o.systems !== null) {
     if (!Array.isArray(o.systems) || o.systems.length > 100) problems.push('systems must be an array of at most 100 system names');
     else {
       const bad = o.systems.filter((s) => !plainName(s));
-      if (bad.length > 0) problems.push('each system must be a name of 1 to 200 characters without control characters or surrounding white space');
+      if (bad.length > 0) problems.push(`each system must be a name of 1 to ${IDENTIFIER_MAX_LENGTH} characters without control, invisible or bidi characters or surrounding white space (NFC)`);
       if (new Set(o.systems).size !== o.systems.length) problems.push('systems must not repeat a name');
       systems = [...o.systems];
     }
@@ -136,7 +134,8 @@ export class ApiKeysService {
   /** Create a key; returns the secret once. 422 `invalid_role`, `invalid_name`, `invalid_key_options`. */
   async create(name: string, role: Role, options: KeyOptions = {}): Promise<Omit<KeyRecord, 'created_at' | 'revoked_at'> & { key: string }> {
     if (!ROLES.includes(role)) throw new LedgerError(422, 'invalid_role', `role must be one of ${ROLES.join(', ')}`);
-    if (!name || name.length > 200) throw new LedgerError(422, 'invalid_name', 'name must be 1 to 200 characters');
+    if (!name || typeof name !== 'string') throw new LedgerError(422, 'invalid_name', `name must be 1 to ${IDENTIFIER_MAX_LENGTH} characters`);
+    assertIdentifier('name', name);
     const o = checkKeyOptions(options);
     const key = `aer1_${randomBytes(32).toString('base64url')}`;
     const id = randomUUID();

@@ -22,6 +22,7 @@ import {
   receiptOfDocument,
   WorkflowResult,
 } from '../aer1';
+import { visibleSegments } from '../common/text';
 import type { LineCounts } from './input';
 
 /** How an NDJSON timeline was read (streamed chains only). */
@@ -29,11 +30,16 @@ export interface NdjsonStats extends LineCounts {
   format: 'ndjson';
 }
 
-/** Escape C0/C1 controls, DEL and bidi controls; cut to `max` characters. */
+/**
+ * Escape what a terminal would act on or hide (C0/C1 controls, DEL, bidi
+ * and other invisible format characters, unpaired surrogates; the set of
+ * `visibleSegments` in src/common/text.ts, shared with the pages) as
+ * `\uXXXX`; cut to `max` characters.
+ */
 export function safe(s: string, max = 200): string {
-  // Matching control characters is the point here.
-  // eslint-disable-next-line no-control-regex
-  const escaped = s.replace(/[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff]/g, (c) => '\\u' + c.charCodeAt(0).toString(16).padStart(4, '0'));
+  const escaped = visibleSegments(s)
+    .map((g) => ('text' in g ? g.text : g.codePoint > 0xffff ? `\\u{${g.codePoint.toString(16)}}` : '\\u' + g.codePoint.toString(16).padStart(4, '0')))
+    .join('');
   return escaped.length > max ? `${escaped.slice(0, max - 3)}...` : escaped;
 }
 

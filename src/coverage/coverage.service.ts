@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { describe, has, isObject, isUuid } from '../aer1';
 import { BadInputError, NotFoundError, UnprocessableError } from '../common/errors';
 import { RawJson } from '../common/raw-json';
+import { identifierProblem } from '../common/text';
 import { PublicUrls } from '../common/urls';
 import { DatabaseService } from '../database/database.service';
 import { LedgerService, recordedByAt } from '../ledger/ledger.service';
@@ -57,7 +58,10 @@ function parseRequest(value: unknown): { subject: PlanSubject; asOf: number | nu
   let subject: PlanSubject | null = null;
   if (has(value, 'job_id') && has(value, 'workflow_id')) problems.push('give job_id or workflow_id, not both');
   else if (has(value, 'job_id')) {
-    if (typeof value.job_id === 'string' && value.job_id.length > 0) subject = { kind: 'job', id: value.job_id };
+    const idProblem = typeof value.job_id === 'string' && value.job_id.length > 0 ? identifierProblem('job_id', value.job_id) : null;
+    // No plan can name a job id the identifier rule refuses (src/common/text.ts): say why instead of "no plan".
+    if (idProblem) problems.push(idProblem.message);
+    else if (typeof value.job_id === 'string' && value.job_id.length > 0) subject = { kind: 'job', id: value.job_id };
     else problems.push(`job_id must be a non-empty string, got ${describe(value.job_id)}`);
   } else if (has(value, 'workflow_id')) {
     if (isUuid(value.workflow_id)) subject = { kind: 'workflow', id: value.workflow_id.toLowerCase() };

@@ -6,6 +6,7 @@
  * Every problem is reported, not only the first (spec README reading 11).
  */
 import { describe, has, isObject, isUuid, JsonObject, provenanceKind } from '../aer1';
+import { identifierProblem, IDENTIFIER_MAX_LENGTH } from '../common/text';
 import { canonicalDigest } from './canonical';
 
 /** Any `EXECUTED BY <system>` provenance class. */
@@ -52,7 +53,8 @@ export interface PlanProblem {
 
 export type PlanValidation = { ok: true; plan: NormalizedPlan } | { ok: false; problems: PlanProblem[] };
 
-export const LIMITS = { title: 500, actions: 500, id: 200, tool: 500, provenance: 200, after: 100 };
+/** `id`: the one identifier limit of the service (src/common/text.ts). */
+export const LIMITS = { title: 500, actions: 500, id: IDENTIFIER_MAX_LENGTH, tool: 500, provenance: 200, after: 100 };
 
 const PLAN_MEMBERS = new Set(['job_id', 'workflow_id', 'title', 'expected_actions', 'unplanned']);
 const ACTION_MEMBERS = new Set(['action_id', 'tool', 'min_count', 'max_count', 'accepted_provenance', 'must_succeed', 'after']);
@@ -95,7 +97,9 @@ export function validatePlan(input: unknown, options: { inherit?: PlanSubject } 
   const hasWorkflow = has(p, 'workflow_id');
   if (hasJob && hasWorkflow) add('job_id', 'two_subjects', 'give job_id or workflow_id, not both');
   else if (hasJob) {
-    if (typeof p.job_id !== 'string' || p.job_id.length === 0 || p.job_id.length > LIMITS.id) add('job_id', 'invalid_job_id', `job_id must be a non-empty string of at most ${LIMITS.id} characters, got ${describe(p.job_id)}`);
+    const idProblem = typeof p.job_id === 'string' && p.job_id.length > 0 ? identifierProblem('job_id', p.job_id) : null;
+    if (typeof p.job_id !== 'string' || p.job_id.length === 0) add('job_id', 'invalid_job_id', `job_id must be a non-empty string of at most ${LIMITS.id} characters, got ${describe(p.job_id)}`);
+    else if (idProblem) add('job_id', idProblem.code, idProblem.message);
     else subject = { kind: 'job', id: p.job_id };
   } else if (hasWorkflow) {
     if (!isUuid(p.workflow_id)) add('workflow_id', 'invalid_workflow_id', `workflow_id must be a UUID, got ${describe(p.workflow_id)}`);
@@ -135,8 +139,12 @@ export function validatePlan(input: unknown, options: { inherit?: PlanSubject } 
       }
       for (const k of Object.keys(a)) if (!ACTION_MEMBERS.has(k)) add(`${at}.${k}`, 'unknown_member', `unknown member ${describe(k)}`);
       let ok = true;
-      if (typeof a.action_id !== 'string' || a.action_id.length === 0 || a.action_id.length > LIMITS.id) {
+      const actionIdProblem = typeof a.action_id === 'string' && a.action_id.length > 0 ? identifierProblem(`${at}.action_id`, a.action_id) : null;
+      if (typeof a.action_id !== 'string' || a.action_id.length === 0) {
         add(`${at}.action_id`, 'invalid_action_id', `action_id must be a non-empty string of at most ${LIMITS.id} characters, got ${describe(a.action_id)}`);
+        ok = false;
+      } else if (actionIdProblem) {
+        add(`${at}.action_id`, actionIdProblem.code, actionIdProblem.message);
         ok = false;
       } else if (seen.has(a.action_id)) {
         add(`${at}.action_id`, 'duplicate_action_id', `action_id ${describe(a.action_id)} is already used by expected_actions[${seen.get(a.action_id)}]`);

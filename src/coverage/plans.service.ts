@@ -50,7 +50,15 @@ export function planDocument(plan: NormalizedPlan): Record<string, unknown> {
   return { ...subjectMember(plan.subject), title: plan.title, unplanned: plan.unplanned, expected_actions: plan.expected_actions };
 }
 
-export function invalidPlan(problems: PlanProblem[]): UnprocessableError {
+export function invalidPlan(problems: PlanProblem[]): UnprocessableError | BadInputError {
+  // An identifier the service refuses (src/common/text.ts) is the same 400 as everywhere else, with every problem listed.
+  const idCode = problems.find((p) => p.code === 'unsupported_character' || p.code === 'value_too_large')?.code;
+  if (idCode) {
+    return new BadInputError(idCode, `the plan names an identifier the ledger refuses (${problems.length} problem${problems.length === 1 ? '' : 's'}); nothing was recorded`, {
+      reasons: problems.map((p) => (p.path ? `${p.path}: ${p.message}` : p.message)),
+      problems,
+    });
+  }
   return new UnprocessableError('invalid_plan', `the plan is not valid (${problems.length} problem${problems.length === 1 ? '' : 's'}); nothing was recorded`, {
     reasons: problems.map((p) => (p.path ? `${p.path}: ${p.message}` : p.message)),
     problems,

@@ -1,6 +1,7 @@
 import { Injectable, OnApplicationShutdown } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { BadInputError } from '../common/errors';
+import { hasLoneSurrogate } from '../common/text';
 import { Dialect } from './database-url';
 
 /** A unit of work: every statement of one request runs in one of these. */
@@ -24,17 +25,21 @@ export function toPostgresPlaceholders(sql: string): string {
 export class StorageInputError extends BadInputError {}
 
 /**
- * PostgreSQL text cannot hold U+0000: a parameter containing it would fail
- * inside the driver (a 500). Refuse it as input instead (400
- * `unsupported_character`), before the statement runs; in a write transaction
- * the throw rolls everything back. Stored texts never contain it (JSON
- * escapes it), so only identifiers and fields taken from a request can.
+ * Text neither database stores faithfully: PostgreSQL cannot hold U+0000
+ * (the driver failed: a 500), and both drivers write an unpaired UTF-16
+ * surrogate as U+FFFD, so ids differing only in lone surrogates collided
+ * (a plan for `...\ud800` blocked one for `...\udfff`). Refused as input
+ * instead (400 `unsupported_character`) on both dialects alike, before the
+ * statement runs; in a write transaction the throw rolls everything back.
+ * Stored texts never contain either (JSON escapes them), so only
+ * identifiers and fields taken from a request can, and reads by such an id
+ * answer 400 too.
  */
 export function refuseNul(params: unknown[]): void {
   for (const p of params) {
-    if (typeof p === 'string' && p.includes('\u0000')) {
-      throw new StorageInputError('unsupported_character', 'identifiers and recorded text fields cannot contain the NUL character (U+0000)');
-    }
+    if (typeof p !== 'string') continue;
+    if (p.includes('\u0000')) throw new StorageInputError('unsupported_character', 'identifiers and recorded text fields cannot contain the NUL character (U+0000)');
+    if (hasLoneSurrogate(p)) throw new StorageInputError('unsupported_character', 'identifiers and recorded text fields cannot contain an unpaired UTF-16 surrogate (a \\ud800-\\udfff escape without its pair)');
   }
 }
 
@@ -111,7 +116,7 @@ export class DatabaseService implements OnApplicationShutdown {
     return {
       dialect,
       query: async <T>(sql: string, params: unknown[] = []): Promise<T[]> => {
-        if (dialect === 'postgres') refuseNul(params);
+        refuseNul(params);
         const text = dialect === 'postgres' ? toPostgresPlaceholders(sql) : sql;
         let rows: unknown;
         try {

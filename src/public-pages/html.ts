@@ -3,7 +3,13 @@
  * value unless it is already {@link SafeHtml} (the result of another `html`
  * template). Arrays are joined, each element escaped the same way; null,
  * undefined and false render as nothing. No template engine.
+ *
+ * A string interpolated as element content is shown as {@link userText}: in
+ * a `<bdi>` (its direction cannot reorder the page around it) with every
+ * invisible or bidi control code point shown as a marked `<U+XXXX>`. Inside
+ * a quoted attribute value it is only escaped.
  */
+import { codePointName, httpUrlProblem, visibleSegments, visibleText } from '../common/text';
 
 /** Markup that is already safe to emit. */
 export class SafeHtml {
@@ -20,17 +26,45 @@ export function escapeHtml(s: string): string {
   return s.replace(/[&<>"']/g, (c) => ESCAPES[c]);
 }
 
-function render(v: unknown): string {
-  if (v instanceof SafeHtml) return v.value;
-  if (v === null || v === undefined || v === false) return '';
-  if (Array.isArray(v)) return v.map(render).join('');
-  return escapeHtml(String(v));
+/** Tab, line feed and carriage return keep their layout meaning in page text (a `<pre>`); every other invisible is marked. */
+const KEEP_IN_PAGES = [0x09, 0x0a, 0x0d];
+
+/**
+ * User text as element content: escaped, isolated in `<bdi>` (an
+ * unterminated U+202E or right-to-left text cannot reorder what follows
+ * it), and every invisible or bidi control code point shown as
+ * `<span class="cp">&lt;U+202E&gt;</span>` (the marking of `visibleSegments`,
+ * src/common/text.ts, which `aer1`'s report uses too).
+ */
+export function userText(s: string): SafeHtml {
+  const inner = visibleSegments(s, KEEP_IN_PAGES)
+    .map((g) => ('text' in g ? escapeHtml(g.text) : `<span class="cp" title="invisible or control character ${codePointName(g.codePoint)}">&lt;${codePointName(g.codePoint)}&gt;</span>`))
+    .join('');
+  return new SafeHtml(`<bdi>${inner}</bdi>`);
 }
 
-/** Tagged template: literal parts are trusted, interpolations are escaped. */
+/** Text for a place that holds no markup (a `<title>`, an attribute): escaped, invisibles written as `<U+XXXX>`. */
+export function plainText(s: string): string {
+  return escapeHtml(visibleText(s));
+}
+
+/** True when the literal text before an interpolation leaves it inside a tag (`<tr${...}>`, an attribute value). */
+function inAttribute(before: string): boolean {
+  return before.lastIndexOf('<') > before.lastIndexOf('>');
+}
+
+function render(v: unknown, attribute: boolean): string {
+  if (v instanceof SafeHtml) return v.value;
+  if (v === null || v === undefined || v === false) return '';
+  if (Array.isArray(v)) return v.map((x) => render(x, attribute)).join('');
+  if (typeof v === 'string' && !attribute) return v === '' ? '' : userText(v).value;
+  return attribute ? plainText(String(v)) : escapeHtml(String(v));
+}
+
+/** Tagged template: literal parts are trusted, interpolations are escaped (strings in content as {@link userText}). */
 export function html(strings: TemplateStringsArray, ...values: unknown[]): SafeHtml {
   let out = strings[0];
-  for (let i = 0; i < values.length; i++) out += render(values[i]) + strings[i + 1];
+  for (let i = 0; i < values.length; i++) out += render(values[i], inAttribute(strings[i])) + strings[i + 1];
   return new SafeHtml(out);
 }
 
@@ -44,13 +78,12 @@ export function seg(s: string): string {
   return encodeURIComponent(s);
 }
 
-/** An href only when `url` is http(s); anything else (javascript:, data:) is not linked. */
+/**
+ * An href only when `url` is http(s) without userinfo; anything else
+ * (javascript:, data:, `http://127.0.0.1:4711@evil.example/`) is not linked
+ * and is shown as text.
+ */
 export function safeHttpUrl(url: unknown): string | null {
-  if (typeof url !== 'string') return null;
-  try {
-    const u = new URL(url);
-    return u.protocol === 'http:' || u.protocol === 'https:' ? u.href : null;
-  } catch {
-    return null;
-  }
+  if (typeof url !== 'string' || httpUrlProblem(url) !== null) return null;
+  return new URL(url).href;
 }

@@ -1,4 +1,4 @@
-import { html, SafeHtml, unsafeRaw } from './html';
+import { html, plainText, SafeHtml, unsafeRaw } from './html';
 
 /** One small stylesheet for every page: readable, no external resources, prints well. */
 const STYLE = unsafeRaw(`
@@ -14,6 +14,8 @@ main.wrap{padding-top:1rem;padding-bottom:3rem}
 h1{font-size:1.5rem;margin:.5rem 0 1rem;word-break:break-all}
 h2{font-size:1.15rem;margin:2rem 0 .5rem;padding-bottom:.25rem;border-bottom:1px solid var(--line)}
 a{color:var(--accent)}
+bdi{unicode-bidi:isolate}
+.cp{font:600 .75em ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;color:var(--bad);background:#ffebe9;border:1px dashed var(--bad);border-radius:3px;padding:0 .15em;margin:0 .05em;white-space:nowrap}
 code,pre,.mono{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:.875rem}
 .mono,td code{word-break:break-all}
 pre{background:var(--soft);border:1px solid var(--line);border-radius:6px;padding:.75rem;overflow:auto;white-space:pre-wrap;word-break:break-all}
@@ -42,7 +44,7 @@ export function layout(title: string, body: SafeHtml): string {
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${title} · AER-1 audit ledger</title>
+<title>${unsafeRaw(plainText(title))} · AER-1 audit ledger</title>
 <style>${STYLE}</style>
 </head>
 <body>

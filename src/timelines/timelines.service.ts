@@ -25,6 +25,7 @@ import {
 } from '../aer1';
 import { ConflictError, NotFoundError, UnprocessableError, VerificationFailedError } from '../common/errors';
 import { parseRawJson, RawJson, splitJsonArray } from '../common/raw-json';
+import { assertIdentifier, httpUrlProblem } from '../common/text';
 import { PublicUrls } from '../common/urls';
 import { DatabaseService, Tx } from '../database/database.service';
 import { LedgerService, recordedByAt, writerAt } from '../ledger/ledger.service';
@@ -170,6 +171,7 @@ export class TimelinesService {
    * was started by a key of another owner), `provenance_not_permitted`.
    */
   async append(jobId: string, body: RawJson, by: Principal) {
+    assertIdentifier('job_id', jobId);
     const items = this.entriesOf(body);
     const checked = items.map(({ text, value }, k) => {
       const outcome = memberCheck(value);
@@ -182,6 +184,8 @@ export class TimelinesService {
         throw new UnprocessableError('job_id_mismatch', `the entry names job ${JSON.stringify(e.job_id)}, not ${JSON.stringify(jobId)}${where}; nothing was recorded`, { reasons: ['job_id_mismatch'], index: k });
       }
       assertProvenance(by, typeof e.provenance_class === 'string' ? e.provenance_class : null, where);
+      // The entry id names a receipt: an identifier (the same rule as the job id; the entry is not "invalid" for it).
+      assertIdentifier(items.length > 1 ? `entries[${k}].id` : 'id', e.id as string);
       return { text, e, seq: outcome.seq, digest: outcome.entry_digest };
     });
 
@@ -256,6 +260,7 @@ export class TimelinesService {
    * provenance the key may not claim.
    */
   async import(jobId: string, body: RawJson, by: Principal): Promise<{ outcome: 'created' | 'existing' } & Record<string, unknown>> {
+    assertIdentifier('job_id', jobId);
     const result = verifyTimeline(body.value, { collectEntries: false });
     if (result.verdict !== 'valid' && result.verdict !== 'historical') {
       throw new VerificationFailedError('the timeline does not verify; nothing was recorded', result.reasons, { checks: result.checks.filter((c) => c.ok === false) });
@@ -265,6 +270,9 @@ export class TimelinesService {
     if (foreign >= 0) {
       throw new UnprocessableError('job_id_mismatch', `entry ${foreign + 1} names job ${JSON.stringify(values[foreign].job_id)}, not ${JSON.stringify(jobId)}; nothing was recorded`, { reasons: ['job_id_mismatch'] });
     }
+    values.forEach((e, k) => {
+      if (typeof e.id === 'string') assertIdentifier(`entries[${k}].id`, e.id);
+    });
     const texts = splitJsonArray(body.text);
     if (texts === null || texts.length !== values.length) throw new UnprocessableError('malformed_array', 'the timeline could not be split into its entries');
     values.forEach((e, k) => assertProvenance(by, typeof e.provenance_class === 'string' ? e.provenance_class : null, ` (entry ${k + 1})`));
@@ -329,6 +337,8 @@ export class TimelinesService {
    * The same text again for the same job is answered with the existing record.
    */
   async recordCommitment(jobId: string, body: RawJson, by: Principal) {
+    assertIdentifier('job_id', jobId);
+    if (isObject(body.value) && typeof body.value.job_id === 'string' && body.value.job_id.length > 0) assertIdentifier('commitment job_id', body.value.job_id);
     const problems = [...commitmentFormatProblems(body.value), ...witnessProblems(body.value)];
     if (problems.length > 0) throw new UnprocessableError('invalid_commitment', `the commitment is malformed: ${problems.join('; ')}`, { reasons: ['invalid_commitment'], problems });
     const text = body.text.trim();
@@ -645,7 +655,7 @@ export function statementFor(a: CommitmentsAssessment, chosen: AssessedCommitmen
 /**
  * Witness metadata is kept exactly as received, but must be what it says:
  * `witness` a non-empty string (at most 500 characters), `retrieved_from` an
- * http(s) URL, `retrieved_at` an RFC 3339 date-time. Absent members are fine.
+ * http(s) URL without userinfo, `retrieved_at` an RFC 3339 date-time. Absent members are fine.
  */
 export function witnessProblems(c: unknown): string[] {
   if (!isObject(c)) return [];
@@ -654,15 +664,9 @@ export function witnessProblems(c: unknown): string[] {
     problems.push('witness, when present, must be a non-empty string of at most 500 characters naming who published the commitment');
   }
   if (has(c, 'retrieved_from')) {
-    let ok = false;
-    if (typeof c.retrieved_from === 'string' && c.retrieved_from.length <= 2000) {
-      try {
-        ok = ['http:', 'https:'].includes(new URL(c.retrieved_from).protocol);
-      } catch {
-        ok = false;
-      }
-    }
-    if (!ok) problems.push('retrieved_from, when present, must be the http(s) URL the commitment was retrieved from');
+    const why = typeof c.retrieved_from === 'string' && c.retrieved_from.length <= 2000 ? httpUrlProblem(c.retrieved_from) : 'not_http_url';
+    if (why === 'url_has_userinfo') problems.push('retrieved_from must not carry userinfo (user:password@ before the host): http://127.0.0.1@evil.example/ is a link to evil.example');
+    else if (why !== null) problems.push('retrieved_from, when present, must be the http(s) URL the commitment was retrieved from');
   }
   if (has(c, 'retrieved_at') && !isRfc3339(c.retrieved_at)) problems.push('retrieved_at, when present, must be an RFC 3339 date-time with a real date');
   return problems;

@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { isObject } from '../aer1';
 import { BadInputError, NotFoundError } from '../common/errors';
+import { identifierProblem, IDENTIFIER_MAX_LENGTH } from '../common/text';
 import { PublicUrls } from '../common/urls';
 import { DatabaseService, Tx } from '../database/database.service';
 import { LedgerService, recordedByAt } from '../ledger/ledger.service';
@@ -47,10 +48,13 @@ export function parseBatchRequest(body: unknown): BatchRequest {
   const seen = new Set<string>();
   const targets: Target[] = [];
   body.targets.forEach((t: unknown, i: number) => {
-    if (!isObject(t) || !TARGET_KINDS.includes(t.kind as TargetKind) || typeof t.id !== 'string' || t.id.length === 0 || t.id.length > 512 || t.id.includes('\u0000')) {
+    if (!isObject(t) || !TARGET_KINDS.includes(t.kind as TargetKind) || typeof t.id !== 'string' || t.id.length === 0 || t.id.includes('\u0000')) {
       // U+0000: no record can be stored under such an id on PostgreSQL, and its result could never be recorded (the batch would never complete).
-      throw new BadInputError('invalid_targets', `targets[${i}] must be {kind: "receipt"|"job"|"workflow", id: <non-empty string without U+0000, at most 512 characters>}`);
+      throw new BadInputError('invalid_targets', `targets[${i}] must be {kind: "receipt"|"job"|"workflow", id: <non-empty identifier, at most ${IDENTIFIER_MAX_LENGTH} characters>}`);
     }
+    // The identifier rule of the service (src/common/text.ts): no record can have been written under any other id.
+    const idProblem = identifierProblem(`targets[${i}].id`, t.id);
+    if (idProblem) throw new BadInputError('invalid_targets', idProblem.message, { reason: idProblem.reason });
     const kind = t.kind as TargetKind;
     const id = kind === 'job' ? t.id : t.id.toLowerCase();
     const key = `${kind}\u0000${id}`;

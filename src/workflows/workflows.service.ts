@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { Check, has, isNonEmptyString, isObject, isUuid, JsonObject, MERKLE_CONSTRUCTION, merkleRoot, uuidKey, verifyWorkflow, WorkflowResult } from '../aer1';
 import { BadInputError, ConflictError, NotFoundError, UnprocessableError, VerificationFailedError } from '../common/errors';
 import { RawJson } from '../common/raw-json';
+import { httpUrlProblem } from '../common/text';
 import { PublicUrls } from '../common/urls';
 import { DatabaseService, Tx } from '../database/database.service';
 import { LedgerService } from '../ledger/ledger.service';
@@ -117,13 +118,19 @@ export class WorkflowsService {
   /**
    * Record a workflow receipt exactly as received. `valid` and `incomplete`
    * are recorded with their verdict; `invalid` is 422 and nothing is written;
-   * the same workflow_id with other bytes is 409 `workflow_id_conflict`.
+   * the same workflow_id with other bytes is 409 `workflow_id_conflict`; a
+   * `verify_url` with userinfo is 422 `url_has_userinfo`.
    */
   async record(body: RawJson, by: Principal): Promise<WorkflowRecordOutcome> {
     const value = body.value;
     if (!isObject(value)) throw new BadInputError('not_object', 'a workflow receipt is a JSON object');
     if (!has(value, 'type') && has(value, 'workflow')) {
       throw new BadInputError('wrapped_workflow', 'post the workflow receipt itself; record its step receipts with POST /api/receipts first');
+    }
+    // A verify_url with userinfo (http://127.0.0.1:4711@evil.example/) reads as one host and links to another:
+    // refused as a service policy (422 url_has_userinfo), not as an AER-1 verdict.
+    if (typeof value.verify_url === 'string' && httpUrlProblem(value.verify_url) === 'url_has_userinfo') {
+      throw new UnprocessableError('url_has_userinfo', 'verify_url must not carry userinfo (user:password@ before the host); nothing was recorded', { field: 'verify_url' });
     }
     return this.db.write(async (tx) => {
       const result = verifyWorkflow(value, await this.stepReceipts(tx, value));

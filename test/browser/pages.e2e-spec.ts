@@ -67,4 +67,62 @@ const valid3 = corpus.vectors.find((v) => v.id === 'workflow-valid-3')!.input as
     process.stdout.write(`workflow page screenshot: ${join(dir, 'workflow.png')}\n`);
     await page.close();
   }, 60_000);
+
+  it('hostile strings: invisible and bidi characters are shown marked, and an unterminated RLO reorders nothing after it (issue 11 section 5)', async () => {
+    const post = (path: string, body: unknown) => t.http.post(path).set('Authorization', `Bearer ${t.keys.producer}`).set('Content-Type', 'application/json').send(JSON.stringify(body));
+    const receiptId = valid3.step_receipts[0].id;
+    // Goals, session ids and tool names are content (recorded exactly); identifiers with such characters are refused.
+    const w = await post('/api/workflows/assemble', { session_id: 'sess-\u2067x', goal: 'Approve \u202Eloan \u05D0\u05D1 \u200Bfor kyc-42', status: 'completed', receipt_ids: [receiptId], output: 'o' });
+    expect(w.status).toBe(201);
+    const job = 'job-hostile-42';
+    const entry = { seq: 1, job_id: job, id: receiptId, tool: 'fetch\u202Etxt.exe', provenance_class: 'EXECUTED BY LEDGER', canonical_bytes: Buffer.from('{}').toString('base64'), prev_digest: '0'.repeat(64) };
+    expect((await post(`/api/jobs/${job}/entries`, entry)).status).toBe(201);
+    expect((await post('/api/jobs/job-\u202E24-cyk/entries', { ...entry, job_id: 'job-\u202E24-cyk' })).status).toBe(400);
+
+    const dir = mkdtempSync(join(tmpdir(), 'aer1-hostile-'));
+    for (const width of [1280, 390]) {
+      const page = await browser.newPage({ viewport: { width, height: 900 } });
+      // The receipt page: "Part of workflow <id> (“<goal>”), step 1": the text after the goal must stay in reading order.
+      expect((await page.goto(`${base}/run/${receiptId}`))?.status()).toBe(200);
+      const li = page.locator('#workflows li', { hasText: 'Approve' });
+      expect(await li.innerText()).toContain('Approve <U+202E>loan');
+      const order = await li.evaluate((el) => {
+        // The text node holding "), step 1" follows the goal; measure where "s" and "p" of "step" are drawn.
+        // (Browser globals, typed here: the test project is compiled without the DOM library.)
+        type TextNode = { textContent: string | null };
+        const doc = (globalThis as unknown as { document: { createTreeWalker(root: unknown, what: number): { nextNode(): TextNode | null }; createRange(): { setStart(n: TextNode, k: number): void; setEnd(n: TextNode, k: number): void; getBoundingClientRect(): { left: number } } } }).document;
+        const walker = doc.createTreeWalker(el, 4 /* NodeFilter.SHOW_TEXT */);
+        let node: TextNode | null;
+        while ((node = walker.nextNode())) {
+          const text = node;
+          const i = (text.textContent ?? '').indexOf('step');
+          if (i < 0) continue;
+          const at = (k: number) => {
+            const r = doc.createRange();
+            r.setStart(text, k);
+            r.setEnd(text, k + 1);
+            return r.getBoundingClientRect().left;
+          };
+          return { s: at(i), p: at(i + 3) };
+        }
+        return null;
+      });
+      expect(order).not.toBeNull();
+      expect(order!.s).toBeLessThan(order!.p);
+      expect(await page.locator('#workflows .cp').first().innerText()).toBe('<U+202E>');
+      await page.screenshot({ path: join(dir, `run-${width}.png`), fullPage: true });
+
+      expect((await page.goto(`${base}/workflow/${w.body.workflow_id}`))?.status()).toBe(200);
+      const goal = page.locator('tr', { has: page.locator('th', { hasText: 'Goal' }) }).locator('td');
+      expect(await goal.innerText()).toBe('Approve <U+202E>loan \u05D0\u05D1 <U+200B>for kyc-42');
+      expect(await page.locator('bdi .cp').count()).toBeGreaterThanOrEqual(3);
+      await page.screenshot({ path: join(dir, `workflow-${width}.png`), fullPage: true });
+
+      expect((await page.goto(`${base}/jobs/${job}`))?.status()).toBe(200);
+      expect(await page.locator('td', { hasText: 'fetch' }).first().innerText()).toBe('fetch<U+202E>txt.exe');
+      await page.screenshot({ path: join(dir, `job-${width}.png`), fullPage: true });
+      await page.close();
+    }
+    process.stdout.write(`hostile-string screenshots: ${dir}\n`);
+  }, 90_000);
 });

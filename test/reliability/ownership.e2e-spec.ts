@@ -117,7 +117,7 @@ describe.each(DIALECTS)('ownership and attribution on %s', (dialect) => {
     let page = await t.http.get(`/run/${steps[0].id}`);
     expect(page.text).not.toContain('FRAUD CONFIRMED');
     expect(page.text).not.toContain('Part of workflow');
-    expect(page.text).toContain('Claimed by agent-b4');
+    expect(page.text).toContain('Claimed by <bdi>agent-b4</bdi>');
     let json = (await t.http.get(`/run/${steps[0].id}`).set('Accept', 'application/json')).body;
     expect(json.workflows).toEqual([]);
     expect(json.claimed_by_workflows).toEqual([expect.objectContaining({ workflow_id: claimed.body.workflow_id, seq: 1, claimed_by: 'agent-b4', recorded_by: { key_id: b.id, name: 'agent-b4' } })]);

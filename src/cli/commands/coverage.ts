@@ -90,7 +90,7 @@ function loadPlan(doc: unknown, name: string): LoadedPlan {
     body = doc.plan;
   }
   const v = validatePlan(body);
-  if (!v.ok) throw new CliError(`${name} is not a valid plan: ${v.problems.map((p) => (p.path ? `${p.path}: ${p.message}` : p.message)).join('; ')}`);
+  if (!v.ok) throw new CliError(`${name} is not a valid plan: ${safe(v.problems.map((p) => (p.path ? `${p.path}: ${p.message}` : p.message)).join('; '), 4000)}`);
   const digest = canonicalDigest(v.plan);
   if (typeof meta.digest === 'string' && meta.digest !== digest) throw new CliError(`${name}: the plan digest ${meta.digest} does not match the recomputed ${digest}`);
   return {

@@ -5,7 +5,25 @@
  */
 import { Command } from 'commander';
 import { verifyLedgerDatabase } from '../../ledger/offline-verify';
+import { visibleSegments } from '../../common/text';
 import { CliError, CliIo, errorText, EXIT_NOT_VALID, EXIT_OK, OutputWriter, RunContext } from '../io';
+import { safe } from '../report';
+
+/**
+ * JSON text with every code point a terminal would act on or hide written
+ * as a JSON `\\u` escape (JSON.stringify leaves C1 controls such as U+009B
+ * CSI and bidi controls raw): the same document, safe to print.
+ */
+export function terminalSafeJson(json: string): string {
+  // Line feeds outside strings are the document's layout; JSON.stringify already escaped those inside.
+  return visibleSegments(json, [0x0a])
+    .map((g) => {
+      if ('text' in g) return g.text;
+      const units = String.fromCodePoint(g.codePoint);
+      return [...Array(units.length).keys()].map((i) => '\\u' + units.charCodeAt(i).toString(16).padStart(4, '0')).join('');
+    })
+    .join('');
+}
 
 /** Run `aer1 ledger verify`; returns the exit code (0 verifies, 1 does not, 2 cannot open). */
 export async function ledgerVerify(database: string, opts: { json?: boolean }, io: CliIo): Promise<number> {
@@ -13,16 +31,17 @@ export async function ledgerVerify(database: string, opts: { json?: boolean }, i
   try {
     report = await verifyLedgerDatabase(database);
   } catch (e) {
-    throw new CliError(`cannot read the ledger in ${database.replace(/\/\/[^@/]*@/, '//***@')}: ${errorText(e)}`);
+    throw new CliError(`cannot read the ledger in ${safe(database.replace(/\/\/[^@/]*@/, '//***@'), 400)}: ${safe(errorText(e), 1000)}`);
   }
   const out = new OutputWriter(io.stdout);
   try {
-    if (opts.json) await out.write(`${JSON.stringify(report, null, 2)}\n`);
+    // Everything below that came from the database (hashes, reasons, details) is escaped before it reaches the terminal.
+    if (opts.json) await out.write(`${terminalSafeJson(JSON.stringify(report, null, 2))}\n`);
     else {
       await out.write(`Ledger chain: ${report.ok ? 'VERIFIES' : 'DOES NOT VERIFY'}\n`);
       await out.write(`  events checked: ${report.checked}\n`);
-      if (report.head) await out.write(`  head: position ${report.head.position}, event_hash ${report.head.event_hash}\n`);
-      if (report.first_failure) await out.write(`  first failure: position ${report.first_failure.position} (${report.first_failure.reason}): ${report.first_failure.detail}\n`);
+      if (report.head) await out.write(`  head: position ${report.head.position}, event_hash ${safe(String(report.head.event_hash), 200)}\n`);
+      if (report.first_failure) await out.write(`  first failure: position ${report.first_failure.position} (${safe(String(report.first_failure.reason))}): ${safe(String(report.first_failure.detail), 2000)}\n`);
       await out.write('  Not proven: that no newest events were removed; compare the head with one published earlier.\n');
     }
     await out.end();
