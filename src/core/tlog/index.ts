@@ -1,0 +1,8 @@
+/**
+ * The verifiable-log core: RFC 6962 Merkle trees over stored nodes, C2SP
+ * signed notes, checkpoints, cosignatures and proof files. Pure: bytes or
+ * text in, a value or a typed TlogError out; node:crypto is its only
+ * dependency (an ESLint rule keeps it so).
+ */
+export * from './errors';
+export * from './merkle';
