@@ -6,3 +6,8 @@
  */
 export * from './errors';
 export * from './merkle';
+export * from './keys';
+export * from './note';
+export * from './checkpoint';
+export * from './cosignature';
+export * from './proof-file';
