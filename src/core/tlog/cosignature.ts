@@ -11,7 +11,7 @@
  */
 import { parseCheckpoint, Checkpoint } from './checkpoint';
 import { TlogError } from './errors';
-import { computeKeyId, cosignatureMessage, keyIdHex, NoteSigner, NoteVerifier, SIG_COSIGNATURE_V1 } from './keys';
+import { computeKeyId, keyIdHex, NoteSigner, NoteVerifier, SIG_COSIGNATURE_V1 } from './keys';
 import { NoteSignature, parseNote, signatureLine } from './note';
 
 export { cosignatureMessage } from './keys';
