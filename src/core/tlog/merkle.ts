@@ -351,20 +351,28 @@ export function consistencyProofSync(m: number, n: number, reader: SyncHashReade
 // Integration.
 
 /**
- * Nodes to store after an append, column-wise (one allocation per column,
+ * Nodes to store after an append, column-wise (a few allocations per batch,
  * not per node, which keeps integration near the SHA-256 floor): node i is
- * `(levels[i], indexes[i])` with hash `hashes[32 * i .. 32 * i + 32)`. Nodes
- * come in the order they were completed (a leaf, then the subtrees it
- * completes, bottom up).
+ * `(levels[i], indexes[i])` with hash {@link hash}(i), or bytes
+ * `[32 * i, 32 * i + 32)` of {@link hashes}. Nodes come in the order they
+ * were completed (a leaf, then the subtrees it completes, bottom up).
  */
 export class NodeBatch {
+  private slab: Buffer | null = null;
+
   constructor(
     readonly count: number,
     readonly levels: Uint8Array,
     readonly indexes: Float64Array,
-    /** count * 32 bytes. */
-    readonly hashes: Buffer,
+    /** The hashes as 32-character latin1 strings (one byte per character). */
+    private readonly latin1: readonly string[],
   ) {}
+
+  /** All hashes, count * 32 bytes, in node order (built once, on first use). */
+  get hashes(): Buffer {
+    if (this.slab === null) this.slab = Buffer.from(this.latin1.join(''), 'latin1');
+    return this.slab;
+  }
 
   /** The hash of node i (a view into {@link hashes}; copy it to keep it beyond the batch). */
   hash(i: number): Buffer {
@@ -505,7 +513,7 @@ export class TreeIntegrator {
     const total = 2 * end - popcount(end) - (2 * start - popcount(start));
     const levels = new Uint8Array(total);
     const indexes = new Float64Array(total);
-    const out = Buffer.allocUnsafe(total * HASH_SIZE);
+    const out: string[] = new Array(total);
     const edge = this.edge;
     const input = this.input;
     let k = 0;
@@ -515,7 +523,7 @@ export class TreeIntegrator {
       let level = 0;
       levels[k] = 0;
       indexes[k] = idx;
-      out.write(h, k * HASH_SIZE, HASH_SIZE, 'latin1');
+      out[k] = h;
       k++;
       while (idx % 2 === 1) {
         input.write(edge.pop() as string, 1, HASH_SIZE, 'latin1');
@@ -525,7 +533,7 @@ export class TreeIntegrator {
         level++;
         levels[k] = level;
         indexes[k] = idx;
-        out.write(h, k * HASH_SIZE, HASH_SIZE, 'latin1');
+        out[k] = h;
         k++;
       }
       edge.push(h);
