@@ -49,7 +49,9 @@ export type TlogErrorCode =
   | 'cosignature_timestamp_invalid'
   | 'cosignature_invalid'
   // proof files (c2sp.org/tlog-proof)
-  | 'proof_file_malformed';
+  | 'proof_file_malformed'
+  // witness protocol bodies (c2sp.org/tlog-witness)
+  | 'witness_request_malformed';
 
 /** A typed failure: `code` is stable (tests and HTTP mapping use it), `details` names what failed. */
 export class TlogError extends Error {

@@ -11,3 +11,4 @@ export * from './note';
 export * from './checkpoint';
 export * from './cosignature';
 export * from './proof-file';
+export * from './witness';
