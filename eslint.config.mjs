@@ -45,19 +45,19 @@ export default tseslint.config(
   },
   {
     // The pure domain core must not depend on frameworks or I/O.
-    files: ['src/aer1/**', 'src/coverage/reconcile.ts', 'src/coverage/plan.ts', 'src/coverage/canonical.ts'],
+    files: ['src/aer1/**', 'src/core/**', 'src/coverage/reconcile.ts', 'src/coverage/plan.ts', 'src/coverage/canonical.ts'],
     rules: {
       'no-restricted-imports': [
         'error',
         {
           paths: FORBIDDEN_IN_AER1.map((name) => ({
             name,
-            message: 'src/aer1 is pure TypeScript: no framework, DB, queue or I/O imports.',
+            message: 'src/aer1 and src/core are pure TypeScript: no framework, DB, queue or I/O imports.',
           })),
           patterns: [
             {
               group: ['@nestjs/*', 'typeorm/*', 'bullmq/*', 'ioredis/*', 'pg/*', 'better-sqlite3/*'],
-              message: 'src/aer1 is pure TypeScript: no framework, DB, queue or I/O imports.',
+              message: 'src/aer1 and src/core are pure TypeScript: no framework, DB, queue or I/O imports.',
             },
           ],
         },

@@ -5,7 +5,7 @@
  *
  * Options:
  *   --quick          small sizes (1/10 to 1/20), a whole run in about 2 minutes
- *   --only a,b       run only these figures: timeline, cli, merkle, ingest, coverage, queue
+ *   --only a,b       run only these figures: timeline, cli, merkle, tlog, ingest, coverage, queue
  *                    (cli needs timeline's in-process rate and runs it too)
  *   --reps N         repetitions of the in-process and CLI timings (best reported; default 5, quick 3)
  *   --out FILE       where to write the report (default bench/RESULTS.md)
@@ -28,8 +28,9 @@ import { fmt, now, pct } from './lib/measure';
 import { benchMerkle } from './merkle';
 import { benchQueue } from './queue';
 import { benchTimeline, timelineSize } from './timeline';
+import { benchTlogIntegrate } from './tlog-integrate';
 
-const FIGURES = ['timeline', 'cli', 'merkle', 'ingest', 'coverage', 'queue'] as const;
+const FIGURES = ['timeline', 'cli', 'merkle', 'tlog', 'ingest', 'coverage', 'queue'] as const;
 type FigureName = (typeof FIGURES)[number];
 
 /** 127.0.0.1 only: refuse anything else. */
@@ -196,6 +197,9 @@ async function main(): Promise<void> {
       else await guard('cli', cliFallback, async () => add(await benchCli(ctx, c.entries || timelineSize(ctx), c.rate)));
     }
     if (a.only.has('merkle')) await guard('merkle', () => [notMeasured('Merkle root (S8.1)', 'leaves/s', '>= 60% of the floor', '')], async () => add(await benchMerkle(ctx)));
+    if (a.only.has('tlog')) {
+      await guard('tlog', () => [notMeasured('tree integration, 1M leaves', 'leaves/s', '>= 50% of the floor', '')], async () => add(await benchTlogIntegrate(ctx)));
+    }
     if (a.only.has('ingest')) {
       await guard('ingest', () => [notMeasured('receipt ingestion over HTTP', 'receipts/s', 'batch >= 30% of raw on each database', '')], async () => add(await benchIngest(ctx)));
     }
