@@ -3,6 +3,7 @@ import { ApiBearerAuth, ApiBody, ApiOperation, ApiProduces, ApiResponse, ApiTags
 import type { Request, Response } from 'express';
 import { Roles } from '../auth/roles.guard';
 import { JsonBody } from '../common/json-body.decorator';
+import { PublicRead, REPORT_READ_COST } from '../common/rate-limit';
 import { RawJson } from '../common/raw-json';
 import { renderCoveragePage } from './coverage.page';
 import { CoverageService } from './coverage.service';
@@ -32,6 +33,7 @@ export class CoverageController {
 
   /** A recorded report (JSON) with its digest recomputed. */
   @Get('api/coverage-reports/:report_id')
+  @PublicRead(REPORT_READ_COST)
   @ApiOperation({ summary: 'A coverage report as JSON' })
   async get(@Param('report_id') id: string) {
     return this.coverage.get(id);
@@ -39,6 +41,7 @@ export class CoverageController {
 
   /** The public page of a report: HTML, or JSON with `Accept: application/json`. */
   @Get('coverage/:report_id')
+  @PublicRead(REPORT_READ_COST)
   @ApiOperation({ summary: 'Public page of a coverage report (HTML, or JSON by Accept)' })
   @ApiProduces('text/html', 'application/json')
   async page(@Param('report_id') id: string, @Req() req: Request, @Res() res: Response): Promise<void> {

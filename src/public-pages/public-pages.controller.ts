@@ -2,7 +2,7 @@ import { Controller, Get, Param, Req, Res } from '@nestjs/common';
 import { ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { LedgerError } from '../common/errors';
-import { VerifyRateLimit } from '../common/rate-limit';
+import { JOB_VERIFY_COST, PublicRead, VerifyRateLimit } from '../common/rate-limit';
 import { PublicPagesService } from './public-pages.service';
 import { indexPage, notFoundPage, receiptPage, timelinePage, workflowPage } from './views';
 
@@ -37,7 +37,7 @@ export class PublicPagesController {
 
   /** Job timeline page: chain verdict, endpoint-commitment status, entries. */
   @Get('jobs/:job_id')
-  @VerifyRateLimit()
+  @PublicRead(JOB_VERIFY_COST)
   @ApiOperation({ summary: 'Public job timeline page (S7, S7.3)' })
   @ApiProduces('text/html', 'application/json')
   async job(@Param('job_id') jobId: string, @Req() req: Request, @Res() res: Response): Promise<void> {

@@ -4,7 +4,7 @@ import type { Response } from 'express';
 import { Roles } from '../auth/roles.guard';
 import { BadInputError } from '../common/errors';
 import { JsonBody } from '../common/json-body.decorator';
-import { VerifyRateLimit } from '../common/rate-limit';
+import { JOB_VERIFY_COST, PublicRead } from '../common/rate-limit';
 import { RawJson } from '../common/raw-json';
 import { TimelinesService } from './timelines.service';
 
@@ -90,7 +90,7 @@ export class TimelinesController {
    * when invalid or historical.
    */
   @Get('verify')
-  @VerifyRateLimit()
+  @PublicRead(JOB_VERIFY_COST)
   @ApiOperation({ summary: 'Verify a job timeline and its endpoint commitment (S7, S7.3)' })
   async verify(@Param('job_id') jobId: string, @Res({ passthrough: true }) res: Response) {
     const r = await this.timelines.verify(jobId);
@@ -100,6 +100,7 @@ export class TimelinesController {
 
   /** The ledger's own endpoint `{job_id, final_entry_digest, entry_count, published_at}` for a closed, verifying job. */
   @Get('endpoint')
+  @PublicRead(JOB_VERIFY_COST)
   @ApiOperation({ summary: 'Endpoint of a closed job, for an external witness to publish' })
   @ApiResponse({ status: 409, description: 'timeline_not_closed, timeline_not_valid' })
   async endpoint(@Param('job_id') jobId: string) {
