@@ -6,7 +6,7 @@ import { ThrottlerModule } from '@nestjs/throttler';
 import { LoggerModule } from 'nestjs-pino';
 import { AuthModule } from './auth/auth.module';
 import { CommonModule } from './common/common.module';
-import { FallbackThrottlerStorage, PublicReadGuard } from './common/rate-limit';
+import { FallbackThrottlerStorage, PublicReadGuard, RateLimitModule } from './common/rate-limit';
 import { AppConfig, validateConfig } from './config/configuration';
 import { DatabaseModule } from './database/database.module';
 import { HealthController } from './health/health.controller';
@@ -46,6 +46,7 @@ export class AppModule {
             storage: new FallbackThrottlerStorage(config.get('REDIS_URL', { infer: true })),
           }),
         }),
+        RateLimitModule,
         TerminusModule,
         CommonModule,
         DatabaseModule,

@@ -1,5 +1,8 @@
-import { ExecutionContext, Injectable, Logger, SetMetadata } from '@nestjs/common';
-import { ThrottlerGuard, ThrottlerRequest, ThrottlerStorage, ThrottlerStorageService } from '@nestjs/throttler';
+import { ExecutionContext, Global, Injectable, Logger, Module, SetMetadata } from '@nestjs/common';
+import { ConfigService } from '@nestjs/config';
+import { InjectThrottlerStorage, ThrottlerGuard, ThrottlerRequest, ThrottlerStorage, ThrottlerStorageService } from '@nestjs/throttler';
+import type { Request } from 'express';
+import type { AppConfig } from '../config/configuration';
 import { ThrottlerStorageRedisService } from '@nest-lab/throttler-storage-redis';
 import type { ThrottlerStorageRecord } from '@nestjs/throttler/dist/throttler-storage-record.interface';
 import { LedgerError } from './errors';
@@ -107,18 +110,36 @@ export class FallbackThrottlerStorage implements ThrottlerStorage {
 
 /**
  * Per-key quota for costly writes (coverage reports, verification batches):
- * `limit` per key per hour and per kind, counted in the throttler's storage
- * (shared through Redis when set). Past it: 429 `quota_exceeded` with
- * `retry_after_seconds` and Retry-After.
+ * REPORT_QUOTA_PER_HOUR per key per hour and per kind, counted in the
+ * throttler's storage (shared through Redis when set). Past it: 429
+ * `quota_exceeded` with `retry_after_seconds` and Retry-After; nothing is
+ * built or written.
  */
-export async function spendQuota(storage: ThrottlerStorage, kind: string, keyId: string, limit: number): Promise<void> {
-  const hour = 3_600_000;
-  const r = await storage.increment(`aer1:quota:${kind}:${keyId}`, hour, limit, hour, 'quota');
-  if (r.isBlocked) {
-    throw new LedgerError(429, 'quota_exceeded', `this key may issue ${limit} ${kind.replace(/_/g, ' ')} per hour (REPORT_QUOTA_PER_HOUR); retry after the Retry-After seconds`, {
-      kind,
-      limit,
-      retry_after_seconds: r.timeToBlockExpire,
-    });
+@Injectable()
+export class KeyQuota {
+  constructor(
+    @InjectThrottlerStorage() private readonly storage: ThrottlerStorage,
+    private readonly config: ConfigService<AppConfig, true>,
+  ) {}
+
+  /** Spend one unit of `kind` for the key of `req` (set by the roles guard); throws 429 past the quota. */
+  async spend(req: Request, kind: 'coverage_reports' | 'verification_batches'): Promise<void> {
+    const principal = (req as Request & { principal?: { key_id: string } }).principal;
+    if (!principal) return; // the roles guard always sets it on these routes
+    const limit = this.config.get('REPORT_QUOTA_PER_HOUR', { infer: true });
+    const hour = 3_600_000;
+    const r = await this.storage.increment(`aer1:quota:${kind}:${principal.key_id}`, hour, limit, hour, 'quota');
+    if (r.isBlocked) {
+      throw new LedgerError(429, 'quota_exceeded', `a key may issue ${limit} ${kind.replace(/_/g, ' ')} per hour (REPORT_QUOTA_PER_HOUR); retry after the Retry-After seconds`, {
+        kind,
+        limit,
+        retry_after_seconds: r.timeToBlockExpire,
+      });
+    }
   }
 }
+
+/** {@link KeyQuota} for every module of the API (not the worker, which has no throttler). */
+@Global()
+@Module({ providers: [KeyQuota], exports: [KeyQuota] })
+export class RateLimitModule {}

@@ -3,7 +3,7 @@ import { ApiBearerAuth, ApiBody, ApiOperation, ApiProduces, ApiResponse, ApiTags
 import type { Request, Response } from 'express';
 import { Roles } from '../auth/roles.guard';
 import { JsonBody } from '../common/json-body.decorator';
-import { PublicRead, REPORT_READ_COST } from '../common/rate-limit';
+import { KeyQuota, PublicRead, REPORT_READ_COST } from '../common/rate-limit';
 import { RawJson } from '../common/raw-json';
 import { renderCoveragePage } from './coverage.page';
 import { CoverageService } from './coverage.service';
@@ -11,7 +11,10 @@ import { CoverageService } from './coverage.service';
 @ApiTags('coverage')
 @Controller()
 export class CoverageController {
-  constructor(private readonly coverage: CoverageService) {}
+  constructor(
+    private readonly coverage: CoverageService,
+    private readonly quota: KeyQuota,
+  ) {}
 
   /**
    * Reconcile a job's timeline (or a workflow) against its plan as of a
@@ -25,7 +28,9 @@ export class CoverageController {
   @ApiBody({ schema: { type: 'object', example: { job_id: 'job-kyc-42', as_of_position: 120 } } })
   @ApiResponse({ status: 201, description: 'issued and recorded' })
   @ApiResponse({ status: 422, description: 'no_plan, position_beyond_head' })
-  async issue(@JsonBody() body: RawJson, @Res({ passthrough: true }) res: Response) {
+  @ApiResponse({ status: 429, description: 'quota_exceeded: REPORT_QUOTA_PER_HOUR reports per key per hour' })
+  async issue(@JsonBody() body: RawJson, @Req() req: Request, @Res({ passthrough: true }) res: Response) {
+    await this.quota.spend(req, 'coverage_reports');
     const r = await this.coverage.issue(body);
     res.status(201);
     return r;

@@ -9,7 +9,7 @@ import { LedgerService } from '../ledger/ledger.service';
 import { streams } from '../ledger/streams';
 import { canonicalDigest } from './canonical';
 import { CoverageReportIssuedData } from './coverage.projection';
-import { receiptsAsOf, timelineAsOf, workflowAsOf } from './ledger-reader';
+import { Queryable, receiptsAsOf, timelineAsOf, workflowAsOf } from './ledger-reader';
 import { NormalizedPlan, PlanSubject } from './plan';
 import { PlanVersionRow } from './plans.service';
 import { CoverageReportContent, reconcile, RecordInput, reportDigest } from './reconcile';
@@ -87,8 +87,11 @@ export class CoverageService {
    */
   async issue(body: RawJson): Promise<IssuedReport> {
     const { subject, asOf } = parseRequest(body.value);
-    return this.db.write(async (tx) => {
-      const head = (await this.ledger.head(tx))?.position ?? 0;
+    // The head under the write lock (a moment: every event at or below it is committed), then the report is built
+    // from immutable events at or below its position outside the lock, and only the append takes the lock again.
+    const head = (await this.db.write((tx) => this.ledger.head(tx)))?.position ?? 0;
+    const tx: Queryable = this.db;
+    /* built outside any transaction */ {
       if (asOf !== null && asOf > head) throw new UnprocessableError('position_beyond_head', `as_of_position ${asOf} is beyond the ledger head ${head}`, { head });
       const position = asOf ?? head;
       const versions = (await tx.query<PlanVersionRow>('SELECT * FROM plan_versions WHERE subject_kind = ? AND subject_id = ? ORDER BY version', [subject.kind, subject.id])).map((r) => ({
@@ -143,9 +146,9 @@ export class CoverageService {
       const digest = reportDigest(report);
       const reportId = randomUUID();
       const data: CoverageReportIssuedData = { report_id: reportId, issued_at: new Date().toISOString(), digest, report };
-      await this.ledger.append(tx, streams.coverage(reportId), 0, [{ type: 'CoverageReportIssued', data }]);
+      await this.db.write((w) => this.ledger.append(w, streams.coverage(reportId), 0, [{ type: 'CoverageReportIssued', data }]));
       return { report_id: reportId, url: this.urls.coverage(reportId), digest, as_of_position: position, result: report.result };
-    });
+    }
   }
 
   /** A stored report, its digest recomputed. 404 when unknown. */
