@@ -57,7 +57,8 @@ export class PublicReadGuard extends ThrottlerGuard {
 
   /** Spends the route's cost (one storage hit per unit, so any ThrottlerStorage works, Redis included). */
   protected override async handleRequest(props: ThrottlerRequest): Promise<boolean> {
-    const cost = this.reflector.getAllAndOverride<number | undefined>(COST_KEY, [props.context.getHandler(), props.context.getClass()]) ?? 1;
+    // Never more than the whole budget, so every read stays possible once per window whatever VERIFY_RATE_LIMIT is.
+    const cost = Math.min(this.reflector.getAllAndOverride<number | undefined>(COST_KEY, [props.context.getHandler(), props.context.getClass()]) ?? 1, props.limit);
     for (let i = 1; i < cost; i++) {
       const tracker = await props.getTracker(this.getRequestResponse(props.context).req, props.context);
       const key = props.generateKey(props.context, tracker, props.throttler.name ?? 'default');
@@ -82,13 +83,14 @@ export class FallbackThrottlerStorage implements ThrottlerStorage {
 
   constructor(redisUrl?: string) {
     if (redisUrl) {
-      this.redis = new ThrottlerStorageRedisService(redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false });
+      // Commands wait for the first connection (at most a second); during an outage they are not sent at all.
+      this.redis = new ThrottlerStorageRedisService(redisUrl, { maxRetriesPerRequest: 1, commandTimeout: 1_000 });
       this.redis.redis.on('error', () => undefined); // reported by increment() below, once per outage
     }
   }
 
   async increment(key: string, ttl: number, limit: number, blockDuration: number, throttlerName: string): Promise<ThrottlerStorageRecord> {
-    if (this.redis) {
+    if (this.redis && (!this.degraded || this.redis.redis.status === 'ready')) {
       try {
         const r = await this.redis.increment(key, ttl, limit, blockDuration, throttlerName);
         if (this.degraded) this.logger.log('Redis is back: the rate limit budget is shared again');
