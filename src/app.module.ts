@@ -16,6 +16,7 @@ import { CoverageModule } from './coverage/coverage.module';
 import { WorkflowsModule } from './workflows/workflows.module';
 import { PublicPagesModule } from './public-pages/public-pages.module';
 import { TimelinesModule } from './timelines/timelines.module';
+import { readQueueOptions } from './verification-queue/queue-options';
 import { VerificationQueueModule } from './verification-queue/verification-queue.module';
 
 /**
@@ -43,7 +44,7 @@ export class AppModule {
           inject: [ConfigService],
           useFactory: (config: ConfigService<AppConfig, true>) => ({
             throttlers: [{ name: 'default', ttl: 60_000, limit: config.get('VERIFY_RATE_LIMIT', { infer: true }) }],
-            storage: new FallbackThrottlerStorage(config.get('REDIS_URL', { infer: true })),
+            storage: new FallbackThrottlerStorage(readQueueOptions(env).redisUrl, readQueueOptions(env).prefix),
           }),
         }),
         RateLimitModule,

@@ -52,7 +52,7 @@ export class PublicReadGuard extends ThrottlerGuard {
   }
 
   protected override generateKey(_context: ExecutionContext, tracker: string, name: string): string {
-    return `aer1:public-read:${name}:${tracker}`;
+    return `public-read:${name}:${tracker}`;
   }
 
   /** Spends the route's cost (one storage hit per unit, so any ThrottlerStorage works, Redis included). */
@@ -81,7 +81,11 @@ export class FallbackThrottlerStorage implements ThrottlerStorage {
   private readonly redis?: ThrottlerStorageRedisService;
   private degraded = false;
 
-  constructor(redisUrl?: string) {
+  /** @param prefix prepended to every key (QUEUE_PREFIX: deployments sharing one Redis keep apart budgets). */
+  constructor(
+    redisUrl?: string | null,
+    private readonly prefix = 'aer1',
+  ) {
     if (redisUrl) {
       // Commands wait for the first connection (at most a second); during an outage they are not sent at all.
       this.redis = new ThrottlerStorageRedisService(redisUrl, { maxRetriesPerRequest: 1, commandTimeout: 1_000 });
@@ -89,7 +93,8 @@ export class FallbackThrottlerStorage implements ThrottlerStorage {
     }
   }
 
-  async increment(key: string, ttl: number, limit: number, blockDuration: number, throttlerName: string): Promise<ThrottlerStorageRecord> {
+  async increment(name: string, ttl: number, limit: number, blockDuration: number, throttlerName: string): Promise<ThrottlerStorageRecord> {
+    const key = `${this.prefix}:${name}`;
     if (this.redis && (!this.degraded || this.redis.redis.status === 'ready')) {
       try {
         const r = await this.redis.increment(key, ttl, limit, blockDuration, throttlerName);
@@ -130,7 +135,7 @@ export class KeyQuota {
     if (!principal) return; // the roles guard always sets it on these routes
     const limit = this.config.get('REPORT_QUOTA_PER_HOUR', { infer: true });
     const hour = 3_600_000;
-    const r = await this.storage.increment(`aer1:quota:${kind}:${principal.key_id}`, hour, limit, hour, 'quota');
+    const r = await this.storage.increment(`quota:${kind}:${principal.key_id}`, hour, limit, hour, 'quota');
     if (r.isBlocked) {
       throw new LedgerError(429, 'quota_exceeded', `a key may issue ${limit} ${kind.replace(/_/g, ' ')} per hour (REPORT_QUOTA_PER_HOUR); retry after the Retry-After seconds`, {
         kind,

@@ -43,9 +43,7 @@ const skip = process.env.SKIP_BROWSER_TESTS === '1';
     page.on('console', (m) => {
       if (/Content Security Policy|Refused to/i.test(m.text())) violations.push(m.text());
     });
-    await page.addInitScript(() => {
-      document.addEventListener('securitypolicyviolation', (e) => console.error(`Refused to load (CSP): ${e.violatedDirective} ${e.blockedURI}`));
-    });
+    await page.addInitScript({ content: "document.addEventListener('securitypolicyviolation', (e) => console.error('Refused to load (CSP): ' + e.violatedDirective + ' ' + e.blockedURI));" });
     return violations;
   }
 
