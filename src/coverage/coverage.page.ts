@@ -17,11 +17,22 @@ table{border-collapse:collapse;width:100%;margin:.5rem 0 1.5rem}th,td{border:1px
 code{font-size:13px;word-break:break-all}.s-covered{color:#17602a}.s-missing,.s-failed,.s-reported_only,.s-out_of_order,.s-over_count{color:#a11212;font-weight:600}
 .note{background:#fff7e0;border-left:4px solid #d9a400;padding:.5rem .8rem}.ok{color:#17602a}.bad{color:#a11212;font-weight:600}`;
 
+/** Evidence items shown per list on the page; the rest are counted (the JSON report has every one). */
+export const PAGE_EVIDENCE_ITEMS = 50;
+/** Findings shown on the page; the rest are counted. */
+export const PAGE_FINDINGS = 200;
+
+/** "… and N more" after a list cut at `shown` items, pointing at the JSON report. */
+function more(total: number, shown: number): string {
+  return total > shown ? `<br><i>&hellip; and ${total - shown} more (every one is in the JSON report)</i>` : '';
+}
+
 function evidenceList(items: EvidenceItem[]): string {
   if (items.length === 0) return '&ndash;';
   return items
+    .slice(0, PAGE_EVIDENCE_ITEMS)
     .map((e) => `seq ${e.seq}: <code>${escapeHtml(e.receipt_id ?? '(no id)')}</code> ${escapeHtml(e.provenance_class ?? 'unknown provenance')}, outcome ${escapeHtml(e.outcome)}${e.receipt_status ? ` (${escapeHtml(e.receipt_status)})` : ''}${e.receipt_provenance_class ? `, receipt says ${escapeHtml(e.receipt_provenance_class)}` : ''}`)
-    .join('<br>');
+    .join('<br>') + more(items.length, PAGE_EVIDENCE_ITEMS);
 }
 
 function actionRow(a: ActionReport): string {
@@ -64,7 +75,7 @@ ${r.actions.map(actionRow).join('\n')}</table>
 ${r.unplanned.actions.length ? `<p>${evidenceList(r.unplanned.actions)}</p>` : '<p>None recorded.</p>'}
 
 <h2>Findings</h2>
-${r.findings.length ? `<ul>${r.findings.map((f) => `<li><code>${escapeHtml(f.code)}</code>: ${escapeHtml(f.message)}</li>`).join('')}</ul>` : '<p>None.</p>'}
+${r.findings.length ? `<ul>${r.findings.slice(0, PAGE_FINDINGS).map((f) => `<li><code>${escapeHtml(f.code)}</code>: ${escapeHtml(f.message)}</li>`).join('')}</ul>${more(r.findings.length, PAGE_FINDINGS)}` : '<p>None.</p>'}
 
 <h2>What this report does not prove</h2>
 <ul>${r.does_not_prove.map((t) => `<li>${escapeHtml(t)}</li>`).join('')}</ul>

@@ -8,6 +8,7 @@
  * Board's Redis stats hidden; the job page paged; a closed timeline's chain
  * verified once. Each test here failed before its fix (test/reliability/README.md).
  */
+import { execFileSync } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { connect } from 'node:net';
@@ -350,6 +351,34 @@ describe('the job page is paged; a closed timeline is verified once', () => {
     expect((await t.http.post('/api/jobs/job-open/entries').set('Authorization', `Bearer ${t.keys.producer}`).set('Content-Type', 'application/json').send(JSON.stringify(open))).status).toBe(201);
     await t.http.get('/api/jobs/job-open/verify');
     expect(svc.closedChains.size).toBe(before + 1);
+  });
+});
+
+describe('the coverage report page is bounded', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startApp('sqlite');
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it('shows at most 50 evidence items per list and counts the rest; the JSON keeps every one', async () => {
+    const timeline = execFileSync(process.execPath, [join(__dirname, '../../bin/aer1'), 'generate', 'timeline', '--entries', '600', '--job', 'job-many', '--format', 'array'], { maxBuffer: 1 << 26 }).toString();
+    const post = (path: string, key: string, body: string) => t.http.post(path).set('Authorization', `Bearer ${key}`).set('Content-Type', 'application/json').send(body);
+    const plan = { job_id: 'job-many', title: 'many', unplanned: 'flag', expected_actions: [{ action_id: 'search', tool: 'search_index', max_count: 1000 }] };
+    expect((await post('/api/plans', t.keys.compliance, JSON.stringify(plan))).status).toBe(201);
+    expect((await t.http.put('/api/jobs/job-many/timeline').set('Authorization', `Bearer ${t.keys.producer}`).set('Content-Type', 'application/json').send(timeline)).status).toBe(201);
+    const r = await post('/api/coverage-reports', t.keys.auditor, JSON.stringify({ job_id: 'job-many' }));
+    expect(r.status).toBe(201);
+    const json = await t.http.get(`/api/coverage-reports/${r.body.report_id}`);
+    expect(json.body.report.actions[0].evidence).toHaveLength(200);
+    expect(json.body.report.unplanned.actions).toHaveLength(400);
+    const page = await t.http.get(`/coverage/${r.body.report_id}`);
+    expect(page.status).toBe(200);
+    expect(page.text).toContain('&hellip; and 150 more (every one is in the JSON report)');
+    expect(page.text).toContain('&hellip; and 350 more (every one is in the JSON report)');
+    expect(page.text.match(/seq \d+: <code>/g)).toHaveLength(100);
   });
 });
 
