@@ -79,6 +79,8 @@ const PARSER_ERRORS: Record<string, [number, string, string]> = {
 export function hardenServer(server: Server): void {
   server.headersTimeout = HEADERS_TIMEOUT_MS;
   server.requestTimeout = REQUEST_TIMEOUT_MS;
+  // How often Node checks those two timeouts (read when the server starts listening; Node's default is 30 s).
+  (server as Server & { connectionsCheckingInterval: number }).connectionsCheckingInterval = 1_000;
   server.removeAllListeners('clientError');
   server.on('clientError', (err: Error & { code?: string }, socket: Duplex) => {
     // As Node's own handler: never write over an answer already under way.

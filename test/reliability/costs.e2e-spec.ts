@@ -241,6 +241,21 @@ describe('requests that need a key: 401 from the headers, before the body is rea
     expect(server.requestTimeout).toBe(60_000);
   });
 
+  it('headers that do not arrive in time: JSON 408 and the connection closed', async () => {
+    const slow = await startApp('sqlite');
+    try {
+      const server = slow.app.getHttpServer() as { headersTimeout: number; connectionsCheckingInterval: number };
+      expect(server.connectionsCheckingInterval).toBe(1_000);
+      server.headersTimeout = 1_000; // 10 s in service; shortened here before the server listens
+      const r = await rawExchange(portOf(await listen(slow.app)), 'GET / HTTP/1.1\r\nHost: x\r\n', 15_000);
+      expect(r.text).toMatch(/^HTTP\/1\.1 408 /);
+      expect(JSON.parse(r.text.slice(r.text.indexOf('\r\n\r\n') + 4))).toEqual({ error: 'request_timeout', message: expect.any(String) });
+      expect(r.closed).toBe(true);
+    } finally {
+      await slow.close();
+    }
+  });
+
   it('431 for oversized headers carries the JSON error body', async () => {
     const r = await rawExchange(portOf(base), `GET / HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`, 5_000);
     expect(r.text).toMatch(/^HTTP\/1\.1 431 /);
