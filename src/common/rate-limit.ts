@@ -1,10 +1,15 @@
+/**
+ * Rate limits (S13): one weighted budget per client for public reads, and a
+ * per-key hourly quota for coverage reports and verification batches, both
+ * counted in the throttler's storage (Redis when REDIS_URL is set).
+ */
+import { ThrottlerStorageRedisService } from '@nest-lab/throttler-storage-redis';
 import { ExecutionContext, Global, Injectable, Logger, Module, SetMetadata } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
 import { InjectThrottlerStorage, ThrottlerGuard, ThrottlerRequest, ThrottlerStorage, ThrottlerStorageService } from '@nestjs/throttler';
+import type { ThrottlerStorageRecord } from '@nestjs/throttler/dist/throttler-storage-record.interface';
 import type { Request } from 'express';
 import type { AppConfig } from '../config/configuration';
-import { ThrottlerStorageRedisService } from '@nest-lab/throttler-storage-redis';
-import type { ThrottlerStorageRecord } from '@nestjs/throttler/dist/throttler-storage-record.interface';
 import { LedgerError } from './errors';
 
 /** Weight of a read that re-verifies a job's whole chain (`/api/jobs/{id}/verify`, `/endpoint`, the `/jobs/{id}` page). */

@@ -13,7 +13,6 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import * as reader from '../../src/coverage/ledger-reader';
 import { DatabaseService } from '../../src/database/database.service';
 import { FallbackThrottlerStorage } from '../../src/common/rate-limit';
@@ -27,6 +26,16 @@ jest.setTimeout(60_000);
 const ex = (f: string): string => readFileSync(join(__dirname, '../../examples/coverage', f), 'utf8');
 const NONE = '00000000-0000-4000-8000-000000000000';
 
+/** `p`'s value, or `fallback` after `ms` (the timer is cleared either way). */
+async function orAfter<T, F>(p: Promise<T>, ms: number, fallback: F): Promise<T | F> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([p, new Promise<F>((resolve) => (timer = setTimeout(() => resolve(fallback), ms)))]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** Send raw bytes, resolve with everything the server sent before closing (or what arrived within `ms`). */
 async function rawExchange(port: number, bytes: string, ms: number): Promise<{ text: string; closed: boolean }> {
   const socket = connect(port, '127.0.0.1');
@@ -36,7 +45,7 @@ async function rawExchange(port: number, bytes: string, ms: number): Promise<{ t
   const closed = new Promise<boolean>((resolve) => socket.once('close', () => resolve(true)));
   await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
   socket.write(bytes);
-  const result = await Promise.race([closed, sleep(ms).then(() => false)]);
+  const result = await orAfter(closed, ms, false);
   socket.destroy();
   return { text, closed: result };
 }
@@ -148,7 +157,7 @@ describe.each(DIALECTS)('%s: costly writes', (dialect) => {
     jest.spyOn(reader, 'timelineAsOf').mockImplementationOnce(async (...args) => {
       // Midway through building the report: another write must not wait for it.
       const write = call(base, 'POST', '/api/receipts', { key: t.keys.producer, body: freshReceipt().text }).then((r) => r.status);
-      during = await Promise.race([write, sleep(8_000).then(() => 'blocked' as const)]);
+      during = await orAfter(write, 8_000, 'blocked' as const);
       return real(...args);
     });
     const r = await call(base, 'POST', '/api/coverage-reports', { key: t.keys.auditor, body: JSON.stringify({ job_id: 'job-kyc-42' }) });
@@ -164,7 +173,7 @@ describe.each(DIALECTS)('%s: costly writes', (dialect) => {
     let during: number | 'blocked' | undefined;
     jest.spyOn(proto, 'targetsSince').mockImplementationOnce(async function (this: unknown, ...args: unknown[]) {
       const write = call(base, 'POST', '/api/receipts', { key: t.keys.producer, body: freshReceipt().text }).then((r) => r.status);
-      during = await Promise.race([write, sleep(8_000).then(() => 'blocked' as const)]);
+      during = await orAfter(write, 8_000, 'blocked' as const);
       return real.apply(this, args);
     });
     const r = await call(base, 'POST', '/api/verification-batches', { key: t.keys.auditor, body: JSON.stringify({ scope: 'all' }) });
@@ -175,10 +184,12 @@ describe.each(DIALECTS)('%s: costly writes', (dialect) => {
   it('per-key quota: past REPORT_QUOTA_PER_HOUR, 429 quota_exceeded with Retry-After, nothing written', async () => {
     const db = t.app.get(DatabaseService);
     const count = async (table: string): Promise<number> => Number((await db.query<{ n: number | string }>(`SELECT COUNT(*) AS n FROM ${table}`))[0].n);
+    // Batches already accepted go on recording results in the background: count what a refused request could write.
+    const requested = async (): Promise<number> => Number((await db.query<{ n: number | string }>("SELECT COUNT(*) AS n FROM events WHERE type IN ('CoverageReportIssued', 'VerificationBatchRequested')"))[0].n);
     // The first report and batch above spent one unit each; one more each is allowed.
     expect((await call(base, 'POST', '/api/coverage-reports', { key: t.keys.auditor, body: JSON.stringify({ job_id: 'job-kyc-42' }) })).status).toBe(201);
     expect((await call(base, 'POST', '/api/verification-batches', { key: t.keys.auditor, body: JSON.stringify({ targets: [{ kind: 'job', id: 'job-kyc-42' }] }) })).status).toBe(202);
-    const [reports, events] = [await count('coverage_reports'), await count('events')];
+    const [reports, batches, events] = [await count('coverage_reports'), await count('verification_batches'), await requested()];
     const r = await call(base, 'POST', '/api/coverage-reports', { key: t.keys.auditor, body: JSON.stringify({ job_id: 'job-kyc-42' }) });
     expect(r.status).toBe(429);
     expect(r.body).toEqual({ error: 'quota_exceeded', message: expect.stringContaining('REPORT_QUOTA_PER_HOUR'), kind: 'coverage_reports', limit: 2, retry_after_seconds: expect.any(Number) });
@@ -186,7 +197,7 @@ describe.each(DIALECTS)('%s: costly writes', (dialect) => {
     const b = await call(base, 'POST', '/api/verification-batches', { key: t.keys.auditor, body: JSON.stringify({ scope: 'all' }) });
     expect(b.status).toBe(429);
     expect(b.body.error).toBe('quota_exceeded');
-    expect([await count('coverage_reports'), await count('events')]).toEqual([reports, events]);
+    expect([await count('coverage_reports'), await count('verification_batches'), await requested()]).toEqual([reports, batches, events]);
     // Another key has its own quota.
     expect((await call(base, 'POST', '/api/coverage-reports', { key: t.keys.admin, body: JSON.stringify({ job_id: 'job-kyc-42' }) })).status).toBe(201);
   });
