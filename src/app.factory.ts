@@ -6,23 +6,29 @@ import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { Logger } from 'nestjs-pino';
 import { AppModule } from './app.module';
 import { ErrorFilter } from './common/error.filter';
-import { rawBody } from './common/raw-body';
-import { AppConfig, validateConfig } from './config/configuration';
+import { hardenServer, rejectRepeatedQuery, securityHeaders } from './common/http-hardening';
+import { ReadBodyInterceptor } from './common/raw-body';
+import { AppConfig, trustProxy, validateConfig } from './config/configuration';
 
 /**
  * Build the application exactly as `npm start` runs it: raw bodies (kept
  * byte for byte, limited to BODY_LIMIT_BYTES, 413 beyond without reading the
- * rest), one error filter, OpenAPI at /docs.
+ * rest, read only after the guards: 401/403 come from the headers), one
+ * error filter, security headers, repeated query parameters refused,
+ * header/request timeouts, OpenAPI at /docs.
  */
 export async function createApp(env: Record<string, string | undefined> = process.env): Promise<INestApplication> {
   validateConfig(env); // fail before Nest starts, with one readable line, on a bad environment
   const app = await NestFactory.create<NestExpressApplication>(AppModule.register(env), { bodyParser: false, bufferLogs: true, abortOnError: false });
   app.useLogger(app.get(Logger));
   const config = app.get(ConfigService<AppConfig, true>);
-  app.use(rawBody(config.get('BODY_LIMIT_BYTES', { infer: true })));
   app.useGlobalFilters(new ErrorFilter());
-  app.set('trust proxy', false);
+  app.useGlobalInterceptors(new ReadBodyInterceptor(config.get('BODY_LIMIT_BYTES', { infer: true })));
+  app.set('trust proxy', trustProxy(config.get('TRUST_PROXY', { infer: true })));
   app.disable('x-powered-by');
+  app.use(securityHeaders());
+  app.use(rejectRepeatedQuery());
+  hardenServer(app.getHttpServer());
   const doc = new DocumentBuilder()
     .setTitle('AER-1 audit ledger')
     .setDescription('Execution receipts, hash-chained timelines, endpoint commitments, workflow receipts, expected-action plans and coverage reports (draft-zambo-aer1-07). Reads are public; writes need an API key.')

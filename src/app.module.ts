@@ -1,10 +1,12 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { ConfigModule, ConfigService } from '@nestjs/config';
+import { APP_GUARD } from '@nestjs/core';
 import { TerminusModule } from '@nestjs/terminus';
 import { ThrottlerModule } from '@nestjs/throttler';
 import { LoggerModule } from 'nestjs-pino';
 import { AuthModule } from './auth/auth.module';
 import { CommonModule } from './common/common.module';
+import { FallbackThrottlerStorage, PublicReadGuard, RateLimitModule } from './common/rate-limit';
 import { AppConfig, validateConfig } from './config/configuration';
 import { DatabaseModule } from './database/database.module';
 import { HealthController } from './health/health.controller';
@@ -14,6 +16,7 @@ import { CoverageModule } from './coverage/coverage.module';
 import { WorkflowsModule } from './workflows/workflows.module';
 import { PublicPagesModule } from './public-pages/public-pages.module';
 import { TimelinesModule } from './timelines/timelines.module';
+import { readQueueOptions } from './verification-queue/queue-options';
 import { VerificationQueueModule } from './verification-queue/verification-queue.module';
 
 /**
@@ -40,9 +43,11 @@ export class AppModule {
         ThrottlerModule.forRootAsync({
           inject: [ConfigService],
           useFactory: (config: ConfigService<AppConfig, true>) => ({
-            throttlers: [{ name: 'verify', ttl: 60_000, limit: config.get('VERIFY_RATE_LIMIT', { infer: true }) }],
+            throttlers: [{ name: 'default', ttl: 60_000, limit: config.get('VERIFY_RATE_LIMIT', { infer: true }) }],
+            storage: new FallbackThrottlerStorage(readQueueOptions(env).redisUrl, readQueueOptions(env).prefix),
           }),
         }),
+        RateLimitModule,
         TerminusModule,
         CommonModule,
         DatabaseModule,
@@ -57,6 +62,7 @@ export class AppModule {
         VerificationQueueModule.forRoot(env),
       ],
       controllers: [HealthController],
+      providers: [{ provide: APP_GUARD, useClass: PublicReadGuard }],
     };
   }
 }

@@ -1,5 +1,5 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
-import type { Response } from 'express';
+import type { Request, Response } from 'express';
 import { LedgerError } from './errors';
 
 /** Body of every error response. */
@@ -20,14 +20,21 @@ export class ErrorFilter implements ExceptionFilter {
 
   catch(exception: unknown, host: ArgumentsHost): void {
     const res = host.switchToHttp().getResponse<Response>();
+    const req = host.switchToHttp().getRequest<Request>();
     const [status, body, headers] = this.map(exception);
     if (res.headersSent) return;
-    for (const [k, v] of Object.entries(headers)) res.setHeader(k, v);
+    // Answered before its body was read (401/403 from the headers, 413 by length): close the connection rather than
+    // read the rest of the body.
+    if (req && !req.complete && !Buffer.isBuffer(req.body)) res.setHeader('Connection', 'close');
+    for (const [k, v] of Object.entries(headers)) if (!(k === 'Retry-After' && res.hasHeader(k))) res.setHeader(k, v);
     res.status(status).json(body);
   }
 
   private map(e: unknown): [number, ErrorBody, Record<string, string>] {
-    if (e instanceof LedgerError) return [e.status, { error: e.code, message: e.message, ...e.details }, {}];
+    if (e instanceof LedgerError) {
+      const retry = e.details.retry_after_seconds;
+      return [e.status, { error: e.code, message: e.message, ...e.details }, typeof retry === 'number' ? { 'Retry-After': String(retry) } : {}];
+    }
     // body-parser / raw-body errors carry `type` and `status`.
     const t = (e as { type?: unknown })?.type;
     if (t === 'entity.too.large') return [413, { error: 'body_too_large', message: 'the request body exceeds the configured limit' }, {}];
@@ -45,7 +52,7 @@ export class ErrorFilter implements ExceptionFilter {
       const code = status === 404 ? 'not_found' : status === 429 ? 'rate_limited' : status === 405 ? 'method_not_allowed' : status < 500 ? 'bad_request' : 'internal_error';
       const r = e.getResponse();
       let message = typeof r === 'string' ? r : typeof (r as { message?: unknown }).message === 'string' ? (r as { message: string }).message : e.message;
-      if (status === 429) message = 'too many requests: the verify endpoints are rate limited (S13); retry after the Retry-After seconds';
+      if (status === 429) message = 'too many requests: public reads share one budget per client (VERIFY_RATE_LIMIT per minute, S13); retry after the Retry-After seconds';
       else if (status === 404) message = 'no such endpoint or record';
       return [status, { error: code, message }, headers];
     }

@@ -1,5 +1,157 @@
-import { applyDecorators, UseGuards } from '@nestjs/common';
-import { ThrottlerGuard } from '@nestjs/throttler';
+/**
+ * Rate limits (S13): one weighted budget per client for public reads, and a
+ * per-key hourly quota for coverage reports and verification batches, both
+ * counted in the throttler's storage (Redis when REDIS_URL is set).
+ */
+import { ThrottlerStorageRedisService } from '@nest-lab/throttler-storage-redis';
+import { ExecutionContext, Global, Injectable, Logger, Module, SetMetadata } from '@nestjs/common';
+import { ConfigService } from '@nestjs/config';
+import { InjectThrottlerStorage, ThrottlerGuard, ThrottlerRequest, ThrottlerStorage, ThrottlerStorageService } from '@nestjs/throttler';
+import type { ThrottlerStorageRecord } from '@nestjs/throttler/dist/throttler-storage-record.interface';
+import type { Request } from 'express';
+import type { AppConfig } from '../config/configuration';
+import { LedgerError } from './errors';
 
-/** Rate limit for the verify endpoints (S13): past VERIFY_RATE_LIMIT per minute per client, 429 with Retry-After. */
-export const VerifyRateLimit = (): MethodDecorator & ClassDecorator => applyDecorators(UseGuards(ThrottlerGuard));
+/** Weight of a read that re-verifies a job's whole chain (`/api/jobs/{id}/verify`, `/endpoint`, the `/jobs/{id}` page). */
+export const JOB_VERIFY_COST = 5;
+/** Weight of `/api/ledger/verify` (recomputes the whole ledger chain). */
+export const LEDGER_VERIFY_COST = 20;
+/** Weight of a coverage report read (`/api/coverage-reports/{id}`, `/coverage/{id}`: the report and its digest). */
+export const REPORT_READ_COST = 2;
+
+const COST_KEY = 'aer1:read-cost';
+const SKIP_KEY = 'aer1:read-free';
+/** Metadata of the roles decorator (src/auth/roles.guard.ts): a route with roles is a write, not a public read. */
+const ROLES_KEY = 'aer1:roles';
+
+/**
+ * A public read that spends `cost` units of the client's one budget
+ * (VERIFY_RATE_LIMIT units per minute, S13). Every public read not marked
+ * costs 1; mark the ones that re-verify a chain or render a large page with
+ * their weight.
+ */
+export const PublicRead = (cost: number): MethodDecorator & ClassDecorator => SetMetadata(COST_KEY, cost);
+
+/** A read outside the budget (only `/health`, which load balancers poll). */
+export const FreeRead = (): MethodDecorator & ClassDecorator => SetMetadata(SKIP_KEY, true);
+
+/** The verify endpoints and pages: `@PublicRead(1)`. */
+export const VerifyRateLimit = (): MethodDecorator & ClassDecorator => PublicRead(1);
+
+/**
+ * One budget per client for every public read (S13), weighted by cost: the
+ * key is the client alone (its address, behind TRUST_PROXY), never the
+ * handler, so a client past its budget on one endpoint gets 429 on all of
+ * them until the window ends. Routes that need a key (marked with `@Roles`)
+ * are writes or keyed reads and are not counted here. Past the budget: 429
+ * `rate_limited` with `Retry-After` (seconds).
+ */
+@Injectable()
+export class PublicReadGuard extends ThrottlerGuard {
+  protected override async shouldSkip(context: ExecutionContext): Promise<boolean> {
+    if (context.getType() !== 'http') return true;
+    const targets = [context.getHandler(), context.getClass()];
+    if (this.reflector.getAllAndOverride<boolean | undefined>(SKIP_KEY, targets)) return true;
+    const roles = this.reflector.getAllAndOverride<string[] | undefined>(ROLES_KEY, targets);
+    return Array.isArray(roles) && roles.length > 0;
+  }
+
+  protected override generateKey(_context: ExecutionContext, tracker: string, name: string): string {
+    return `public-read:${name}:${tracker}`;
+  }
+
+  /** Spends the route's cost (one storage hit per unit, so any ThrottlerStorage works, Redis included). */
+  protected override async handleRequest(props: ThrottlerRequest): Promise<boolean> {
+    // Never more than the whole budget, so every read stays possible once per window whatever VERIFY_RATE_LIMIT is.
+    const cost = Math.min(this.reflector.getAllAndOverride<number | undefined>(COST_KEY, [props.context.getHandler(), props.context.getClass()]) ?? 1, props.limit);
+    for (let i = 1; i < cost; i++) {
+      const tracker = await props.getTracker(this.getRequestResponse(props.context).req, props.context);
+      const key = props.generateKey(props.context, tracker, props.throttler.name ?? 'default');
+      const r = await this.storageService.increment(key, props.ttl, props.limit, props.blockDuration, props.throttler.name ?? 'default');
+      if (r.isBlocked) break; // the last hit below answers 429 with Retry-After
+    }
+    return super.handleRequest(props);
+  }
+}
+
+/**
+ * The throttler's storage: Redis when REDIS_URL is set (replicas share one
+ * budget), in memory otherwise. While Redis cannot be reached each replica
+ * falls back to its own in-memory count (logged once per outage), so reads
+ * stay limited and available.
+ */
+export class FallbackThrottlerStorage implements ThrottlerStorage {
+  private readonly logger = new Logger('Throttler');
+  private readonly memory = new ThrottlerStorageService();
+  private readonly redis?: ThrottlerStorageRedisService;
+  private degraded = false;
+
+  /** @param prefix prepended to every key (QUEUE_PREFIX: deployments sharing one Redis keep apart budgets). */
+  constructor(
+    redisUrl?: string | null,
+    private readonly prefix = 'aer1',
+  ) {
+    if (redisUrl) {
+      // Commands wait for the first connection (at most a second); during an outage they are not sent at all.
+      this.redis = new ThrottlerStorageRedisService(redisUrl, { maxRetriesPerRequest: 1, commandTimeout: 1_000 });
+      this.redis.redis.on('error', () => undefined); // reported by increment() below, once per outage
+    }
+  }
+
+  async increment(name: string, ttl: number, limit: number, blockDuration: number, throttlerName: string): Promise<ThrottlerStorageRecord> {
+    const key = `${this.prefix}:${name}`;
+    if (this.redis && (!this.degraded || this.redis.redis.status === 'ready')) {
+      try {
+        const r = await this.redis.increment(key, ttl, limit, blockDuration, throttlerName);
+        if (this.degraded) this.logger.log('Redis is back: the rate limit budget is shared again');
+        this.degraded = false;
+        return r;
+      } catch (e) {
+        if (!this.degraded) this.logger.warn(`Redis unavailable for the rate limit (${e instanceof Error ? e.message : String(e)}): counting in memory per replica`);
+        this.degraded = true;
+      }
+    }
+    return this.memory.increment(key, ttl, limit, blockDuration, throttlerName);
+  }
+
+  onApplicationShutdown(): void {
+    this.redis?.onModuleDestroy();
+    this.memory.onApplicationShutdown();
+  }
+}
+
+/**
+ * Per-key quota for costly writes (coverage reports, verification batches):
+ * REPORT_QUOTA_PER_HOUR per key per hour and per kind, counted in the
+ * throttler's storage (shared through Redis when set). Past it: 429
+ * `quota_exceeded` with `retry_after_seconds` and Retry-After; nothing is
+ * built or written.
+ */
+@Injectable()
+export class KeyQuota {
+  constructor(
+    @InjectThrottlerStorage() private readonly storage: ThrottlerStorage,
+    private readonly config: ConfigService<AppConfig, true>,
+  ) {}
+
+  /** Spend one unit of `kind` for the key of `req` (set by the roles guard); throws 429 past the quota. */
+  async spend(req: Request, kind: 'coverage_reports' | 'verification_batches'): Promise<void> {
+    const principal = (req as Request & { principal?: { key_id: string } }).principal;
+    if (!principal) return; // the roles guard always sets it on these routes
+    const limit = this.config.get('REPORT_QUOTA_PER_HOUR', { infer: true });
+    const hour = 3_600_000;
+    const r = await this.storage.increment(`quota:${kind}:${principal.key_id}`, hour, limit, hour, 'quota');
+    if (r.isBlocked) {
+      throw new LedgerError(429, 'quota_exceeded', `a key may issue ${limit} ${kind.replace(/_/g, ' ')} per hour (REPORT_QUOTA_PER_HOUR); retry after the Retry-After seconds`, {
+        kind,
+        limit,
+        retry_after_seconds: r.timeToBlockExpire,
+      });
+    }
+  }
+}
+
+/** {@link KeyQuota} for every module of the API (not the worker, which has no throttler). */
+@Global()
+@Module({ providers: [KeyQuota], exports: [KeyQuota] })
+export class RateLimitModule {}

@@ -1,5 +1,7 @@
+import { CallHandler, ExecutionContext, Injectable, NestInterceptor } from '@nestjs/common';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { raw } from 'express';
+import { from, Observable, switchMap } from 'rxjs';
 
 /** An error the ErrorFilter maps by its `type` and `status`, like body-parser's own errors. */
 function bodyError(status: number, type: string, message: string): Error {
@@ -85,4 +87,29 @@ export function rawBody(limit: number): RequestHandler {
     req.on('error', onAborted);
     req.on('close', onClose);
   };
+}
+
+/**
+ * Reads the body with {@link rawBody} after the guards ran, so a request that
+ * needs a key is answered 401/403 from its headers alone, before any of its
+ * body is read (the ErrorFilter closes such a connection: the unread body is
+ * never buffered). Routes that take no body never read one.
+ */
+@Injectable()
+export class ReadBodyInterceptor implements NestInterceptor {
+  private readonly read: RequestHandler;
+
+  constructor(limit: number) {
+    this.read = rawBody(limit);
+  }
+
+  intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
+    if (context.getType() !== 'http') return next.handle();
+    const http = context.switchToHttp();
+    const req = http.getRequest<Request>();
+    const res = http.getResponse<Response>();
+    if (Buffer.isBuffer(req.body) || req.readableEnded) return next.handle();
+    const done = new Promise<void>((resolve, reject) => this.read(req, res, (err?: unknown) => (err ? reject(err as Error) : resolve())));
+    return from(done).pipe(switchMap(() => next.handle()));
+  }
 }

@@ -37,13 +37,28 @@ export class AppConfig {
   @Min(1024)
   BODY_LIMIT_BYTES = 1_048_576;
 
-  /** Requests per minute per client on the verify endpoints (S13). */
+  /** Public read budget per client per minute (S13): every public read spends its weight (1, or more for costly ones). */
   @Transform(({ value }) => (value === undefined || value === '' ? 120 : Number(value)))
   @IsInt()
   @Min(1)
   VERIFY_RATE_LIMIT = 120;
 
-  /** Redis for the verification queue; without it batches run in process. */
+  /**
+   * Which proxies to trust for the client address (Express `trust proxy`): unset or `false` (the socket's
+   * address), `true`, a hop count, or comma-separated addresses / CIDRs / `loopback`, `uniquelocal`.
+   */
+  @IsOptional()
+  @IsString()
+  @Matches(/^(true|false|\d{1,2}|[0-9A-Za-z.:/]+(\s*,\s*[0-9A-Za-z.:/]+)*)$/, { message: 'TRUST_PROXY must be true, false, a hop count or a comma-separated list of addresses/CIDRs' })
+  TRUST_PROXY?: string;
+
+  /** Coverage reports and verification batches each key may issue per hour (each kind counted apart). */
+  @Transform(({ value }) => (value === undefined || value === '' ? 60 : Number(value)))
+  @IsInt()
+  @Min(1)
+  REPORT_QUOTA_PER_HOUR = 60;
+
+  /** Redis for the verification queue and the shared rate limit budget; without it batches run in process. */
   @IsOptional()
   @IsString()
   @Matches(/^rediss?:\/\/.+/, { message: 'REDIS_URL must be redis://...' })
@@ -62,6 +77,15 @@ export function validateConfig(env: Record<string, unknown>): AppConfig {
   if (errors.length > 0) {
     throw new Error(`invalid configuration: ${errors.map((e) => Object.values(e.constraints ?? {}).join(', ')).join('; ')}`);
   }
+  if (config.TRUST_PROXY !== undefined) trustProxy(config.TRUST_PROXY);
   if (config.PUBLIC_BASE_URL) config.PUBLIC_BASE_URL = config.PUBLIC_BASE_URL.replace(/\/+$/, '');
   return config;
+}
+
+/** The Express `trust proxy` value for TRUST_PROXY (see {@link AppConfig.TRUST_PROXY}). */
+export function trustProxy(value: string | undefined): boolean | number | string[] {
+  if (value === undefined || value === '' || value === 'false') return false;
+  if (value === 'true') return true;
+  if (/^\d+$/.test(value)) return Number(value);
+  return value.split(',').map((s) => s.trim());
 }

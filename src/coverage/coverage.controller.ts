@@ -3,6 +3,7 @@ import { ApiBearerAuth, ApiBody, ApiOperation, ApiProduces, ApiResponse, ApiTags
 import type { Request, Response } from 'express';
 import { Roles } from '../auth/roles.guard';
 import { JsonBody } from '../common/json-body.decorator';
+import { KeyQuota, PublicRead, REPORT_READ_COST } from '../common/rate-limit';
 import { RawJson } from '../common/raw-json';
 import { renderCoveragePage } from './coverage.page';
 import { Caller } from '../auth/caller.decorator';
@@ -12,7 +13,10 @@ import { CoverageService } from './coverage.service';
 @ApiTags('coverage')
 @Controller()
 export class CoverageController {
-  constructor(private readonly coverage: CoverageService) {}
+  constructor(
+    private readonly coverage: CoverageService,
+    private readonly quota: KeyQuota,
+  ) {}
 
   /**
    * Reconcile a job's timeline (or a workflow) against its plan as of a
@@ -26,7 +30,9 @@ export class CoverageController {
   @ApiBody({ schema: { type: 'object', example: { job_id: 'job-kyc-42', as_of_position: 120 } } })
   @ApiResponse({ status: 201, description: 'issued and recorded' })
   @ApiResponse({ status: 422, description: 'no_plan, position_beyond_head' })
-  async issue(@JsonBody() body: RawJson, @Caller() caller: Principal, @Res({ passthrough: true }) res: Response) {
+  @ApiResponse({ status: 429, description: 'quota_exceeded: REPORT_QUOTA_PER_HOUR reports per key per hour' })
+  async issue(@JsonBody() body: RawJson, @Caller() caller: Principal, @Req() req: Request, @Res({ passthrough: true }) res: Response) {
+    await this.quota.spend(req, 'coverage_reports');
     const r = await this.coverage.issue(body, caller);
     res.status(201);
     return r;
@@ -34,6 +40,7 @@ export class CoverageController {
 
   /** A recorded report (JSON) with its digest recomputed. */
   @Get('api/coverage-reports/:report_id')
+  @PublicRead(REPORT_READ_COST)
   @ApiOperation({ summary: 'A coverage report as JSON' })
   async get(@Param('report_id') id: string) {
     return this.coverage.get(id);
@@ -41,6 +48,7 @@ export class CoverageController {
 
   /** The public page of a report: HTML, or JSON with `Accept: application/json`. */
   @Get('coverage/:report_id')
+  @PublicRead(REPORT_READ_COST)
   @ApiOperation({ summary: 'Public page of a coverage report (HTML, or JSON by Accept)' })
   @ApiProduces('text/html', 'application/json')
   async page(@Param('report_id') id: string, @Req() req: Request, @Res() res: Response): Promise<void> {

@@ -26,11 +26,22 @@ code{font-size:13px;word-break:break-all}.s-covered{color:#17602a}.s-missing,.s-
 .cp{font:600 12px monospace;color:#a11212;background:#ffebe9;border:1px dashed #a11212;border-radius:3px;padding:0 .15em;white-space:nowrap}bdi{unicode-bidi:isolate}
 .note{background:#fff7e0;border-left:4px solid #d9a400;padding:.5rem .8rem}.ok{color:#17602a}.bad{color:#a11212;font-weight:600}`;
 
+/** Evidence items shown per list on the page; the rest are counted (the JSON report has every one). */
+export const PAGE_EVIDENCE_ITEMS = 50;
+/** Findings shown on the page; the rest are counted. */
+export const PAGE_FINDINGS = 200;
+
+/** "… and N more" after a list cut at `shown` items, pointing at the JSON report. */
+function more(total: number, shown: number): string {
+  return total > shown ? `<br><i>&hellip; and ${total - shown} more (every one is in the JSON report)</i>` : '';
+}
+
 function evidenceList(items: EvidenceItem[]): string {
   if (items.length === 0) return '&ndash;';
   return items
+    .slice(0, PAGE_EVIDENCE_ITEMS)
     .map((e) => `seq ${e.seq}: <code>${text(e.receipt_id ?? '(no id)')}</code> ${text(e.provenance_class ?? 'unknown provenance')}, outcome ${text(e.outcome)}${e.receipt_status ? ` (${text(e.receipt_status)})` : ''}${e.receipt_provenance_class ? `, receipt says ${text(e.receipt_provenance_class)}` : ''}`)
-    .join('<br>');
+    .join('<br>') + more(items.length, PAGE_EVIDENCE_ITEMS);
 }
 
 function actionRow(a: ActionReport): string {
@@ -74,7 +85,7 @@ ${r.actions.map(actionRow).join('\n')}</table>
 ${r.unplanned.actions.length ? `<p>${evidenceList(r.unplanned.actions)}</p>` : '<p>None recorded.</p>'}
 
 <h2>Findings</h2>
-${r.findings.length ? `<ul>${r.findings.map((f) => `<li><code>${text(f.code)}</code>: ${text(f.message)}</li>`).join('')}</ul>` : '<p>None.</p>'}
+${r.findings.length ? `<ul>${r.findings.slice(0, PAGE_FINDINGS).map((f) => `<li><code>${text(f.code)}</code>: ${text(f.message)}</li>`).join('')}</ul>${more(r.findings.length, PAGE_FINDINGS)}` : '<p>None.</p>'}
 
 <h2>What this report does not prove</h2>
 <ul>${r.does_not_prove.map((t) => `<li>${text(t)}</li>`).join('')}</ul>

@@ -10,7 +10,7 @@ import { LedgerService, recordedByAt } from '../ledger/ledger.service';
 import { streams } from '../ledger/streams';
 import { canonicalDigest } from './canonical';
 import { CoverageReportIssuedData } from './coverage.projection';
-import { entryReceiptIds, jobFirstPosition, receiptsAsOf, timelineAsOf, workflowAsOf } from './ledger-reader';
+import { entryReceiptIds, jobFirstPosition, Queryable, receiptsAsOf, timelineAsOf, workflowAsOf } from './ledger-reader';
 import { NormalizedPlan, PlanSubject } from './plan';
 import { PlanVersionRow } from './plans.service';
 import type { Principal } from '../auth/api-keys.service';
@@ -96,66 +96,68 @@ export class CoverageService {
    */
   async issue(body: RawJson, by: Principal): Promise<IssuedReport> {
     const { subject, asOf } = parseRequest(body.value);
-    return this.db.write(async (tx) => {
-      const head = (await this.ledger.head(tx))?.position ?? 0;
-      if (asOf !== null && asOf > head) throw new UnprocessableError('position_beyond_head', `as_of_position ${asOf} is beyond the ledger head ${head}`, { head });
-      const position = asOf ?? head;
-      const versions = (await tx.query<PlanVersionRow>('SELECT * FROM plan_versions WHERE subject_kind = ? AND subject_id = ? ORDER BY version', [subject.kind, subject.id])).map((r) => ({
-        ...r,
-        version: Number(r.version),
-        position: Number(r.position),
-      }));
-      const usable = versions.filter((v) => v.position <= position);
-      if (usable.length === 0) {
-        const later = versions[0];
-        throw new UnprocessableError(
-          'no_plan',
-          later
-            ? `the plan for ${subject.kind} ${subject.id} was registered at position ${later.position}, after as_of_position ${position}`
-            : `no plan is registered for ${subject.kind} ${subject.id}: register one with POST /api/plans`,
-          later ? { plan_id: later.plan_id } : {},
-        );
-      }
-      const used = usable[usable.length - 1];
-      const plan = JSON.parse(used.plan) as NormalizedPlan;
+    // The head under the write lock (a moment: every event at or below it is committed), then the report is built
+    // from immutable events at or below its position outside the lock, and only the append takes the lock again.
+    const head = (await this.db.write((tx) => this.ledger.head(tx)))?.position ?? 0;
+    // Built outside any transaction, from events at or below `position` (they never change).
+    const tx: Queryable = this.db;
+    if (asOf !== null && asOf > head) throw new UnprocessableError('position_beyond_head', `as_of_position ${asOf} is beyond the ledger head ${head}`, { head });
+    const position = asOf ?? head;
+    const versions = (await tx.query<PlanVersionRow>('SELECT * FROM plan_versions WHERE subject_kind = ? AND subject_id = ? ORDER BY version', [subject.kind, subject.id])).map((r) => ({
+      ...r,
+      version: Number(r.version),
+      position: Number(r.position),
+    }));
+    const usable = versions.filter((v) => v.position <= position);
+    if (usable.length === 0) {
+      const later = versions[0];
+      throw new UnprocessableError(
+        'no_plan',
+        later
+          ? `the plan for ${subject.kind} ${subject.id} was registered at position ${later.position}, after as_of_position ${position}`
+          : `no plan is registered for ${subject.kind} ${subject.id}: register one with POST /api/plans`,
+        later ? { plan_id: later.plan_id } : {},
+      );
+    }
+    const used = usable[usable.length - 1];
+    const plan = JSON.parse(used.plan) as NormalizedPlan;
 
-      let record: RecordInput;
-      let first: number | null;
-      let receiptIds: string[];
-      if (subject.kind === 'job') {
-        const t = await timelineAsOf(tx, subject.id, position);
-        record = { kind: 'timeline', entries: t.entries, commitments: t.commitments };
-        receiptIds = entryReceiptIds(t.entries);
-        // Execution began at the earliest event of the job's records: its timeline stream and the receipts its entries name.
-        first = await jobFirstPosition(tx, subject.id, position, receiptIds);
-      } else {
-        const w = await workflowAsOf(tx, subject.id, position);
-        record = { kind: 'workflow', workflow: w.workflow };
-        first = w.first_position;
-        receiptIds = w.step_receipt_ids;
-      }
-      const receipts = await receiptsAsOf(tx, receiptIds, position);
-      const report = reconcile({
-        plan,
-        plan_meta: {
-          plan_id: used.plan_id,
-          version: used.version,
-          digest: used.digest,
-          registered_at: used.registered_at,
-          registered_position: used.position,
-          execution_first_position: first,
-          superseded_versions: usable.slice(0, -1).map((v) => v.version),
-        },
-        record,
-        receipts,
-        as_of_position: position,
-      });
-      const digest = reportDigest(report);
-      const reportId = randomUUID();
-      const data: CoverageReportIssuedData = { report_id: reportId, issued_at: new Date().toISOString(), digest, report };
-      await this.ledger.append(tx, streams.coverage(reportId), 0, [{ type: 'CoverageReportIssued', data }], recordedBy(by));
-      return { report_id: reportId, url: this.urls.coverage(reportId), digest, as_of_position: position, result: report.result };
+    let record: RecordInput;
+    let first: number | null;
+    let receiptIds: string[];
+    if (subject.kind === 'job') {
+      const t = await timelineAsOf(tx, subject.id, position);
+      record = { kind: 'timeline', entries: t.entries, commitments: t.commitments };
+      receiptIds = entryReceiptIds(t.entries);
+      // Execution began at the earliest event of the job's records: its timeline stream and the receipts its entries name.
+      first = await jobFirstPosition(tx, subject.id, position, receiptIds);
+    } else {
+      const w = await workflowAsOf(tx, subject.id, position);
+      record = { kind: 'workflow', workflow: w.workflow };
+      first = w.first_position;
+      receiptIds = w.step_receipt_ids;
+    }
+    const receipts = await receiptsAsOf(tx, receiptIds, position);
+    const report = reconcile({
+      plan,
+      plan_meta: {
+        plan_id: used.plan_id,
+        version: used.version,
+        digest: used.digest,
+        registered_at: used.registered_at,
+        registered_position: used.position,
+        execution_first_position: first,
+        superseded_versions: usable.slice(0, -1).map((v) => v.version),
+      },
+      record,
+      receipts,
+      as_of_position: position,
     });
+    const digest = reportDigest(report);
+    const reportId = randomUUID();
+    const data: CoverageReportIssuedData = { report_id: reportId, issued_at: new Date().toISOString(), digest, report };
+    await this.db.write((w) => this.ledger.append(w, streams.coverage(reportId), 0, [{ type: 'CoverageReportIssued', data }], recordedBy(by)));
+    return { report_id: reportId, url: this.urls.coverage(reportId), digest, as_of_position: position, result: report.result };
   }
 
   /** A stored report, its digest recomputed. 404 when unknown. */

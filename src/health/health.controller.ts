@@ -1,4 +1,5 @@
 import { Controller, Get } from '@nestjs/common';
+import { FreeRead } from '../common/rate-limit';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { HealthCheck, HealthCheckResult, HealthCheckService, HealthIndicatorService } from '@nestjs/terminus';
 import { DatabaseService } from '../database/database.service';
@@ -14,6 +15,7 @@ export class HealthController {
   ) {}
 
   @Get()
+  @FreeRead()
   @HealthCheck()
   @ApiOperation({ summary: 'Liveness and database reachability' })
   check(): Promise<HealthCheckResult> {

@@ -1,7 +1,7 @@
 import { Controller, Get, Query } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
 import { BadInputError } from '../common/errors';
-import { VerifyRateLimit } from '../common/rate-limit';
+import { LEDGER_VERIFY_COST, PublicRead } from '../common/rate-limit';
 import { LedgerService } from './ledger.service';
 
 @ApiTags('ledger')
@@ -24,7 +24,7 @@ export class LedgerController {
    * Rate limited like the record verifiers (S13): it reads the whole ledger.
    */
   @Get('verify')
-  @VerifyRateLimit()
+  @PublicRead(LEDGER_VERIFY_COST)
   @ApiOperation({ summary: 'Recompute the ledger chain and name the first position that does not verify' })
   @ApiQuery({ name: 'head_position', required: false })
   @ApiQuery({ name: 'head_hash', required: false })

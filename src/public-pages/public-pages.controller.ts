@@ -1,10 +1,11 @@
-import { Controller, Get, Param, Req, Res } from '@nestjs/common';
-import { ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
+import { Controller, Get, Param, Query, Req, Res } from '@nestjs/common';
+import { ApiOperation, ApiProduces, ApiQuery, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
-import { LedgerError } from '../common/errors';
-import { VerifyRateLimit } from '../common/rate-limit';
+import { BadInputError, LedgerError } from '../common/errors';
+import { JOB_VERIFY_COST, PublicRead, VerifyRateLimit } from '../common/rate-limit';
 import { PublicPagesService } from './public-pages.service';
 import { ApiKeysService } from '../auth/api-keys.service';
+import { DEFAULT_PAGE_ENTRIES, MAX_PAGE_ENTRIES } from './timeline-view';
 import { indexPage, notFoundPage, receiptPage, timelinePage, workflowPage } from './views';
 
 /** No scripts, no external resources: only the inline stylesheet. */
@@ -43,11 +44,14 @@ export class PublicPagesController {
 
   /** Job timeline page: chain verdict, endpoint-commitment status, entries. */
   @Get('jobs/:job_id')
-  @VerifyRateLimit()
+  @PublicRead(JOB_VERIFY_COST)
   @ApiOperation({ summary: 'Public job timeline page (S7, S7.3)' })
   @ApiProduces('text/html', 'application/json')
-  async job(@Param('job_id') jobId: string, @Req() req: Request, @Res() res: Response): Promise<void> {
-    await render(req, res, () => this.pages.timeline(jobId), timelinePage);
+  @ApiQuery({ name: 'after', required: false, description: 'show entries with seq greater than this (default 0)' })
+  @ApiQuery({ name: 'limit', required: false, description: `entries per page (default ${DEFAULT_PAGE_ENTRIES}, at most ${MAX_PAGE_ENTRIES})` })
+  async job(@Param('job_id') jobId: string, @Req() req: Request, @Res() res: Response, @Query('after') after?: string, @Query('limit') limit?: string): Promise<void> {
+    const range = { after: queryInt('after', after, 0, Number.MAX_SAFE_INTEGER), limit: queryInt('limit', limit, DEFAULT_PAGE_ENTRIES, MAX_PAGE_ENTRIES, 1) };
+    await render(req, res, () => this.pages.timeline(jobId, range), timelinePage);
   }
 
   /** Workflow page: goal, Merkle root declared vs recomputed, output hash, steps linking to their receipts. */
@@ -58,6 +62,14 @@ export class PublicPagesController {
   async workflow(@Param('workflow_id') id: string, @Req() req: Request, @Res() res: Response): Promise<void> {
     await render(req, res, () => this.pages.workflow(id), workflowPage);
   }
+}
+
+/** A non-negative integer query parameter in [min, max], `def` when absent; 400 `invalid_query` otherwise. */
+function queryInt(name: string, value: string | undefined, def: number, max: number, min = 0): number {
+  if (value === undefined || value === '') return def;
+  const n = Number(value);
+  if (!/^\d{1,16}$/.test(value) || !Number.isSafeInteger(n) || n < min || n > max) throw new BadInputError('invalid_query', `${name} must be an integer from ${min} to ${max}`);
+  return n;
 }
 
 function wantsJson(req: Request): boolean {

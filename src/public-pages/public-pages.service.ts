@@ -145,8 +145,9 @@ export class PublicPagesService {
     };
   }
 
-  async timeline(jobId: string): Promise<TimelineView & { url: string; verify_url: string }> {
-    const view = await loadTimelineView(this.db, jobId);
+  /** The job page's data; `range` pages the entries (the verdict and commitments cover the whole timeline). */
+  async timeline(jobId: string, range?: { after: number; limit: number }): Promise<TimelineView & { url: string; verify_url: string }> {
+    const view = await loadTimelineView(this.db, jobId, range);
     if (!view) throw new NotFoundError('job', jobId);
     return { ...view, url: this.urls.job(jobId), verify_url: this.urls.jobVerify(jobId) };
   }

@@ -53,9 +53,22 @@ export interface TimelineView {
   /** One per commitment that contradicts the visible timeline. */
   findings: CommitmentFinding[];
   commitments: CommitmentView[];
+  /** One page of the entries: those with seq > `page.after`, at most `page.limit` (the verdict covers them all). */
   entries: TimelineEntryView[];
+  page: EntryPage;
   stored: { verdict: string | null; source: string | null } | null;
 }
+
+/** Which entries a page shows: seq > `after`, at most `limit`; `next_after` continues, null on the last page. */
+export interface EntryPage {
+  after: number;
+  limit: number;
+  next_after: number | null;
+}
+
+/** Entries per job page unless `?limit=` says otherwise (at most {@link MAX_PAGE_ENTRIES}). */
+export const DEFAULT_PAGE_ENTRIES = 200;
+export const MAX_PAGE_ENTRIES = 1000;
 
 interface EntryRow {
   seq: number | string;
@@ -68,7 +81,7 @@ interface EntryRow {
 }
 
 /** Load and verify the timeline of `jobId`; null when the ledger holds no such job. */
-export async function loadTimelineView(db: DatabaseService, jobId: string): Promise<TimelineView | null> {
+export async function loadTimelineView(db: DatabaseService, jobId: string, range: { after: number; limit: number } = { after: 0, limit: DEFAULT_PAGE_ENTRIES }): Promise<TimelineView | null> {
   const stored = (await db.query<{ verdict: string; source: string }>('SELECT verdict, source FROM timelines WHERE job_id = ?', [jobId]))[0] ?? null;
   const rows = await db.query<EntryRow>('SELECT seq, raw, entry_digest, receipt_id, tool, provenance_class, close FROM timeline_entries WHERE job_id = ? ORDER BY seq', [jobId]);
   if (!stored && rows.length === 0) return null;
@@ -114,8 +127,11 @@ export async function loadTimelineView(db: DatabaseService, jobId: string): Prom
     commitment: recorded[a.index].value,
     witness: a.check.witness,
   }));
-  const entries: TimelineEntryView[] = rows.map((r, i) => {
-    const o = result.entries?.[i];
+  const first = rows.findIndex((r) => Number(r.seq) > range.after);
+  const from = first < 0 ? rows.length : first;
+  const shown = rows.slice(from, from + range.limit);
+  const entries: TimelineEntryView[] = shown.map((r, j) => {
+    const o = result.entries?.[from + j];
     return {
       seq: Number(r.seq),
       tool: r.tool,
@@ -142,6 +158,7 @@ export async function loadTimelineView(db: DatabaseService, jobId: string): Prom
     findings: assessment.findings,
     commitments,
     entries,
+    page: { after: range.after, limit: range.limit, next_after: from + shown.length < rows.length && shown.length > 0 ? Number(shown[shown.length - 1].seq) : null },
     stored,
   };
 }

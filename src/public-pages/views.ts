@@ -167,6 +167,7 @@ ${t.commitments.length === 0
       (c) => html`<tr><td><pre>${JSON.stringify(c.commitment, null, 2)}</pre></td><td>${okBadge(c.binding)}</td><td>${c.contradicts ? html`<span class="badge bad">${c.outcome}</span>` : html`<code>${c.outcome}</code>`} ${c.detail}</td><td>${c.reasons.join(', ')}</td><td>${c.witness ? html`<table class="kv">${Object.entries(c.witness).map(([k, val]) => html`<tr><th>${k}</th><td>${value(val)}</td></tr>`)}</table>` : html`<span class="muted">none given: the commitment is only as independent as whoever published it</span>`}</td><td>${c.recorded_at}${c.recorded_by ? html`<br><span class="muted">posted by key</span> <code>${c.recorded_by.name}</code>` : ''}</td></tr>`,
     )}</tbody></table>`}
 <h2>Entries</h2>
+${entryPager(t)}
 <table><thead><tr><th>seq</th><th>Tool</th><th>Provenance class</th><th>Receipt</th><th>Entry digest</th></tr></thead><tbody>
 ${t.entries.map(
   (e) => html`<tr><td>${e.seq}${e.close ? html` <span class="badge">close</span>` : ''}</td><td>${e.tool ?? ''}</td><td>${e.provenance_class ?? ''}</td><td>${linkableReceiptId(e.receipt_id) ? html`<a class="mono" href="${runHref(e.receipt_id)}">${e.receipt_id}</a>` : html`<code>${e.receipt_id ?? ''}</code>`}</td><td><code>${e.entry_digest ?? ''}</code>${e.reasons.length ? html` <span class="bad">${e.reasons.join(', ')}</span>` : ''}</td></tr>`,
@@ -177,6 +178,15 @@ ${checksTable(t.checks)}
 ${limitsList(t.limits)}
 `;
   return layout(`Job ${t.job_id}`, body);
+}
+
+/** Where this page of entries sits, with links to the first and the next page (only seq numbers reach the URLs). */
+function entryPager(t: TimelineView): SafeHtml {
+  const p = t.page;
+  const shown = t.entries.length ? html`entries ${t.entries[0].seq} to ${t.entries[t.entries.length - 1].seq} of ${t.entry_count}` : html`no entries after seq ${p.after} (of ${t.entry_count})`;
+  const first = p.after > 0 ? html` <a id="first-entries" href="?limit=${p.limit}">first entries</a>` : '';
+  const next = p.next_after !== null ? html` <a id="next-entries" href="?after=${p.next_after}&amp;limit=${p.limit}">next ${p.limit} entries</a>` : '';
+  return html`<p class="muted" id="entry-page">Showing ${shown}.${first}${next}</p>`;
 }
 
 export function indexPage(): string {

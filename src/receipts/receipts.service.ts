@@ -201,25 +201,39 @@ export class ReceiptsService {
    * is answered with its error and not recorded; the others are. A line
    * whose provenance the key may not claim is answered 403
    * `provenance_not_permitted` alone.
+   *
+   * The answer is bounded: the first {@link BATCH_DETAILED_REJECTIONS}
+   * rejected lines are answered in `results` with their full error (checks
+   * and details); every later rejected line is answered by its line number in
+   * `rejected_groups` (`[{status, error, reasons?, lines: [n, ...]}]`, one group
+   * per distinct status, code and reasons); `rejected_by_error` /
+   * `rejected_by_reason` count every rejected line by its reason code and
+   * AER-1 reasons. So the answer stays within a small multiple of the
+   * request's size (a few bytes per rejected line past the first 100).
    */
-  async ingestBatch(bytes: Buffer, by: Principal): Promise<{ accepted: number; existing: number; rejected: number; results: Record<string, unknown>[] }> {
+  async ingestBatch(bytes: Buffer, by: Principal): Promise<BatchAnswer> {
     const lines = ndjsonLines(bytes);
     if (lines.length === 0) throw new BadInputError('empty_body', 'no NDJSON lines in the body');
+    const tally = new RejectionTally();
+    let prepareRejected = 0;
+    // Full errors are kept only for the first rejected lines (a line rejected later, at write time, comes after them in
+    // line order only if it is later; the first N rejections in line order are among the first N rejected here).
+    const keep = (line: number, e: LedgerError): LineError => (prepareRejected++ < BATCH_DETAILED_REJECTIONS ? { line, e } : { line, summary: lineSummary(line, e) });
     const prepared = lines.map((l) => {
       const line = l.line;
-      if ('error' in l) return { line, error: l.error as LedgerError };
+      if ('error' in l) return { line, error: keep(line, l.error as LedgerError) };
       try {
         const body = parseRequestJson(l.text);
         return { line, body, result: this.verifyOrThrow(body.value, by) };
       } catch (e) {
-        return { line, error: e as LedgerError };
+        if (!(e instanceof LedgerError)) throw e;
+        return { line, error: keep(line, e) };
       }
     });
     return this.db.write(async (tx) => {
       const results: Record<string, unknown>[] = [];
       let accepted = 0;
       let existing = 0;
-      let rejected = 0;
       // One look-up for the whole batch; a receipt recorded by an earlier line is added as it is recorded.
       const recorded = await this.findRecorded(
         tx,
@@ -227,8 +241,7 @@ export class ReceiptsService {
       );
       for (const p of prepared) {
         if ('error' in p && p.error) {
-          rejected++;
-          results.push(lineError(p.line, p.error));
+          tally.answer(p.error, results);
           continue;
         }
         try {
@@ -242,11 +255,18 @@ export class ReceiptsService {
         } catch (e) {
           // A storage refusal comes mid-write (the line's event may be in): it ends the whole batch.
           if (!(e instanceof LedgerError) || e instanceof StorageInputError) throw e;
-          rejected++;
-          results.push(lineError(p.line, e));
+          tally.answer({ line: p.line, e }, results);
         }
       }
-      return { accepted, existing, rejected, results };
+      return {
+        accepted,
+        existing,
+        rejected: tally.rejected,
+        rejected_by_error: tally.byError,
+        rejected_by_reason: tally.byReason,
+        results,
+        rejected_groups: [...tally.groups.values()],
+      };
     });
   }
 
@@ -275,6 +295,64 @@ export class ReceiptsService {
   }
 }
 
+/** Rejected lines answered in full (every check and detail); later ones answer `{line, status, error, reasons?}`. */
+export const BATCH_DETAILED_REJECTIONS = 100;
+
+/** The answer of `POST /api/receipts/batch`. */
+export interface BatchAnswer {
+  accepted: number;
+  existing: number;
+  rejected: number;
+  /** Rejected lines counted by reason code (`error`). */
+  rejected_by_error: Record<string, number>;
+  /** Rejected lines counted by AER-1 reason (a line with two reasons counts under both). */
+  rejected_by_reason: Record<string, number>;
+  /** Every accepted or existing line, and the first 100 rejected lines in full, in line order. */
+  results: Record<string, unknown>[];
+  /** The rejected lines past the first 100, by line number, grouped by status, reason code and reasons. */
+  rejected_groups: RejectedGroup[];
+}
+
+/** Rejected lines that share one status, reason code and reasons. */
+export interface RejectedGroup {
+  status: number;
+  error: string;
+  reasons?: string[];
+  lines: number[];
+}
+
+/** A rejected line: its full error while it may still be answered in full, else its summary. */
+type LineError = { line: number; e: LedgerError } | { line: number; summary: Record<string, unknown> };
+
 function lineError(line: number, e: LedgerError): Record<string, unknown> {
   return { line, status: e.status, error: e.code, message: e.message, ...e.details };
+}
+
+/** A rejected line's reason codes only: `{line, status, error, reasons?}`. */
+function lineSummary(line: number, e: LedgerError): Record<string, unknown> {
+  const reasons = (e.details as { reasons?: unknown }).reasons;
+  return Array.isArray(reasons) ? { line, status: e.status, error: e.code, reasons } : { line, status: e.status, error: e.code };
+}
+
+/** Counts rejected lines and answers each: in full in `results` for the first ones in line order, by group after. */
+class RejectionTally {
+  rejected = 0;
+  readonly byError: Record<string, number> = {};
+  readonly byReason: Record<string, number> = {};
+  readonly groups = new Map<string, RejectedGroup>();
+
+  answer(x: LineError, results: Record<string, unknown>[]): void {
+    const full = this.rejected++ < BATCH_DETAILED_REJECTIONS && 'e' in x;
+    const answer = full ? lineError(x.line, x.e) : 'e' in x ? lineSummary(x.line, x.e) : x.summary;
+    const code = answer.error as string;
+    this.byError[code] = (this.byError[code] ?? 0) + 1;
+    const reasons = Array.isArray(answer.reasons) ? (answer.reasons as string[]) : undefined;
+    if (reasons) for (const r of reasons) this.byReason[r] = (this.byReason[r] ?? 0) + 1;
+    if (full) return void results.push(answer);
+    const status = answer.status as number;
+    const k = JSON.stringify([status, code, reasons ?? null]);
+    const group = this.groups.get(k) ?? { status, error: code, ...(reasons ? { reasons } : {}), lines: [] };
+    this.groups.set(k, group);
+    group.lines.push(x.line);
+  }
 }

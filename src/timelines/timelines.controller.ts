@@ -6,7 +6,7 @@ import { Caller } from '../auth/caller.decorator';
 import { ApiKeysService, Principal } from '../auth/api-keys.service';
 import { BadInputError } from '../common/errors';
 import { JsonBody } from '../common/json-body.decorator';
-import { VerifyRateLimit } from '../common/rate-limit';
+import { JOB_VERIFY_COST, PublicRead } from '../common/rate-limit';
 import { RawJson } from '../common/raw-json';
 import { TimelinesService } from './timelines.service';
 
@@ -100,7 +100,7 @@ export class TimelinesController {
    * (even if truncation is not excluded), 422 when invalid or historical.
    */
   @Get('verify')
-  @VerifyRateLimit()
+  @PublicRead(JOB_VERIFY_COST)
   @ApiOperation({ summary: 'Verify a job timeline and all its endpoint commitments (S7, S7.3)' })
   async verify(@Param('job_id') jobId: string, @Res({ passthrough: true }) res: Response) {
     const r = await this.timelines.verify(jobId);
@@ -110,6 +110,7 @@ export class TimelinesController {
 
   /** The ledger's own endpoint `{job_id, final_entry_digest, entry_count, published_at}` for a closed, verifying job. */
   @Get('endpoint')
+  @PublicRead(JOB_VERIFY_COST)
   @ApiOperation({ summary: 'Endpoint of a closed job, for an external witness to publish' })
   @ApiResponse({ status: 409, description: 'timeline_not_closed, timeline_not_valid' })
   async endpoint(@Param('job_id') jobId: string) {

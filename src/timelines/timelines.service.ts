@@ -154,6 +154,9 @@ const PAGE = 2000;
  */
 @Injectable()
 export class TimelinesService {
+  /** Chain results of closed timelines (they never change): computed once per job and last position. */
+  readonly closedChains = new ClosedChainCache();
+
   constructor(
     private readonly db: DatabaseService,
     private readonly ledger: LedgerService,
@@ -429,11 +432,22 @@ export class TimelinesService {
     }
   }
 
-  /** Re-verify the stored entries with the core, fed from their stored texts (never the stored verdict). */
+  /**
+   * Re-verify the stored entries with the core, fed from their stored texts (never the stored verdict). A closed
+   * timeline (its last entry closes it, or it was imported whole) can never change, so its chain result is
+   * computed once and kept, keyed by job and last position (see {@link ClosedChainCache}); an open one is
+   * re-verified on every call. The result is shared: callers must not modify it.
+   */
   private async verifyEntries(q: Queryable, jobId: string): Promise<TimelineResult> {
+    const row = await this.timelineRow(q, jobId);
+    const key = row && (row.closed || row.source === 'import') ? `${row.last_position}:${row.entry_count}:${jobId}` : null;
+    const kept = key === null ? undefined : this.closedChains.get(key);
+    if (kept) return kept;
     const v = new TimelineVerifier();
     for await (const r of this.entryRows(q, jobId)) v.push(parseStored(r.raw));
-    return v.finish();
+    const result = v.finish();
+    if (key !== null) this.closedChains.set(key, result);
+    return result;
   }
 
   /**
@@ -670,4 +684,33 @@ export function witnessProblems(c: unknown): string[] {
   }
   if (has(c, 'retrieved_at') && !isRfc3339(c.retrieved_at)) problems.push('retrieved_at, when present, must be an RFC 3339 date-time with a real date');
   return problems;
+}
+
+/**
+ * Chain results of closed timelines, most recently used first, at most
+ * `capacity` jobs (a result holds no per-entry data: a few KB).
+ */
+export class ClosedChainCache {
+  private readonly map = new Map<string, TimelineResult>();
+
+  constructor(private readonly capacity = 512) {}
+
+  get(key: string): TimelineResult | undefined {
+    const v = this.map.get(key);
+    if (v !== undefined) {
+      this.map.delete(key);
+      this.map.set(key, v);
+    }
+    return v;
+  }
+
+  set(key: string, value: TimelineResult): void {
+    this.map.delete(key);
+    this.map.set(key, value);
+    while (this.map.size > this.capacity) this.map.delete(this.map.keys().next().value as string);
+  }
+
+  get size(): number {
+    return this.map.size;
+  }
 }

@@ -50,7 +50,9 @@ export function queueDashboardModules(): DynamicModule[] {
   return [
     BullBoardModule.forRootAsync({
       inject: [ApiKeysService],
-      useFactory: (keys: ApiKeysService) => ({ route: '/queues', adapter: ExpressAdapter, middleware: dashboardAuth(keys) }),
+      // hideRedisDetails: the Redis server's version, kernel, memory and clients are no business of an auditor
+      // (GET /queues/api/redis/stats answers 403).
+      useFactory: (keys: ApiKeysService) => ({ route: '/queues', adapter: ExpressAdapter, middleware: dashboardAuth(keys), boardOptions: { uiConfig: { hideRedisDetails: true } } }),
     }),
     // Read-only: emptying or cleaning the queue from a browser could strand a batch's chunks.
     BullBoardModule.forFeature({ name: VERIFICATION_QUEUE, adapter: BullMQAdapter, options: { readOnlyMode: true } }),

@@ -1,9 +1,10 @@
-import { Controller, Get, Param, Post, Query, Res } from '@nestjs/common';
+import { Controller, Get, Param, Post, Query, Req, Res } from '@nestjs/common';
 import { ApiBearerAuth, ApiBody, ApiOperation, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
-import type { Response } from 'express';
+import type { Request, Response } from 'express';
 import { Roles } from '../auth/roles.guard';
 import { BadInputError } from '../common/errors';
 import { JsonBody } from '../common/json-body.decorator';
+import { KeyQuota } from '../common/rate-limit';
 import { RawJson } from '../common/raw-json';
 import { Caller } from '../auth/caller.decorator';
 import type { Principal } from '../auth/api-keys.service';
@@ -19,7 +20,10 @@ function pageParam(name: string, value: string | undefined, def: number, max: nu
 @ApiTags('verification batches')
 @Controller()
 export class VerificationBatchesController {
-  constructor(private readonly batches: VerificationBatchesService) {}
+  constructor(
+    private readonly batches: VerificationBatchesService,
+    private readonly quota: KeyQuota,
+  ) {}
 
   /** Queue a re-verification of stored records; answers 202 at once. 503 `queue_unavailable` when the queue is down (nothing recorded). */
   @Post('api/verification-batches')
@@ -29,7 +33,9 @@ export class VerificationBatchesController {
   @ApiBody({ schema: { type: 'object', description: '{targets: [{kind: "receipt"|"job"|"workflow", id}]} or {scope: "all"} or {scope: {since_position: N}}' } })
   @ApiResponse({ status: 202, description: '{batch_id, total, status_url}' })
   @ApiResponse({ status: 503, description: 'queue_unavailable: nothing was recorded' })
-  async create(@JsonBody() body: RawJson, @Caller() caller: Principal, @Res({ passthrough: true }) res: Response) {
+  @ApiResponse({ status: 429, description: 'quota_exceeded: REPORT_QUOTA_PER_HOUR batches per key per hour' })
+  async create(@JsonBody() body: RawJson, @Caller() caller: Principal, @Req() req: Request, @Res({ passthrough: true }) res: Response) {
+    await this.quota.spend(req, 'verification_batches');
     const r = await this.batches.submit(body.value, caller);
     res.status(202);
     res.setHeader('Location', r.status_url);

@@ -89,8 +89,9 @@ export class VerificationBatchesService {
     const request = parseBatchRequest(body);
     await this.dispatcher.ensureAvailable();
     const batchId = randomUUID();
+    // The target list is read outside the write lock (committed records only); only the append takes the lock.
+    const targets = 'targets' in request ? request.targets : await this.targetsSince(this.db, request.since);
     const chunks = await this.db.write(async (tx) => {
-      const targets = 'targets' in request ? request.targets : await this.targetsSince(tx, request.since);
       const data: BatchRequestedData = { batch_id: batchId, scope: 'targets' in request ? 'targets' : request.scope, total: targets.length, chunk_size: this.options.chunkSize, targets };
       await this.ledger.append(tx, streams.batch(batchId), 0, [{ type: 'VerificationBatchRequested', data }], recordedBy(by));
       const chunks = chunkTargets(batchId, targets, this.options.chunkSize);
@@ -102,7 +103,7 @@ export class VerificationBatchesService {
   }
 
   /** Receipts, jobs and workflows recorded (by event position) after `since`, in position order. */
-  private async targetsSince(tx: Tx, since: number): Promise<Target[]> {
+  private async targetsSince(tx: Pick<Tx, 'query'>, since: number): Promise<Target[]> {
     const rows = await tx.query<{ kind: TargetKind; id: string; p: number | string }>(
       `SELECT 'receipt' AS kind, id, position AS p FROM receipts WHERE position > ?
        UNION ALL SELECT 'job' AS kind, job_id AS id, last_position AS p FROM timelines WHERE last_position > ?

@@ -53,7 +53,8 @@ export async function startApp(dialect: TestDialect, env: Record<string, string>
     databaseUrl = db.url;
     drop = db.drop;
   }
-  const app = await createApp({ NODE_ENV: 'test', PUBLIC_BASE_URL: 'https://ledger.test', LOG_LEVEL: 'silent', ...env, DATABASE_URL: databaseUrl });
+  // Suites read freely (one shared public read budget per client would throttle them); a suite that tests the limit sets its own.
+  const app = await createApp({ NODE_ENV: 'test', PUBLIC_BASE_URL: 'https://ledger.test', LOG_LEVEL: 'silent', VERIFY_RATE_LIMIT: '1000000', ...env, DATABASE_URL: databaseUrl });
   await app.init();
   const svc = app.get(ApiKeysService);
   const keys = {} as Record<Role, string>;

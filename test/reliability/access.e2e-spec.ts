@@ -150,19 +150,19 @@ describe.each(DIALECTS)('access on %s', (dialect) => {
 });
 
 describe('verify rate limit (VERIFY_RATE_LIMIT=5)', () => {
-  let t: TestApp;
-  let base: string;
-  beforeAll(async () => {
-    t = await startApp('sqlite', { VERIFY_RATE_LIMIT: '5' });
-    base = await listen(t.app);
-  });
-  afterAll(async () => {
+  // One app per path: the budget is one per client across every public read (see costs.e2e-spec.ts for the
+  // shared budget and the weights; /api/jobs/{id}/verify weighs 5 there).
+  let t: TestApp | undefined;
+  afterEach(async () => {
     await t?.close();
+    t = undefined;
   });
 
-  it.each(['/api/receipt/00000000-0000-4000-8000-000000000000/verify', '/api/jobs/job-limit/verify', '/api/workflow/00000000-0000-4000-8000-000000000000/verify'])(
+  it.each(['/api/receipt/00000000-0000-4000-8000-000000000000/verify', '/api/workflow/00000000-0000-4000-8000-000000000000/verify'])(
     '%s: 5 answers, then 429 with Retry-After',
     async (path) => {
+      t = await startApp('sqlite', { VERIFY_RATE_LIMIT: '5' });
+      const base = await listen(t.app);
       const statuses: number[] = [];
       let last: Reply | undefined;
       for (let i = 0; i < 8; i++) {

@@ -1,0 +1,97 @@
+/**
+ * HTTP hardening applied to every route (API, pages, /docs, /queues):
+ * security headers (helmet), one answer for repeated query parameters,
+ * JSON bodies for the errors Node's HTTP parser answers itself (431, 400,
+ * 408), and the server's header and request timeouts.
+ */
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import helmet from 'helmet';
+import type { Server } from 'node:http';
+import type { Duplex } from 'node:stream';
+
+/** Headers must arrive within this many milliseconds (slow-header clients are cut off with 408). */
+export const HEADERS_TIMEOUT_MS = 10_000;
+/** A whole request (headers and body) must arrive within this many milliseconds (408 beyond). */
+export const REQUEST_TIMEOUT_MS = 60_000;
+
+/**
+ * helmet with a Content-Security-Policy that fits the HTML served outside
+ * the public pages: Swagger UI at /docs and Bull Board at /queues load their
+ * scripts from this origin and use inline styles. The public pages set a
+ * stricter policy of their own (no scripts at all). Every answer gets
+ * `X-Content-Type-Options: nosniff`, `Referrer-Policy: no-referrer`,
+ * `X-Frame-Options: DENY` and `frame-ancestors 'none'`.
+ */
+export function securityHeaders(): RequestHandler {
+  return helmet({
+    contentSecurityPolicy: {
+      useDefaults: false,
+      directives: {
+        'default-src': ["'self'"],
+        'script-src': ["'self'"],
+        'script-src-attr': ["'none'"],
+        'style-src': ["'self'", "'unsafe-inline'"],
+        'img-src': ["'self'", 'data:'],
+        'font-src': ["'self'", 'data:'],
+        'connect-src': ["'self'"],
+        'object-src': ["'none'"],
+        'base-uri': ["'self'"],
+        'form-action': ["'self'"],
+        'frame-ancestors': ["'none'"],
+      },
+    },
+    frameguard: { action: 'deny' },
+    referrerPolicy: { policy: 'no-referrer' },
+  });
+}
+
+/**
+ * 400 `repeated_parameter` when a query parameter appears more than once
+ * (`?job_id=a&job_id=b`): every endpoint takes one value per parameter, and
+ * an array where a string is expected must never reach a query.
+ */
+export function rejectRepeatedQuery(): RequestHandler {
+  return (req: Request, res: Response, next: NextFunction): void => {
+    const q = req.originalUrl.indexOf('?');
+    if (q < 0) return next();
+    const seen = new Set<string>();
+    for (const name of new URLSearchParams(req.originalUrl.slice(q + 1)).keys()) {
+      if (seen.has(name)) {
+        res.status(400).json({ error: 'repeated_parameter', message: `query parameter ${JSON.stringify(name.slice(0, 100))} is given more than once; give it once`, parameter: name.slice(0, 100) });
+        return;
+      }
+      seen.add(name);
+    }
+    next();
+  };
+}
+
+const PARSER_ERRORS: Record<string, [number, string, string]> = {
+  HPE_HEADER_OVERFLOW: [431, 'headers_too_large', 'the request headers are too large'],
+  ERR_HTTP_REQUEST_TIMEOUT: [408, 'request_timeout', 'the request did not arrive in time'],
+};
+
+/**
+ * Timeouts and the server's own error answers: Node answers a malformed
+ * request or oversized headers before any handler runs; these answers carry
+ * the same JSON error body as the rest of the API.
+ */
+export function hardenServer(server: Server): void {
+  server.headersTimeout = HEADERS_TIMEOUT_MS;
+  server.requestTimeout = REQUEST_TIMEOUT_MS;
+  // How often Node checks those two timeouts (read when the server starts listening; Node's default is 30 s).
+  (server as Server & { connectionsCheckingInterval: number }).connectionsCheckingInterval = 1_000;
+  server.removeAllListeners('clientError');
+  server.on('clientError', (err: Error & { code?: string }, socket: Duplex) => {
+    // As Node's own handler: never write over an answer already under way.
+    const inFlight = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+    if (err.code === 'ECONNRESET' || !socket.writable || inFlight?.headersSent) return void socket.destroy();
+    const [status, error, message] = PARSER_ERRORS[err.code ?? ''] ?? [400, 'bad_request', 'the request could not be parsed'];
+    const body = JSON.stringify({ error, message });
+    const reason = status === 431 ? 'Request Header Fields Too Large' : status === 408 ? 'Request Timeout' : 'Bad Request';
+    socket.end(
+      `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+        `X-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n${body}`,
+    );
+  });
+}
