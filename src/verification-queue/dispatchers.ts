@@ -19,6 +19,11 @@ export abstract class BatchDispatcher {
   abstract enqueueInTx(chunks: ChunkData[]): Promise<void>;
   /** Called after that transaction committed. */
   abstract afterCommit(batchId: string, chunks: ChunkData[]): void;
+  /**
+   * For /health: null when no Redis is configured (batches run in process),
+   * else whether Redis answers a PING now (at most about 3 s).
+   */
+  abstract redisHealth(): Promise<null | { up: true } | { up: false; message: string }>;
 }
 
 const PING_TIMEOUT_MS = 1500;
@@ -52,10 +57,14 @@ export class RedisDispatcher extends BatchDispatcher implements BeforeApplicatio
     this.queue.on('error', (e: Error) => this.log.debug?.(`redis: ${e.message}`));
   }
 
+  private async ping(): Promise<void> {
+    const client = await withTimeout(this.queue.client, PING_TIMEOUT_MS, 'redis connection');
+    await withTimeout((client as unknown as { ping(): Promise<string> }).ping(), PING_TIMEOUT_MS, 'redis ping');
+  }
+
   async ensureAvailable(): Promise<void> {
     try {
-      const client = await withTimeout(this.queue.client, PING_TIMEOUT_MS, 'redis connection');
-      await withTimeout((client as unknown as { ping(): Promise<string> }).ping(), PING_TIMEOUT_MS, 'redis ping');
+      await this.ping();
     } catch (e) {
       throw new UnavailableError('queue_unavailable', `the verification queue (Redis) is unavailable, nothing was recorded; try again later (${e instanceof Error ? e.message : String(e)})`);
     }
@@ -87,6 +96,15 @@ export class RedisDispatcher extends BatchDispatcher implements BeforeApplicatio
   }
 
   afterCommit(): void {}
+
+  async redisHealth(): Promise<{ up: true } | { up: false; message: string }> {
+    try {
+      await this.ping();
+      return { up: true };
+    } catch (e) {
+      return { up: false, message: e instanceof Error ? e.message : String(e) };
+    }
+  }
 
   /**
    * Re-queue the chunks of batches not yet completed, so a batch whose jobs
@@ -159,6 +177,10 @@ export class InProcessDispatcher extends BatchDispatcher implements OnApplicatio
   }
 
   async enqueueInTx(): Promise<void> {}
+
+  async redisHealth(): Promise<null> {
+    return null;
+  }
 
   afterCommit(batchId: string, chunks: ChunkData[]): void {
     this.tail = this.tail.then(() => this.run(batchId, chunks));
