@@ -16,6 +16,7 @@ import {
   verifyTimeline,
   ZERO_DIGEST,
 } from '../aer1';
+import { commitmentTextProblems } from '../aer1/commitment-text';
 import { ConflictError, NotFoundError, UnprocessableError, VerificationFailedError } from '../common/errors';
 import { parseRawJson, RawJson, splitJsonArray } from '../common/raw-json';
 import { PublicUrls } from '../common/urls';
@@ -294,7 +295,7 @@ export class TimelinesService {
    * The same text again for the same job is answered with the existing record.
    */
   async recordCommitment(jobId: string, body: RawJson, by: Principal) {
-    const problems = [...commitmentFormatProblems(body.value), ...witnessProblems(body.value)];
+    const problems = [...commitmentFormatProblems(body.value), ...witnessProblems(body.value), ...commitmentTextProblems(body.text)];
     if (problems.length > 0) throw new UnprocessableError('invalid_commitment', `the commitment is malformed: ${problems.join('; ')}`, { reasons: ['invalid_commitment'], problems });
     const text = body.text.trim();
     return this.db.write(async (tx) => {

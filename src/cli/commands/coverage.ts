@@ -13,7 +13,8 @@ import { has, isObject, JsonObject, uuidKey, verifyReceipt } from '../../aer1';
 import { canonicalDigest } from '../../coverage/canonical';
 import { NormalizedPlan, validatePlan } from '../../coverage/plan';
 import { CoverageReportContent, reconcile, RecordInput, reportDigest } from '../../coverage/reconcile';
-import { Input, parseJsonBytes, parseLine, readJsonDocument, splitLines } from '../input';
+import { commitmentValueAsWritten } from '../../aer1/commitment-text';
+import { Input, parseJsonBytes, parseLine, readJsonDocument, readJsonDocumentBytes, splitLines } from '../input';
 import { CliError, CliIo, EXIT_NOT_VALID, EXIT_OK, RunContext, writeAll } from '../io';
 import { safe } from '../report';
 
@@ -138,8 +139,10 @@ export async function runCoverage(opts: CoverageOptions, io: CliIo): Promise<num
     const jobs = new Set(entries.flatMap((e) => (isObject(e) && typeof e.job_id === 'string' ? [e.job_id] : [])));
     if (jobs.size > 0 && !jobs.has(plan.subject.id)) throw new CliError(`the timeline is job ${safe([...jobs][0])}, the plan covers job ${safe(plan.subject.id)}`);
     if (opts.commitment !== undefined) {
-      const c = await readJson(opts.commitment, io);
-      commitment = isObject(c) && has(c, 'commitment') && !has(c, 'job_id') ? c.commitment : c;
+      const input = Input.open(opts.commitment, io);
+      const { value: c, bytes } = await readJsonDocumentBytes(input).finally(() => input.close());
+      const inEnvelope = isObject(c) && has(c, 'commitment') && !has(c, 'job_id');
+      commitment = commitmentValueAsWritten(inEnvelope ? c.commitment : c, bytes.toString('utf8'), inEnvelope ? ['commitment'] : []);
     }
     record = { kind: 'timeline', entries, commitment: commitment === undefined ? null : { value: commitment, recorded_position: null } };
   } else {

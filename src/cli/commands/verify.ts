@@ -19,7 +19,8 @@ import {
   TimelineVerifier,
   verifyDocument,
 } from '../../aer1';
-import { canStartJson, changedWhileRead, fileStamp, Input, LineSplitter, parseJsonBytes, readJsonDocument, timelineLineReader } from '../input';
+import { commitmentAsWritten } from '../../aer1/commitment-text';
+import { canStartJson, changedWhileRead, fileStamp, Input, LineSplitter, parseJsonBytes, readJsonDocumentBytes, timelineLineReader } from '../input';
 import { verifyTimelineFileInParallel } from '../parallel-chain';
 import { CliError, CliIo, EXIT_NOT_VALID, EXIT_OK, RunContext, writeAll } from '../io';
 import { NdjsonStats, renderReport } from '../report';
@@ -71,11 +72,12 @@ export async function verifySingle(file: string, opts: VerifyOptions, io: CliIo)
     if (kind !== 'auto' && kind !== 'chain') throw new CliError(`--commitment checks a timeline: use it with --kind chain, not --kind ${kind}`);
     if (opts.commitment === '-' && file === '-') throw new CliError('stdin can be read only once: give the timeline or the commitment as a file');
   }
-  let commitment: { commitment: unknown; envelope?: JsonObject } | null = null;
+  let commitment: { commitment: unknown; envelope?: JsonObject; text?: string } | null = null;
   if (opts.commitment !== undefined) {
     const c = Input.open(opts.commitment, io);
     try {
-      commitment = commitmentParts(await readJsonDocument(c));
+      const read = await readJsonDocumentBytes(c);
+      commitment = { ...commitmentParts(read.value), text: read.bytes.toString('utf8') };
     } finally {
       c.close();
     }
@@ -103,6 +105,7 @@ export async function verifySingle(file: string, opts: VerifyOptions, io: CliIo)
       if (parsed.ok) {
         doc = parsed.value;
         result = verifyDocument(doc, kind);
+        if (result.kind === 'commitment' && isObject(doc) && has(doc, 'timeline')) result = commitmentAsWritten(result, bytes.toString('utf8'), ['commitment']);
       } else if (parsed.why === 'not_json' && kind === 'chain') {
         // Not one JSON value: read it as NDJSON, one entry per line.
         ({ result, ndjson } = await streamTimeline(once(bytes)));
@@ -121,7 +124,7 @@ export async function verifySingle(file: string, opts: VerifyOptions, io: CliIo)
 
   if (commitment) {
     if (result.kind !== 'chain') throw new CliError(`--commitment checks a timeline, but ${input.name} is a ${result.kind}`);
-    const c: CommitmentResult = checkCommitment(result, commitment.commitment, commitment.envelope);
+    const c: CommitmentResult = commitmentAsWritten(checkCommitment(result, commitment.commitment, commitment.envelope), commitment.text ?? '', commitment.envelope ? ['commitment'] : []);
     result = c;
   }
 
