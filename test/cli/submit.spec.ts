@@ -4,7 +4,7 @@ import { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { DatabaseService } from '../../src/database/database.service';
 import { GenericFormatter, Options, Params } from 'cli-progress';
-import { progressBar } from '../../src/cli/commands/submit';
+import { countResults, progressBar } from '../../src/cli/commands/submit';
 import { startApp, TestApp } from '../helpers/app';
 import { Capture, cli, TmpDir } from './helpers';
 
@@ -154,5 +154,18 @@ describe('aer1 batch submit progress line', () => {
       expect(line(eta, 40, 2)).toMatch(/ 40\/100 records \| 2 not valid$/);
     }
     expect(line(75, 40, 2)).toMatch(/ 40\/100 records \| 2 not valid \| 1m15s left$/);
+  });
+});
+
+describe('aer1 batch submit against a server without counts', () => {
+  it('counts the listed results itself, a not-found target apart from invalid ones', () => {
+    const r = (verdict: string, reasons: string[] = []) => ({ kind: 'job', id: 'x', verdict, reasons });
+    expect(countResults([r('valid'), r('invalid', ['not_found']), r('invalid', ['output_hash_mismatch']), r('historical', ['historical_06_construction']), r('incomplete', ['step_receipt_missing']), r('something_new')])).toEqual({
+      valid: 1,
+      invalid: 2,
+      historical: 1,
+      incomplete: 1,
+      not_found: 1,
+    });
   });
 });

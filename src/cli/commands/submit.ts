@@ -64,9 +64,8 @@ export const DEFAULT_SERVER = 'http://localhost:3000';
 /** A result whose target the ledger does not hold (recorded by the server as verdict invalid, reasons ["not_found"]). */
 const isNotFound = (r: BatchResult): boolean => r.verdict === 'invalid' && r.reasons.length === 1 && r.reasons[0] === 'not_found';
 
-/** Count results per outcome (for servers that do not send `counts`). */
-export function countResults(results: BatchResult[]): BatchCounts {
-  const c: BatchCounts = { valid: 0, invalid: 0, historical: 0, incomplete: 0, not_found: 0 };
+/** Count results per outcome into `c` (for servers that do not send `counts`); returns `c`. */
+export function countResults(results: BatchResult[], c: BatchCounts = { valid: 0, invalid: 0, historical: 0, incomplete: 0, not_found: 0 }): BatchCounts {
   for (const r of results) {
     if (isNotFound(r)) c.not_found++;
     else if (r.verdict === 'valid' || r.verdict === 'historical' || r.verdict === 'incomplete') c[r.verdict]++;
@@ -170,17 +169,16 @@ export async function submitBatch(body: unknown, o: SubmitOptions, io: CliIo): P
   bar?.stop();
   // Every record that is not valid, page by page (every page when the server sends no counts).
   const failures: BatchResult[] = [];
-  const all: BatchResult[] = [];
+  const counted = status.counts === undefined ? countResults([]) : null;
   const needPages = status.counts === undefined || status.counts.valid < status.total;
   for (let offset = 0; needPages && offset < status.total; offset += 1000) {
     const page = await call('GET', `${base}/api/verification-batches/${id}?offset=${offset}&limit=1000`, o.key);
     if (page.status !== 200) throw new CliError(`cannot read batch ${id} (${page.status}): ${String(page.body.message ?? '')}`);
-    for (const r of (page.body as unknown as BatchStatus).results ?? []) {
-      if (status.counts === undefined) all.push(r);
-      if (r.verdict !== 'valid') failures.push(r);
-    }
+    const results = (page.body as unknown as BatchStatus).results ?? [];
+    if (counted) countResults(results, counted);
+    for (const r of results) if (r.verdict !== 'valid') failures.push(r);
   }
-  const counts = status.counts ?? countResults(all);
+  const counts = status.counts ?? counted!;
   const out = new OutputWriter(io.stdout);
   try {
     if (o.json) await out.write(`${JSON.stringify({ batch_id: id, status: status.status, total: status.total, done: status.done, counts, invalid: status.invalid, failures })}\n`);
