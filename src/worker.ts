@@ -4,15 +4,19 @@
  * queue against the same database and Redis as the API. Run any number of
  * them, on any machine that reaches both. Needs DATABASE_URL and REDIS_URL;
  * WORKER_CONCURRENCY (default 1), QUEUE_PREFIX (default aer1).
+ * Logs JSON lines on stdout (pino, LOG_LEVEL as the API): `worker ready` once
+ * it takes jobs, then one `chunk verified` line per chunk.
  */
 import 'reflect-metadata';
-import { DynamicModule, INestApplicationContext, LogLevel, Module } from '@nestjs/common';
-import { ConfigModule } from '@nestjs/config';
+import { DynamicModule, INestApplicationContext, Module } from '@nestjs/common';
+import { ConfigModule, ConfigService } from '@nestjs/config';
 import { NestFactory } from '@nestjs/core';
+import { Logger, LoggerModule } from 'nestjs-pino';
 import { CommonModule } from './common/common.module';
-import { validateConfig } from './config/configuration';
+import { AppConfig, validateConfig } from './config/configuration';
 import { DatabaseModule } from './database/database.module';
 import { LedgerModule } from './ledger/ledger.module';
+import { readQueueOptions, VERIFICATION_QUEUE } from './verification-queue/queue-options';
 import { VerificationQueueModule } from './verification-queue/verification-queue.module';
 
 @Module({})
@@ -22,6 +26,13 @@ export class WorkerModule {
       module: WorkerModule,
       imports: [
         ConfigModule.forRoot({ isGlobal: true, ignoreEnvFile: true, ignoreEnvVars: true, load: [() => validateConfig(env)] }),
+        // The API's logger (pino, JSON lines), without HTTP.
+        LoggerModule.forRootAsync({
+          inject: [ConfigService],
+          useFactory: (config: ConfigService<AppConfig, true>) => ({
+            pinoHttp: { level: config.get('LOG_LEVEL', { infer: true }) ?? (env.NODE_ENV === 'test' ? 'silent' : 'info'), autoLogging: false },
+          }),
+        }),
         CommonModule,
         DatabaseModule,
         LedgerModule,
@@ -31,19 +42,15 @@ export class WorkerModule {
   }
 }
 
-function logLevels(env: Record<string, string | undefined>): LogLevel[] | false {
-  const level = env.LOG_LEVEL ?? (env.NODE_ENV === 'test' ? 'silent' : 'info');
-  if (level === 'silent') return false;
-  const all: LogLevel[] = ['fatal', 'error', 'warn', 'log', 'debug', 'verbose'];
-  const upTo = { fatal: 0, error: 1, warn: 2, info: 3, debug: 4, trace: 5 }[level] ?? 3;
-  return all.slice(0, upTo + 1);
-}
-
-/** Start a worker (also used by the tests: several in one process, each its own context). */
+/** Start a worker (also used by the tests: several in one process, each its own context). Logs `worker ready` when it takes jobs. */
 export async function createWorker(env: Record<string, string | undefined> = process.env): Promise<INestApplicationContext> {
-  const app = await NestFactory.createApplicationContext(WorkerModule.register(env), { logger: logLevels(env), abortOnError: false });
+  const app = await NestFactory.createApplicationContext(WorkerModule.register(env), { bufferLogs: true, abortOnError: false });
+  const logger = app.get(Logger);
+  app.useLogger(logger);
   app.enableShutdownHooks();
   await app.init();
+  const o = readQueueOptions(env);
+  logger.log({ msg: 'worker ready', queue: VERIFICATION_QUEUE, prefix: o.prefix, concurrency: o.concurrency, chunk_size: o.chunkSize, pid: process.pid }, 'VerificationWorker');
   return app;
 }
 

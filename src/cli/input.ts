@@ -206,6 +206,11 @@ export function parseJsonBytes(
  * `FILE is empty`).
  */
 export async function readJsonDocument(input: Input): Promise<unknown> {
+  return (await readJsonDocumentBytes(input)).value;
+}
+
+/** {@link readJsonDocument}, with the bytes read (for checks that need the JSON text, e.g. reading 9's integers). */
+export async function readJsonDocumentBytes(input: Input): Promise<{ value: unknown; bytes: Buffer }> {
   const first = await input.peek();
   if (first === null) {
     input.close();
@@ -213,7 +218,7 @@ export async function readJsonDocument(input: Input): Promise<unknown> {
   }
   const bytes = await input.readAll();
   const r = parseJsonBytes(bytes);
-  if (r.ok) return r.value;
+  if (r.ok) return { value: r.value, bytes };
   throw new CliError(r.why === 'not_json' ? `${input.name} is not JSON: ${r.detail}` : `${input.name} is ${r.detail}`);
 }
 

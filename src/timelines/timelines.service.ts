@@ -23,6 +23,7 @@ import {
   verifyTimeline,
   ZERO_DIGEST,
 } from '../aer1';
+import { commitmentTextProblems } from '../aer1/commitment-text';
 import { ConflictError, NotFoundError, UnprocessableError, VerificationFailedError } from '../common/errors';
 import { parseRawJson, RawJson, splitJsonArray } from '../common/raw-json';
 import { assertIdentifier, httpUrlProblem } from '../common/text';
@@ -342,7 +343,7 @@ export class TimelinesService {
   async recordCommitment(jobId: string, body: RawJson, by: Principal) {
     assertIdentifier('job_id', jobId);
     if (isObject(body.value) && typeof body.value.job_id === 'string' && body.value.job_id.length > 0) assertIdentifier('commitment job_id', body.value.job_id);
-    const problems = [...commitmentFormatProblems(body.value), ...witnessProblems(body.value)];
+    const problems = [...commitmentFormatProblems(body.value), ...witnessProblems(body.value), ...commitmentTextProblems(body.text)];
     if (problems.length > 0) throw new UnprocessableError('invalid_commitment', `the commitment is malformed: ${problems.join('; ')}`, { reasons: ['invalid_commitment'], problems });
     const text = body.text.trim();
     return this.db.write(async (tx) => {

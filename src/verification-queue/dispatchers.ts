@@ -19,9 +19,16 @@ export abstract class BatchDispatcher {
   abstract enqueueInTx(chunks: ChunkData[]): Promise<void>;
   /** Called after that transaction committed. */
   abstract afterCommit(batchId: string, chunks: ChunkData[]): void;
+  /**
+   * For /health: null when no Redis is configured (batches run in process),
+   * else whether Redis answers a PING now (at most about 2 s).
+   */
+  abstract redisHealth(): Promise<null | { up: true } | { up: false; message: string }>;
 }
 
 const PING_TIMEOUT_MS = 1500;
+/** /health answers within about 2 s even with Redis unreachable (load balancer and compose checks time out at 3 s). */
+const HEALTH_PING_TIMEOUT_MS = 1000;
 
 function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
@@ -52,10 +59,14 @@ export class RedisDispatcher extends BatchDispatcher implements BeforeApplicatio
     this.queue.on('error', (e: Error) => this.log.debug?.(`redis: ${e.message}`));
   }
 
+  private async ping(timeoutMs = PING_TIMEOUT_MS): Promise<void> {
+    const client = await withTimeout(this.queue.client, timeoutMs, 'redis connection');
+    await withTimeout((client as unknown as { ping(): Promise<string> }).ping(), timeoutMs, 'redis ping');
+  }
+
   async ensureAvailable(): Promise<void> {
     try {
-      const client = await withTimeout(this.queue.client, PING_TIMEOUT_MS, 'redis connection');
-      await withTimeout((client as unknown as { ping(): Promise<string> }).ping(), PING_TIMEOUT_MS, 'redis ping');
+      await this.ping();
     } catch (e) {
       throw new UnavailableError('queue_unavailable', `the verification queue (Redis) is unavailable, nothing was recorded; try again later (${e instanceof Error ? e.message : String(e)})`);
     }
@@ -87,6 +98,15 @@ export class RedisDispatcher extends BatchDispatcher implements BeforeApplicatio
   }
 
   afterCommit(): void {}
+
+  async redisHealth(): Promise<{ up: true } | { up: false; message: string }> {
+    try {
+      await this.ping(HEALTH_PING_TIMEOUT_MS);
+      return { up: true };
+    } catch (e) {
+      return { up: false, message: e instanceof Error ? e.message : String(e) };
+    }
+  }
 
   /**
    * Re-queue the chunks of batches not yet completed, so a batch whose jobs
@@ -159,6 +179,10 @@ export class InProcessDispatcher extends BatchDispatcher implements OnApplicatio
   }
 
   async enqueueInTx(): Promise<void> {}
+
+  async redisHealth(): Promise<null> {
+    return null;
+  }
 
   afterCommit(batchId: string, chunks: ChunkData[]): void {
     this.tail = this.tail.then(() => this.run(batchId, chunks));

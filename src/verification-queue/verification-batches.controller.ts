@@ -42,9 +42,14 @@ export class VerificationBatchesController {
     return r;
   }
 
-  /** Progress and results (paged by offset/limit, default 100, max 1000). */
+  /**
+   * Progress and results (paged by offset/limit, default 100, max 1000), with
+   * `counts` per outcome {valid, invalid, historical, incomplete, not_found}
+   * (they add up to `done`; only `valid` is a clean result).
+   */
   @Get('api/verification-batches/:id')
   @ApiOperation({ summary: 'Status and results of a verification batch' })
+  @ApiResponse({ status: 200, description: '{batch_id, status, scope, total, done, invalid (verdict invalid, not-found targets included), counts: {valid, invalid, historical, incomplete, not_found}, offset, limit, results, created_at, completed_at, requested_by}' })
   @ApiQuery({ name: 'offset', required: false })
   @ApiQuery({ name: 'limit', required: false })
   async get(@Param('id') id: string, @Query('offset') offset?: string, @Query('limit') limit?: string) {

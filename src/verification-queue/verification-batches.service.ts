@@ -29,6 +29,22 @@ interface BatchRow {
   position: number | string;
 }
 
+/**
+ * Results of a batch per outcome; the members add up to `done`. A target the
+ * ledger does not hold is recorded with verdict `invalid` and reasons
+ * `["not_found"]`: it is counted as `not_found` here, not as `invalid`.
+ */
+export interface BatchCounts {
+  valid: number;
+  invalid: number;
+  historical: number;
+  incomplete: number;
+  not_found: number;
+}
+
+/** The reasons column of a result whose target was not found (see VerificationProcessor.verifyTargets). */
+const NOT_FOUND_REASONS = JSON.stringify(['not_found']);
+
 /** Validate a request body: `{targets: [{kind, id}]}`, `{scope: 'all'}` or `{scope: {since_position: N}}`. */
 export function parseBatchRequest(body: unknown): BatchRequest {
   if (!isObject(body)) throw new BadInputError('invalid_request', 'the body must be a JSON object with targets or scope');
@@ -116,6 +132,12 @@ export class VerificationBatchesService {
       .map(({ kind, id }) => ({ kind, id }));
   }
 
+  /**
+   * Status and one page of results (seq order). `invalid` counts results with
+   * verdict `invalid` (targets not found included, as before); `counts` splits
+   * `done` by outcome: valid, invalid, historical, incomplete, not_found.
+   * Throws NotFoundError for an unknown batch.
+   */
   async get(id: string, offset = 0, limit = 100) {
     const row = (await this.db.query<BatchRow>('SELECT * FROM verification_batches WHERE batch_id = ?', [id.toLowerCase()]))[0];
     if (!row) throw new NotFoundError('verification batch', id);
@@ -125,6 +147,7 @@ export class VerificationBatchesService {
       'SELECT target_kind, target_id, verdict, reasons, verified_at FROM verification_results WHERE batch_id = ? ORDER BY seq LIMIT ? OFFSET ?',
       [row.batch_id, limit, offset],
     );
+    const counts = await this.counts(row.batch_id);
     return {
       batch_id: row.batch_id,
       status: row.completed_at ? 'completed' : done > 0 ? 'running' : 'queued',
@@ -132,6 +155,7 @@ export class VerificationBatchesService {
       total,
       done,
       invalid: Number(row.invalid),
+      counts,
       offset,
       limit,
       results: results.map((r) => ({ kind: r.target_kind, id: r.target_id, verdict: r.verdict, reasons: JSON.parse(r.reasons) as string[], verified_at: r.verified_at })),
@@ -139,5 +163,21 @@ export class VerificationBatchesService {
       completed_at: row.completed_at,
       requested_by: (await recordedByAt(this.db, [Number(row.position)])).get(Number(row.position)) ?? null,
     };
+  }
+
+  /** Results recorded so far, per outcome ({@link BatchCounts}). */
+  async counts(batchId: string): Promise<BatchCounts> {
+    const rows = await this.db.query<{ verdict: string; nf: number | string; n: number | string }>(
+      'SELECT verdict, CASE WHEN reasons = ? THEN 1 ELSE 0 END AS nf, COUNT(*) AS n FROM verification_results WHERE batch_id = ? GROUP BY 1, 2',
+      [NOT_FOUND_REASONS, batchId],
+    );
+    const counts: BatchCounts = { valid: 0, invalid: 0, historical: 0, incomplete: 0, not_found: 0 };
+    for (const r of rows) {
+      const n = Number(r.n);
+      if (Number(r.nf) === 1 && r.verdict === 'invalid') counts.not_found += n;
+      else if (r.verdict === 'valid' || r.verdict === 'historical' || r.verdict === 'incomplete') counts[r.verdict] += n;
+      else counts.invalid += n; // 'invalid' (and any verdict this version does not know: never counted as valid)
+    }
+    return counts;
   }
 }

@@ -34,7 +34,7 @@ export class VerificationQueueModule {
     const options = readQueueOptions(env);
     const providers: Provider[] = [{ provide: QUEUE_OPTIONS, useValue: options }, VerificationProcessor, VerificationProjection];
     const imports: DynamicModule[] = [];
-    const exports: (symbol | typeof VerificationProcessor)[] = [VerificationProcessor];
+    const exports: (symbol | typeof VerificationProcessor | typeof BatchDispatcher)[] = [VerificationProcessor];
     if (options.redisUrl) {
       const url = options.redisUrl;
       imports.push(
@@ -58,7 +58,10 @@ export class VerificationQueueModule {
     } else {
       providers.push({ provide: BatchDispatcher, useClass: InProcessDispatcher });
     }
-    if (mode === 'api') providers.push(VerificationBatchesService);
+    if (mode === 'api') {
+      providers.push(VerificationBatchesService);
+      exports.push(BatchDispatcher); // /health reports Redis through it
+    }
     return {
       module: VerificationQueueModule,
       imports,

@@ -41,8 +41,27 @@ export class VerificationProcessor {
     @Inject(QUEUE_OPTIONS) private readonly options: VerificationQueueOptions,
   ) {}
 
-  /** Process one chunk; returns how many results it newly recorded. */
+  /**
+   * Process one chunk; returns how many results it newly recorded. Logs one
+   * `chunk verified` line: batch_id, chunk_index, count (targets in the chunk),
+   * recorded, skipped (already recorded), duration_ms.
+   */
   async processChunk(chunk: ChunkData): Promise<{ recorded: number; skipped: number }> {
+    const started = performance.now();
+    const r = await this.processChunkUnlogged(chunk);
+    this.log.log({
+      msg: 'chunk verified',
+      batch_id: chunk.batch_id,
+      chunk_index: chunk.chunk_index,
+      count: chunk.targets.length,
+      recorded: r.recorded,
+      skipped: r.skipped,
+      duration_ms: Math.round(performance.now() - started),
+    });
+    return r;
+  }
+
+  private async processChunkUnlogged(chunk: ChunkData): Promise<{ recorded: number; skipped: number }> {
     const batch = await this.db.query('SELECT batch_id FROM verification_batches WHERE batch_id = ?', [chunk.batch_id]);
     if (batch.length === 0) throw new BatchNotCommittedError(`batch ${chunk.batch_id} is not recorded (yet)`);
     const before = await this.recordedKeys(this.db, chunk);

@@ -9,7 +9,7 @@ import { DatabaseService } from '../../src/database/database.service';
 import { redisOptionsFromUrl, VERIFICATION_QUEUE } from '../../src/verification-queue/queue-options';
 import { VERIFICATION_WORKER_HOST, VerificationWorkerHost } from '../../src/verification-queue/verification.worker-host';
 import { createWorker } from '../../src/worker';
-import { createPgDatabase, startApp, TestApp } from '../helpers/app';
+import { createPgDatabase, DIALECTS, startApp, TestApp } from '../helpers/app';
 
 const corpus = JSON.parse(readFileSync(join(__dirname, '../../vectors/aer1-vectors.json'), 'utf8')) as { vectors: { id: string; input: unknown }[] };
 const validReceipt = corpus.vectors.find((v) => v.id === 'receipt-core-valid')!.input as Record<string, unknown>;
@@ -127,6 +127,53 @@ describe('verification batches, in process (no REDIS_URL, SQLite)', () => {
     expect((await submit(t, { scope: 'all' }, t.keys.producer)).status).toBe(403);
     expect((await t.http.get(`/api/verification-batches/${randomUUID()}`)).status).toBe(404);
     expect((await t.http.get(`/api/verification-batches/${randomUUID()}?limit=5000`)).status).toBe(400);
+  });
+});
+
+describe.each(DIALECTS)('verification batch counts per outcome (%s, in process)', (dialect) => {
+  let t: TestApp;
+  const example = (name: string): string => readFileSync(join(__dirname, '../../examples', name), 'utf8');
+  const workflowId = (JSON.parse(example('workflow-draft-example.json')) as { workflow_id: string }).workflow_id;
+  beforeAll(async () => {
+    t = await startApp(dialect);
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it('counts valid, invalid, historical, incomplete and not found apart (was: only `invalid`, so historical and incomplete read as verified)', async () => {
+    const send = (method: 'post' | 'put', path: string, body: string) => t.http[method](path).set('Authorization', `Bearer ${t.keys.producer}`).set('Content-Type', 'application/json').send(body);
+    const good = await send('post', '/api/receipts', receiptText());
+    const bad = await send('post', '/api/receipts', receiptText());
+    expect((await send('put', '/api/jobs/job-old/timeline', example('timeline-historical-06.json'))).status).toBe(201);
+    expect((await send('post', '/api/workflows', example('workflow-draft-example.json'))).status).toBe(201);
+    const row = (await t.app.get(DatabaseService).query<{ raw: string }>('SELECT raw FROM receipts WHERE id = ?', [bad.body.id]))[0];
+    const tampered = JSON.stringify({ ...JSON.parse(row.raw), canonical_bytes: Buffer.from('tampered').toString('base64') });
+    await t.app.get(DatabaseService).write((tx) => tx.query('UPDATE receipts SET raw = ? WHERE id = ?', [tampered, bad.body.id]));
+    const targets = [
+      { kind: 'receipt', id: good.body.id },
+      { kind: 'receipt', id: bad.body.id },
+      { kind: 'job', id: 'job-old' },
+      { kind: 'workflow', id: workflowId },
+      { kind: 'job', id: 'job-nobody' },
+      { kind: 'receipt', id: randomUUID() },
+    ];
+    const r = await submit(t, { targets });
+    expect(r.status).toBe(202);
+    const s = (await waitCompleted(t, r.body.batch_id, 20_000, '')) as BatchStatus & { counts: unknown };
+    // `invalid` keeps its meaning (verdict invalid, not-found targets included); `counts` adds up to `done`.
+    expect(s).toMatchObject({ total: 6, done: 6, invalid: 3 });
+    expect(s.counts).toEqual({ valid: 1, invalid: 1, historical: 1, incomplete: 1, not_found: 2 });
+    expect(s.results.map((x) => [x.kind, x.verdict, x.reasons])).toEqual([
+      ['receipt', 'valid', []],
+      ['receipt', 'invalid', ['output_hash_mismatch']],
+      ['job', 'historical', ['historical_06_construction']],
+      ['workflow', 'incomplete', ['step_receipt_missing']],
+      ['job', 'invalid', ['not_found']],
+      ['receipt', 'invalid', ['not_found']],
+    ]);
+    // Counts are of the whole batch, not of the page.
+    expect(((await status(t, r.body.batch_id, '?offset=5&limit=1')) as BatchStatus & { counts: unknown }).counts).toEqual(s.counts);
   });
 });
 

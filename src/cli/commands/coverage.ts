@@ -13,7 +13,8 @@ import { has, isObject, JsonObject, uuidKey, verifyReceipt } from '../../aer1';
 import { canonicalDigest } from '../../coverage/canonical';
 import { NormalizedPlan, validatePlan } from '../../coverage/plan';
 import { CoverageReportContent, reconcile, RecordInput, reportDigest } from '../../coverage/reconcile';
-import { Input, parseJsonBytes, parseLine, readJsonDocument, splitLines } from '../input';
+import { commitmentValueAsWritten } from '../../aer1/commitment-text';
+import { Input, parseJsonBytes, parseLine, readJsonDocument, readJsonDocumentBytes, splitLines } from '../input';
 import { CliError, CliIo, EXIT_NOT_VALID, EXIT_OK, RunContext, writeAll } from '../io';
 import { safe } from '../report';
 
@@ -140,9 +141,12 @@ export async function runCoverage(opts: CoverageOptions, io: CliIo): Promise<num
     const jobs = new Set(entries.flatMap((e) => (isObject(e) && typeof e.job_id === 'string' ? [e.job_id] : [])));
     if (jobs.size > 0 && !jobs.has(plan.subject.id)) throw new CliError(`the timeline is job ${safe([...jobs][0])}, the plan covers job ${safe(plan.subject.id)}`);
     for (const file of commitmentFiles) {
-      const c = await readJson(file, io);
-      if (isObject(c) && has(c, 'commitment') && !has(c, 'job_id')) commitments.push({ value: c.commitment, envelope: c, recorded_position: null });
-      else commitments.push({ value: c, recorded_position: null });
+      const input = Input.open(file, io);
+      const { value: c, bytes } = await readJsonDocumentBytes(input).finally(() => input.close());
+      const inEnvelope = isObject(c) && has(c, 'commitment') && !has(c, 'job_id');
+      // Reading 9: entry_count must be written as a JSON integer (`8.0`, `8e0` make the commitment malformed).
+      const value = commitmentValueAsWritten(inEnvelope ? c.commitment : c, bytes.toString('utf8'), inEnvelope ? ['commitment'] : []);
+      commitments.push(inEnvelope ? { value, envelope: c, recorded_position: null } : { value, recorded_position: null });
     }
     record = { kind: 'timeline', entries, commitments };
   } else {

@@ -1,17 +1,38 @@
 /**
- * `aer1 batch submit --server URL --key KEY (--all | --since N | TARGETS.json) [--json] [--no-progress]`
+ * `aer1 batch submit [--server URL] [--key KEY] (--all | --since N | TARGETS.json) [--json] [--no-progress]`
  *
  * Submit a verification batch to a running ledger (POST
  * /api/verification-batches, auditor or admin key), follow it with a
  * progress bar (cli-progress, on stderr) until it completes, then print the
- * summary and every record that did not verify.
- * Exit codes: 0 every record verified; 1 some did not; 2 usage error, the
- * server refused the request, or it could not be reached.
+ * summary, counted per outcome as `aer1 verify --batch` does (valid, invalid,
+ * historical, incomplete, and not found for targets the ledger does not hold),
+ * and every record that is not valid.
+ * Defaults: `--server` from AER1_SERVER (else http://localhost:3000), `--key`
+ * from AER1_AUDITOR_KEY (not AER1_KEY, which the README uses for a producer key).
+ * Exit codes: 0 every record valid; 1 any record invalid, historical,
+ * incomplete or not found; 2 usage error, the server refused the request, or
+ * it could not be reached.
  */
-import { SingleBar } from 'cli-progress';
+import { Format, GenericFormatter, Options, Params, SingleBar } from 'cli-progress';
 import { Command, InvalidArgumentError } from 'commander';
 import { readFileSync } from 'node:fs';
 import { CliError, CliIo, errorText, EXIT_NOT_VALID, EXIT_OK, OutputWriter, RunContext } from '../io';
+
+/** Results per outcome, as the server's `counts` (they add up to `done`). */
+export interface BatchCounts {
+  valid: number;
+  invalid: number;
+  historical: number;
+  incomplete: number;
+  not_found: number;
+}
+
+interface BatchResult {
+  kind: string;
+  id: string;
+  verdict: string;
+  reasons: string[];
+}
 
 interface BatchStatus {
   batch_id: string;
@@ -19,7 +40,9 @@ interface BatchStatus {
   total: number;
   done: number;
   invalid: number;
-  results: { kind: string; id: string; verdict: string; reasons: string[] }[];
+  /** Absent from servers older than this CLI: then counted from the results. */
+  counts?: BatchCounts;
+  results: BatchResult[];
 }
 
 export interface SubmitOptions {
@@ -33,6 +56,45 @@ export interface SubmitOptions {
   pollMs?: number;
   /** Give up after this many seconds (default 3600). */
   timeout?: number;
+}
+
+/** Default server when neither --server nor AER1_SERVER is given. */
+export const DEFAULT_SERVER = 'http://localhost:3000';
+
+/** A result whose target the ledger does not hold (recorded by the server as verdict invalid, reasons ["not_found"]). */
+const isNotFound = (r: BatchResult): boolean => r.verdict === 'invalid' && r.reasons.length === 1 && r.reasons[0] === 'not_found';
+
+/** Count results per outcome into `c` (for servers that do not send `counts`); returns `c`. */
+export function countResults(results: BatchResult[], c: BatchCounts = { valid: 0, invalid: 0, historical: 0, incomplete: 0, not_found: 0 }): BatchCounts {
+  for (const r of results) {
+    if (isNotFound(r)) c.not_found++;
+    else if (r.verdict === 'valid' || r.verdict === 'historical' || r.verdict === 'incomplete') c[r.verdict]++;
+    else c.invalid++;
+  }
+  return c;
+}
+
+/** The summary line: `batch ID: N records: a valid, b invalid, c historical, d incomplete, e not found`. */
+export function summaryLine(id: string, total: number, c: BatchCounts): string {
+  return `batch ${id}: ${total} records: ${c.valid} valid, ${c.invalid} invalid, ${c.historical} historical, ${c.incomplete} incomplete, ${c.not_found} not found`;
+}
+
+const BAR_FORMAT = 'verifying {bar} {value}/{total} records | {notvalid} not valid';
+
+/**
+ * The progress line: the time left only once it can be estimated (cli-progress
+ * gives `INF` or `NULL` before two samples with progress, which its time
+ * format printed as "NFs left" / "LLs left").
+ */
+export const progressFormat: GenericFormatter = (options: Options, params: Params, payload: object) => {
+  const eta: unknown = params.eta;
+  const known = typeof eta === 'number' && Number.isFinite(eta) && params.value > 0 && params.value < params.total;
+  return Format.Formatter({ ...options, format: known ? `${BAR_FORMAT} | {eta_formatted} left` : BAR_FORMAT }, params, payload);
+};
+
+/** The progress bar (on `stream`, normally stderr). */
+export function progressBar(stream: NodeJS.WritableStream): SingleBar {
+  return new SingleBar({ stream, format: progressFormat, hideCursor: true, etaBuffer: 20 });
 }
 
 async function call(method: string, url: string, key: string, body?: unknown): Promise<{ status: number; body: Record<string, unknown> }> {
@@ -88,15 +150,15 @@ export async function submitBatch(body: unknown, o: SubmitOptions, io: CliIo): P
   }
   const id = String(submitted.body.batch_id);
   const total = Number(submitted.body.total);
-  const bar = o.progress === false ? null : new SingleBar({ stream: io.stderr as NodeJS.WritableStream, format: 'verifying {bar} {value}/{total} records | {invalid} invalid | {eta_formatted} left', hideCursor: true, etaBuffer: 20 });
-  bar?.start(total, 0, { invalid: 0 });
+  const bar = o.progress === false ? null : progressBar(io.stderr as NodeJS.WritableStream);
+  bar?.start(total, 0, { notvalid: 0 });
   const deadline = Date.now() + (o.timeout ?? 3600) * 1000;
   let status: BatchStatus;
   for (;;) {
     const r = await call('GET', `${base}/api/verification-batches/${id}?limit=1`, o.key);
     if (r.status !== 200) throw new CliError(`cannot read batch ${id} (${r.status}): ${String(r.body.message ?? '')}`);
     status = r.body as unknown as BatchStatus;
-    bar?.update(status.done, { invalid: status.invalid });
+    bar?.update(status.done, { notvalid: status.counts ? status.done - status.counts.valid : status.invalid });
     if (status.status === 'completed') break;
     if (Date.now() > deadline) {
       bar?.stop();
@@ -105,25 +167,31 @@ export async function submitBatch(body: unknown, o: SubmitOptions, io: CliIo): P
     await new Promise((resolve) => setTimeout(resolve, o.pollMs ?? 500));
   }
   bar?.stop();
-  // Every record that did not verify, page by page.
-  const failures: BatchStatus['results'] = [];
-  for (let offset = 0; status.invalid > 0 && offset < status.total; offset += 1000) {
+  // Every record that is not valid, page by page (every page when the server sends no counts).
+  const failures: BatchResult[] = [];
+  const counted = status.counts === undefined ? countResults([]) : null;
+  const needPages = status.counts === undefined || status.counts.valid < status.total;
+  for (let offset = 0; needPages && offset < status.total; offset += 1000) {
     const page = await call('GET', `${base}/api/verification-batches/${id}?offset=${offset}&limit=1000`, o.key);
-    for (const r of (page.body as unknown as BatchStatus).results ?? []) if (r.verdict !== 'valid') failures.push(r);
+    if (page.status !== 200) throw new CliError(`cannot read batch ${id} (${page.status}): ${String(page.body.message ?? '')}`);
+    const results = (page.body as unknown as BatchStatus).results ?? [];
+    if (counted) countResults(results, counted);
+    for (const r of results) if (r.verdict !== 'valid') failures.push(r);
   }
+  const counts = status.counts ?? counted!;
   const out = new OutputWriter(io.stdout);
   try {
-    if (o.json) await out.write(`${JSON.stringify({ batch_id: id, status: status.status, total: status.total, done: status.done, invalid: status.invalid, failures })}\n`);
+    if (o.json) await out.write(`${JSON.stringify({ batch_id: id, status: status.status, total: status.total, done: status.done, counts, invalid: status.invalid, failures })}\n`);
     else {
-      await out.write(`batch ${id}: ${status.total} records, ${status.total - status.invalid} verified, ${status.invalid} did not\n`);
-      for (const f of failures) await out.write(`  ${f.verdict.toUpperCase()} ${f.kind} ${f.id}: ${f.reasons.join(', ')}\n`);
+      await out.write(`${summaryLine(id, status.total, counts)}\n`);
+      for (const f of failures) await out.write(`  ${isNotFound(f) ? 'NOT FOUND' : f.verdict.toUpperCase()} ${f.kind} ${f.id}: ${f.reasons.join(', ')}\n`);
       await out.write(`  details: ${base}/api/verification-batches/${id}\n`);
     }
     await out.end();
   } finally {
     out.detach();
   }
-  return status.invalid === 0 ? EXIT_OK : EXIT_NOT_VALID;
+  return counts.valid === status.total ? EXIT_OK : EXIT_NOT_VALID;
 }
 
 function position(value: string): number {
@@ -139,16 +207,17 @@ export function registerSubmit(program: Command, ctx: RunContext): void {
     .command('submit')
     .description('submit a verification batch, show its progress, print the summary')
     .argument('[targets]', 'JSON file: [{"kind":"receipt|job|workflow","id":"..."}, ...]')
-    .requiredOption('--server <url>', 'the ledger, e.g. http://localhost:3000')
-    .option('--key <key>', 'an auditor (or admin) API key; default: $AER1_KEY')
+    .option('--server <url>', `the ledger; default: $AER1_SERVER, else ${DEFAULT_SERVER}`)
+    .option('--key <key>', 'an auditor (or admin) API key; default: $AER1_AUDITOR_KEY')
     .option('--all', 'every receipt, timeline and workflow in the ledger')
     .option('--since <position>', 'everything recorded after this ledger position', position)
     .option('--json', 'print the summary as one JSON line')
     .option('--no-progress', 'no progress bar')
-    .addHelpText('after', '\nExit codes: 0 every record verified; 1 some did not; 2 usage error, refused or unreachable.')
-    .action(async (targets: string | undefined, opts: { server: string; key?: string; all?: boolean; since?: number; json?: boolean; progress?: boolean }) => {
-      const key = opts.key ?? process.env.AER1_KEY;
-      if (!key) throw new CliError('an API key is needed: --key KEY or AER1_KEY');
-      ctx.exitCode = await submitBatch(batchRequest(opts, targets), { ...opts, key }, ctx.io);
+    .addHelpText('after', '\nExit codes: 0 every record valid; 1 any record invalid, historical, incomplete or not found; 2 usage error, refused or unreachable.')
+    .action(async (targets: string | undefined, opts: { server?: string; key?: string; all?: boolean; since?: number; json?: boolean; progress?: boolean }) => {
+      const server = opts.server ?? (process.env.AER1_SERVER || DEFAULT_SERVER);
+      const key = opts.key ?? process.env.AER1_AUDITOR_KEY;
+      if (!key) throw new CliError('an auditor (or admin) API key is needed: --key KEY or AER1_AUDITOR_KEY');
+      ctx.exitCode = await submitBatch(batchRequest(opts, targets), { ...opts, server, key }, ctx.io);
     });
 }

@@ -23,7 +23,8 @@ import {
   TimelineVerifier,
   verifyDocument,
 } from '../../aer1';
-import { canStartJson, changedWhileRead, fileStamp, Input, LineSplitter, parseJsonBytes, readJsonDocument, timelineLineReader } from '../input';
+import { commitmentAsWritten, commitmentValueAsWritten } from '../../aer1/commitment-text';
+import { canStartJson, changedWhileRead, fileStamp, Input, LineSplitter, parseJsonBytes, readJsonDocumentBytes, timelineLineReader } from '../input';
 import { verifyTimelineFileInParallel } from '../parallel-chain';
 import { CliError, CliIo, EXIT_NOT_VALID, EXIT_OK, RunContext, writeAll } from '../io';
 import { NdjsonStats, renderReport, safe } from '../report';
@@ -97,7 +98,10 @@ export async function verifySingle(file: string, opts: VerifyOptions, io: CliIo)
   for (const f of commitmentFiles) {
     const c = Input.open(f, io);
     try {
-      commitments.push(commitmentParts(await readJsonDocument(c)));
+      const read = await readJsonDocumentBytes(c);
+      const parts = commitmentParts(read.value);
+      // Reading 9: entry_count must be written as a JSON integer (`8.0`, `8e0` make the commitment malformed).
+      commitments.push({ ...parts, commitment: commitmentValueAsWritten(parts.commitment, read.bytes.toString('utf8'), parts.envelope ? ['commitment'] : []) });
     } finally {
       c.close();
     }
@@ -138,6 +142,7 @@ export async function verifySingle(file: string, opts: VerifyOptions, io: CliIo)
       if (parsed.ok) {
         doc = parsed.value;
         result = verifyDocument(doc, kind);
+        if (result.kind === 'commitment' && isObject(doc) && has(doc, 'timeline')) result = commitmentAsWritten(result, bytes.toString('utf8'), ['commitment']);
       } else if (parsed.why === 'not_json' && kind === 'chain') {
         // Not one JSON value: read it as NDJSON, one entry per line.
         ({ result, ndjson, digests } = await streamTimeline(once(bytes), wanted));
