@@ -1,4 +1,4 @@
-import { InjectQueue, Processor, WorkerHost } from '@nestjs/bullmq';
+import { InjectQueue, OnWorkerEvent, Processor, WorkerHost } from '@nestjs/bullmq';
 import { BeforeApplicationShutdown, Injectable, Logger, OnApplicationShutdown, Type } from '@nestjs/common';
 import { Job, Queue, Worker } from 'bullmq';
 import { ChunkData } from './batch.types';
@@ -28,6 +28,15 @@ export class VerificationWorkerHost extends WorkerHost implements BeforeApplicat
     @InjectQueue(VERIFICATION_QUEUE) private readonly queue: Queue,
   ) {
     super();
+    // A connection error (Redis down, or closed while it was still connecting at shutdown) is an
+    // 'error' event: without a listener Node throws it as an unhandled error in the process.
+    this.queue.on('error', (e: Error) => this.log.debug?.(`redis: ${e.message}`));
+  }
+
+  /** The Worker's connection errors: logged, never thrown (BullMQ reconnects by itself). */
+  @OnWorkerEvent('error')
+  onWorkerError(e: Error): void {
+    this.log.warn(`redis: ${e.message}`);
   }
 
   async process(job: Job<ChunkData>): Promise<{ recorded: number; skipped: number }> {

@@ -11,6 +11,7 @@ import {
   AnyResult,
   assessCommitments,
   commitmentLabel,
+  checkCommitment,
   CommitmentsAssessment,
   decidingCommitment,
   DocumentKind,
@@ -23,7 +24,7 @@ import {
   TimelineVerifier,
   verifyDocument,
 } from '../../aer1';
-import { commitmentAsWritten, commitmentValueAsWritten } from '../../aer1/commitment-text';
+import { commitmentAsWritten, commitmentTextProblems } from '../../aer1/commitment-text';
 import { canStartJson, changedWhileRead, fileStamp, Input, LineSplitter, parseJsonBytes, readJsonDocumentBytes, timelineLineReader } from '../input';
 import { verifyTimelineFileInParallel } from '../parallel-chain';
 import { CliError, CliIo, EXIT_NOT_VALID, EXIT_OK, RunContext, writeAll } from '../io';
@@ -94,14 +95,17 @@ export async function verifySingle(file: string, opts: VerifyOptions, io: CliIo)
     if (kind !== 'auto' && kind !== 'chain') throw new CliError(`--commitment checks a timeline: use it with --kind chain, not --kind ${kind}`);
     if ([file, ...commitmentFiles].filter((f) => f === '-').length > 1) throw new CliError('stdin can be read only once: give the timeline or the commitment as a file');
   }
-  const commitments: { commitment: unknown; envelope?: JsonObject }[] = [];
+  /** Each commitment file: its value, envelope, and its text when `entry_count` is not written as a JSON integer (reading 9). */
+  const commitments: { commitment: unknown; envelope?: JsonObject; miswritten?: { text: string; at: string[] } }[] = [];
   for (const f of commitmentFiles) {
     const c = Input.open(f, io);
     try {
       const read = await readJsonDocumentBytes(c);
       const parts = commitmentParts(read.value);
+      const text = read.bytes.toString('utf8');
+      const at = parts.envelope ? ['commitment'] : [];
       // Reading 9: entry_count must be written as a JSON integer (`8.0`, `8e0` make the commitment malformed).
-      commitments.push({ ...parts, commitment: commitmentValueAsWritten(parts.commitment, read.bytes.toString('utf8'), parts.envelope ? ['commitment'] : []) });
+      commitments.push(commitmentTextProblems(text, at).length > 0 ? { ...parts, miswritten: { text, at } } : parts);
     } finally {
       c.close();
     }
@@ -165,8 +169,11 @@ export async function verifySingle(file: string, opts: VerifyOptions, io: CliIo)
     const chain = result;
     const digestAt = new Map<number, string | null>(earlierCounts(chain, commitments.map((c) => ({ id: null, value: c.commitment }))).map((k) => [k, chain.entries?.[k - 1]?.entry_digest ?? digests?.get(k) ?? null]));
     // Every commitment judged together: the deciding one is reported in full (its verdict is valid only when truncation is excluded).
-    assessment = assessCommitments(chain, commitments.map((c) => ({ id: null, value: c.commitment, envelope: c.envelope })), { digest_at: digestAt });
-    result = decidingCommitment(assessment)!.check;
+    // A miswritten entry_count is judged as no integer at all (the commitment is malformed).
+    assessment = assessCommitments(chain, commitments.map((c) => ({ id: null, value: c.miswritten && isObject(c.commitment) ? { ...c.commitment, entry_count: null } : c.commitment, envelope: c.envelope })), { digest_at: digestAt });
+    const deciding = decidingCommitment(assessment)!;
+    const source = commitments[deciding.index];
+    result = source.miswritten ? commitmentAsWritten(checkCommitment(chain, source.commitment, source.envelope), source.miswritten.text, source.miswritten.at) : deciding.check;
   }
   const extra = assessment && commitmentFiles.length > 1 ? { commitments: assessmentJson(assessment, commitmentFiles) } : {};
 
