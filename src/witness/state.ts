@@ -18,7 +18,7 @@
  * One process per directory: {@link WitnessStateStore.open} takes a `LOCK`
  * file holding its pid (a stale lock, whose process is gone, is taken over).
  */
-import { closeSync, fsyncSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, fsyncSync, openSync, readFileSync, realpathSync, unlinkSync, writeSync } from 'node:fs';
 import { mkdir, open, readdir, readFile, rename, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { hash, randomBytes } from 'node:crypto';
@@ -87,8 +87,12 @@ export function parseStateFile(text: string, fileName?: string): StoredCheckpoin
   return { origin, size: size as number, rootHash, note };
 }
 
-function isAlive(pid: number): boolean {
-  if (pid === process.pid) return false; // our own pid in a stale file (a restarted container reuses pids)
+/** Directories locked by this process (by real path). */
+const OPEN_HERE = new Set<string>();
+
+function isAlive(pid: number, dir: string): boolean {
+  // Our own pid: held by this process only if we opened it; otherwise a stale file (a restarted container reuses pids).
+  if (pid === process.pid) return OPEN_HERE.has(dir);
   try {
     process.kill(pid, 0);
     return true;
@@ -106,8 +110,11 @@ export class WitnessStateStore {
   private readonly records = new Map<string, StoredCheckpoint>();
   private readonly locks = new Map<string, Promise<void>>();
   private lockHeld = false;
+  private readonly realDir: string;
 
-  private constructor(readonly dir: string) {}
+  private constructor(readonly dir: string) {
+    this.realDir = realpathSync(dir);
+  }
 
   /**
    * Open (creating it, mode 0700, when missing) the state directory: take
@@ -153,6 +160,7 @@ export class WitnessStateStore {
           closeSync(fd);
         }
         this.lockHeld = true;
+        OPEN_HERE.add(this.realDir);
         return;
       } catch (e) {
         if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw new WitnessStateError(`cannot lock the state directory: ${(e as Error).message}`);
@@ -163,7 +171,7 @@ export class WitnessStateStore {
       } catch (_) {
         // unreadable: treated as stale below only if it vanished
       }
-      if (Number.isSafeInteger(pid) && pid > 0 && isAlive(pid)) throw new WitnessStateError(`the state directory is in use by process ${pid} (${path})`);
+      if (Number.isSafeInteger(pid) && pid > 0 && isAlive(pid, this.realDir)) throw new WitnessStateError(`the state directory is in use by process ${pid} (${path})`);
       try {
         // Stale lock (its process is gone, e.g. after SIGKILL): take it over.
         unlinkSync(path);
@@ -178,6 +186,7 @@ export class WitnessStateStore {
   close(): void {
     if (!this.lockHeld) return;
     this.lockHeld = false;
+    OPEN_HERE.delete(this.realDir);
     try {
       unlinkSync(join(this.dir, LOCK));
     } catch (_) {
