@@ -13,7 +13,8 @@ import { registerGenerate } from './generate';
 import { registerLedger } from './ledger';
 import { registerSubmit } from './submit';
 import { registerVerify } from './verify';
+import { registerWitness } from './witness';
 
 export type Register = (program: Command, ctx: RunContext) => void;
 
-export const COMMANDS: readonly Register[] = [registerVerify, registerConformance, registerGenerate, registerCoverage, registerLedger, registerSubmit];
+export const COMMANDS: readonly Register[] = [registerVerify, registerConformance, registerGenerate, registerCoverage, registerLedger, registerSubmit, registerWitness];
