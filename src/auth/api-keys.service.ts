@@ -89,7 +89,8 @@ function toRecord(r: KeyRow): KeyRecord {
 
 /** An owner or system name: the identifier rule (src/common/text.ts). */
 function plainName(v: unknown): v is string {
-  return typeof v === 'string' && identifierProblem('name', v) === null;
+  // The identifier rule does not judge an empty string: an empty owner would make every such key one owner.
+  return typeof v === 'string' && v.length > 0 && identifierProblem('name', v) === null;
 }
 
 /**

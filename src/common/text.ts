@@ -15,9 +15,11 @@ import { BadInputError } from './errors';
  * and isolates U+202A-U+202E / U+2066-U+2069, U+200E/U+200F/U+061C marks,
  * zero-width U+200B-U+200D, U+2060, U+FEFF, soft hyphen...), line and
  * paragraph separators, other default-ignorable code points (fillers,
- * variation selectors) and unpaired surrogates.
+ * variation selectors), every space separator but U+0020 (no-break, en, em,
+ * thin, ideographic spaces look like a plain space: `EXECUTED BY LED GER`
+ * with U+2002 must not read as another system) and unpaired surrogates.
  */
-const INVISIBLE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/gu;
+const INVISIBLE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/gu;
 
 /** One piece of a text cut by {@link visibleSegments}: plain text, or one code point to mark. */
 export type Segment = { text: string } | { codePoint: number };

@@ -6,7 +6,8 @@ import { DatabaseService } from '../database/database.service';
 import { receiptOf, ReceiptsService } from '../receipts/receipts.service';
 import { ClaimingWorkflow, ContainingWorkflow, WorkflowsService, WorkflowVerification } from '../workflows/workflows.service';
 import type { Principal } from '../auth/api-keys.service';
-import { writerAt } from '../ledger/ledger.service';
+import { writerAt, Writer } from '../ledger/ledger.service';
+import { sameOwner } from '../auth/permissions';
 import type { RecordedBy } from '../ledger/event-hash';
 import { loadTimelineView, TimelineView } from './timeline-view';
 
@@ -31,7 +32,10 @@ export interface ReceiptPageData {
     checks: ReceiptResult['checks'];
     limits: string[];
   };
+  /** Entries of job timelines recorded by this receipt's writer (or its owner) that name this receipt. */
   timeline_positions: { job_id: string; seq: number; url: string }[];
+  /** Entries of job timelines of other owners that name this receipt: claims, shown without the job's name. */
+  claimed_by_timelines: { job_id: string; seq: number; url: string; claimed_by: string; recorded_by: RecordedBy | null }[];
   /** Workflows recorded by this receipt's writer (or its owner) naming it as a step (S8.3). */
   workflows: ContainingWorkflow[];
   /** Workflows recorded by other owners that name this receipt: claims, shown without their text. */
@@ -89,7 +93,15 @@ export class PublicPagesService {
     const recorded = receiptOf(parsed);
     const receipt = withheld ? withoutCanonicalBytes(recorded) : recorded;
     const declared = receipt && typeof receipt === 'object' && !Array.isArray(receipt) ? (receipt as Record<string, unknown>).output_hash : null;
-    const positions = await this.db.query<{ job_id: string; seq: number | string }>('SELECT job_id, seq FROM timeline_entries WHERE LOWER(receipt_id) = ? ORDER BY job_id, seq', [row.id]);
+    const positions = await this.db.query<{ job_id: string; seq: number | string; key_id: string | null; key_name: string | null; owner: string | null }>(
+      `SELECT t.job_id AS job_id, t.seq AS seq, e.key_id AS key_id, e.key_name AS key_name, k.owner AS owner
+       FROM timeline_entries t LEFT JOIN events e ON e.position = t.position LEFT JOIN api_keys k ON k.id = e.key_id
+       WHERE LOWER(t.receipt_id) = ? ORDER BY t.job_id, t.seq`,
+      [row.id],
+    );
+    // An entry recorded by another owner only claims this receipt (as a workflow of another owner does).
+    const entryWriter = (p: (typeof positions)[number]): Writer | null => (p.key_id !== null && p.key_name !== null ? { key_id: p.key_id, name: p.key_name, owner: p.owner ?? null } : null);
+    const own = (w: Writer | null): boolean => (w === null && writer === null) || (w !== null && writer !== null && sameOwner(w, writer));
     const kind = provenanceKind(row.provenance_class);
     const containing = await this.workflows.containing(row.id, writer);
     const by = writer ? { key_id: writer.key_id, name: writer.name } : null;
@@ -112,7 +124,13 @@ export class PublicPagesService {
         checks: result.checks,
         limits: result.limits,
       },
-      timeline_positions: positions.map((p) => ({ job_id: p.job_id, seq: Number(p.seq), url: this.urls.job(p.job_id) })),
+      timeline_positions: positions.filter((p) => own(entryWriter(p))).map((p) => ({ job_id: p.job_id, seq: Number(p.seq), url: this.urls.job(p.job_id) })),
+      claimed_by_timelines: positions
+        .filter((p) => !own(entryWriter(p)))
+        .map((p) => {
+          const w = entryWriter(p);
+          return { job_id: p.job_id, seq: Number(p.seq), url: this.urls.job(p.job_id), claimed_by: w ? (w.owner ?? w.name) : 'a key before attribution was recorded', recorded_by: w ? { key_id: w.key_id, name: w.name } : null };
+        }),
       workflows: containing.own,
       claimed_by_workflows: containing.claimed,
       superseded_by: link(this.urls, row.superseded_by),

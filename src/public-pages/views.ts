@@ -76,7 +76,12 @@ ${d.timeline_positions.length
   ? html`<table><thead><tr><th>Job timeline</th><th>seq</th></tr></thead><tbody>${d.timeline_positions.map(
       (p) => html`<tr><td><a href="${jobHref(p.job_id)}">${p.job_id}</a></td><td>${p.seq}</td></tr>`,
     )}</tbody></table>`
-  : html`<p class="muted">This receipt is not an entry of any recorded job timeline.</p>`}
+  : html`<p class="muted">This receipt is not an entry of any job timeline recorded by its owner.</p>`}
+${d.claimed_by_timelines.length
+  ? html`<ul id="claimed-timelines">${d.claimed_by_timelines.map(
+      (p) => html`<li>Claimed by ${p.claimed_by}: entry ${p.seq} of <a href="${jobHref(p.job_id)}">a job timeline of another owner</a> names this receipt. It was not recorded by this receipt's owner.</li>`,
+    )}</ul>`
+  : ''}
 <h2>Raw JSON (exactly as stored)</h2>
 ${d.raw === null ? html`<p class="muted" id="raw">Withheld with the canonical bytes (see above).</p>` : html`<pre id="raw">${d.raw}</pre>`}
 ${limitsList([...v.limits, 'A result preview or decoded text is not the source dataset; only the canonical bytes are committed (S4).'])}

@@ -180,7 +180,7 @@ describe.each(DIALECTS)('ownership and attribution on %s', (dialect) => {
       const ok = await post('/api/keys', t.keys.admin, JSON.stringify({ name: 'platform', role: 'producer', owner: 'acme', systems: ['LEDGER'], gateway: true, publication: 'metadata' }));
       expect(ok.status).toBe(201);
       expect(ok.body).toMatchObject({ name: 'platform', role: 'producer', owner: 'acme', systems: ['LEDGER'], gateway: true, publication: 'metadata' });
-      for (const bad of [{ systems: 'LEDGER' }, { systems: [' LEDGER'] }, { systems: ['A', 'A'] }, { gateway: 'yes' }, { publication: 'secret' }, { owner: 'a\u202eb' }]) {
+      for (const bad of [{ systems: 'LEDGER' }, { systems: [' LEDGER'] }, { systems: ['A', 'A'] }, { gateway: 'yes' }, { publication: 'secret' }, { owner: 'a\u202eb' }, { owner: '' }, { systems: [''] }]) {
         const r = await post('/api/keys', t.keys.admin, JSON.stringify({ name: 'x', role: 'producer', ...bad }));
         expect([r.status, r.body.error]).toEqual([422, 'invalid_key_options']);
       }
