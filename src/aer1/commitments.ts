@@ -198,3 +198,34 @@ export function decidingCommitment(a: CommitmentsAssessment): AssessedCommitment
   const list = a.commitments;
   return list.find((c) => c.contradicts) ?? [...list].reverse().find((c) => c.binding) ?? list[list.length - 1] ?? null;
 }
+
+/**
+ * The one overall answer for a job (Honest answers issue): the S7 chain
+ * verdict and every endpoint commitment judged together (rev 09).
+ * - `invalid` / `historical`: the chain verdict (S7, S7.4), whatever the commitments say;
+ * - `truncation_detected`, `final_entry_substituted`, `entry_substituted`: a recorded commitment contradicts the visible timeline;
+ * - `truncation_not_excluded`: the chain verifies but no commitment binds it (S7.3);
+ * - `clean`: the chain verifies, a commitment binds it and none contradicts it.
+ * Only `clean` is a success for a machine verifier (S6).
+ */
+export type JobAssessment = 'clean' | Contradiction | 'truncation_not_excluded' | 'invalid' | 'historical';
+
+/** {@link JobAssessment} of a chain `verdict` and its commitments' judgement (see {@link assessCommitments}). */
+export function jobAssessment(verdict: string, commitments: Pick<CommitmentsAssessment, 'status' | 'truncation_excluded'>): JobAssessment {
+  if (verdict === 'historical') return 'historical';
+  if (verdict !== 'valid') return 'invalid';
+  const s = commitments.status;
+  if (s === 'truncation_detected' || s === 'final_entry_substituted' || s === 'entry_substituted') return s;
+  return commitments.truncation_excluded ? 'clean' : 'truncation_not_excluded';
+}
+
+/** A headline for each {@link JobAssessment}, in words (pages, the CLI, batch summaries). */
+export const JOB_ASSESSMENT_HEADLINE: Readonly<Record<JobAssessment, string>> = {
+  clean: 'CLEAN: the chain verifies and a binding endpoint commitment excludes truncation',
+  truncation_detected: 'TRUNCATION DETECTED: a recorded endpoint commitment counts more entries than are visible',
+  final_entry_substituted: 'FINAL ENTRY SUBSTITUTED: a recorded endpoint commitment names another final entry',
+  entry_substituted: 'ENTRY SUBSTITUTED: a recorded endpoint commitment names another digest for an earlier entry',
+  truncation_not_excluded: 'TRUNCATION NOT EXCLUDED: the chain verifies, but no endpoint commitment binds it (S7.3)',
+  invalid: 'INVALID: the chain does not verify (S7)',
+  historical: 'HISTORICAL: the chain follows the -06 construction (S7.4), never valid',
+};

@@ -34,7 +34,7 @@ export interface ReceiptPageData {
   };
   /** Entries of job timelines recorded by this receipt's writer (or its owner) that name this receipt. */
   timeline_positions: { job_id: string; seq: number; url: string }[];
-  /** Entries of job timelines of other owners that name this receipt: claims, shown without the job's name. */
+  /** Entries of job timelines of other owners (or written before attribution) that name this receipt: claims. */
   claimed_by_timelines: { job_id: string; seq: number; url: string; claimed_by: string; recorded_by: RecordedBy | null }[];
   /** Workflows recorded by this receipt's writer (or its owner) naming it as a step (S8.3). */
   workflows: ContainingWorkflow[];

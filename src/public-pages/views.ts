@@ -79,7 +79,7 @@ ${d.timeline_positions.length
   : html`<p class="muted">This receipt is not an entry of any job timeline recorded by its owner.</p>`}
 ${d.claimed_by_timelines.length
   ? html`<ul id="claimed-timelines">${d.claimed_by_timelines.map(
-      (p) => html`<li>Claimed by ${p.claimed_by}: entry ${p.seq} of <a href="${jobHref(p.job_id)}">a job timeline of another owner</a> names this receipt. It was not recorded by this receipt's owner.</li>`,
+      (p) => html`<li>Claimed by ${p.claimed_by}: entry ${p.seq} of the job timeline <a href="${jobHref(p.job_id)}">${p.job_id}</a> names this receipt. That timeline was not recorded by this receipt's owner.</li>`,
     )}</ul>`
   : ''}
 <h2>Raw JSON (exactly as stored)</h2>

@@ -96,15 +96,17 @@ export class TimelinesController {
    * Re-verify the stored timeline (S7) and every endpoint commitment
    * recorded for it (rev 09), judged together: `truncation_excluded` only
    * when one binds and none contradicts (`commitments` lists each with its
-   * outcome, `findings` each contradiction). 200 when the chain is valid
-   * (even if truncation is not excluded), 422 when invalid or historical.
+   * outcome, `findings` each contradiction). It leads with `assessment`:
+   * 200 only when it is `clean` (S6: a machine verifier answers success only
+   * for what verified); 422 for `invalid`, `historical`, a contradicting
+   * commitment, or a chain no commitment binds (`truncation_not_excluded`).
    */
   @Get('verify')
   @PublicRead(JOB_VERIFY_COST)
   @ApiOperation({ summary: 'Verify a job timeline and all its endpoint commitments (S7, S7.3)' })
   async verify(@Param('job_id') jobId: string, @Res({ passthrough: true }) res: Response) {
     const r = await this.timelines.verify(jobId);
-    res.status(r.verdict === 'valid' ? 200 : 422);
+    res.status(r.assessment === 'clean' ? 200 : 422);
     return r;
   }
 

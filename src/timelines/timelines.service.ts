@@ -22,6 +22,9 @@ import {
   TimelineVerifier,
   verifyTimeline,
   ZERO_DIGEST,
+  JobAssessment,
+  jobAssessment,
+  JOB_ASSESSMENT_HEADLINE,
 } from '../aer1';
 import { commitmentTextProblems } from '../aer1/commitment-text';
 import { ConflictError, NotFoundError, UnprocessableError, VerificationFailedError } from '../common/errors';
@@ -116,6 +119,14 @@ export interface CommitmentVerification {
 
 /** GET /api/jobs/:job_id/verify. */
 export interface TimelineVerification {
+  /**
+   * The one overall answer: the chain verdict and every commitment judged
+   * together (`clean` only when the chain verifies, a commitment binds and none
+   * contradicts). The HTTP status is 200 only for `clean`.
+   */
+  assessment: JobAssessment;
+  /** {@link assessment} in words. */
+  headline: string;
   job_id: string;
   source: string;
   verdict: string;
@@ -481,7 +492,7 @@ export class TimelinesService {
       seqs.push(r.seq);
       lastSeq = r.seq;
     }
-    const commitments = await this.commitmentRows(this.db, jobId);
+    const commitments = await commitmentRows(this.db, jobId);
     const by = await recordedByAt(this.db, [...positions, ...commitments.map((c) => c.position)]);
     const entriesRecordedBy: { first_seq: number; last_seq: number; recorded_by: RecordedBy | null }[] = [];
     positions.forEach((p, k) => {
@@ -508,35 +519,12 @@ export class TimelinesService {
     };
   }
 
-  private async commitmentRows(q: Queryable, jobId: string): Promise<CommitmentRow[]> {
-    const rows = await q.query<Record<string, unknown>>('SELECT * FROM commitments WHERE job_id = ? ORDER BY position', [jobId]);
-    return rows.map((r) => ({
-      id: r.id as string,
-      job_id: r.job_id as string,
-      raw: r.raw as string,
-      binding: Number(r.binding) === 1,
-      reasons: JSON.parse(r.reasons as string) as string[],
-      entry_count_at_record: Number(r.entry_count_at_record),
-      position: Number(r.position),
-      recorded_at: r.recorded_at as string,
-    }));
-  }
 
   /**
    * The recomputed S7.1 digests of entries at the given 1-based places of
    * the stored chain (for earlier-checkpoint commitments), from the stored
    * texts.
    */
-  private async digestsAt(q: Queryable, jobId: string, counts: number[]): Promise<Map<number, string | null>> {
-    // Stored timelines have contiguous seqs from 1 (appends are checked, imports verify), so place k is seq k.
-    const out = new Map<number, string | null>(counts.map((k) => [k, null]));
-    for (let i = 0; i < counts.length; i += 200) {
-      const chunk = counts.slice(i, i + 200);
-      const rows = await q.query<{ seq: number | string; raw: string }>(`SELECT seq, raw FROM timeline_entries WHERE job_id = ? AND seq IN (${chunk.map(() => '?').join(', ')})`, [jobId, ...chunk]);
-      for (const r of rows) out.set(Number(r.seq), entryDigest(parseStored(r.raw)));
-    }
-    return out;
-  }
 
   /**
    * Every commitment recorded for the job, judged together against the
@@ -544,10 +532,7 @@ export class TimelinesService {
    * job page, coverage reports and `aer1` use).
    */
   async assess(q: Queryable, jobId: string, timeline: TimelineResult): Promise<{ rows: CommitmentRow[]; assessment: CommitmentsAssessment }> {
-    const rows = await this.commitmentRows(q, jobId);
-    const recorded = rows.map((c) => ({ id: c.id, value: parseStored(c.raw), position: c.position, recorded_at: c.recorded_at }));
-    const digest_at = await this.digestsAt(q, jobId, earlierCounts(timeline, recorded));
-    return { rows, assessment: assessCommitments(timeline, recorded, { job_id: jobId, digest_at }) };
+    return assessJobCommitments(q, jobId, timeline);
   }
 
   /**
@@ -577,7 +562,10 @@ export class TimelinesService {
           recorded: rows.length,
         }
       : { status: 'absent', outcome: null, reasons: [], id: null, commitment: null, witness: null, recorded_at: null, checks: [], recorded: 0 };
+    const overall = jobAssessment(result.verdict, assessment);
     return {
+      assessment: overall,
+      headline: JOB_ASSESSMENT_HEADLINE[overall],
       job_id: jobId,
       source: row.source,
       verdict: result.verdict,
@@ -619,6 +607,44 @@ export class TimelinesService {
     ))[0];
     return { job_id: jobId, final_entry_digest: result.final_entry_digest, entry_count: result.entry_count, published_at: last.recorded_at };
   }
+}
+
+/** The commitments recorded for a job, in record order. */
+async function commitmentRows(q: Queryable, jobId: string): Promise<CommitmentRow[]> {
+  const rows = await q.query<Record<string, unknown>>('SELECT * FROM commitments WHERE job_id = ? ORDER BY position', [jobId]);
+  return rows.map((r) => ({
+    id: r.id as string,
+    job_id: r.job_id as string,
+    raw: r.raw as string,
+    binding: Number(r.binding) === 1,
+    reasons: JSON.parse(r.reasons as string) as string[],
+    entry_count_at_record: Number(r.entry_count_at_record),
+    position: Number(r.position),
+    recorded_at: r.recorded_at as string,
+  }));
+}
+
+async function digestsAt(q: Queryable, jobId: string, counts: number[]): Promise<Map<number, string | null>> {
+  // Stored timelines have contiguous seqs from 1 (appends are checked, imports verify), so place k is seq k.
+  const out = new Map<number, string | null>(counts.map((k) => [k, null]));
+  for (let i = 0; i < counts.length; i += 200) {
+    const chunk = counts.slice(i, i + 200);
+    const rows = await q.query<{ seq: number | string; raw: string }>(`SELECT seq, raw FROM timeline_entries WHERE job_id = ? AND seq IN (${chunk.map(() => '?').join(', ')})`, [jobId, ...chunk]);
+    for (const r of rows) out.set(Number(r.seq), entryDigest(parseStored(r.raw)));
+  }
+  return out;
+}
+
+/**
+ * Every endpoint commitment recorded for `jobId`, judged together against the
+ * job's verified chain `timeline` (rev 09, see assessCommitments): the one
+ * judgement the verifier, the job page, batches and coverage share.
+ */
+export async function assessJobCommitments(q: Queryable, jobId: string, timeline: TimelineResult): Promise<{ rows: CommitmentRow[]; assessment: CommitmentsAssessment }> {
+  const rows = await commitmentRows(q, jobId);
+  const recorded = rows.map((c) => ({ id: c.id, value: parseStored(c.raw), position: c.position, recorded_at: c.recorded_at }));
+  const digest_at = await digestsAt(q, jobId, earlierCounts(timeline, recorded));
+  return { rows, assessment: assessCommitments(timeline, recorded, { job_id: jobId, digest_at }) };
 }
 
 /** Member and format checks of one entry alone (S7.1/S7.2), by the core. */

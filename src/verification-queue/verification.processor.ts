@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { TimelineVerifier, uuidKey, verifyReceipt, verifyWorkflow, VerificationResultBase } from '../aer1';
+import { jobAssessment, TimelineVerifier, uuidKey, verifyReceipt, verifyWorkflow, VerificationResultBase } from '../aer1';
+import { assessJobCommitments } from '../timelines/timelines.service';
 import { DatabaseService } from '../database/database.service';
 import { LedgerService } from '../ledger/ledger.service';
 import { streams } from '../ledger/streams';
@@ -137,7 +138,15 @@ export class VerificationProcessor {
       if (rows.length < 1000) break;
       after = Number(rows[rows.length - 1].seq);
     }
-    return v.entryCount === 0 ? null : v.finish();
+    if (v.entryCount === 0) return null;
+    const result = v.finish();
+    if (result.verdict !== 'valid') return result;
+    // The job's one assessment (as GET /api/jobs/{id}/verify): a recorded commitment that contradicts the
+    // visible chain makes the record invalid; a chain no commitment binds stays valid, with the reason said.
+    const overall = jobAssessment(result.verdict, (await assessJobCommitments(this.db, jobId, result)).assessment);
+    if (overall === 'clean') return result;
+    if (overall === 'truncation_not_excluded') return { ...result, reasons: ['truncation_not_excluded'] };
+    return { ...result, verdict: 'invalid', reasons: [overall] };
   }
 
   /** A workflow receipt with the step receipts the ledger holds (keyed by lowercase id). */

@@ -157,8 +157,10 @@ describe.each(DIALECTS)('timelines and endpoint commitments on %s', (dialect) =>
 
     it('verifies without a commitment: valid, but truncation not excluded', async () => {
       const r = await t.http.get('/api/jobs/job-eight/verify');
-      expect(r.status).toBe(200);
-      expect(r.body).toMatchObject({ job_id: 'job-eight', verdict: 'valid', reasons: [], construction: '-07', entry_count: 8, final_entry_digest: FINAL_EIGHT, closed: true, provenance: { 'EXECUTED BY LEDGER': 8 }, truncation_excluded: false });
+      // The chain verdict stays valid (S7); the answer leads with the job's assessment, a success only when clean (S6).
+      expect(r.status).toBe(422);
+      expect(r.body).toMatchObject({ assessment: 'truncation_not_excluded', job_id: 'job-eight', verdict: 'valid', reasons: [], construction: '-07', entry_count: 8, final_entry_digest: FINAL_EIGHT, closed: true, provenance: { 'EXECUTED BY LEDGER': 8 }, truncation_excluded: false });
+      expect(Object.keys(r.body)[0]).toBe('assessment');
       expect(r.body.commitment.status).toBe('absent');
       expect(r.body.statement).toContain(NOT_EXCLUDED);
     });
@@ -233,8 +235,8 @@ describe.each(DIALECTS)('timelines and endpoint commitments on %s', (dialect) =>
       expect(statuses.filter((s) => s === 409)).toHaveLength(19);
       for (const a of answers.filter((x) => x.status === 409)) expect(['timeline_closed', 'seq_not_contiguous', 'expected_version_conflict']).toContain(a.body.error);
       const v = await t.http.get(`/api/jobs/${job}/verify`);
-      expect(v.status).toBe(200);
-      expect(v.body).toMatchObject({ verdict: 'valid', entry_count: 3, closed: true });
+      expect(v.status).toBe(422); // no commitment: truncation not excluded
+      expect(v.body).toMatchObject({ assessment: 'truncation_not_excluded', verdict: 'valid', entry_count: 3, closed: true });
       const winner = competitors[statuses.indexOf(201)];
       expect(v.body.final_entry_digest).toBe(entryDigest(winner));
     });
@@ -350,8 +352,8 @@ describe.each(DIALECTS)('timelines and endpoint commitments on %s', (dialect) =>
       expect(c.body.binding).toBe(false);
       expect(c.body.reasons).toEqual(['commitment_entry_count_mismatch', 'commitment_final_digest_mismatch']);
       const v = await t.http.get('/api/jobs/job-eight/verify');
-      expect(v.status).toBe(200);
-      expect(v.body).toMatchObject({ verdict: 'valid', truncation_excluded: false, commitment: { status: 'non_binding', reasons: ['commitment_entry_count_mismatch', 'commitment_final_digest_mismatch'] } });
+      expect(v.status).toBe(422);
+      expect(v.body).toMatchObject({ assessment: 'truncation_detected', verdict: 'valid', truncation_excluded: false, commitment: { status: 'non_binding', reasons: ['commitment_entry_count_mismatch', 'commitment_final_digest_mismatch'] } });
       expect(v.body.statement).toContain(NOT_EXCLUDED);
     });
   });

@@ -57,7 +57,7 @@ describe.each(DIALECTS)('integrity: commitments and coverage facts on %s', (dial
 
   async function expectTruncationStands(job: string, order: string[]): Promise<void> {
     const v = await get(`/api/jobs/${job}/verify`);
-    expect(v.status).toBe(200);
+    expect([v.status, v.body.assessment]).toEqual([422, 'truncation_detected']); // (was 200, read as valid)
     // The fields the verifier had before the fix first: they said binding / excluded.
     expect([v.body.truncation_excluded, v.body.commitment.status]).toEqual([false, 'non_binding']);
     expect(v.body).toMatchObject({ verdict: 'valid', truncation_excluded: false, commitment_assessment: 'truncation_detected', commitment: { status: 'non_binding', outcome: 'truncation_detected', recorded: 2 } });
@@ -86,6 +86,26 @@ describe.each(DIALECTS)('integrity: commitments and coverage facts on %s', (dial
     expect(c.findings.map((f) => f.code)).toEqual(['truncation_detected', 'commitment_non_binding']);
     expect(c.actions.map((a) => a.status)).toEqual(['covered', 'covered', 'covered', 'covered', 'covered', 'covered']);
   }
+
+  it('a batch verification counts a job whose commitment proves truncation as invalid, and says why a chain without one is not clean (was: "1 valid", exit 0)', async () => {
+    const cut = 'job-batch-cut';
+    const { witness } = await scene(cut);
+    expect((await post(`/api/jobs/${cut}/commitments`, witness, t.keys.producer)).status).toBe(201);
+    const open = 'job-batch-open';
+    await scene(open);
+    const b = await post('/api/verification-batches', { targets: [{ kind: 'job', id: cut }, { kind: 'job', id: open }] }, t.keys.auditor);
+    expect(b.status).toBe(202);
+    let status: { status: string; results: { id: string; verdict: string; reasons: string[] }[] } = { status: 'queued', results: [] };
+    for (let i = 0; i < 100 && status.status !== 'completed'; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      status = (await get(`/api/verification-batches/${b.body.batch_id}`, t.keys.auditor)).body;
+    }
+    expect(status.status).toBe('completed');
+    expect(status.results.map((r) => [r.id, r.verdict, r.reasons])).toEqual([
+      [cut, 'invalid', ['truncation_detected']],
+      [open, 'valid', ['truncation_not_excluded']],
+    ]);
+  });
 
   it('a forged commitment posted after the witness one does not hide the truncation (was: full_coverage, /verify binding, excluded "by witness.example", the page notice gone)', async () => {
     const job = 'job-forged-after';

@@ -19,6 +19,8 @@ import {
   entryDigest,
   has,
   isObject,
+  JOB_ASSESSMENT_HEADLINE,
+  jobAssessment,
   JsonObject,
   TimelineResult,
   TimelineVerifier,
@@ -164,6 +166,7 @@ export async function verifySingle(file: string, opts: VerifyOptions, io: CliIo)
   if (stamp !== null && fileStamp(file) !== stamp) throw new CliError(changedWhileRead(input.name));
 
   let assessment: CommitmentsAssessment | null = null;
+  const chainVerdict = result.kind === 'chain' ? result.verdict : result.kind === 'commitment' ? result.timeline.verdict : null;
   if (commitments.length > 0) {
     if (result.kind !== 'chain') throw new CliError(`--commitment checks a timeline, but ${input.name} is a ${result.kind}`);
     const chain = result;
@@ -176,14 +179,29 @@ export async function verifySingle(file: string, opts: VerifyOptions, io: CliIo)
     result = source.miswritten ? commitmentAsWritten(checkCommitment(chain, source.commitment, source.envelope), source.miswritten.text, source.miswritten.at) : deciding.check;
   }
   const extra = assessment && commitmentFiles.length > 1 ? { commitments: assessmentJson(assessment, commitmentFiles) } : {};
+  // A timeline leads with the job's one assessment (as the ledger's /api/jobs/{id}/verify): the chain verdict and its commitments together.
+  const overall = chainVerdict === null ? null : jobAssessment(chainVerdict, assessment ?? singleCommitmentStatus(result));
 
   if (opts.json) {
-    const out = ndjson ? { ...result, ...extra, input: ndjson } : { ...result, ...extra };
+    const lead = overall === null ? {} : { assessment: overall };
+    const out = ndjson ? { ...lead, ...result, ...extra, input: ndjson } : { ...lead, ...result, ...extra };
     await writeAll(io.stdout, JSON.stringify(out, null, 2) + '\n');
   } else {
-    await writeAll(io.stdout, renderReport(result, { source: input.name, doc, ndjson }) + (assessment && commitmentFiles.length > 1 ? assessmentText(assessment, commitmentFiles) : ''));
+    const lead = overall === null ? '' : `Assessment: ${JOB_ASSESSMENT_HEADLINE[overall]}\n`;
+    await writeAll(io.stdout, lead + renderReport(result, { source: input.name, doc, ndjson }) + (assessment && commitmentFiles.length > 1 ? assessmentText(assessment, commitmentFiles) : ''));
   }
   return result.verdict === 'valid' ? EXIT_OK : EXIT_NOT_VALID;
+}
+
+/**
+ * The commitment judgement of a result without `--commitment` files: none for
+ * a bare chain; for a `{timeline, commitment}` document, its one commitment
+ * (malformed = binds nothing).
+ */
+function singleCommitmentStatus(result: AnyResult): Pick<CommitmentsAssessment, 'status' | 'truncation_excluded'> {
+  if (result.kind !== 'commitment') return { status: 'absent', truncation_excluded: false };
+  if (result.reasons.includes('invalid_commitment')) return { status: 'non_binding', truncation_excluded: false };
+  return assessCommitments(result.timeline, [{ id: null, value: result.commitment }]);
 }
 
 /** What `--json` adds with several `--commitment` files: every commitment's outcome and the findings. */
