@@ -43,6 +43,7 @@ table.kv th{width:14rem}
 .prov-unknown{color:var(--bad);border:2px dotted var(--bad)}
 .provenance.logged{border-left-style:dashed;border-left-color:var(--muted)}
 ul.witness{margin:0;padding-left:1rem}
+.badge.not-recorded{display:block;width:max-content;max-width:100%;border-radius:4px;font-size:.75rem;margin-top:.15rem}
 details.passed{margin:.5rem 0}
 details.passed>summary{cursor:pointer;color:var(--ok);font-weight:600}
 .box{border:1px solid var(--line);border-radius:8px;padding:.75rem 1rem;margin:1rem 0;background:var(--soft)}
@@ -119,11 +120,13 @@ export function idCode(v: unknown): SafeHtml {
 /**
  * A long hash or identifier for a narrow place (a table column): shortened
  * to its first 12 and last 6 characters, the full value one click away in
- * a `<details>` (no script), selectable as a whole. Short values are shown whole.
+ * a `<details>` (no script), selectable as a whole. Values up to 40
+ * characters (a UUID) are shown whole. Never put it inside a link (a
+ * `<summary>` in an `<a>` would follow the link instead of opening).
  */
 export function shortId(v: unknown): SafeHtml {
   const s = typeof v === 'string' ? v : v === null || v === undefined ? '' : JSON.stringify(v);
-  if ([...s].length <= 24) return idCode(s);
+  if ([...s].length <= 40) return idCode(s);
   const cps = [...s];
   return html`<details class="h"><summary><code title="show the full value">${cps.slice(0, 12).join('')}…${cps.slice(-6).join('')}</code></summary>${idCode(s)}</details>`;
 }

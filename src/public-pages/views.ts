@@ -18,10 +18,10 @@ function value(v: unknown): SafeHtml {
   return json !== undefined && json.length > 80 ? html`<pre class="value">${JSON.stringify(v, null, 2)}</pre>` : idCode(json ?? String(v));
 }
 
-/** A link to a receipt page whose id stays on one line (shortened where `short`). */
-function receiptLink(id: unknown, short = false): SafeHtml {
-  if (typeof id === 'string' && isUuid(id)) return html`<a href="${runHref(id)}">${short ? shortId(id) : idCode(id)}</a>`;
-  return idCode(String(id ?? ''));
+/** A link to a receipt page whose id stays on one line (a UUID is short enough to show whole). */
+function receiptLink(id: unknown): SafeHtml {
+  if (typeof id === 'string' && isUuid(id)) return html`<a href="${runHref(id)}">${idCode(id)}</a>`;
+  return shortId(String(id ?? ''));
 }
 
 /** A receipt id whose receipt this ledger does not hold: shown, not linked, and said so. */
@@ -173,7 +173,7 @@ ${d.steps.map((s, i) => {
   const cls = outcome === 'verified' ? 'ok' : outcome === 'failed' ? 'bad' : 'warn';
   // Only a receipt this ledger holds is linked; a missing one says so instead of linking to "Not found".
   const at = outcome === 'verified' || outcome === 'failed';
-  return html`<tr><td>${String(s.seq)}</td><td>${String(s.tool ?? '')}</td><td>${at ? receiptLink(s.receipt_id, true) : outcome === 'missing' ? unrecordedReceipt(s.receipt_id) : shortId(String(s.receipt_id ?? ''))}</td><td>${provenanceLabel(o?.provenance_class)}</td><td><span class="badge ${cls}">${outcome === 'missing' ? 'missing: not recorded' : outcome}</span>${o && o.reasons.length ? html` <span class="muted">${o.reasons.join(', ')}</span>` : ''}</td><td><code class="nowrap">${String(s.started_at ?? '')}</code><br><code class="nowrap">${String(s.ended_at ?? '')}</code></td><td>${String(s.status ?? '')}</td></tr>`;
+  return html`<tr><td>${String(s.seq)}</td><td>${String(s.tool ?? '')}</td><td>${at ? receiptLink(s.receipt_id) : outcome === 'missing' ? unrecordedReceipt(s.receipt_id) : shortId(String(s.receipt_id ?? ''))}</td><td>${provenanceLabel(o?.provenance_class)}</td><td><span class="badge ${cls}">${outcome === 'missing' ? 'missing: not recorded' : outcome}</span>${o && o.reasons.length ? html` <span class="muted">${o.reasons.join(', ')}</span>` : ''}</td><td><code class="nowrap">${String(s.started_at ?? '')}</code><br><code class="nowrap">${String(s.ended_at ?? '')}</code></td><td>${String(s.status ?? '')}</td></tr>`;
 })}
 </tbody></table></div>
 <p class="muted">Provenance applies per step; the workflow receipt does not upgrade the provenance of its steps (S8.2 step 6).</p>
@@ -254,7 +254,7 @@ ${limitsList(t.limits)}
 function entryReceipt(e: TimelineEntryView): SafeHtml {
   if (!linkableReceiptId(e.receipt_id)) return shortId(e.receipt_id ?? '');
   if (e.receipt_recorded === false) return unrecordedReceipt(e.receipt_id);
-  return receiptLink(e.receipt_id, true);
+  return receiptLink(e.receipt_id);
 }
 
 /** Where this page of entries sits, with links to the first and the next page (only seq numbers reach the URLs). */
