@@ -58,7 +58,7 @@ function evidenceList(items: EvidenceItem[], links: Links): string {
     .slice(0, PAGE_EVIDENCE_ITEMS)
     .map((e) => {
       const receipt = e.receipt_id === null ? 'no receipt id' : e.receipt_recorded ? `<a href="/run/${encodeURIComponent(e.receipt_id.toLowerCase())}">${id(e.receipt_id)}</a>` : `${id(e.receipt_id)} <span class="badge warn">receipt not recorded</span>`;
-      return `<li><a href="${escapeHtml(links.entry(e.seq))}">seq ${text(e.seq)}</a>: ${receipt} ${provenanceLabel(e.provenance_class ?? null).value}, outcome ${text(e.outcome)}${e.receipt_status ? ` (${text(e.receipt_status)})` : ''}${e.receipt_provenance_class ? `, receipt says ${text(e.receipt_provenance_class)}` : ''}</li>`;
+      return `<li><a href="${escapeHtml(links.entry(e.seq))}">seq ${Number(e.seq)}</a>: ${receipt} ${provenanceLabel(e.provenance_class ?? null).value}, outcome ${text(e.outcome)}${e.receipt_status ? ` (${text(e.receipt_status)})` : ''}${e.receipt_provenance_class ? `, receipt says ${text(e.receipt_provenance_class)}` : ''}</li>`;
     })
     .join('')}</ul>${more(items.length, PAGE_EVIDENCE_ITEMS)}`;
 }
