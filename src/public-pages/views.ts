@@ -286,5 +286,6 @@ export function indexPage(): string {
 }
 
 export function notFoundPage(message: string): string {
-  return layout('Not found', html`<h1>Not found</h1><p>${message}</p><p><a href="/">Home</a></p>`);
+  // The message names the id asked for: one line (scrolled when long), never broken inside the id.
+  return layout('Not found', html`<h1>Not found</h1><p>${idCode(message)}</p><p><a href="/">Home</a></p>`);
 }
