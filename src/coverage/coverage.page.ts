@@ -5,7 +5,8 @@
  * `userText`); the page has no scripts and is served with a
  * Content-Security-Policy that allows none.
  */
-import { plainText, userText } from '../public-pages/html';
+import { unsafeRaw, userText } from '../public-pages/html';
+import { layout, provenanceLabel, Tone, verdictBlock } from '../public-pages/layout';
 import { ActionReport, EvidenceItem } from './reconcile';
 import type { StoredReport } from './coverage.service';
 
@@ -20,11 +21,11 @@ function text(s: unknown): string {
   return userText(typeof s === 'string' ? s : s === null || s === undefined ? '' : JSON.stringify(s) ?? String(s)).value;
 }
 
-const STYLE = `body{font:15px/1.45 system-ui,sans-serif;max-width:70rem;margin:2rem auto;padding:0 1rem;color:#1b1b1b}
-table{border-collapse:collapse;width:100%;margin:.5rem 0 1.5rem}th,td{border:1px solid #ccc;padding:.3rem .5rem;text-align:left;vertical-align:top}
-code{font-size:13px;word-break:break-all}.s-covered{color:#17602a}.s-missing,.s-failed,.s-reported_only,.s-out_of_order,.s-over_count{color:#a11212;font-weight:600}
-.cp{font:600 12px monospace;color:#a11212;background:#ffebe9;border:1px dashed #a11212;border-radius:3px;padding:0 .15em;white-space:nowrap}bdi{unicode-bidi:isolate}
-.note{background:#fff7e0;border-left:4px solid #d9a400;padding:.5rem .8rem}.ok{color:#17602a}.bad{color:#a11212;font-weight:600}`;
+/** Page-specific additions to the site's stylesheet (src/public-pages/layout.ts). */
+const STYLE = `<style>.s-covered{color:var(--ok);font-weight:600}.s-missing,.s-failed,.s-reported_only,.s-out_of_order,.s-over_count{color:var(--bad);font-weight:600}
+.s-covered::before{content:"\\2713\\00a0"}.s-missing::before,.s-failed::before,.s-reported_only::before,.s-out_of_order::before,.s-over_count::before{content:"\\2717\\00a0"}
+.note{background:#fff8c5;border-left:4px solid var(--warn);padding:.5rem .8rem}.ok{color:var(--ok)}.bad{color:var(--bad);font-weight:600}
+ul.evidence{margin:0;padding-left:1rem}ul.evidence li{margin:.15rem 0}</style>`;
 
 /** Evidence items shown per list on the page; the rest are counted (the JSON report has every one). */
 export const PAGE_EVIDENCE_ITEMS = 50;
@@ -36,59 +37,118 @@ function more(total: number, shown: number): string {
   return total > shown ? `<br><i>&hellip; and ${total - shown} more (every one is in the JSON report)</i>` : '';
 }
 
-function evidenceList(items: EvidenceItem[]): string {
+/** A one-line, selectable identifier (never broken mid-token; scrolled when wider than its box). */
+function id(s: unknown): string {
+  return `<code class="id">${text(s)}</code>`;
+}
+
+/** Links for a report's subject: its job page (entries at their rows) or its workflow page. */
+interface Links {
+  /** The page of the entry (job) or step (workflow) with this seq. */
+  entry(seq: number): string;
+}
+
+/**
+ * Evidence items, each linked to its entry and, when this ledger holds the
+ * receipt, to the receipt's page; an unrecorded receipt is said so, not linked.
+ */
+function evidenceList(items: EvidenceItem[], links: Links): string {
   if (items.length === 0) return '&ndash;';
-  return items
+  return `<ul class="evidence">${items
     .slice(0, PAGE_EVIDENCE_ITEMS)
-    .map((e) => `seq ${e.seq}: <code>${text(e.receipt_id ?? '(no id)')}</code> ${text(e.provenance_class ?? 'unknown provenance')}, outcome ${text(e.outcome)}${e.receipt_status ? ` (${text(e.receipt_status)})` : ''}${e.receipt_provenance_class ? `, receipt says ${text(e.receipt_provenance_class)}` : ''}`)
-    .join('<br>') + more(items.length, PAGE_EVIDENCE_ITEMS);
+    .map((e) => {
+      const receipt = e.receipt_id === null ? 'no receipt id' : e.receipt_recorded ? `<a href="/run/${encodeURIComponent(e.receipt_id.toLowerCase())}">${id(e.receipt_id)}</a>` : `${id(e.receipt_id)} <span class="badge warn">receipt not recorded</span>`;
+      return `<li><a href="${escapeHtml(links.entry(e.seq))}">seq ${Number(e.seq)}</a>: ${receipt} ${provenanceLabel(e.provenance_class ?? null).value}, outcome ${text(e.outcome)}${e.receipt_status ? ` (${text(e.receipt_status)})` : ''}${e.receipt_provenance_class ? `, receipt says ${text(e.receipt_provenance_class)}` : ''}</li>`;
+    })
+    .join('')}</ul>${more(items.length, PAGE_EVIDENCE_ITEMS)}`;
 }
 
-function actionRow(a: ActionReport): string {
-  return `<tr><td><code>${text(a.action_id)}</code></td><td><code>${text(a.tool)}</code></td><td class="s-${escapeHtml(a.status)}">${text(a.status)}${a.conditions.length > 1 ? `<br><small>also: ${text(a.conditions.slice(1).join(', '))}</small>` : ''}</td>
+function actionRow(a: ActionReport, links: Links): string {
+  return `<tr><td>${id(a.action_id)}</td><td>${id(a.tool)}</td><td class="s-${escapeHtml(a.status)}">${text(a.status)}${a.conditions.length > 1 ? `<br><small>also: ${text(a.conditions.slice(1).join(', '))}</small>` : ''}</td>
 <td>${text(a.min_count)}&ndash;${a.max_count === null ? '&infin;' : text(a.max_count)}; ${a.must_succeed ? 'must succeed' : 'outcome not required'}; accepts ${text(a.accepted_provenance.join(', '))}${a.after.length ? `; after ${text(a.after.join(', '))}` : ''}</td>
-<td>${evidenceList(a.evidence)}${a.over_count_evidence.length ? `<br><b>over count:</b><br>${evidenceList(a.over_count_evidence)}` : ''}${a.reported_only_evidence.length ? `<br><b>reported only:</b><br>${evidenceList(a.reported_only_evidence)}` : ''}</td><td>${text(a.detail)}</td></tr>`;
+<td>${evidenceList(a.evidence, links)}${a.over_count_evidence.length ? `<br><b>over count:</b>${evidenceList(a.over_count_evidence, links)}` : ''}${a.reported_only_evidence.length ? `<br><b>reported only:</b>${evidenceList(a.reported_only_evidence, links)}` : ''}</td><td>${text(a.detail)}</td></tr>`;
 }
 
-/** Render the report page. */
-export function renderCoveragePage(s: StoredReport): string {
+/**
+ * The page's headline: the coverage result first, then the integrity of
+ * what it was reconciled against (chain verdict, endpoint commitment), each
+ * in words and colour. Only full coverage over a valid record whose
+ * truncation is excluded is all green.
+ */
+function headline(s: StoredReport): string {
   const r = s.report;
-  const subject = 'job_id' in r.subject ? `job ${r.subject.job_id}` : `workflow ${r.subject.workflow_id}`;
   const i = r.integrity;
   const c = i.commitment;
-  return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
-<title>Coverage report ${plainText(String(s.report_id))}</title><style>${STYLE}</style></head><body>
-<h1>Coverage report: ${text(subject)}</h1>
-<p>Result: <b class="${r.result === 'full_coverage' ? 'ok' : 'bad'}">${text(r.result === 'full_coverage' ? 'full coverage' : `${r.findings.length} finding(s)`)}</b>.
-Coverage ${text(r.coverage.ratio)} expected actions covered (${text(r.coverage.percent)}%), as of ledger position ${text(r.as_of_position)}.</p>
-<p>Report <code>${text(s.report_id)}</code>, issued ${text(s.issued_at)}. Digest <code>${text(s.digest)}</code>
-(<span class="${s.digest_verified ? 'ok' : 'bad'}">${s.digest_verified ? 'recomputed: matches' : 'recomputed: DOES NOT MATCH'}</span>; SHA-256 over the canonical JSON of the report content, see docs/coverage.md).
-<a href="/api/coverage-reports/${encodeURIComponent(s.report_id)}">JSON</a></p>
+  const lines: { tone: Tone; text: string; id: string }[] = [];
+  lines.push(
+    r.result === 'full_coverage'
+      ? { tone: 'ok', text: `Coverage: FULL (${r.coverage.ratio} expected actions covered)`, id: 'verdict-line' }
+      : { tone: 'bad', text: `Coverage: ${r.findings.length} FINDING(S) (${r.coverage.ratio} expected actions covered)`, id: 'verdict-line' },
+  );
+  const record = i.kind === 'timeline' ? 'Timeline' : 'Workflow receipt';
+  if (!i.recorded) lines.push({ tone: 'bad', text: `${record}: not recorded`, id: 'integrity-line' });
+  else lines.push({ tone: i.verdict === 'valid' ? 'ok' : i.verdict === 'invalid' ? 'bad' : 'warn', text: `${record}: ${String(i.verdict).toUpperCase()}`, id: 'integrity-line' });
+  if (c.state !== 'not_applicable') {
+    lines.push(
+      c.truncation === 'detected' || c.final_entry_substituted
+        ? { tone: 'bad', text: `Endpoint commitment: ${c.final_entry_substituted && c.truncation !== 'detected' ? 'FINAL ENTRY SUBSTITUTED' : `TRUNCATION DETECTED${c.missing_entries !== null ? ` (${c.missing_entries} missing)` : ''}`}`, id: 'commitment-line' }
+        : c.truncation === 'excluded'
+          ? { tone: 'ok', text: 'Endpoint commitment: binding, truncation excluded', id: 'commitment-line' }
+          : { tone: 'warn', text: `Endpoint commitment: truncation not excluded (${c.state === 'absent' ? 'none recorded' : 'none binding'})`, id: 'commitment-line' },
+    );
+  }
+  if (!s.digest_verified) lines.push({ tone: 'bad', text: 'Report digest: recomputed, DOES NOT MATCH', id: 'digest-line' });
+  return verdictBlock(lines).value;
+}
+
+/** Render the report page in the site's layout. */
+export function renderCoveragePage(s: StoredReport): string {
+  const r = s.report;
+  const subjectId = 'job_id' in r.subject ? r.subject.job_id : r.subject.workflow_id;
+  const subjectHref = 'job_id' in r.subject ? `/jobs/${encodeURIComponent(r.subject.job_id)}` : `/workflow/${encodeURIComponent(r.subject.workflow_id.toLowerCase())}`;
+  const links: Links = 'job_id' in r.subject ? { entry: (seq) => `/jobs/${encodeURIComponent(subjectId)}?after=${Math.max(0, seq - 1)}#entry-${seq}` } : { entry: () => subjectHref };
+  const subjectLink = `${'job_id' in r.subject ? 'job' : 'workflow'} <a id="subject" href="${escapeHtml(subjectHref)}">${id(subjectId)}</a>`;
+  const i = r.integrity;
+  const c = i.commitment;
+  const planHref = r.plan.plan_id === null ? null : `/api/plans/${encodeURIComponent(r.plan.plan_id)}/versions/${encodeURIComponent(String(r.plan.version))}`;
+  const body = `${STYLE}
+<h1>Coverage report: ${subjectLink}</h1>
+${headline(s)}
+<p>Coverage ${text(r.coverage.ratio)} expected actions covered (${text(r.coverage.percent)}%), as of ledger position ${text(r.as_of_position)}.</p>
+<div class="scroll"><table class="kv">
+<tr><th>Report</th><td>${id(s.report_id)} <a href="/api/coverage-reports/${encodeURIComponent(s.report_id)}">JSON</a></td></tr>
+<tr><th>Issued</th><td>${text(s.issued_at)}${s.issued_by ? ` by key <code>${text(s.issued_by.name)}</code>` : ''}</td></tr>
+<tr><th>Digest</th><td>${id(s.digest)} <span class="badge ${s.digest_verified ? 'ok' : 'bad'}">${s.digest_verified ? 'recomputed: matches' : 'recomputed: DOES NOT MATCH'}</span><br><span class="muted">SHA-256 over the canonical JSON of the report content, see docs/coverage.md</span></td></tr>
+</table></div>
 
 <h2>Plan</h2>
-<p>${text(r.plan.title)}: plan <code>${text(r.plan.plan_id)}</code> version ${text(r.plan.version)}, registered ${text(r.plan.registered_at)} at ledger position ${text(r.plan.registered_position)}; digest <code>${text(r.plan.digest)}</code>.
-Unplanned actions: ${text(r.plan.unplanned)}.${r.plan.superseded_versions.length ? ` Supersedes version(s) ${text(r.plan.superseded_versions.join(', '))}.` : ''}</p>
+<div class="scroll"><table class="kv">
+<tr><th>Title</th><td>${text(r.plan.title)}</td></tr>
+<tr><th>Plan version</th><td>${planHref === null ? `plan version ${text(r.plan.version)} (given offline)` : `<a id="plan-version" href="${escapeHtml(planHref)}">plan ${id(r.plan.plan_id)} version ${text(r.plan.version)}</a> <span class="muted">(JSON; plans are read with a compliance, auditor or admin key)</span>`}</td></tr>
+<tr><th>Registered</th><td>${text(r.plan.registered_at)} at ledger position ${text(r.plan.registered_position)}</td></tr>
+<tr><th>Plan digest</th><td>${id(r.plan.digest)}</td></tr>
+<tr><th>Unplanned actions</th><td>${text(r.plan.unplanned)}${r.plan.superseded_versions.length ? `; supersedes version(s) ${text(r.plan.superseded_versions.join(', '))}` : ''}</td></tr>
+</table></div>
 ${r.plan.registered_after_execution_began ? `<p class="note"><b>Registered after execution began</b>: this plan version was recorded at position ${text(r.plan.registered_position)}, after the first recorded event of the job at position ${text(r.plan.execution_first_position)}. It could have been written to fit what was recorded.</p>` : ''}
 
 <h2>Integrity</h2>
-<table><tr><th>${i.kind === 'timeline' ? 'Timeline' : 'Workflow receipt'}</th><td>${i.recorded ? `verdict <b>${text(i.verdict)}</b>${i.reasons.length ? ` (${text(i.reasons.join(', '))})` : ''}; ${text(i.entry_count)} ${i.kind === 'timeline' ? 'entries' : 'steps'}${i.final_entry_digest ? `; final entry digest <code>${text(i.final_entry_digest)}</code>` : ''}` : 'not recorded'}</td></tr>
+<div class="scroll"><table class="kv"><tr><th>${i.kind === 'timeline' ? 'Timeline' : 'Workflow receipt'}</th><td>${i.recorded ? `<a href="${escapeHtml(subjectHref)}">verdict <b>${text(i.verdict)}</b></a>${i.reasons.length ? ` (${text(i.reasons.join(', '))})` : ''}; ${text(i.entry_count)} ${i.kind === 'timeline' ? 'entries' : 'steps'}${i.final_entry_digest ? `; final entry digest ${id(i.final_entry_digest)}` : ''}` : 'not recorded'}</td></tr>
 <tr><th>Endpoint commitment</th><td><b>${text(c.state.replace('_', '-'))}</b>; truncation ${text(c.truncation.replace('_', ' '))}. ${text(c.statement)}</td></tr>
-${(i.commitments ?? []).map((x) => `<tr><th>Commitment <code>${text(x.commitment)}</code>${x.recorded_position === null ? '' : ` (position ${text(x.recorded_position)})`}</th><td><span class="${x.contradicts ? 'bad' : x.binding ? 'ok' : ''}">${text(x.outcome)}</span>: ${text(x.detail)}</td></tr>`).join('\n')}</table>
+${(i.commitments ?? []).map((x) => `<tr><th>Commitment ${'job_id' in r.subject && !x.commitment.startsWith('#') ? `<a href="${escapeHtml(`${subjectHref}#commitment-${x.commitment}`)}">${id(x.commitment)}</a>` : id(x.commitment)}${x.recorded_position === null ? '' : ` (position ${text(x.recorded_position)})`}</th><td><span class="badge ${x.contradicts ? 'bad' : x.binding ? 'ok' : 'warn'}">${text(x.outcome)}</span> ${text(x.detail)}</td></tr>`).join('\n')}</table></div>
 
 <h2>Expected actions</h2>
-<table><tr><th>Action</th><th>Tool</th><th>Status</th><th>Expectation</th><th>Evidence (entry seq, receipt id)</th><th>Detail</th></tr>
-${r.actions.map(actionRow).join('\n')}</table>
+<div class="scroll"><table><thead><tr><th>Action</th><th>Tool</th><th>Status</th><th>Expectation</th><th>Evidence (entry, receipt)</th><th>Detail</th></tr></thead><tbody>
+${r.actions.map((a) => actionRow(a, links)).join('\n')}</tbody></table></div>
 <p>Counts: ${text(Object.entries(r.counts).map(([k, v]) => `${k.replace(/_/g, ' ')} ${v}`).join(', '))}.</p>
 
 <h2>Unplanned actions (${text(r.unplanned.policy === 'flag' ? 'flagged' : 'allowed')})</h2>
-${r.unplanned.actions.length ? `<p>${evidenceList(r.unplanned.actions)}</p>` : '<p>None recorded.</p>'}
+${r.unplanned.actions.length ? evidenceList(r.unplanned.actions, links) : '<p>None recorded.</p>'}
 
 <h2>Findings</h2>
-${r.findings.length ? `<ul>${r.findings.slice(0, PAGE_FINDINGS).map((f) => `<li><code>${text(f.code)}</code>: ${text(f.message)}</li>`).join('')}</ul>${more(r.findings.length, PAGE_FINDINGS)}` : '<p>None.</p>'}
+${r.findings.length ? `<ul id="findings">${r.findings.slice(0, PAGE_FINDINGS).map((f) => `<li><code>${text(f.code)}</code>: ${text(f.message)}${f.seq !== undefined ? ` (<a href="${escapeHtml(links.entry(f.seq))}">entry ${text(f.seq)}</a>)` : ''}</li>`).join('')}</ul>${more(r.findings.length, PAGE_FINDINGS)}` : '<p>None.</p>'}
 
 <h2>What this report does not prove</h2>
 <ul>${r.does_not_prove.map((t) => `<li>${text(t)}</li>`).join('')}</ul>
-</body></html>
 `;
+  return layout(`Coverage report ${s.report_id}`, unsafeRaw(body));
 }

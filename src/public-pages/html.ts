@@ -48,7 +48,7 @@ export function plainText(s: string): string {
   return escapeHtml(visibleText(s));
 }
 
-/** True when the literal text before an interpolation leaves it inside a tag (`<tr${...}>`, an attribute value). */
+/** True when the markup written before an interpolation leaves it inside a tag (`<tr${...}>`, an attribute value). */
 function inAttribute(before: string): boolean {
   return before.lastIndexOf('<') > before.lastIndexOf('>');
 }
@@ -64,7 +64,9 @@ function render(v: unknown, attribute: boolean): string {
 /** Tagged template: literal parts are trusted, interpolations are escaped (strings in content as {@link userText}). */
 export function html(strings: TemplateStringsArray, ...values: unknown[]): SafeHtml {
   let out = strings[0];
-  for (let i = 0; i < values.length; i++) out += render(values[i], inAttribute(strings[i])) + strings[i + 1];
+  // The context is judged on everything written so far (not only the literal just before), so
+  // `class="a ${x}${y}"` renders y as an attribute too: rendered values never hold a bare < or >.
+  for (let i = 0; i < values.length; i++) out += render(values[i], inAttribute(out)) + strings[i + 1];
   return new SafeHtml(out);
 }
 

@@ -9,7 +9,7 @@ import type { Principal } from '../auth/api-keys.service';
 import { writerAt, Writer } from '../ledger/ledger.service';
 import { sameOwner } from '../auth/permissions';
 import type { RecordedBy } from '../ledger/event-hash';
-import { loadTimelineView, TimelineView } from './timeline-view';
+import { linkableReceiptId, loadTimelineView, TimelineView } from './timeline-view';
 
 /** Everything the receipt page shows (also its JSON variant). */
 export interface ReceiptPageData {
@@ -167,6 +167,10 @@ export class PublicPagesService {
   async timeline(jobId: string, range?: { after: number; limit: number }): Promise<TimelineView & { url: string; verify_url: string }> {
     const view = await loadTimelineView(this.db, jobId, range);
     if (!view) throw new NotFoundError('job', jobId);
+    // Which of this page's entry receipts the ledger holds: the page links only those (no link to "Not found").
+    const ids = [...new Set(view.entries.map((e) => e.receipt_id).filter(linkableReceiptId).map((id) => id.toLowerCase()))];
+    const held = new Set(ids.length ? (await this.db.query<{ id: string }>(`SELECT id FROM receipts WHERE id IN (${ids.map(() => '?').join(', ')})`, ids)).map((r) => r.id.toLowerCase()) : []);
+    view.entries = view.entries.map((e) => ({ ...e, receipt_recorded: linkableReceiptId(e.receipt_id) && held.has(e.receipt_id.toLowerCase()) }));
     return { ...view, url: this.urls.job(jobId), verify_url: this.urls.jobVerify(jobId) };
   }
 }

@@ -15,6 +15,8 @@ export interface TimelineEntryView {
   entry_digest: string | null;
   reasons: string[];
   close: boolean;
+  /** Whether this ledger holds the entry's receipt (set by the public pages; absent where not looked up). */
+  receipt_recorded?: boolean;
 }
 
 export interface CommitmentView {

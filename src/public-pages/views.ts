@@ -1,21 +1,45 @@
 /** The public pages (S9): receipt, job timeline, workflow, index, not found. */
 import { isUuid } from '../aer1';
 import { html, safeHttpUrl, SafeHtml, seg } from './html';
-import { checksTable, layout, limitsList, okBadge, verdictBadge } from './layout';
+import { checksTable, idCode, layout, limitsList, okBadge, provenanceLabel, shortId, Tone, verdictBadge, verdictBlock } from './layout';
 import { ReceiptPageData, WorkflowPageData } from './public-pages.service';
-import { linkableReceiptId, TimelineView } from './timeline-view';
+import { linkableReceiptId, TimelineEntryView, TimelineView } from './timeline-view';
 
 const runHref = (id: string): string => `/run/${seg(id.toLowerCase())}`;
 const jobHref = (job: string): string => `/jobs/${seg(job)}`;
 const workflowHref = (id: string): string => `/workflow/${seg(id.toLowerCase())}`;
+/** The job page showing entry `seq` (its page starts there), at the entry's row. */
+export const entryHref = (job: string, seq: number): string => `/jobs/${seg(job)}?after=${Math.max(0, seq - 1)}#entry-${seq}`;
 
+/** A field value: a string on one line (scrolled when long), anything else as its JSON, wrapped in a scroller. */
 function value(v: unknown): SafeHtml {
-  if (typeof v === 'string') return html`<code>${v}</code>`;
-  return html`<code>${JSON.stringify(v)}</code>`;
+  if (typeof v === 'string') return idCode(v);
+  const json = JSON.stringify(v);
+  return json !== undefined && json.length > 80 ? html`<pre class="value">${JSON.stringify(v, null, 2)}</pre>` : idCode(json ?? String(v));
 }
 
+/** A link to a receipt page whose id stays on one line (a UUID is short enough to show whole). */
 function receiptLink(id: unknown): SafeHtml {
-  return typeof id === 'string' && isUuid(id) ? html`<a class="mono" href="${runHref(id)}">${id}</a>` : html`<code>${String(id)}</code>`;
+  if (typeof id === 'string' && isUuid(id)) return html`<a href="${runHref(id)}">${idCode(id)}</a>`;
+  return shortId(String(id ?? ''));
+}
+
+/** A receipt id whose receipt this ledger does not hold: shown, not linked, and said so. */
+function unrecordedReceipt(id: unknown): SafeHtml {
+  return html`${shortId(String(id ?? ''))} <span class="badge warn not-recorded">receipt not recorded in this ledger</span>`;
+}
+
+/**
+ * What a receipt says of its own execution (`status`, `verification_status`,
+ * as sent), apart from the ledger's verdict on its bytes: a transport
+ * receipt with `status` other than "ok" is a failed execution whose bytes
+ * may still match their commitment.
+ */
+export function executionOutcome(r: Record<string, unknown>): { tone: Tone; text: SafeHtml } {
+  const status = r.status;
+  if (status === undefined) return { tone: 'na', text: html`Execution outcome: not stated (the receipt has no <code>status</code> field)` };
+  if (status === 'ok') return { tone: 'ok', text: html`Execution outcome: OK (<code>status</code> "ok", as the receipt states)` };
+  return { tone: 'bad', text: html`Execution outcome: FAILED (${typeof status === 'string' ? status : JSON.stringify(status)})` };
 }
 
 function decodedPreview(b64: unknown): string | null {
@@ -35,11 +59,26 @@ export function receiptPage(d: ReceiptPageData): string {
   const v = d.verification;
   const hashMatch = typeof v.declared_output_hash === 'string' && v.declared_output_hash === v.computed_output_hash;
   const preview = d.canonical_bytes_withheld ? null : decodedPreview(r.canonical_bytes);
+  const outcome = executionOutcome(r);
+  const declaredStatus = r.verification_status;
+  const headline = verdictBlock(
+    [
+      v.verdict === 'valid'
+        ? { tone: 'ok', text: html`Commitment: VALID: the stored bytes match the output commitment`, id: 'verdict-line' }
+        : { tone: 'bad', text: html`Commitment: ${v.verdict.toUpperCase()}: ${v.reasons.length ? v.reasons.join(', ') : 'the receipt does not verify'}`, id: 'verdict-line' },
+      { ...outcome, id: 'execution-outcome' },
+      ...(declaredStatus === undefined
+        ? []
+        : [{ tone: (declaredStatus === 'verified' ? 'ok' : 'warn') as Tone, text: html`Producer's verification_status: ${typeof declaredStatus === 'string' ? declaredStatus : JSON.stringify(declaredStatus)} (as sent; this ledger does not change it)`, id: 'declared-verification-status' }]),
+    ],
+    html`<p>Provenance: ${provenanceLabel(d.provenance.class)}. <span class="muted">A verdict on the bytes is not an execution outcome, and neither upgrades provenance (S5).</span></p>`,
+  );
   const body = html`
-<h1>Receipt <span class="mono">${id}</span></h1>
-${d.superseded_by ? html`<div class="notice bad" id="superseded-by">Superseded: this record was corrected by receipt <a href="${runHref(d.superseded_by.id)}">${d.superseded_by.id}</a>. This page still shows the original exactly as recorded (S9).</div>` : ''}
-${d.supersedes ? html`<div class="notice" id="supersedes">This receipt is a correction: it supersedes receipt <a href="${runHref(d.supersedes.id)}">${d.supersedes.id}</a>.</div>` : ''}
-<section class="box provenance" id="provenance">
+<h1>Receipt ${idCode(id)}</h1>
+${headline}
+${d.superseded_by ? html`<div class="notice bad" id="superseded-by">Superseded: this record was corrected by receipt <a href="${runHref(d.superseded_by.id)}">${idCode(d.superseded_by.id)}</a>. This page still shows the original exactly as recorded (S9).</div>` : ''}
+${d.supersedes ? html`<div class="notice" id="supersedes">This receipt is a correction: it supersedes receipt <a href="${runHref(d.supersedes.id)}">${idCode(d.supersedes.id)}</a>.</div>` : ''}
+<section class="box provenance${d.provenance.kind === 'logged' ? ' logged' : ''}" id="provenance">
   <div class="muted">Provenance class (S5)</div>
   <div class="class">${d.provenance.class ?? '(none)'}</div>
   <p>${d.provenance.meaning ?? 'Unknown provenance class: this record cannot be read as an execution or observation.'}</p>
@@ -47,34 +86,34 @@ ${d.supersedes ? html`<div class="notice" id="supersedes">This receipt is a corr
 </section>
 ${d.workflows.length
   ? html`<section class="box" id="workflows"><strong>Part of workflow</strong><ul>${d.workflows.map(
-      (w) => html`<li>Part of workflow <a class="mono" href="${workflowHref(w.workflow_id)}">${w.workflow_id}</a>${w.goal ? html` (“${w.goal}”)` : ''}, step ${w.seq}</li>`,
+      (w) => html`<li>Part of workflow <a href="${workflowHref(w.workflow_id)}">${idCode(w.workflow_id)}</a>${w.goal ? html` (“${w.goal}”)` : ''}, step ${w.seq}</li>`,
     )}</ul></section>`
   : ''}
 ${d.claimed_by_workflows.length
   ? html`<section class="box" id="claimed-workflows"><strong>Named by workflows of other owners</strong><ul>${d.claimed_by_workflows.map(
-      (w) => html`<li>Claimed by ${w.claimed_by}: workflow <a class="mono" href="${workflowHref(w.workflow_id)}">${w.workflow_id}</a> names this receipt as step ${w.seq}. It was not recorded by this receipt's owner and is not this receipt's workflow.</li>`,
+      (w) => html`<li>Claimed by ${w.claimed_by}: workflow <a href="${workflowHref(w.workflow_id)}">${idCode(w.workflow_id)}</a> names this receipt as step ${w.seq}. It was not recorded by this receipt's owner and is not this receipt's workflow.</li>`,
     )}</ul></section>`
   : ''}
 <h2>Verification (re-run now)</h2>
-<p>Verdict: ${verdictBadge(v.verdict)} ${v.reasons.length ? html`<span class="muted">reasons: ${v.reasons.join(', ')}</span>` : ''}</p>
+<p>Verdict on the bytes: ${verdictBadge(v.verdict)} ${v.reasons.length ? html`<span class="muted">reasons: ${v.reasons.join(', ')}</span>` : ''} <span class="muted">(whether the stored bytes match the output commitment; the execution outcome is shown above, apart from it)</span></p>
 <table class="kv">
-<tr><th>Declared output_hash</th><td><code>${String(v.declared_output_hash ?? '')}</code></td></tr>
-<tr><th>Recomputed output hash</th><td><code>${v.computed_output_hash ?? 'not computable'}</code> ${okBadge(v.computed_output_hash === null ? null : hashMatch)}</td></tr>
+<tr><th>Declared output_hash</th><td>${idCode(String(v.declared_output_hash ?? ''))}</td></tr>
+<tr><th>Recomputed output hash</th><td>${idCode(v.computed_output_hash ?? 'not computable')} ${okBadge(v.computed_output_hash === null ? null : hashMatch)}</td></tr>
 <tr><th>Form</th><td>${v.form ?? ''}${v.wrapped_in ? html` (taken from a ${v.wrapped_in} response's <code>result._receipt</code>)` : ''}</td></tr>
-<tr><th>Machine verifier</th><td><a href="${d.verify_url}">${d.verify_url}</a></td></tr>
+<tr><th>Machine verifier</th><td><a href="${d.verify_url}">${idCode(d.verify_url)}</a></td></tr>
 </table>
 ${checksTable(v.checks)}
 <h2>Receipt fields</h2>
-<table class="kv">${Object.entries(r).map(([k, val]) => html`<tr${k === 'provenance_class' ? html` class="warn"` : ''}><th>${k}</th><td>${value(val)}</td></tr>`)}
-<tr><th class="muted">recorded_at (ledger)</th><td><code>${d.recorded_at}</code> at ledger position ${d.position}</td></tr>
-<tr id="recorded-by"><th class="muted">Recorded by</th><td>${d.recorded_by ? html`key <code>${d.recorded_by.name}</code> <span class="muted">(${d.recorded_by.key_id})</span>` : html`<span class="muted">not recorded (written before the ledger recorded keys)</span>`}</td></tr>
+<table class="kv">${Object.entries(r).map(([k, val]) => html`<tr${k === 'provenance_class' ? html` class="warn"` : ''}><th>${k}</th><td>${k === 'provenance_class' ? provenanceLabel(val) : value(val)}</td></tr>`)}
+<tr><th class="muted">recorded_at (ledger)</th><td>${idCode(d.recorded_at)} at ledger position ${d.position}</td></tr>
+<tr id="recorded-by"><th class="muted">Recorded by</th><td>${d.recorded_by ? html`key <code>${d.recorded_by.name}</code> <span class="muted">(${idCode(d.recorded_by.key_id)})</span>` : html`<span class="muted">not recorded (written before the ledger recorded keys)</span>`}</td></tr>
 </table>
 ${d.canonical_bytes_withheld ? html`<div class="notice" id="bytes-withheld">Canonical bytes withheld: ${d.canonical_bytes_withheld.statement}</div>` : ''}
 ${preview !== null ? html`<p class="muted">Decoded canonical bytes (UTF-8), for reading only:</p><pre>${preview}</pre>` : ''}
 <h2>Hash chain position</h2>
 ${d.timeline_positions.length
   ? html`<table><thead><tr><th>Job timeline</th><th>seq</th></tr></thead><tbody>${d.timeline_positions.map(
-      (p) => html`<tr><td><a href="${jobHref(p.job_id)}">${p.job_id}</a></td><td>${p.seq}</td></tr>`,
+      (p) => html`<tr><td><a href="${jobHref(p.job_id)}">${idCode(p.job_id)}</a></td><td><a href="${entryHref(p.job_id, p.seq)}">${p.seq}</a></td></tr>`,
     )}</tbody></table>`
   : html`<p class="muted">This receipt is not an entry of any job timeline recorded by its owner.</p>`}
 ${d.claimed_by_timelines.length
@@ -99,43 +138,49 @@ export function workflowPage(d: WorkflowPageData): string {
       : v.verification_status === 'incomplete'
         ? `Incomplete: ${v.steps.filter((s) => s.receipt === 'missing').length} step receipt(s) are not recorded in this ledger, so the workflow cannot be reported verified (S8.2 step 2).`
         : `Does not verify: ${v.reasons.join(', ')}.`;
+  const missing = v.steps.filter((s) => s.receipt === 'missing').length;
+  const headline =
+    v.verification_status === 'verified'
+      ? { tone: 'ok' as Tone, text: html`Workflow VERIFIED` }
+      : v.verification_status === 'incomplete'
+        ? { tone: 'warn' as Tone, text: html`Workflow INCOMPLETE: ${missing} step receipt(s) not recorded` }
+        : { tone: 'bad' as Tone, text: html`Workflow DOES NOT VERIFY` };
   const body = html`
-<h1>Workflow <span class="mono">${v.workflow_id}</span></h1>
-<section class="box">
-<p><strong>Verdict:</strong> ${verdictBadge(v.verdict)} <span class="badge ${v.verification_status === 'verified' ? 'ok' : v.verification_status === 'incomplete' ? 'warn' : 'bad'}">${v.verification_status}</span></p>
-<p id="statement">${statement}</p>
-</section>
-<table class="kv">
+<h1>Workflow ${idCode(v.workflow_id)}</h1>
+${verdictBlock([{ ...headline, id: 'verdict-line' }], html`<p id="statement">${statement}</p><p class="muted">Verdict <code>${v.verdict}</code>, verification_status <code>${v.verification_status}</code>.</p>`)}
+<div class="scroll"><table class="kv">
 <tr><th>Goal</th><td>${String(d.goal ?? '')}</td></tr>
 <tr><th>Status</th><td>${String(d.status ?? '')}</td></tr>
-<tr><th>Session</th><td><code>${String(d.session_id ?? '')}</code></td></tr>
-<tr><th>Workflow receipt id</th><td><code>${d.receipt_id}</code></td></tr>
-<tr><th>Declared verify_url</th><td>${declaredUrl ? html`<a href="${declaredUrl}">${declaredUrl}</a>` : html`<code>${String(d.declared_verify_url ?? '')}</code>`}</td></tr>
-<tr><th>Machine verifier</th><td><a href="${v.verify_url}">${v.verify_url}</a></td></tr>
+<tr><th>Session</th><td>${idCode(String(d.session_id ?? ''))}</td></tr>
+<tr><th>Workflow receipt id</th><td>${idCode(d.receipt_id)}</td></tr>
+<tr><th>Declared verify_url</th><td>${declaredUrl ? html`<a href="${declaredUrl}">${idCode(declaredUrl)}</a>` : idCode(String(d.declared_verify_url ?? ''))}</td></tr>
+<tr><th>Machine verifier</th><td><a href="${v.verify_url}">${idCode(v.verify_url)}</a></td></tr>
 <tr><th>Recorded</th><td>${v.recorded_at} (${v.assembled ? 'assembled by this ledger from recorded receipts' : 'recorded as received'})</td></tr>
 <tr id="recorded-by"><th>Recorded by</th><td>${v.recorded_by ? html`key <code>${v.recorded_by.name}</code>` : html`<span class="muted">not recorded (written before the ledger recorded keys)</span>`}</td></tr>
-</table>
+</table></div>
 <h2>Merkle root (S8.1)</h2>
 <table class="kv">
-<tr><th>Declared</th><td><code>${String(v.merkle_root.declared ?? '')}</code></td></tr>
-<tr><th>Recomputed</th><td><code>${v.merkle_root.computed ?? 'not computable'}</code> ${okBadge(v.merkle_root.computed === null ? null : v.merkle_root.confirmed)}</td></tr>
+<tr><th>Declared</th><td>${idCode(String(v.merkle_root.declared ?? ''))}</td></tr>
+<tr><th>Recomputed</th><td>${idCode(v.merkle_root.computed ?? 'not computable')} ${okBadge(v.merkle_root.computed === null ? null : v.merkle_root.confirmed)}</td></tr>
 <tr><th>Construction</th><td id="merkle-construction">${v.merkle_root.construction}</td></tr>
 </table>
 <h2>Output hash</h2>
 <table class="kv">
-<tr><th>Declared</th><td><code>${String(v.output_hash.declared ?? '')}</code></td></tr>
-<tr><th>Recomputed</th><td>${v.output_hash.computed ? html`<code>${v.output_hash.computed}</code> ` : ''}${okBadge(v.output_hash.confirmed)}</td></tr>
+<tr><th>Declared</th><td>${idCode(String(v.output_hash.declared ?? ''))}</td></tr>
+<tr><th>Recomputed</th><td>${v.output_hash.computed ? html`${idCode(v.output_hash.computed)} ` : ''}${okBadge(v.output_hash.confirmed)}</td></tr>
 <tr><th>Construction</th><td id="output-hash-construction">${v.output_hash.construction}</td></tr>
 </table>
 <h2>Steps</h2>
-<table><thead><tr><th>seq</th><th>Tool</th><th>Step receipt</th><th>Provenance class</th><th>Step receipt outcome</th><th>Started / ended</th><th>Status</th></tr></thead><tbody>
+<div class="scroll"><table><thead><tr><th>seq</th><th>Tool</th><th>Step receipt</th><th>Provenance class</th><th>Step receipt outcome</th><th>Started / ended</th><th>Status</th></tr></thead><tbody>
 ${d.steps.map((s, i) => {
   const o = stepOutcome.get(i);
   const outcome = o?.receipt ?? 'not_supplied';
   const cls = outcome === 'verified' ? 'ok' : outcome === 'failed' ? 'bad' : 'warn';
-  return html`<tr><td>${String(s.seq)}</td><td>${String(s.tool ?? '')}</td><td>${receiptLink(s.receipt_id)}</td><td>${o?.provenance_class ?? html`<span class="muted">unknown (receipt not at hand)</span>`}</td><td><span class="badge ${cls}">${outcome === 'missing' ? 'missing: not recorded' : outcome}</span>${o && o.reasons.length ? html` <span class="muted">${o.reasons.join(', ')}</span>` : ''}</td><td><code>${String(s.started_at ?? '')}</code><br><code>${String(s.ended_at ?? '')}</code></td><td>${String(s.status ?? '')}</td></tr>`;
+  // Only a receipt this ledger holds is linked; a missing one says so instead of linking to "Not found".
+  const at = outcome === 'verified' || outcome === 'failed';
+  return html`<tr><td>${String(s.seq)}</td><td>${String(s.tool ?? '')}</td><td>${at ? receiptLink(s.receipt_id) : outcome === 'missing' ? unrecordedReceipt(s.receipt_id) : shortId(String(s.receipt_id ?? ''))}</td><td>${provenanceLabel(o?.provenance_class)}</td><td><span class="badge ${cls}">${outcome === 'missing' ? 'missing: not recorded' : outcome}</span>${o && o.reasons.length ? html` <span class="muted">${o.reasons.join(', ')}</span>` : ''}</td><td><code class="nowrap">${String(s.started_at ?? '')}</code><br><code class="nowrap">${String(s.ended_at ?? '')}</code></td><td>${String(s.status ?? '')}</td></tr>`;
 })}
-</tbody></table>
+</tbody></table></div>
 <p class="muted">Provenance applies per step; the workflow receipt does not upgrade the provenance of its steps (S8.2 step 6).</p>
 <h2>Checks</h2>
 ${checksTable(v.checks)}
@@ -146,43 +191,75 @@ ${limitsList(v.limits)}
   return layout(`Workflow ${v.workflow_id}`, body);
 }
 
+/**
+ * The job page's headline: the chain verdict together with the commitment
+ * judgement (S7, S7.3). Only a valid chain with a binding commitment and no
+ * contradiction is green; a contradiction is red even when the chain
+ * verifies; no binding commitment is amber; historical (-06) is never green.
+ */
+export function timelineHeadline(t: Pick<TimelineView, 'verdict' | 'reasons' | 'construction' | 'truncation_excluded' | 'commitment_status' | 'findings'>): { tone: Tone; text: string } {
+  const contradiction = t.findings.length > 0 || t.commitment_status === 'truncation_detected' || t.commitment_status === 'final_entry_substituted' || t.commitment_status === 'entry_substituted';
+  const what = (t.findings[0]?.code ?? t.commitment_status).replace(/_/g, ' ').toUpperCase();
+  if (t.verdict === 'historical' || t.construction === '-06') return { tone: 'warn', text: `Historical (-06) timeline: never reported valid (S7.4)${contradiction ? `; ${what}` : ''}` };
+  if (t.verdict === 'invalid') return { tone: 'bad', text: `Chain INVALID${t.reasons.length ? `: ${t.reasons.join(', ')}` : ''}` };
+  if (t.verdict !== 'valid') return { tone: 'warn', text: `Chain ${t.verdict.toUpperCase()}${t.reasons.length ? `: ${t.reasons.join(', ')}` : ''}` };
+  if (contradiction) return { tone: 'bad', text: `Chain valid — ${what}` };
+  if (t.truncation_excluded) return { tone: 'ok', text: 'Chain valid — truncation excluded by a binding endpoint commitment' };
+  return { tone: 'warn', text: `Chain valid — truncation not excluded (${t.commitment_status === 'absent' ? 'no endpoint commitment' : 'no binding endpoint commitment'})` };
+}
+
 export function timelinePage(t: TimelineView & { verify_url: string }): string {
   const binding = t.commitments.filter((c) => c.binding);
   const construction = t.construction === '-06' ? html`-06 <span class="badge warn">historical</span> (S7.4: never reported valid)` : html`${t.construction ?? 'undetermined'}`;
+  const head = timelineHeadline(t);
   const body = html`
-<h1>Job timeline <span class="mono">${t.job_id}</span></h1>
+<h1>Job timeline ${idCode(t.job_id)}</h1>
+${verdictBlock([{ tone: head.tone, text: head.text, id: 'verdict-line' }], html`<p>Chain verdict ${verdictBadge(t.verdict)}; endpoint commitments: <code>${t.commitment_status}</code>; ${t.entry_count} entries.</p>`)}
 ${t.truncation_excluded
   ? ''
   : t.findings.length > 0
-    ? html`<div class="notice" id="truncation">Truncation is not excluded: a recorded endpoint commitment contradicts this timeline.<ul>${t.findings.map((f) => html`<li><code>${f.code}</code>: ${f.message}</li>`)}</ul>${binding.length ? html`${binding.length} other commitment(s) bind the visible timeline; that does not hide the contradiction.` : ''}</div>`
+    ? html`<div class="notice bad" id="truncation">Truncation is not excluded: a recorded endpoint commitment contradicts this timeline.<ul>${t.findings.map((f) => html`<li><code>${f.code}</code>: ${f.message}</li>`)}</ul>${binding.length ? html`${binding.length} other commitment(s) bind the visible timeline; that does not hide the contradiction.` : ''}</div>`
     : html`<div class="notice" id="truncation">Truncation is not excluded: no binding endpoint commitment covers this timeline. A chain with entries removed from either end and re-linked would verify just the same; the chain alone is not truncation-proof (S7.3).</div>`}
-<table class="kv">
-<tr><th>Verdict</th><td>${verdictBadge(t.verdict)} ${t.reasons.length ? html`<span class="muted">${t.reasons.join(', ')}</span>` : ''}</td></tr>
+<div class="scroll"><table class="kv">
+<tr><th>Chain verdict</th><td>${verdictBadge(t.verdict)} ${t.reasons.length ? html`<span class="muted">${t.reasons.join(', ')}</span>` : ''}</td></tr>
 <tr><th>Construction</th><td>${construction}</td></tr>
 <tr><th>Entries</th><td>${t.entry_count}</td></tr>
 <tr><th>Closed</th><td>${t.closed ? 'yes: the last entry closes the job' : 'no'}</td></tr>
-<tr><th>Final entry digest</th><td><code>${t.final_entry_digest ?? 'not computable'}</code></td></tr>
-<tr><th>Machine verifier</th><td><a href="${t.verify_url}">${t.verify_url}</a></td></tr>
-</table>
-<h2>Endpoint commitment</h2>
+<tr><th>Final entry digest</th><td>${idCode(t.final_entry_digest ?? 'not computable')}</td></tr>
+<tr><th>Machine verifier</th><td><a href="${t.verify_url}">${idCode(t.verify_url)}</a></td></tr>
+</table></div>
+<h2 id="commitments">Endpoint commitment</h2>
 ${t.commitments.length === 0
   ? html`<p>No endpoint commitment is recorded for this job.</p>`
   : html`<p>${t.truncation_excluded ? html`<span class="badge ok">binding</span> ${binding.length} of ${t.commitments.length} commitment(s) bind the visible timeline and none contradicts it: truncation and last-entry substitution are excluded up to the witness's publication.` : t.findings.length ? html`<span class="badge bad">contradicted</span> ${t.findings.length} of ${t.commitments.length} commitment(s) contradict the visible timeline (${t.commitment_status.replace(/_/g, ' ')}).` : html`<span class="badge bad">not binding</span> no recorded commitment binds the visible timeline.`}</p>
-<table><thead><tr><th>Commitment</th><th>Binding</th><th>Outcome</th><th>Reasons</th><th>Witness metadata</th><th>Recorded</th></tr></thead><tbody>${t.commitments.map(
-      (c) => html`<tr><td><pre>${JSON.stringify(c.commitment, null, 2)}</pre></td><td>${okBadge(c.binding)}</td><td>${c.contradicts ? html`<span class="badge bad">${c.outcome}</span>` : html`<code>${c.outcome}</code>`} ${c.detail}</td><td>${c.reasons.join(', ')}</td><td>${c.witness ? html`<table class="kv">${Object.entries(c.witness).map(([k, val]) => html`<tr><th>${k}</th><td>${value(val)}</td></tr>`)}</table>` : html`<span class="muted">none given: the commitment is only as independent as whoever published it</span>`}</td><td>${c.recorded_at}${c.recorded_by ? html`<br><span class="muted">posted by key</span> <code>${c.recorded_by.name}</code>` : ''}</td></tr>`,
-    )}</tbody></table>`}
+${t.commitments.map(
+      (c) => html`<section class="box commitment" id="commitment-${c.id}"><div class="scroll"><table class="kv">
+<tr><th>Outcome</th><td>${c.contradicts ? html`<span class="badge bad">${c.outcome}</span>` : c.binding ? html`<span class="badge ok">${c.outcome}</span>` : html`<span class="badge warn">${c.outcome}</span>`} ${c.detail}</td></tr>
+<tr><th>Binding</th><td>${okBadge(c.binding)}${c.reasons.map((x) => html`<br>${idCode(x)}`)}</td></tr>
+<tr><th>Commitment</th><td><pre>${JSON.stringify(c.commitment, null, 2)}</pre></td></tr>
+<tr><th>Witness metadata</th><td>${c.witness ? html`<ul class="witness">${Object.entries(c.witness).map(([k, val]) => html`<li><strong>${k}</strong>: ${value(val)}</li>`)}</ul>` : html`<span class="muted">none given: the commitment is only as independent as whoever published it</span>`}</td></tr>
+<tr><th>Recorded</th><td>${idCode(c.recorded_at)}${c.recorded_by ? html` <span class="muted">posted by key</span> <code>${c.recorded_by.name}</code>` : ''} <span class="muted">(commitment ${idCode(c.id)})</span></td></tr>
+</table></div></section>`,
+    )}`}
 <h2>Entries</h2>
 ${entryPager(t)}
-<table><thead><tr><th>seq</th><th>Tool</th><th>Provenance class</th><th>Receipt</th><th>Entry digest</th></tr></thead><tbody>
+<div class="scroll"><table><thead><tr><th>seq</th><th>Tool</th><th>Provenance class</th><th>Receipt</th><th>Entry digest</th></tr></thead><tbody>
 ${t.entries.map(
-  (e) => html`<tr><td>${e.seq}${e.close ? html` <span class="badge">close</span>` : ''}</td><td>${e.tool ?? ''}</td><td>${e.provenance_class ?? ''}</td><td>${linkableReceiptId(e.receipt_id) ? html`<a class="mono" href="${runHref(e.receipt_id)}">${e.receipt_id}</a>` : html`<code>${e.receipt_id ?? ''}</code>`}</td><td><code>${e.entry_digest ?? ''}</code>${e.reasons.length ? html` <span class="bad">${e.reasons.join(', ')}</span>` : ''}</td></tr>`,
+  (e) => html`<tr id="entry-${e.seq}"><td>${e.seq}${e.close ? html` <span class="badge">close</span>` : ''}</td><td>${e.tool ?? ''}</td><td>${provenanceLabel(e.provenance_class)}</td><td>${entryReceipt(e)}</td><td>${shortId(e.entry_digest ?? '')}${e.reasons.length ? html` <span class="bad">${e.reasons.join(', ')}</span>` : ''}</td></tr>`,
 )}
-</tbody></table>
+</tbody></table></div>
 <h2>Checks</h2>
 ${checksTable(t.checks)}
 ${limitsList(t.limits)}
 `;
   return layout(`Job ${t.job_id}`, body);
+}
+
+/** An entry's receipt: linked only when this ledger holds it; otherwise the id and "not recorded". */
+function entryReceipt(e: TimelineEntryView): SafeHtml {
+  if (!linkableReceiptId(e.receipt_id)) return shortId(e.receipt_id ?? '');
+  if (e.receipt_recorded === false) return unrecordedReceipt(e.receipt_id);
+  return receiptLink(e.receipt_id);
 }
 
 /** Where this page of entries sits, with links to the first and the next page (only seq numbers reach the URLs). */
@@ -214,5 +291,6 @@ export function indexPage(): string {
 }
 
 export function notFoundPage(message: string): string {
-  return layout('Not found', html`<h1>Not found</h1><p>${message}</p><p><a href="/">Home</a></p>`);
+  // The message names the id asked for: one line (scrolled when long), never broken inside the id.
+  return layout('Not found', html`<h1>Not found</h1><p>${idCode(message)}</p><p><a href="/">Home</a></p>`);
 }

@@ -125,4 +125,64 @@ const valid3 = corpus.vectors.find((v) => v.id === 'workflow-valid-3')!.input as
     }
     process.stdout.write(`hostile-string screenshots: ${dir}\n`);
   }, 90_000);
+
+  it('issue 12: the headline is above the fold in words at 1280 and 390 px; hashes and hostnames never break mid-token; nothing overflows the page', async () => {
+    const post = (path: string, body: string) => t.http.post(path).set('Authorization', `Bearer ${t.keys.producer}`).set('Content-Type', 'application/json').send(body);
+    const example = (name: string) => readFileSync(join(__dirname, '../../examples', name), 'utf8');
+    expect((await post('/api/receipts', example('receipt-transport-provider-failure.json'))).status).toBe(201);
+    const chain = corpus.vectors.find((v) => v.id === 'chain-valid-4')!.input;
+    expect((await t.http.put('/api/jobs/job-alpha/timeline').set('Authorization', `Bearer ${t.keys.producer}`).set('Content-Type', 'application/json').send(JSON.stringify(chain))).status).toBe(201);
+    const j = await t.http.get('/jobs/job-alpha').set('Accept', 'application/json');
+    const c = { job_id: 'job-alpha', final_entry_digest: j.body.final_entry_digest, entry_count: 4, published_at: '2026-10-02T08:00:00Z', witness: 'witness.example', retrieved_from: 'https://witness.example/jobs/job-alpha', retrieved_at: '2026-10-02T08:05:00Z' };
+    const posted = await post('/api/jobs/job-alpha/commitments', JSON.stringify(c));
+    expect([posted.status, posted.body.error]).toEqual([201, undefined]);
+
+    const dir = mkdtempSync(join(tmpdir(), 'aer1-issue12-'));
+    type El = { clientHeight: number; scrollWidth: number; clientWidth: number };
+    const oneLine = (el: unknown) => {
+      const e = el as El;
+      const cs = (globalThis as unknown as { getComputedStyle(e: unknown): { whiteSpace: string; lineHeight: string; fontSize: string } }).getComputedStyle(el);
+      const line = cs.lineHeight === 'normal' ? 1.3 * parseFloat(cs.fontSize) : parseFloat(cs.lineHeight);
+      return { whiteSpace: cs.whiteSpace, lines: e.clientHeight / line, scrolls: e.scrollWidth > e.clientWidth };
+    };
+    for (const width of [1280, 390]) {
+      const page = await browser.newPage({ viewport: { width, height: 900 } });
+      const pageWidth = () => page.evaluate(() => (globalThis as unknown as { document: { documentElement: { scrollWidth: number } } }).document.documentElement.scrollWidth);
+
+      expect((await page.goto(`${base}/run/4e5e4a26-3286-5ef9-b758-8aefd9f610a5`))?.status()).toBe(200);
+      const outcome = page.locator('#execution-outcome');
+      expect(await outcome.innerText()).toBe('✗ Execution outcome: FAILED (provider_unavailable)');
+      expect((await outcome.boundingBox())!.y + (await outcome.boundingBox())!.height).toBeLessThan(900);
+      expect(await page.locator('#verdict-line').innerText()).toBe('✓ Commitment: VALID: the stored bytes match the output commitment');
+      expect(await pageWidth()).toBeLessThanOrEqual(width);
+      await page.screenshot({ path: join(dir, `receipt-failure-${width}.png`), fullPage: true });
+
+      expect((await page.goto(`${base}/jobs/job-alpha`))?.status()).toBe(200);
+      const head = page.locator('#verdict-line');
+      expect(await head.innerText()).toBe('✓ Chain valid — truncation excluded by a binding endpoint commitment');
+      expect((await head.boundingBox())!.y).toBeLessThan(900);
+      expect(await pageWidth()).toBeLessThanOrEqual(width);
+      // The 64-hex final entry digest: one line (scrolled if it does not fit), never broken.
+      const digest = page.locator('tr', { has: page.locator('th', { hasText: 'Final entry digest' }) }).locator('code.id');
+      expect(await digest.innerText()).toBe(j.body.final_entry_digest);
+      const d = await digest.evaluate(oneLine);
+      expect(d.whiteSpace).toBe('nowrap');
+      expect(d.lines).toBeLessThan(1.8);
+      // The witness hostname is one token on one line (it showed as "witn/ess./exam/ple").
+      const host = page.locator('ul.witness code.id', { hasText: 'witness.example' }).first();
+      expect(await host.innerText()).toBe('witness.example');
+      expect((await host.evaluate(oneLine)).lines).toBeLessThan(1.8);
+      // Entry digests in the table: shortened, the full value one click away and selectable.
+      const short = page.locator('#entry-1 td:last-child details.h');
+      expect(await short.locator('summary').innerText()).toMatch(/^[0-9a-f]{12}…[0-9a-f]{6}$/);
+      await short.locator('summary').click();
+      const full = short.locator('code.id');
+      expect(await full.innerText()).toMatch(/^[0-9a-f]{64}$/);
+      expect(await full.evaluate((el) => (globalThis as unknown as { getComputedStyle(e: unknown): { userSelect: string } }).getComputedStyle(el).userSelect)).toBe('all');
+      expect((await full.evaluate(oneLine)).lines).toBeLessThan(1.8);
+      await page.screenshot({ path: join(dir, `job-${width}.png`), fullPage: true });
+      await page.close();
+    }
+    process.stdout.write(`issue 12 screenshots: ${dir}\n`);
+  }, 90_000);
 });

@@ -215,6 +215,18 @@ describe.each(DIALECTS)('coverage on %s', (dialect) => {
     expect(r.report.findings.map((f: { code: string }) => f.code)).toEqual(['truncation_detected', 'commitment_non_binding', 'missing', 'missing']);
     const page = await t.http.get(`/coverage/${r.report_id}`);
     expect(page.text).toContain('truncation detected');
+    // Issue 12: the site's layout, a headline in words, links to the job, the plan version, every entry and receipt.
+    expect(page.text).toContain('<header class="site">');
+    expect(page.text).toContain('<a href="/docs">API docs</a>');
+    expect(page.text).toContain('<div class="line bad" id="verdict-line"><span aria-hidden="true"><bdi>✗</bdi></span> <bdi>Coverage: 4 FINDING(S) (6/8 expected actions covered)</bdi></div>');
+    expect(page.text).toContain('<div class="line bad sub" id="commitment-line"><span aria-hidden="true"><bdi>✗</bdi></span> <bdi>Endpoint commitment: TRUNCATION DETECTED (2 missing)</bdi></div>');
+    expect(page.text).toContain(`<a id="subject" href="/jobs/${job}">`);
+    expect(page.text).toContain(`<a id="plan-version" href="/api/plans/${r.report.plan.plan_id}/versions/1">`);
+    for (const e of rebuilt) {
+      expect(page.text).toContain(`href="/jobs/${job}?after=${e.seq - 1}#entry-${e.seq}"`);
+      expect(page.text).toContain(`href="/run/${String(e.id).toLowerCase()}"`);
+    }
+    for (const c of r.report.integrity.commitments ?? []) expect(page.text).toContain(`href="/jobs/${job}#commitment-${c.commitment}"`);
   });
 
   it('a plan registered after execution began is marked; amendments are versions; as-of reports use the plan of their time', async () => {

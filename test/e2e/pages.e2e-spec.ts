@@ -104,7 +104,12 @@ describe.each(DIALECTS)('public pages on %s', (dialect) => {
     expect(r.status).toBe(200);
     expect(r.text).toContain('Truncation is not excluded');
     expect(r.text).toContain('214895e816d6399de5bf876e2b911e4383a9cfc89e0d3b1989e7f5c282d104fe');
-    expect(r.text).toContain(`href="/run/${String(timeline[0].id)}"`);
+    // Issue 12: these entries' receipts are not recorded in this ledger: shown and said so, never linked to "Not found".
+    expect(r.text).not.toContain(`href="/run/${String(timeline[0].id)}"`);
+    expect(r.text).toContain(String(timeline[0].id));
+    expect(r.text).toContain('receipt not recorded in this ledger');
+    // A recorded entry receipt is linked.
+    expect((await t.http.get('/jobs/job-%3Cb%3E')).text).toContain(`href="/run/${valid3.step_receipts[2].id}"`);
 
     await db.write((tx) =>
       tx.query('INSERT INTO commitments (id, job_id, raw, binding, reasons, entry_count_at_record, position, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)', [
@@ -163,3 +168,113 @@ describe.each(DIALECTS)('public pages on %s', (dialect) => {
     expect(r.text).toContain('href="/docs"');
   });
 });
+
+/** The page's headline: the verdict block's tone and its first line as text. */
+function headline(page: string): { tone: string; text: string; lines: string[] } {
+  const block = /<section class="verdict (ok|bad|warn|na)" id="verdict">([\s\S]*?)<\/section>/.exec(page);
+  if (!block) throw new Error('no verdict block');
+  const strip = (s: string) => s.replace(/<[^>]*>/g, '').replace(/&amp;/g, '&').replace(/\s+/g, ' ').trim();
+  const lines = [...block[2].matchAll(/<div class="line [^"]*" id="[^"]*">([\s\S]*?)<\/div>/g)].map((m) => strip(m[1]));
+  return { tone: block[1], text: lines[0], lines };
+}
+
+const example = (name: string) => readFileSync(join(__dirname, '../../examples', name), 'utf8');
+
+describe.each(DIALECTS)('page headlines lead with the verdict on %s (issue 12)', (dialect) => {
+  let t: TestApp;
+  const put = (path: string, body: string) => t.http.put(path).set('Authorization', `Bearer ${t.keys.producer}`).set('Content-Type', 'application/json').send(body);
+  const post = (path: string, body: string) => t.http.post(path).set('Authorization', `Bearer ${t.keys.producer}`).set('Content-Type', 'application/json').send(body);
+  beforeAll(async () => {
+    t = await startApp(dialect);
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it('a transport receipt with provider_unavailable leads with "Execution outcome: FAILED" beside the commitment result, never a green valid alone', async () => {
+    expect((await post('/api/receipts', example('receipt-transport-provider-failure.json'))).status).toBe(201);
+    const r = await t.http.get('/run/4e5e4a26-3286-5ef9-b758-8aefd9f610a5');
+    const h = headline(r.text);
+    expect(h.lines[0]).toBe('✓ Commitment: VALID: the stored bytes match the output commitment');
+    expect(h.lines[1]).toBe('✗ Execution outcome: FAILED (provider_unavailable)');
+    expect(h.lines[2]).toBe("⚠ Producer's verification_status: not_verified (as sent; this ledger does not change it)");
+    expect(h.tone).toBe('bad');
+    // The headline comes before everything else on the page.
+    expect(r.text.indexOf('id="verdict"')).toBeLessThan(r.text.indexOf('id="provenance"'));
+    expect((await t.http.get('/run/4e5e4a26-3286-5ef9-b758-8aefd9f610a5').set('Accept', 'application/json')).body.verification.verdict).toBe('valid');
+
+    expect((await post('/api/receipts', example('receipt-transport.json'))).status).toBe(201);
+    const ok = headline((await t.http.get('/run/c90ac30c-bf8d-5452-a36f-8b58a3a40241')).text);
+    expect(ok.lines.slice(0, 2)).toEqual(['✓ Commitment: VALID: the stored bytes match the output commitment', '✓ Execution outcome: OK (status "ok", as the receipt states)']);
+    // verification_status "execution_observed" is not "verified": the frame is not green.
+    expect(ok.tone).toBe('warn');
+  });
+
+  it('passed checks are collapsed below the failures; LOGGED BY AGENT looks different from EXECUTED BY', async () => {
+    const r = await t.http.get('/run/4e5e4a26-3286-5ef9-b758-8aefd9f610a5');
+    expect(r.text).toMatch(/<details class="passed" id="passed-checks"><summary>\d+ check\(s\) passed \(show\)<\/summary>/);
+    expect(r.text).toContain('<span class="prov prov-executed"><bdi>EXECUTED BY ZAMBO</bdi></span>');
+    const logged = JSON.parse(example('receipt-core.json')) as Record<string, unknown>;
+    expect((await post('/api/receipts', JSON.stringify({ ...logged, id: '0d5c2f1e-3b4a-4c8d-9e6f-7a8b9c0d1e2f', provenance_class: 'LOGGED BY AGENT' }))).status).toBe(201);
+    const l = await t.http.get('/run/0d5c2f1e-3b4a-4c8d-9e6f-7a8b9c0d1e2f');
+    expect(l.text).toContain('<span class="prov prov-logged"><bdi>LOGGED BY AGENT</bdi></span> <span class="muted">(self-reported)</span>');
+    expect(l.text).toContain('class="box provenance logged"');
+  });
+
+  it('job pages: valid without commitment is amber, with a binding one green; truncation detected red; historical and invalid never green', async () => {
+    const vec = (id: string) => JSON.stringify(corpus.vectors.find((v) => v.id === id)!.input);
+    expect((await put('/api/jobs/job-alpha/timeline', vec('chain-valid-4'))).status).toBe(201);
+    let h = headline((await t.http.get('/jobs/job-alpha')).text);
+    expect(h).toMatchObject({ tone: 'warn', text: '⚠ Chain valid — truncation not excluded (no endpoint commitment)' });
+    const j = await t.http.get('/jobs/job-alpha').set('Accept', 'application/json');
+    const c = await post('/api/jobs/job-alpha/commitments', JSON.stringify({ job_id: 'job-alpha', final_entry_digest: j.body.final_entry_digest, entry_count: 4, published_at: '2026-10-02T08:00:00Z', witness: 'witness.example', retrieved_at: '2026-10-02T08:05:00Z' }));
+    expect(c.status).toBe(201);
+    const alpha = (await t.http.get('/jobs/job-alpha')).text;
+    h = headline(alpha);
+    expect(h).toMatchObject({ tone: 'ok', text: '✓ Chain valid — truncation excluded by a binding endpoint commitment' });
+    // The witness hostname is one unbroken token.
+    expect(alpha).toContain('<code class="id"><bdi>witness.example</bdi></code>');
+
+    // The six-entry rebuilt truncation, then the eight-entry commitment (not binding).
+    expect((await put('/api/jobs/job-eight/timeline', example('timeline-truncated-six.json'))).status).toBe(201);
+    expect((await post('/api/jobs/job-eight/commitments', example('commitment-eight.json'))).body.binding).toBe(false);
+    const eight = (await t.http.get('/jobs/job-eight')).text;
+    h = headline(eight);
+    expect(h).toMatchObject({ tone: 'bad', text: '✗ Chain valid — TRUNCATION DETECTED' });
+    expect((await t.http.get('/jobs/job-eight').set('Accept', 'application/json')).body).toMatchObject({ verdict: 'valid', commitment_status: 'truncation_detected' });
+    // Its entries' receipts are not recorded here: no link to "Not found".
+    expect(eight).not.toMatch(/href="\/run\//);
+    expect(eight.match(/receipt not recorded in this ledger/g)).toHaveLength(6);
+
+    expect((await put('/api/jobs/job-old/timeline', vec('chain-historical-06'))).status).toBe(201);
+    h = headline((await t.http.get('/jobs/job-old')).text);
+    expect(h.tone).toBe('warn');
+    expect(h.text).toBe('⚠ Historical (-06) timeline: never reported valid (S7.4)');
+
+    const db = t.app.get(DatabaseService);
+    const bad = corpus.vectors.find((v) => v.id === 'chain-seq-gap')!.input as Record<string, unknown>[];
+    await db.write(async (tx) => {
+      for (const [k, e] of bad.entries()) {
+        await tx.query('INSERT INTO timeline_entries (job_id, seq, raw, entry_digest, receipt_id, tool, provenance_class, close, position) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)', [
+          'job-gap', k + 1, JSON.stringify(e), null, e.id, e.tool, e.provenance_class, e.close ? 1 : 0, 5000 + k,
+        ]);
+      }
+    });
+    h = headline((await t.http.get('/jobs/job-gap')).text);
+    expect(h.tone).toBe('bad');
+    expect(h.text).toMatch(/^✗ Chain INVALID: /);
+  });
+
+  it('a workflow whose step receipts are not recorded leads with INCOMPLETE once, and links none of them', async () => {
+    const w = await post('/api/workflows', example('workflow-draft-example.json'));
+    expect(w.status).toBe(201);
+    const page = (await t.http.get(`/workflow/${w.body.workflow_id}`)).text;
+    const h = headline(page);
+    expect(h).toMatchObject({ tone: 'warn', text: '⚠ Workflow INCOMPLETE: 5 step receipt(s) not recorded' });
+    expect(page).not.toMatch(/href="\/run\//);
+    expect(page.match(/receipt not recorded in this ledger/g)).toHaveLength(5);
+    // No duplicated pill ("Verdict: incomplete incomplete").
+    expect(page).not.toMatch(/incomplete<\/bdi><\/span> <span class="badge[^"]*"><bdi>incomplete/);
+  });
+});
+

@@ -79,8 +79,8 @@ describe.each(DIALECTS)('integrity: commitments and coverage facts on %s', (dial
     const { report_id, report: c } = await report(job);
     expect(c.result).toBe('findings');
     const html = (await get(`/coverage/${report_id}`)).text;
-    expect(html).toContain('<span class="bad"><bdi>truncation_detected</bdi></span>');
-    expect(html).toContain('<span class="ok"><bdi>binding</bdi></span>');
+    expect(html).toContain('<span class="badge bad"><bdi>truncation_detected</bdi></span>');
+    expect(html).toContain('<span class="badge ok"><bdi>binding</bdi></span>');
     expect(c.integrity.commitment).toMatchObject({ state: 'non_binding', truncation: 'detected', truncation_detected: true, missing_entries: 2 });
     expect(c.integrity.commitments.map((x) => [x.outcome, x.contradicts, x.binding])).toEqual(order.map((o) => [o, o === 'truncation_detected', o === 'binding']));
     expect(c.findings.map((f) => f.code)).toEqual(['truncation_detected', 'commitment_non_binding']);
@@ -215,7 +215,7 @@ describe.each(DIALECTS)('integrity: commitments and coverage facts on %s', (dial
     expect(r.plan).toMatchObject({ plan_id: id, version: 1, digest: p.body.digest });
     const page = await get(`/coverage/${report_id}`);
     expect(page.status).toBe(200);
-    expect(page.text).toContain(`plan <code><bdi>${id}</bdi></code> version <bdi>1</bdi>`);
+    expect(page.text).toContain(`plan <code class="id"><bdi>${id}</bdi></code> version <bdi>1</bdi>`);
     // Its id is a random UUID (unguessable), not derived from the job.
     expect(report_id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
   });

@@ -404,7 +404,8 @@ describe('the coverage report page is bounded', () => {
     expect(page.status).toBe(200);
     expect(page.text).toContain('&hellip; and 150 more (every one is in the JSON report)');
     expect(page.text).toContain('&hellip; and 350 more (every one is in the JSON report)');
-    expect(page.text.match(/seq \d+: <code>/g)).toHaveLength(100);
+    // Issue 12: each evidence item is a list item linking its entry.
+    expect(page.text.match(/<li><a href="[^"]*">seq \d+<\/a>: /g)).toHaveLength(100);
   });
 });
 

@@ -208,7 +208,7 @@ describe.each(DIALECTS)('text that looks like other text on %s', (dialect) => {
     expect(cov.status).toBe(200);
     expect(cov.text).not.toMatch(/\u202E/);
     expect(cov.text).toContain('<bdi>KYC <span class="cp"');
-    expect(cov.text).toContain('<code><bdi>fetch<span class="cp" title="invisible or control character U+202E">&lt;U+202E&gt;</span>exe</bdi></code>');
+    expect(cov.text).toContain('<code class="id"><bdi>fetch<span class="cp" title="invisible or control character U+202E">&lt;U+202E&gt;</span>exe</bdi></code>');
   });
 });
 
