@@ -3,7 +3,7 @@
  * read-model tables and verifies them with the core (S7, rev 09), so the
  * public page does not depend on the timelines module's service API.
  */
-import { assessCommitments, Check, CommitmentFinding, CommitmentOutcome, CommitmentsStatus, earlierCounts, has, isObject, isUuid, JsonObject, RecordedCommitment, TimelineResult, TimelineVerifier } from '../aer1';
+import { assessCommitments, Check, CommitmentFinding, CommitmentOutcome, CommitmentsStatus, earlierCounts, has, isObject, isUuid, JsonObject, RecordedCommitment, TimelineResult, TimelineVerifier, JobAssessment, jobAssessment } from '../aer1';
 import { DatabaseService } from '../database/database.service';
 
 export interface TimelineEntryView {
@@ -51,6 +51,8 @@ export interface TimelineView {
   provenance: Record<string, number>;
   /** True only when some endpoint commitment binds the visible timeline now and none contradicts it (S7.3). */
   truncation_excluded: boolean;
+  /** The job's one assessment, as GET /api/jobs/{id}/verify answers it (jobAssessment). */
+  assessment: JobAssessment;
   commitment_status: CommitmentsStatus;
   /** One per commitment that contradicts the visible timeline. */
   findings: CommitmentFinding[];
@@ -156,6 +158,7 @@ export async function loadTimelineView(db: DatabaseService, jobId: string, range
     limits: result.limits,
     provenance: result.provenance,
     truncation_excluded: assessment.truncation_excluded,
+    assessment: jobAssessment(result.verdict, assessment),
     commitment_status: assessment.status,
     findings: assessment.findings,
     commitments,
