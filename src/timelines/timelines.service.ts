@@ -156,6 +156,13 @@ export const NOT_EXCLUDED = 'Truncation is not excluded: no binding endpoint com
 
 const PAGE = 2000;
 
+/** The largest endpoint commitment text (the commitment and its witness metadata), in bytes: every verifier and page shows them all. */
+export const MAX_COMMITMENT_BYTES = 16 * 1024;
+/** The most endpoint commitments one job may have: each is judged on every read of the job. */
+export const MAX_COMMITMENTS_PER_JOB = 100;
+/** A page of `GET /api/jobs/{id}/timeline` ends after the entry that passes this many bytes of entry text (a few MB per cost-1 read). */
+export const TIMELINE_PAGE_BYTES = 4 * 1024 * 1024;
+
 /**
  * Hash-chained job timelines (S7) and endpoint commitments (rev 09).
  *
@@ -357,15 +364,26 @@ export class TimelinesService {
     const problems = [...commitmentFormatProblems(body.value), ...witnessProblems(body.value), ...commitmentTextProblems(body.text)];
     if (problems.length > 0) throw new UnprocessableError('invalid_commitment', `the commitment is malformed: ${problems.join('; ')}`, { reasons: ['invalid_commitment'], problems });
     const text = body.text.trim();
+    if (Buffer.byteLength(text, 'utf8') > MAX_COMMITMENT_BYTES) {
+      throw new UnprocessableError('commitment_too_large', `a commitment is at most ${MAX_COMMITMENT_BYTES} bytes (witness metadata included); nothing was recorded`, { reasons: ['commitment_too_large'] });
+    }
+    // Outside the write lock: the owner (the stream's first event never changes) and the chain as it stands.
+    const before = await this.timelineRow(this.db, jobId);
+    if (!before) throw new NotFoundError('job', jobId);
+    assertOwner(by, await writerAt(this.db, before.first_position), `the timeline of job ${JSON.stringify(jobId)}`);
+    const verified = await this.verifyEntries(this.db, jobId);
     return this.db.write(async (tx) => {
-      const row = await this.timelineRow(tx, jobId);
-      if (!row) throw new NotFoundError('job', jobId);
-      assertOwner(by, await writerAt(tx, row.first_position), `the timeline of job ${JSON.stringify(jobId)}`);
-      const timeline = await this.verifyEntries(tx, jobId);
+      const row = (await this.timelineRow(tx, jobId))!;
+      // Appended to meanwhile (rare): the chain is verified again, under the lock.
+      const timeline = row.last_position === before.last_position ? verified : await this.verifyEntries(tx, jobId);
       const check = checkCommitment(timeline, body.value);
       const same = (await tx.query<{ id: string }>('SELECT id FROM commitments WHERE job_id = ? AND raw = ? ORDER BY position LIMIT 1', [jobId, text]))[0];
       let id = same?.id;
       if (!id) {
+        const count = Number((await tx.query<{ n: number | string }>('SELECT COUNT(*) AS n FROM commitments WHERE job_id = ?', [jobId]))[0]?.n ?? 0);
+        if (count >= MAX_COMMITMENTS_PER_JOB) {
+          throw new ConflictError('too_many_commitments', `job ${jobId} already has ${count} endpoint commitments, the most one job may have; nothing was recorded`, { reasons: ['too_many_commitments'], job_id: jobId });
+        }
         id = randomUUID();
         const data: EndpointCommitmentRecordedData = { id, job_id: jobId, raw: text, binding: check.binding, reasons: check.reasons, entry_count_at_record: timeline.entry_count };
         const stream = streams.timeline(jobId);
@@ -445,14 +463,15 @@ export class TimelinesService {
   }
 
   /**
-   * Re-verify the stored entries with the core, fed from their stored texts (never the stored verdict). A closed
-   * timeline (its last entry closes it, or it was imported whole) can never change, so its chain result is
-   * computed once and kept, keyed by job and last position (see {@link ClosedChainCache}); an open one is
-   * re-verified on every call. The result is shared: callers must not modify it.
+   * Re-verify the stored entries with the core, fed from their stored texts (never the stored verdict). The
+   * entries of a timeline as of its last position can never change (closed or open: appends only add), so
+   * its chain result is computed once per state and kept, keyed by job and last position (see
+   * {@link ClosedChainCache}); an append makes a new key. The result is shared: callers must not modify it.
    */
   private async verifyEntries(q: Queryable, jobId: string): Promise<TimelineResult> {
     const row = await this.timelineRow(q, jobId);
-    const key = row && (row.closed || row.source === 'import') ? `${row.last_position}:${row.entry_count}:${jobId}` : null;
+    // A timeline's entries as of its last position never change (append-only), open or closed.
+    const key = row ? `${row.last_position}:${row.entry_count}:${jobId}` : null;
     const kept = key === null ? undefined : this.closedChains.get(key);
     if (kept) return kept;
     const v = new TimelineVerifier();
@@ -480,6 +499,7 @@ export class TimelinesService {
     const seqs: number[] = [];
     let lastSeq = after;
     const mayRead = viewer !== null && (viewer.role === 'auditor' || viewer.role === 'admin');
+    let bytes = 0;
     for await (const r of this.entryRows(this.db, jobId, after, limit)) {
       const value = parseStored(r.raw);
       const shown: Record<string, unknown> = { ...(isObject(value) ? value : { value }), entry_digest: entryDigest(value) };
@@ -491,6 +511,8 @@ export class TimelinesService {
       positions.push(r.position);
       seqs.push(r.seq);
       lastSeq = r.seq;
+      bytes += r.raw.length;
+      if (bytes >= TIMELINE_PAGE_BYTES) break; // bounded in bytes as well as in count: `next_after` continues
     }
     const commitments = await commitmentRows(this.db, jobId);
     const by = await recordedByAt(this.db, [...positions, ...commitments.map((c) => c.position)]);

@@ -1,0 +1,90 @@
+/**
+ * Integrity issue, second attack (see README.md here, "Integrity issue
+ * (second attack)"): what one cheap request could make the ledger do. Each
+ * test names what used to happen. Both databases.
+ */
+import { randomUUID } from 'node:crypto';
+import { entryDigest, sha256Hex, ZERO_DIGEST } from '../../src/aer1';
+import { MAX_COMMITMENT_BYTES, MAX_COMMITMENTS_PER_JOB, TIMELINE_PAGE_BYTES, TimelinesService } from '../../src/timelines/timelines.service';
+import { DIALECTS, startApp, TestApp } from '../helpers/app';
+
+/** A valid -07 chain of `n` entries whose canonical bytes are `size` bytes each. */
+function chain(job: string, n: number, size: number): Record<string, unknown>[] {
+  const out: Record<string, unknown>[] = [];
+  let prev = ZERO_DIGEST;
+  for (let seq = 1; seq <= n; seq++) {
+    const bytes = Buffer.alloc(size, 0x61 + (seq % 26));
+    const e: Record<string, unknown> = { seq, job_id: job, id: randomUUID(), tool: 'fetch_page', provenance_class: 'EXECUTED BY LEDGER', canonical_bytes: bytes.toString('base64'), prev_digest: prev };
+    if (seq === n) e.close = true;
+    out.push(e);
+    prev = entryDigest(e)!;
+  }
+  return out;
+}
+
+describe.each(DIALECTS)('second attack: request costs on %s', (dialect) => {
+  jest.setTimeout(120_000);
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startApp(dialect);
+  });
+  afterAll(async () => t?.close());
+  const post = (path: string, body: unknown, key = t.keys.producer) =>
+    t.http.post(path).set('Authorization', `Bearer ${key}`).set('Content-Type', 'application/json').send(typeof body === 'string' ? body : JSON.stringify(body));
+  const head = async (): Promise<unknown> => (await t.http.get('/api/ledger/head')).body;
+
+  it('caps a commitment at MAX_COMMITMENT_BYTES and a job at MAX_COMMITMENTS_PER_JOB (was: 30 commitments of 1 MB made one cost-1 read answer 30 MB)', async () => {
+    const job = `job-caps-${randomUUID()}`;
+    const entries = chain(job, 3, 16);
+    expect((await post(`/api/jobs/${job}/entries`, entries)).status).toBe(201);
+    const base = { job_id: job, final_entry_digest: entryDigest(entries[2]), entry_count: 3, published_at: '2026-10-01T12:00:00Z' };
+    const before = await head();
+    const big = await post(`/api/jobs/${job}/commitments`, { ...base, note: 'A'.repeat(MAX_COMMITMENT_BYTES) });
+    expect([big.status, big.body.error]).toEqual([422, 'commitment_too_large']);
+    expect(await head()).toEqual(before);
+    for (let i = 0; i < MAX_COMMITMENTS_PER_JOB; i++) expect((await post(`/api/jobs/${job}/commitments`, { ...base, note: `n${i}` })).status).toBe(201);
+    const more = await post(`/api/jobs/${job}/commitments`, { ...base, note: 'one more' });
+    expect([more.status, more.body.error]).toEqual([409, 'too_many_commitments']);
+    const again = await post(`/api/jobs/${job}/commitments`, { ...base, note: 'n0' });
+    expect(again.status).toBe(200); // the same text again is answered with the existing record, not refused
+    const v = await t.http.get(`/api/jobs/${job}/verify`);
+    expect([v.status, v.body.assessment, v.body.commitments.length]).toEqual([200, 'clean', MAX_COMMITMENTS_PER_JOB]);
+  });
+
+  it('ends a timeline page after TIMELINE_PAGE_BYTES of entry text (was: 30 entries of 700 KB in one cost-1 answer of 28 MB)', async () => {
+    const job = `job-bytes-${randomUUID()}`;
+    const size = 600 * 1024; // base64: 800 KiB a line
+    const entries = chain(job, 7, size);
+    for (const e of entries) expect((await post(`/api/jobs/${job}/entries`, e)).status).toBe(201);
+    const perEntry = JSON.stringify(entries[0]).length;
+    const fit = Math.ceil(TIMELINE_PAGE_BYTES / perEntry);
+    const page = await t.http.get(`/api/jobs/${job}/timeline`);
+    expect(page.status).toBe(200);
+    expect(page.body.entries.map((e: { seq: number }) => e.seq)).toEqual(Array.from({ length: fit }, (_, k) => k + 1));
+    expect(page.body.next_after).toBe(fit);
+    const rest = await t.http.get(`/api/jobs/${job}/timeline?after=${fit}`);
+    expect(rest.body.entries.map((e: { seq: number }) => e.seq)).toEqual(Array.from({ length: 7 - fit }, (_, k) => fit + k + 1));
+    expect(rest.body.next_after).toBeNull();
+    expect(sha256Hex(Buffer.from(page.body.entries[0].canonical_bytes, 'base64'))).toBe(sha256Hex(Buffer.alloc(size, 0x62)));
+  });
+
+  it('verifies an open chain once per state, outside the write lock, for every commitment posted (was: 0.85 s under the lock per POST at 36,000 entries)', async () => {
+    const job = `job-open-${randomUUID()}`;
+    const entries = chain(job, 4, 16);
+    delete entries[3].close;
+    expect((await post(`/api/jobs/${job}/entries`, entries.slice(0, 3))).status).toBe(201);
+    const svc = t.app.get(TimelinesService);
+    const base = { job_id: job, final_entry_digest: entryDigest(entries[2]), entry_count: 3, published_at: '2026-10-01T12:00:00Z' };
+    const size0 = svc.closedChains.size;
+    expect((await post(`/api/jobs/${job}/commitments`, { ...base, note: 'a' })).status).toBe(201);
+    expect(svc.closedChains.size).toBe(size0 + 1);
+    expect((await post(`/api/jobs/${job}/commitments`, { ...base, note: 'b' })).status).toBe(201);
+    expect(svc.closedChains.size).toBe(size0 + 1); // the same state: not verified again
+    expect((await post(`/api/jobs/${job}/entries`, entries[3])).status).toBe(201);
+    const c = await post(`/api/jobs/${job}/commitments`, { ...base, note: 'c' });
+    expect(c.status).toBe(201);
+    expect(svc.closedChains.size).toBe(size0 + 2); // a new state after the append
+    // Judged against the chain as it stands after the append: a 3-entry commitment on 4 entries is an earlier checkpoint.
+    expect(c.body).toMatchObject({ binding: false, truncation_excluded: false, commitment_assessment: 'non_binding' });
+  });
+});
