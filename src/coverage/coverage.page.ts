@@ -6,7 +6,7 @@
  * Content-Security-Policy that allows none.
  */
 import { plainText, userText } from '../public-pages/html';
-import { ActionReport, EvidenceItem } from './reconcile';
+import { ActionReport, EvidenceItem, RecordedBySection } from './reconcile';
 import type { StoredReport } from './coverage.service';
 
 /** Escape text for HTML element content and double-quoted attributes. */
@@ -40,7 +40,7 @@ function evidenceList(items: EvidenceItem[]): string {
   if (items.length === 0) return '&ndash;';
   return items
     .slice(0, PAGE_EVIDENCE_ITEMS)
-    .map((e) => `seq ${e.seq}: <code>${text(e.receipt_id ?? '(no id)')}</code> ${text(e.provenance_class ?? 'unknown provenance')}, outcome ${text(e.outcome)}${e.receipt_status ? ` (${text(e.receipt_status)})` : ''}${e.receipt_provenance_class ? `, receipt says ${text(e.receipt_provenance_class)}` : ''}`)
+    .map((e) => `seq ${e.seq}: <code>${text(e.receipt_id ?? '(no id)')}</code> ${text(e.provenance_class ?? 'unknown provenance')}, outcome ${text(e.outcome)}${e.receipt_status ? ` (${text(e.receipt_status)})` : ''}${e.receipt_provenance_class ? `, receipt says ${text(e.receipt_provenance_class)}` : ''}${e.superseded_by ? `, <b>corrected by</b> <code>${text(e.superseded_by)}</code>` : ''}${e.receipt_recorded_by ? `, <b>receipt recorded by another owner</b> ${text(e.receipt_recorded_by.join(', '))}` : ''}`)
     .join('<br>') + more(items.length, PAGE_EVIDENCE_ITEMS);
 }
 
@@ -48,6 +48,18 @@ function actionRow(a: ActionReport): string {
   return `<tr><td><code>${text(a.action_id)}</code></td><td><code>${text(a.tool)}</code></td><td class="s-${escapeHtml(a.status)}">${text(a.status)}${a.conditions.length > 1 ? `<br><small>also: ${text(a.conditions.slice(1).join(', '))}</small>` : ''}</td>
 <td>${text(a.min_count)}&ndash;${a.max_count === null ? '&infin;' : text(a.max_count)}; ${a.must_succeed ? 'must succeed' : 'outcome not required'}; accepts ${text(a.accepted_provenance.join(', '))}${a.after.length ? `; after ${text(a.after.join(', '))}` : ''}</td>
 <td>${evidenceList(a.evidence)}${a.over_count_evidence.length ? `<br><b>over count:</b><br>${evidenceList(a.over_count_evidence)}` : ''}${a.reported_only_evidence.length ? `<br><b>reported only:</b><br>${evidenceList(a.reported_only_evidence)}` : ''}</td><td>${text(a.detail)}</td></tr>`;
+}
+
+/** Who recorded the subject, shown at the top: a plan's `recorded_by_owner` is only as good as this line. */
+function recorderNote(w: RecordedBySection | undefined, kind: string): string {
+  if (!w) return '';
+  const planOwner = w.plan_owner === null ? 'The plan names no owner (recorded_by_owner): check that this is who should have recorded it.' : `The plan names recorded_by_owner <b>${text(w.plan_owner)}</b>: ${text(w.plan_owner_check.replace(/_/g, ' '))}.`;
+  if (!w.checked) return `<p class="note"><b>Recorded by: not checked</b> (offline report: files carry no keys). ${planOwner}</p>`;
+  const who = w.owners.length ? `owner${w.owners.length > 1 ? 's' : ''} <b>${w.owners.map((o) => text(o)).join(', ')}</b> (key${w.key_names.length > 1 ? 's' : ''} ${w.key_names.map((k) => `<code>${text(k)}</code>`).join(', ')})` : 'nobody';
+  const unattributed = w.unattributed_events ? `; ${text(w.unattributed_events)} event(s) name no key` : '';
+  const foreign = w.receipts_by_other_owner.length ? ` <span class="bad">${text(w.receipts_by_other_owner.length)} receipt(s) it names were recorded by another owner</span>.` : '';
+  const bad = w.plan_owner_check === 'recorded_by_other_owner' || w.receipts_by_other_owner.length > 0;
+  return `<p class="note"><b class="${bad ? 'bad' : ''}">Recorded by</b>: the ${text(kind)} was recorded by ${who}${unattributed}. ${planOwner}${foreign}</p>`;
 }
 
 /** Render the report page. */
@@ -62,6 +74,7 @@ export function renderCoveragePage(s: StoredReport): string {
 <h1>Coverage report: ${text(subject)}</h1>
 <p>Result: <b class="${r.result === 'full_coverage' ? 'ok' : 'bad'}">${text(r.result === 'full_coverage' ? 'full coverage' : `${r.findings.length} finding(s)`)}</b>.
 Coverage ${text(r.coverage.ratio)} expected actions covered (${text(r.coverage.percent)}%), as of ledger position ${text(r.as_of_position)}.</p>
+${recorderNote(r.integrity.recorded_by, i.kind)}
 <p>Report <code>${text(s.report_id)}</code>, issued ${text(s.issued_at)}. Digest <code>${text(s.digest)}</code>
 (<span class="${s.digest_verified ? 'ok' : 'bad'}">${s.digest_verified ? 'recomputed: matches' : 'recomputed: DOES NOT MATCH'}</span>; SHA-256 over the canonical JSON of the report content, see docs/coverage.md).
 <a href="/api/coverage-reports/${encodeURIComponent(s.report_id)}">JSON</a></p>
