@@ -172,7 +172,11 @@ export interface RecordedBySection {
   /** The plan's `recorded_by_owner`, or null. */
   plan_owner: string | null;
   plan_owner_check: 'not_named' | 'satisfied' | 'recorded_by_other_owner' | 'not_recorded' | 'not_checked_offline';
-  /** Receipts the entries (or steps) name that another owner recorded: no accepted evidence. */
+  /**
+   * Receipts the entries (or steps) name that another owner recorded: not the
+   * plan's `recorded_by_owner` (then no evidence, `receipt_recorded_by_other_owner`),
+   * or, when the plan names none, not one of the stream's recorders (stated only).
+   */
   receipts_by_other_owner: { receipt_id: string; owners: string[]; key_names: string[] }[];
 }
 
@@ -730,7 +734,8 @@ function onlyOwner(r: Recorders, owner: string): boolean {
 /**
  * Who recorded the subject, and which receipts the actions name were
  * recorded by another owner: one not the plan's `recorded_by_owner` when it
- * names one, else one not among the timeline's (workflow's) recorders.
+ * names one (those are rejected: `otherOwner`), else one not among the
+ * timeline's (workflow's) recorders (stated only).
  */
 function recordedBySection(input: ReconcileInput, recordedIds: readonly string[], recorded: boolean): { section: RecordedBySection; otherOwner: Map<string, string[]> } {
   const planOwner = input.plan.recorded_by_owner ?? null;
@@ -745,7 +750,9 @@ function recordedBySection(input: ReconcileInput, recordedIds: readonly string[]
     if (!x) continue;
     const foreign = planOwner !== null ? !onlyOwner(x, planOwner) : x.owners.some((o) => !r.owners.includes(o)) || (x.unattributed > 0 && r.unattributed === 0);
     if (foreign) {
-      otherOwner.set(id, x.owners);
+      // Rejected only when the plan names the owner: without one, a receipt recorded by another key (a gateway's,
+      // say) than the timeline's is a legitimate pattern; it is stated, not judged.
+      if (planOwner !== null) otherOwner.set(id, x.owners);
       byOther.push({ receipt_id: id, owners: x.owners, key_names: x.key_names });
     }
   }

@@ -104,12 +104,16 @@ describe('reconcile: who recorded the job', () => {
     expect(r.integrity.recorded_by).toMatchObject({ checked: true, owner: 'producer-b', key_names: ['producer-b-key'], plan_owner: null, plan_owner_check: 'not_named' });
   });
 
-  it('a receipt named by an entry but recorded by another owner is no evidence (receipt_recorded_by_other_owner)', () => {
+  it('a receipt named by an entry but recorded by another owner than the plan names is no evidence (receipt_recorded_by_other_owner)', () => {
     const timeline = buildTimeline(JOB, STEPS);
     const rec = allBy('platform-a', timeline);
     const wireId = timeline[1].id.toLowerCase();
     (rec.receipts as Map<string, Recorders>).set(wireId, by('producer-b'));
-    for (const doc of [PLAN, { ...PLAN, recorded_by_owner: 'platform-a' }]) {
+    // A plan naming no owner: stated (a gateway's key may record receipts for another's timeline), not judged.
+    const plain = run(PLAN, { recorders: rec }, timeline);
+    expect(plain.result).toBe('full_coverage');
+    expect(plain.integrity.recorded_by.receipts_by_other_owner).toEqual([{ receipt_id: wireId, owners: ['producer-b'], key_names: ['producer-b-key'] }]);
+    for (const doc of [{ ...PLAN, recorded_by_owner: 'platform-a' }]) {
       const r = run(doc, { recorders: rec }, timeline);
       expect(r.actions.find((a) => a.action_id === 'wire')?.status).toBe('missing');
       expect(r.integrity.recorded_by.receipts_by_other_owner).toEqual([{ receipt_id: wireId, owners: ['producer-b'], key_names: ['producer-b-key'] }]);
