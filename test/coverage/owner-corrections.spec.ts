@@ -5,6 +5,7 @@
  */
 import { NormalizedPlan, planDigest, validatePlan } from '../../src/coverage/plan';
 import { CoverageReportContent, reconcile, ReconcileInput, Recorders, reportDigest } from '../../src/coverage/reconcile';
+import { renderCoverageText } from '../../src/cli/commands/coverage';
 import { buildTimeline, commitmentFor, Entry, receiptFor, receiptsFor, StepSpec } from './fixtures';
 
 function plan(doc: Record<string, unknown>): NormalizedPlan {
@@ -136,6 +137,15 @@ describe('reconcile: who recorded the job', () => {
     const plain = run(PLAN);
     expect(plain.result).toBe('full_coverage');
     expect(plain.integrity.recorded_by).toMatchObject({ checked: false, plan_owner_check: 'not_named' });
+  });
+
+  it('the offline text output says the recorder is not checked', () => {
+    const r = run({ ...PLAN, recorded_by_owner: 'platform-a' });
+    const text = renderCoverageText(r, reportDigest(r), { used: 2, rejected: [] });
+    expect(text).toContain('recorded by: not checked offline (files carry no keys or owners); plan recorded_by_owner platform-a: not checked offline');
+    expect(text).toContain('recorded_by_owner_not_checked');
+    const online = run({ ...PLAN, recorded_by_owner: 'platform-a' }, { recorders: allBy('producer-b') });
+    expect(renderCoverageText(online, reportDigest(online), { used: 2, rejected: [] })).toContain('recorded by: producer-b (keys producer-b-key); plan recorded_by_owner platform-a: recorded by other owner');
   });
 
   it('is reproducible: the same inputs give the same digest', () => {

@@ -112,6 +112,9 @@ describe.each(DIALECTS)('integrity, second attack: coverage on %s', (dialect) =>
 
     it('a plan naming recorded_by_owner: the squatter is refused at write time (403 not_plan_owner), the owner records, full coverage (was: B owned the job)', async () => {
       const job = 'job-kyc-78';
+      const bad = await post('/api/plans', kycPlan(job, { recorded_by_owner: 'platform\u202Ea' }), t.keys.compliance);
+      expect(bad.status).toBe(422);
+      expect(bad.body.problems.map((p: { path: string; code: string }) => [p.path, p.code])).toEqual([['recorded_by_owner', 'invalid_recorded_by_owner']]);
       expect((await post('/api/plans', kycPlan(job, { recorded_by_owner: 'platform-a' }), t.keys.compliance)).status).toBe(201);
       const tl = buildTimeline(job, STEPS);
       const append = await post(`/api/jobs/${job}/entries`, tl, b);

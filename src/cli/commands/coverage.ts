@@ -242,6 +242,10 @@ export function registerCoverage(program: Command, ctx: RunContext): void {
       `
 Matching rules, statuses and the digest are documented in docs/coverage.md.
 
+Files carry no keys or owners: who recorded the job is not checked offline,
+and a plan's recorded_by_owner is a finding (recorded_by_owner_not_checked),
+never satisfied. Receipt corrections (S9) are not followed offline.
+
 Exit codes: 0 full coverage (every expected action covered, the timeline
 valid with a binding endpoint commitment, no flagged unplanned action);
 1 any finding; 2 usage error, unreadable input or an invalid plan.`,
