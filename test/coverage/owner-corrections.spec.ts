@@ -208,3 +208,21 @@ describe('reconcile: corrected receipts (S9)', () => {
     expect(r.findings.find((x) => x.code === 'receipt_mismatch')?.message).toContain('tool');
   });
 });
+
+describe('reconcile: who recorded a workflow', () => {
+  it('a workflow recorded by another owner than the plan names: every step is no evidence', () => {
+    const tl = buildTimeline('wf', [{ tool: 'fetch_customer' }]);
+    const wfId = 'a0000000-0000-4000-8000-0000000000aa';
+    const workflow = { type: 'verifiable-workflow-receipt', version: '1', workflow_id: wfId, steps: [{ seq: 1, tool: 'fetch_customer', receipt_id: tl[0].id, status: 'ok' }] };
+    const p = plan({ workflow_id: wfId, title: 'wf', recorded_by_owner: 'platform-a', expected_actions: [{ action_id: 'f', tool: 'fetch_customer' }] });
+    const base = { plan: p, plan_meta: META, record: { kind: 'workflow' as const, workflow }, receipts: new Map<string, unknown>([[tl[0].id.toLowerCase(), receiptFor(tl[0])]]), as_of_position: 10 };
+    const other = reconcile({ ...base, recorders: { record: by('producer-b'), receipts: new Map([[tl[0].id.toLowerCase(), by('platform-a')]]) } });
+    expect(other.actions[0].status).toBe('missing');
+    expect(other.integrity.recorded_by).toMatchObject({ owner: 'producer-b', plan_owner_check: 'recorded_by_other_owner' });
+    expect(other.findings[0]).toMatchObject({ code: 'recorded_by_other_owner' });
+    expect(other.findings[0].message).toContain('workflow receipt was recorded by owner "producer-b"');
+    const own = reconcile({ ...base, recorders: { record: by('platform-a'), receipts: new Map([[tl[0].id.toLowerCase(), by('platform-a')]]) } });
+    expect(own.actions[0].status).toBe('covered');
+    expect(own.integrity.recorded_by.plan_owner_check).toBe('satisfied');
+  });
+});
