@@ -7,7 +7,7 @@
  */
 import { unsafeRaw, userText } from '../public-pages/html';
 import { layout, provenanceLabel, Tone, verdictBlock } from '../public-pages/layout';
-import { ActionReport, EvidenceItem } from './reconcile';
+import { ActionReport, EvidenceItem, RecordedBySection } from './reconcile';
 import type { StoredReport } from './coverage.service';
 
 /** Escape text for HTML element content and double-quoted attributes. */
@@ -58,7 +58,7 @@ function evidenceList(items: EvidenceItem[], links: Links): string {
     .slice(0, PAGE_EVIDENCE_ITEMS)
     .map((e) => {
       const receipt = e.receipt_id === null ? 'no receipt id' : e.receipt_recorded ? `<a href="/run/${encodeURIComponent(e.receipt_id.toLowerCase())}">${id(e.receipt_id)}</a>` : `${id(e.receipt_id)} <span class="badge warn">receipt not recorded</span>`;
-      return `<li><a href="${escapeHtml(links.entry(e.seq))}">seq ${Number(e.seq)}</a>: ${receipt} ${provenanceLabel(e.provenance_class ?? null).value}, outcome ${text(e.outcome)}${e.receipt_status ? ` (${text(e.receipt_status)})` : ''}${e.receipt_provenance_class ? `, receipt says ${text(e.receipt_provenance_class)}` : ''}</li>`;
+      return `<li><a href="${escapeHtml(links.entry(e.seq))}">seq ${Number(e.seq)}</a>: ${receipt} ${provenanceLabel(e.provenance_class ?? null).value}, outcome ${text(e.outcome)}${e.receipt_status ? ` (${text(e.receipt_status)})` : ''}${e.receipt_provenance_class ? `, receipt says ${text(e.receipt_provenance_class)}` : ''}${e.superseded_by ? `, <b>corrected by</b> ${id(e.superseded_by)}` : ''}${e.receipt_recorded_by ? `, <b>receipt recorded by another owner</b> ${text(e.receipt_recorded_by.join(', '))}` : ''}</li>`;
     })
     .join('')}</ul>${more(items.length, PAGE_EVIDENCE_ITEMS)}`;
 }
@@ -67,6 +67,18 @@ function actionRow(a: ActionReport, links: Links): string {
   return `<tr><td>${id(a.action_id)}</td><td>${id(a.tool)}</td><td class="s-${escapeHtml(a.status)}">${text(a.status)}${a.conditions.length > 1 ? `<br><small>also: ${text(a.conditions.slice(1).join(', '))}</small>` : ''}</td>
 <td>${text(a.min_count)}&ndash;${a.max_count === null ? '&infin;' : text(a.max_count)}; ${a.must_succeed ? 'must succeed' : 'outcome not required'}; accepts ${text(a.accepted_provenance.join(', '))}${a.after.length ? `; after ${text(a.after.join(', '))}` : ''}</td>
 <td>${evidenceList(a.evidence, links)}${a.over_count_evidence.length ? `<br><b>over count:</b>${evidenceList(a.over_count_evidence, links)}` : ''}${a.reported_only_evidence.length ? `<br><b>reported only:</b>${evidenceList(a.reported_only_evidence, links)}` : ''}</td><td>${text(a.detail)}</td></tr>`;
+}
+
+/** Who recorded the subject, shown at the top: a plan's `recorded_by_owner` is only as good as this line. */
+function recorderNote(w: RecordedBySection | undefined, kind: string): string {
+  if (!w) return '';
+  const planOwner = w.plan_owner === null ? 'The plan names no owner (recorded_by_owner): check that this is who should have recorded it.' : `The plan names recorded_by_owner <b>${text(w.plan_owner)}</b>: ${text(w.plan_owner_check.replace(/_/g, ' '))}.`;
+  if (!w.checked) return `<p class="note"><b>Recorded by: not checked</b> (offline report: files carry no keys). ${planOwner}</p>`;
+  const who = w.owners.length ? `owner${w.owners.length > 1 ? 's' : ''} <b>${w.owners.map((o) => text(o)).join(', ')}</b> (key${w.key_names.length > 1 ? 's' : ''} ${w.key_names.map((k) => `<code>${text(k)}</code>`).join(', ')})` : 'nobody';
+  const unattributed = w.unattributed_events ? `; ${text(w.unattributed_events)} event(s) name no key` : '';
+  const foreign = w.receipts_by_other_owner.length ? ` <span class="bad">${text(w.receipts_by_other_owner.length)} receipt(s) it names were recorded by another owner</span>.` : '';
+  const bad = w.plan_owner_check === 'recorded_by_other_owner' || w.receipts_by_other_owner.length > 0;
+  return `<p class="note"><b class="${bad ? 'bad' : ''}">Recorded by</b>: the ${text(kind)} was recorded by ${who}${unattributed}. ${planOwner}${foreign}</p>`;
 }
 
 /**
@@ -114,6 +126,7 @@ export function renderCoveragePage(s: StoredReport): string {
   const body = `${STYLE}
 <h1>Coverage report: ${subjectLink}</h1>
 ${headline(s)}
+${recorderNote(r.integrity.recorded_by, i.kind)}
 <p>Coverage ${text(r.coverage.ratio)} expected actions covered (${text(r.coverage.percent)}%), as of ledger position ${text(r.as_of_position)}.</p>
 <div class="scroll"><table class="kv">
 <tr><th>Report</th><td>${id(s.report_id)} <a href="/api/coverage-reports/${encodeURIComponent(s.report_id)}">JSON</a></td></tr>

@@ -10,7 +10,7 @@ import { LedgerService, recordedByAt } from '../ledger/ledger.service';
 import { streams } from '../ledger/streams';
 import { canonicalDigest } from './canonical';
 import { CoverageReportIssuedData } from './coverage.projection';
-import { entryReceiptIds, jobFirstPosition, Queryable, receiptsAsOf, timelineAsOf, workflowAsOf } from './ledger-reader';
+import { correctionsAsOf, entryReceiptIds, jobFirstPosition, Queryable, receiptsAsOf, recordersAsOf, timelineAsOf, workflowAsOf } from './ledger-reader';
 import { NormalizedPlan, PlanSubject } from './plan';
 import { PlanVersionRow } from './plans.service';
 import type { Principal } from '../auth/api-keys.service';
@@ -137,7 +137,16 @@ export class CoverageService {
       first = w.first_position;
       receiptIds = w.step_receipt_ids;
     }
-    const receipts = await receiptsAsOf(tx, receiptIds, position);
+    // Receipts as of the position with their correction chains (S9), and who recorded them and the subject's stream.
+    const corrections = await correctionsAsOf(tx, receiptIds, position);
+    const receipts = await receiptsAsOf(tx, [...receiptIds, ...[...corrections.values()].flat()], position);
+    const subjectStream = subject.kind === 'job' ? streams.timeline(subject.id) : streams.workflow(subject.id);
+    const recordStreams = await recordersAsOf(tx, [subjectStream], position);
+    const receiptStreams = await recordersAsOf(tx, receiptIds.map((id) => streams.receipt(id)), position, ['ReceiptRecorded']);
+    const recorders = {
+      record: recordStreams.get(subjectStream) ?? null,
+      receipts: new Map([...receiptStreams].map(([k, v]) => [k.slice('receipt:'.length), v])),
+    };
     const report = reconcile({
       plan,
       plan_meta: {
@@ -151,6 +160,8 @@ export class CoverageService {
       },
       record,
       receipts,
+      corrections,
+      recorders,
       as_of_position: position,
     });
     const digest = reportDigest(report);

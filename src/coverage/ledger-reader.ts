@@ -153,3 +153,95 @@ export async function jobFirstPosition(q: Queryable, jobId: string, asOf: number
   if (timeline === null) return receipts;
   return receipts === null ? timeline : Math.min(timeline, receipts);
 }
+
+/**
+ * Who wrote a stream's events, as of a position: the recorder identity of
+ * each key (its `owner`, or for a key without an owner its key name) and the
+ * key names, both sorted without repeats. `unattributed` counts events that
+ * name no key (written before attribution). Keys never change owner, so the
+ * answer for a position never changes.
+ */
+export interface StreamRecorders {
+  owners: string[];
+  key_names: string[];
+  unattributed: number;
+}
+
+function sorted(xs: Iterable<string>): string[] {
+  return [...new Set(xs)].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+}
+
+/**
+ * The recorders of each of `streamIds` as of `asOf` (only streams with an
+ * event are in the map). `types`, when given, limits the events looked at
+ * (receipts: `ReceiptRecorded` only, not a correction appended to the stream).
+ */
+export async function recordersAsOf(q: Queryable, streamIds: Iterable<string>, asOf: number, types?: string[]): Promise<Map<string, StreamRecorders>> {
+  const wanted = [...new Set(streamIds)];
+  const acc = new Map<string, { owners: Set<string>; keys: Set<string>; unattributed: number }>();
+  const typeSql = types ? ` AND e.type IN (${types.map(() => '?').join(', ')})` : '';
+  for (let i = 0; i < wanted.length; i += IN_CHUNK) {
+    const chunk = wanted.slice(i, i + IN_CHUNK);
+    const rows = await q.query<{ stream_id: string; key_id: string | null; key_name: string | null; owner: string | null }>(
+      `SELECT e.stream_id AS stream_id, e.key_id AS key_id, e.key_name AS key_name, k.owner AS owner FROM events e LEFT JOIN api_keys k ON k.id = e.key_id WHERE e.position <= ? AND e.stream_id IN (${chunk.map(() => '?').join(', ')})${typeSql}`,
+      [asOf, ...chunk, ...(types ?? [])],
+    );
+    for (const r of rows) {
+      let a = acc.get(r.stream_id);
+      if (!a) acc.set(r.stream_id, (a = { owners: new Set(), keys: new Set(), unattributed: 0 }));
+      if (r.key_id === null || r.key_name === null) a.unattributed++;
+      else {
+        a.keys.add(r.key_name);
+        a.owners.add(r.owner ?? r.key_name);
+      }
+    }
+  }
+  return new Map([...acc].map(([k, a]) => [k, { owners: sorted(a.owners), key_names: sorted(a.keys), unattributed: a.unattributed }]));
+}
+
+/**
+ * The correction chains of receipts as of `asOf` (S9): for each id of `ids`
+ * that was corrected, the ids of its corrections in order, following
+ * corrections of corrections to the latest (`ReceiptCorrected` events, each
+ * naming `superseded_by`; the latest one of a receipt counts, as its
+ * `superseded_by` in the read model). Ids not corrected are absent. Lowercase ids.
+ */
+export async function correctionsAsOf(q: Queryable, ids: Iterable<string>, asOf: number): Promise<Map<string, string[]>> {
+  const next = new Map<string, string>();
+  let frontier = [...new Set([...ids].map((id) => id.toLowerCase()))];
+  const seen = new Set(frontier);
+  while (frontier.length > 0) {
+    const found: string[] = [];
+    for (let i = 0; i < frontier.length; i += IN_CHUNK) {
+      const chunk = frontier.slice(i, i + IN_CHUNK).map((id) => streams.receipt(id));
+      const rows = await q.query<EventRow>(
+        `SELECT position, stream_id, type, data FROM events WHERE type = 'ReceiptCorrected' AND position <= ? AND stream_id IN (${chunk.map(() => '?').join(', ')}) ORDER BY position`,
+        [asOf, ...chunk],
+      );
+      for (const r of rows) {
+        const by = parseData(r).superseded_by;
+        const from = r.stream_id.slice('receipt:'.length);
+        if (typeof by !== 'string') continue;
+        // A receipt corrected twice: the later correction is the one followed (as the receipt's `superseded_by`).
+        const to = by.toLowerCase();
+        next.set(from, to);
+        if (!seen.has(to)) {
+          seen.add(to);
+          found.push(to);
+        }
+      }
+    }
+    frontier = found;
+  }
+  const out = new Map<string, string[]>();
+  for (const id of new Set([...ids].map((x) => x.toLowerCase()))) {
+    const chain: string[] = [];
+    const visited = new Set([id]);
+    for (let at = next.get(id); at !== undefined && !visited.has(at); at = next.get(at)) {
+      chain.push(at);
+      visited.add(at);
+    }
+    if (chain.length > 0) out.set(id, chain);
+  }
+  return out;
+}

@@ -41,6 +41,14 @@ export interface NormalizedPlan {
   unplanned: UnplannedPolicy;
   /** In plan order (the order given): allocation follows it. */
   expected_actions: ExpectedAction[];
+  /**
+   * The owner whose keys must have recorded the subject's timeline (or
+   * workflow) and the receipts its entries name: a key's `owner`, or for a
+   * key without an owner its key name (docs/coverage.md, "Who recorded it").
+   * Absent when the plan names none (the member is then left out, so plans
+   * without it keep their digest).
+   */
+  recorded_by_owner?: string;
 }
 
 /** One problem found in a plan. */
@@ -56,7 +64,7 @@ export type PlanValidation = { ok: true; plan: NormalizedPlan } | { ok: false; p
 /** `id`: the one identifier limit of the service (src/common/text.ts). */
 export const LIMITS = { title: 500, actions: 500, id: IDENTIFIER_MAX_LENGTH, tool: 500, provenance: 200, after: 100 };
 
-const PLAN_MEMBERS = new Set(['job_id', 'workflow_id', 'title', 'expected_actions', 'unplanned']);
+const PLAN_MEMBERS = new Set(['job_id', 'workflow_id', 'title', 'expected_actions', 'unplanned', 'recorded_by_owner']);
 const ACTION_MEMBERS = new Set(['action_id', 'tool', 'min_count', 'max_count', 'accepted_provenance', 'must_succeed', 'after']);
 
 /** True when `p` is a provenance class a plan may name: a valid S5 class, or `EXECUTED BY *`. */
@@ -121,6 +129,16 @@ export function validatePlan(input: unknown, options: { inherit?: PlanSubject } 
   if (has(p, 'unplanned')) {
     if (p.unplanned === 'flag' || p.unplanned === 'allow') unplanned = p.unplanned;
     else add('unplanned', 'invalid_unplanned', `unplanned must be "flag" or "allow", got ${describe(p.unplanned)}`);
+  }
+
+  // Who must have recorded the subject.
+  let recordedByOwner: string | undefined;
+  if (has(p, 'recorded_by_owner')) {
+    const o = p.recorded_by_owner;
+    const problem = typeof o === 'string' && o.length > 0 ? identifierProblem('recorded_by_owner', o) : null;
+    if (typeof o !== 'string' || o.length === 0) add('recorded_by_owner', 'invalid_recorded_by_owner', `recorded_by_owner must be a non-empty string of at most ${LIMITS.id} characters (an owner name, or the name of a key without an owner), got ${describe(o)}`);
+    else if (problem) add('recorded_by_owner', 'invalid_recorded_by_owner', problem.message);
+    else recordedByOwner = o;
   }
 
   // Actions.
@@ -244,7 +262,7 @@ export function validatePlan(input: unknown, options: { inherit?: PlanSubject } 
     if (subject === null && problems.length === 0) add('job_id', 'missing_subject', 'a plan names its job or workflow');
     return { ok: false, problems };
   }
-  return { ok: true, plan: { subject, title: p.title as string, unplanned, expected_actions: actions } };
+  return { ok: true, plan: { subject, title: p.title as string, unplanned, expected_actions: actions, ...(recordedByOwner !== undefined ? { recorded_by_owner: recordedByOwner } : {}) } };
 }
 
 /**

@@ -49,7 +49,7 @@ export interface RecordedAction {
 }
 
 /** What an entry and the recorded receipt with its id are compared on (docs/coverage.md). */
-export type ReceiptField = 'tool' | 'canonical_bytes' | 'output_hash' | 'provenance_class';
+export type ReceiptField = 'tool' | 'canonical_bytes' | 'output_hash' | 'provenance_class' | 'recorded_by';
 
 /** A recorded action as shown in a report, with its receipt's outcome. */
 export interface EvidenceItem {
@@ -70,6 +70,19 @@ export interface EvidenceItem {
    * finding. (A provenance disagreement alone is named here too.)
    */
   receipt_mismatch?: ReceiptField[];
+  /**
+   * Set when the receipt was corrected (S9): the latest correction's id. The
+   * outcome, status and provenance shown are the latest correction's; the
+   * entry still names the original, whose bytes it is compared with.
+   */
+  superseded_by?: string;
+  /** The corrections in order, the latest last (set with `superseded_by`). */
+  correction_chain?: string[];
+  /** The original receipt's outcome and status (set with `superseded_by`). */
+  original_outcome?: Outcome;
+  original_status?: string | null;
+  /** Set when the receipt was recorded by another owner than the timeline (or the plan's `recorded_by_owner`): its recorder identities. */
+  receipt_recorded_by?: string[];
 }
 
 export interface ActionReport {
@@ -138,8 +151,39 @@ export interface CommitmentItem {
   detail: string;
 }
 
+/** Recorder identities of a stream (src/coverage/ledger-reader.ts `recordersAsOf`): a key's owner, or its key name when it has none. */
+export interface Recorders {
+  owners: string[];
+  key_names: string[];
+  /** Events that name no key (written before attribution). */
+  unattributed: number;
+}
+
+/** Who recorded the subject (docs/coverage.md, "Who recorded it"). */
+export interface RecordedBySection {
+  /** false offline: files carry no keys, so nothing here is checked. */
+  checked: boolean;
+  /** The one recorder identity of every event of the subject's stream; null when nothing is recorded, several recorded it, or an event names no key. */
+  owner: string | null;
+  /** Every recorder identity (key owner, or key name for a key without an owner), sorted. */
+  owners: string[];
+  key_names: string[];
+  unattributed_events: number;
+  /** The plan's `recorded_by_owner`, or null. */
+  plan_owner: string | null;
+  plan_owner_check: 'not_named' | 'satisfied' | 'recorded_by_other_owner' | 'not_recorded' | 'not_checked_offline';
+  /**
+   * Receipts the entries (or steps) name that another owner recorded: not the
+   * plan's `recorded_by_owner` (then no evidence, `receipt_recorded_by_other_owner`),
+   * or, when the plan names none, not one of the stream's recorders (stated only).
+   */
+  receipts_by_other_owner: { receipt_id: string; owners: string[]; key_names: string[] }[];
+}
+
 export interface IntegritySection {
   kind: 'timeline' | 'workflow';
+  /** Who recorded the timeline (or workflow) and the receipts it names. */
+  recorded_by: RecordedBySection;
   recorded: boolean;
   verdict: string | null;
   reasons: string[];
@@ -219,6 +263,18 @@ export interface ReconcileInput {
   /** Recorded receipts (parsed documents, JSON-RPC wrappers allowed), keyed by lowercase id. */
   receipts: ReadonlyMap<string, unknown>;
   as_of_position: number | null;
+  /**
+   * Correction chains (S9): original id -> correction ids in order, the
+   * latest last (lowercase); their documents are in `receipts`. Absent: no
+   * correction is known.
+   */
+  corrections?: ReadonlyMap<string, readonly string[]>;
+  /**
+   * Who recorded the subject's stream and each receipt (keyed by lowercase
+   * id). Absent offline: the plan's `recorded_by_owner` is then reported as
+   * not checked, never as satisfied.
+   */
+  recorders?: { record: Recorders | null; receipts: ReadonlyMap<string, Recorders> };
 }
 
 export const MATCHING_RULES_REF = 'docs/coverage.md#matching-rules';
@@ -298,19 +354,49 @@ export function receiptDisagreement(a: RecordedAction, doc: unknown): ReceiptFie
   return out;
 }
 
-function evidenceItem(a: RecordedAction, receipts: ReadonlyMap<string, unknown>): EvidenceItem {
-  const doc = a.receipt_id ? receipts.get(a.receipt_id.toLowerCase()) : undefined;
+/** What an evidence item is judged with besides the receipts: corrections and the receipt owner check. */
+interface EvidenceContext {
+  corrections?: ReadonlyMap<string, readonly string[]>;
+  /** Recorder identities of receipts recorded by another owner (lowercase id -> owners). */
+  otherOwner: ReadonlyMap<string, string[]>;
+}
+
+function evidenceItem(a: RecordedAction, receipts: ReadonlyMap<string, unknown>, ctx: EvidenceContext = { otherOwner: new Map() }): EvidenceItem {
+  const id = a.receipt_id?.toLowerCase();
+  const doc = id ? receipts.get(id) : undefined;
   if (doc === undefined) {
     return { seq: a.seq, receipt_id: a.receipt_id, tool: a.tool, provenance_class: a.provenance_class, outcome: 'unknown', receipt_status: null, receipt_recorded: false };
   }
-  const o = receiptOutcome(doc);
+  const original = receiptOutcome(doc);
+  // A corrected receipt (S9): the latest correction replaces its content; the entry still names the original.
+  const chain = id ? ctx.corrections?.get(id) : undefined;
+  const latestDoc = chain && chain.length > 0 ? receipts.get(chain[chain.length - 1]) : undefined;
+  const o = latestDoc === undefined ? original : receiptOutcome(latestDoc);
   const item: EvidenceItem = { seq: a.seq, receipt_id: a.receipt_id, tool: a.tool, provenance_class: a.provenance_class, outcome: o.outcome, receipt_status: o.status, receipt_recorded: true };
+  // Bytes and output hash are compared with the receipt the entry names; the tool with it and its latest correction.
   const mismatch = receiptDisagreement(a, doc);
+  if (latestDoc !== undefined && !mismatch.includes('tool') && receiptDisagreement({ ...a, bytes_hash: undefined }, latestDoc).includes('tool')) mismatch.unshift('tool');
   if (o.provenance_class !== null && o.provenance_class !== a.provenance_class) {
     item.receipt_provenance_class = o.provenance_class;
     mismatch.push('provenance_class');
   }
+  const others = id ? ctx.otherOwner.get(id) : undefined;
+  if (others) {
+    item.receipt_recorded_by = others;
+    mismatch.push('recorded_by');
+  }
   if (mismatch.length > 0) item.receipt_mismatch = mismatch;
+  if (chain && chain.length > 0) {
+    item.superseded_by = chain[chain.length - 1];
+    item.correction_chain = [...chain];
+    item.original_outcome = original.outcome;
+    item.original_status = original.status;
+    if (latestDoc === undefined) {
+      // The correction's document is not at hand: the outcome is unknown, never the original's.
+      item.outcome = 'unknown';
+      item.receipt_status = null;
+    }
+  }
   return item;
 }
 
@@ -526,6 +612,7 @@ function timelineIntegrity(jobId: string, entries: unknown[] | null, recorded: r
   const timeline = entries === null ? null : verifyTimeline(entries, { collectEntries: false });
   const base: IntegritySection = {
     kind: 'timeline',
+    recorded_by: NOT_CHECKED,
     recorded: timeline !== null,
     verdict: timeline?.verdict ?? null,
     reasons: timeline?.reasons ?? [],
@@ -609,7 +696,7 @@ function workflowIntegrity(workflow: unknown | null, receipts: ReadonlyMap<strin
   const statement = 'Not applicable: a workflow receipt binds its own step list with its Merkle root (S8.1); it does not show that no step happened outside the workflow.';
   const commitment = noCommitment('not_applicable', statement);
   if (workflow === null) {
-    return { kind: 'workflow', recorded: false, verdict: null, reasons: [], construction: null, entry_count: 0, final_entry_digest: null, closed: null, merkle_root_confirmed: null, commitment, commitments: [] };
+    return { kind: 'workflow', recorded_by: NOT_CHECKED, recorded: false, verdict: null, reasons: [], construction: null, entry_count: 0, final_entry_digest: null, closed: null, merkle_root_confirmed: null, commitment, commitments: [] };
   }
   const steps = isObject(workflow) && Array.isArray(workflow.steps) ? workflow.steps : [];
   const stepReceipts = new Map<string, unknown>();
@@ -622,6 +709,7 @@ function workflowIntegrity(workflow: unknown | null, receipts: ReadonlyMap<strin
   const w = verifyWorkflow(workflow, stepReceipts);
   return {
     kind: 'workflow',
+    recorded_by: NOT_CHECKED,
     recorded: true,
     verdict: w.verdict,
     reasons: w.reasons,
@@ -633,6 +721,54 @@ function workflowIntegrity(workflow: unknown | null, receipts: ReadonlyMap<strin
     commitment,
     commitments: [],
   };
+}
+
+/** Placeholder replaced by {@link recordedBySection} in {@link reconcile}. */
+const NOT_CHECKED: RecordedBySection = { checked: false, owner: null, owners: [], key_names: [], unattributed_events: 0, plan_owner: null, plan_owner_check: 'not_checked_offline', receipts_by_other_owner: [] };
+
+/** Whether recorders `r` are exactly the owner `owner` (every event names a key of it). */
+function onlyOwner(r: Recorders, owner: string): boolean {
+  return r.unattributed === 0 && r.owners.length === 1 && r.owners[0] === owner;
+}
+
+/**
+ * Who recorded the subject, and which receipts the actions name were
+ * recorded by another owner: one not the plan's `recorded_by_owner` when it
+ * names one (those are rejected: `otherOwner`), else one not among the
+ * timeline's (workflow's) recorders (stated only).
+ */
+function recordedBySection(input: ReconcileInput, recordedIds: readonly string[], recorded: boolean): { section: RecordedBySection; otherOwner: Map<string, string[]> } {
+  const planOwner = input.plan.recorded_by_owner ?? null;
+  const otherOwner = new Map<string, string[]>();
+  const rec = input.recorders;
+  if (!rec) return { section: { ...NOT_CHECKED, plan_owner: planOwner, plan_owner_check: planOwner === null ? 'not_named' : 'not_checked_offline' }, otherOwner };
+  const r = rec.record ?? { owners: [], key_names: [], unattributed: 0 };
+  const owner = r.unattributed === 0 && r.owners.length === 1 ? r.owners[0] : null;
+  const byOther: RecordedBySection['receipts_by_other_owner'] = [];
+  for (const id of [...new Set(recordedIds)].sort()) {
+    const x = rec.receipts.get(id);
+    if (!x) continue;
+    const foreign = planOwner !== null ? !onlyOwner(x, planOwner) : x.owners.some((o) => !r.owners.includes(o)) || (x.unattributed > 0 && r.unattributed === 0);
+    if (foreign) {
+      // Rejected only when the plan names the owner: without one, a receipt recorded by another key (a gateway's,
+      // say) than the timeline's is a legitimate pattern; it is stated, not judged.
+      if (planOwner !== null) otherOwner.set(id, x.owners);
+      byOther.push({ receipt_id: id, owners: x.owners, key_names: x.key_names });
+    }
+  }
+  const check: RecordedBySection['plan_owner_check'] = planOwner === null ? 'not_named' : !recorded ? 'not_recorded' : onlyOwner(r, planOwner) ? 'satisfied' : 'recorded_by_other_owner';
+  return {
+    section: { checked: true, owner, owners: r.owners, key_names: r.key_names, unattributed_events: r.unattributed, plan_owner: planOwner, plan_owner_check: check, receipts_by_other_owner: byOther },
+    otherOwner,
+  };
+}
+
+/** "owner X (keys a, b)" for a message. */
+function describeRecorders(s: Pick<RecordedBySection, 'owners' | 'key_names' | 'unattributed_events'>): string {
+  const parts: string[] = [];
+  if (s.owners.length) parts.push(`${s.owners.length === 1 ? 'owner' : 'owners'} ${s.owners.map((o) => JSON.stringify(o)).join(', ')} (key${s.key_names.length === 1 ? '' : 's'} ${s.key_names.map((k) => JSON.stringify(k)).join(', ')})`);
+  if (s.unattributed_events) parts.push(`${s.unattributed_events} event(s) naming no key`);
+  return parts.join(' and ') || 'nobody';
 }
 
 /** A recorded value made safe for the canonical writer: absent as null, non-integer numbers as their text. */
@@ -665,8 +801,12 @@ export function reconcile(input: ReconcileInput): CoverageReportContent {
     integrity = workflowIntegrity(record.workflow, receipts);
     recorded = record.workflow === null ? [] : actionsFromWorkflow(record.workflow, receipts);
   }
-  const items = recorded.map((a) => evidenceItem(a, receipts));
-  const { allocations, unplanned } = allocate(plan, items);
+  const who = recordedBySection(input, recorded.map((a) => a.receipt_id?.toLowerCase()).filter((x): x is string => typeof x === 'string'), integrity.recorded);
+  integrity = { ...integrity, recorded_by: who.section };
+  const items = recorded.map((a) => evidenceItem(a, receipts, { corrections: input.corrections, otherOwner: who.otherOwner }));
+  // Recorded by another owner than the plan names: the record is no evidence at all (every action missing).
+  const foreign = who.section.plan_owner_check === 'recorded_by_other_owner';
+  const { allocations, unplanned } = allocate(plan, foreign ? [] : items);
   const actions = judge(allocations);
 
   const meta = input.plan_meta;
@@ -713,12 +853,36 @@ export function reconcile(input: ReconcileInput): CoverageReportContent {
     if (c.other_job) findings.push({ code: 'commitment_other_job', message: 'an endpoint commitment recorded for this job names another job' });
     findings.push({ code: 'commitment_non_binding', message: c.statement });
   }
-  for (const e of items) {
-    if (e.receipt_mismatch) {
+  if (foreign) {
+    findings.push({
+      code: 'recorded_by_other_owner',
+      message: `the plan names recorded_by_owner ${JSON.stringify(plan.recorded_by_owner)}, but the ${record.kind === 'timeline' ? 'timeline' : 'workflow receipt'} was recorded by ${describeRecorders(who.section)}: none of its ${items.length} recorded action(s) is evidence`,
+    });
+  }
+  if (!who.section.checked && plan.recorded_by_owner !== undefined) {
+    findings.push({ code: 'recorded_by_owner_not_checked', message: `the plan names recorded_by_owner ${JSON.stringify(plan.recorded_by_owner)}; who recorded the ${record.kind} cannot be known from files (offline): not checked, so not satisfied` });
+  }
+  for (const e of foreign ? [] : items) {
+    if (e.receipt_recorded_by) {
+      findings.push({
+        code: 'receipt_recorded_by_other_owner',
+        seq: e.seq,
+        message: `seq ${e.seq}: the receipt ${e.receipt_id ?? ''} was recorded by ${e.receipt_recorded_by.length ? e.receipt_recorded_by.map((o) => JSON.stringify(o)).join(', ') : 'a key before attribution'}, not by ${plan.recorded_by_owner !== undefined ? JSON.stringify(plan.recorded_by_owner) : `the ${record.kind}'s recorder`}: the entry is no evidence`,
+      });
+    }
+    if (e.superseded_by) {
+      findings.push({
+        code: 'evidence_corrected',
+        seq: e.seq,
+        message: `seq ${e.seq}: the receipt ${e.receipt_id ?? ''} was corrected by ${e.superseded_by}${e.correction_chain && e.correction_chain.length > 1 ? ` (through ${e.correction_chain.join(' -> ')})` : ''}: the outcome used is the correction's, ${e.outcome}${e.receipt_status ? ` (status ${e.receipt_status})` : ''}; the original recorded ${e.original_outcome}${e.original_status ? ` (status ${e.original_status})` : ''}`,
+      });
+    }
+    const mismatch = (e.receipt_mismatch ?? []).filter((f) => f !== 'recorded_by');
+    if (mismatch.length > 0) {
       findings.push({
         code: 'receipt_mismatch',
         seq: e.seq,
-        message: `seq ${e.seq}: the recorded receipt ${e.receipt_id ?? ''} disagrees with the entry on ${e.receipt_mismatch.join(', ')}: the entry is ${noEvidence(e) ? 'no evidence' : 'not accepted evidence (reported only at most)'}`,
+        message: `seq ${e.seq}: the recorded receipt ${e.receipt_id ?? ''}${e.superseded_by ? ` (or its correction ${e.superseded_by})` : ''} disagrees with the entry on ${mismatch.join(', ')}: the entry is ${noEvidence(e) ? 'no evidence' : 'not accepted evidence (reported only at most)'}`,
       });
     }
   }
@@ -734,6 +898,7 @@ export function reconcile(input: ReconcileInput): CoverageReportContent {
   const total = actions.length;
   const permille = Math.floor((covered * 1000) / total);
   const doesNotProve = [...DOES_NOT_PROVE];
+  if (!who.section.checked) doesNotProve.push(`Who recorded the ${record.kind} and its receipts is not checked offline: files carry no keys or owners${plan.recorded_by_owner !== undefined ? `, so the plan's recorded_by_owner ${JSON.stringify(plan.recorded_by_owner)} is not checked (never satisfied)` : ''}. Issue the report on the ledger to check it.`);
   if (c.state !== 'binding') doesNotProve.push(record.kind === 'timeline' ? 'Without a binding endpoint commitment the visible timeline is not bound to its end: entries removed from the end and rebuilt away would not show here (S7.3).' : c.statement);
   return {
     format: REPORT_FORMAT,

@@ -36,6 +36,7 @@ import { LedgerService, recordedByAt, writerAt } from '../ledger/ledger.service'
 import type { Principal } from '../auth/api-keys.service';
 import type { RecordedBy } from '../ledger/event-hash';
 import { assertOwner, assertProvenance, recordedBy } from '../auth/permissions';
+import { assertPlanOwner } from '../coverage/plan-owner';
 import { streams } from '../ledger/streams';
 import { EndpointCommitmentRecordedData, TimelineEntryAppendedData, TimelineImportedData } from './timelines.projection';
 
@@ -190,7 +191,8 @@ export class TimelinesService {
    * 422 `verification_failed` (malformed entry), 422 `job_id_mismatch`,
    * 409 `timeline_imported`, `timeline_closed`, `seq_not_contiguous`,
    * `genesis_prev_digest`, `link_mismatch`; 403 `not_owner` (the timeline
-   * was started by a key of another owner), `provenance_not_permitted`.
+   * was started by a key of another owner), `provenance_not_permitted`,
+   * `not_plan_owner` (the job's plan names another `recorded_by_owner`).
    */
   async append(jobId: string, body: RawJson, by: Principal) {
     assertIdentifier('job_id', jobId);
@@ -212,6 +214,7 @@ export class TimelinesService {
     });
 
     return this.db.write(async (tx) => {
+      await assertPlanOwner(tx, jobId, by);
       const stream = streams.timeline(jobId);
       const version = await this.ledger.streamVersion(tx, stream);
       const row = await this.timelineRow(tx, jobId);
@@ -279,7 +282,8 @@ export class TimelinesService {
    * `invalid` is 422 with reasons and nothing stored. The same body again
    * is 200 with the same record; anything else for an existing job is 409
    * `timeline_exists`; 403 `provenance_not_permitted` for an entry whose
-   * provenance the key may not claim.
+   * provenance the key may not claim, `not_plan_owner` when the job's plan
+   * names another `recorded_by_owner`.
    */
   async import(jobId: string, body: RawJson, by: Principal): Promise<{ outcome: 'created' | 'existing' } & Record<string, unknown>> {
     assertIdentifier('job_id', jobId);
@@ -300,6 +304,7 @@ export class TimelinesService {
     values.forEach((e, k) => assertProvenance(by, typeof e.provenance_class === 'string' ? e.provenance_class : null, ` (entry ${k + 1})`));
 
     return this.db.write(async (tx) => {
+      await assertPlanOwner(tx, jobId, by);
       const stream = streams.timeline(jobId);
       const row = await this.timelineRow(tx, jobId);
       if (row) {

@@ -372,11 +372,13 @@ describe('the job page is paged; a closed timeline is verified once', () => {
     expect(svc.closedChains.size).toBe(before + 1);
     expect(b.body).toEqual(a.body);
     expect(e.body.final_entry_digest).toBe(a.body.final_entry_digest);
-    // An open timeline is never kept.
+    // An open timeline is kept per state too (keyed by its last position: an append makes a new key).
     const open = { seq: 1, job_id: 'job-open', id: randomUUID(), tool: 't', provenance_class: 'LOGGED BY AGENT', canonical_bytes: 'e30=', prev_digest: '0'.repeat(64) };
     expect((await t.http.post('/api/jobs/job-open/entries').set('Authorization', `Bearer ${t.keys.producer}`).set('Content-Type', 'application/json').send(JSON.stringify(open))).status).toBe(201);
     await t.http.get('/api/jobs/job-open/verify');
-    expect(svc.closedChains.size).toBe(before + 1);
+    expect(svc.closedChains.size).toBe(before + 2);
+    await t.http.get('/api/jobs/job-open/verify');
+    expect(svc.closedChains.size).toBe(before + 2);
   });
 });
 

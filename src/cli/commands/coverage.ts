@@ -196,6 +196,11 @@ export function renderCoverageText(r: CoverageReportContent, digest: string, rec
   out.push(`plan: ${safe(r.plan.title)}${r.plan.plan_id ? ` (${safe(r.plan.plan_id)} v${r.plan.version})` : ''}, digest ${r.plan.digest}, unplanned: ${r.plan.unplanned}`);
   const i = r.integrity;
   out.push(`integrity: ${i.kind} ${i.recorded ? `verdict ${i.verdict}${i.reasons.length ? ` (${i.reasons.map((x) => safe(x)).join(', ')})` : ''}, ${i.entry_count} ${i.kind === 'timeline' ? 'entries' : 'steps'}` : 'not recorded'}`);
+  const w = i.recorded_by;
+  if (w) {
+    const planOwner = w.plan_owner === null ? 'the plan names no recorded_by_owner' : `plan recorded_by_owner ${safe(w.plan_owner)}: ${w.plan_owner_check.replace(/_/g, ' ')}`;
+    out.push(w.checked ? `recorded by: ${w.owners.length ? w.owners.map((o) => safe(o)).join(', ') : 'nobody'} (keys ${w.key_names.map((k) => safe(k)).join(', ') || '-'}); ${planOwner}` : `recorded by: not checked offline (files carry no keys or owners); ${planOwner}`);
+  }
   out.push(`endpoint commitment: ${i.commitment.state}; truncation ${i.commitment.truncation.replace('_', ' ')}`);
   out.push(`  ${safe(i.commitment.statement, 400)}`);
   if (i.commitments.length > 1) for (const c of i.commitments) out.push(`  commitment ${safe(c.commitment)}: ${c.outcome}${c.contradicts ? ' (contradicts the timeline)' : ''}`);
@@ -236,6 +241,10 @@ export function registerCoverage(program: Command, ctx: RunContext): void {
       'after',
       `
 Matching rules, statuses and the digest are documented in docs/coverage.md.
+
+Files carry no keys or owners: who recorded the job is not checked offline,
+and a plan's recorded_by_owner is a finding (recorded_by_owner_not_checked),
+never satisfied. Receipt corrections (S9) are not followed offline.
 
 Exit codes: 0 full coverage (every expected action covered, the timeline
 valid with a binding endpoint commitment, no flagged unplanned action);
