@@ -120,7 +120,7 @@ export const ApiJsonBody = (schema: string | Schema, description?: string): Meth
 export const ApiCursor = (): MethodDecorator =>
   applyDecorators(
     ApiQuery({ name: 'after', required: false, schema: { type: 'string' }, description: 'the `next` cursor of the previous page (opaque); absent: from the start' }),
-    ApiQuery({ name: 'limit', required: false, schema: { type: 'integer', minimum: 1, maximum: 1000, default: 100 }, description: 'items per page (1 to 1000, default 100)' }),
+    ApiQuery({ name: 'limit', required: false, schema: { type: 'integer', minimum: 1, maximum: 1000 }, description: 'items per page (1 to 1000, default 100)' }),
   );
 
 /** Request bodies with one schema per media type, by operation id (ApiBody takes one schema for all). */

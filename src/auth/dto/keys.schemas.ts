@@ -22,7 +22,7 @@ export const KEY_SCHEMAS: Record<string, Schema> = {
       owner: { type: 'string', description: 'groups keys that may act on each other\'s records' },
       systems: arrayOf({ type: 'string' }, 'restricts `EXECUTED BY <system>` to these systems'),
       gateway: { type: 'boolean', description: 'permits `OBSERVED VIA GATEWAY` on a restricted key' },
-      publication: { type: 'string', enum: ['full', 'metadata'], default: 'full' },
+      publication: { type: 'string', enum: ['full', 'metadata'], description: '`full` when absent; `metadata` withholds canonical bytes from all but auditors' },
     },
   },
   KeyCreated: obj({ ...profile, key: { type: 'string', description: 'the secret `aer1_...`, shown once' } }, 'A new key (the secret is shown only here).'),

@@ -84,7 +84,7 @@ export const TIMELINE_SCHEMAS: Record<string, Schema> = {
     {
       job_id: { type: 'string' },
       source: { type: 'string', enum: ['append', 'import'] },
-      verdict_at_record: nullable(ref('Verdict') as never),
+      verdict_at_record: nullable({ type: 'string', description: 'the verdict recorded with the timeline (re-verify with verifyJob)' }),
       historical: { type: 'boolean' },
       reasons_at_record: ref('ReasonCodes'),
       construction: nullable({ type: 'string' }),
