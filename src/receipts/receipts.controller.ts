@@ -131,7 +131,7 @@ export class ReceiptsController {
   @ApiAnswer(422, 'ReceiptVerification', 'the stored record does not verify')
   @ApiErrors([404, 429])
   async verifyDeprecated(@Param('id') id: string, @Res({ passthrough: true }) res: Response) {
-    markDeprecated(res, this.urls.receiptVerify(id));
+    markDeprecated(res, this.urls.receiptVerify(encodeURIComponent(id)));
     return this.verify(id, res);
   }
 

@@ -100,7 +100,7 @@ export class WorkflowsController {
   @ApiAnswer(422, 'WorkflowVerification', 'verdict invalid or incomplete')
   @ApiErrors([404, 429])
   async verifyDeprecated(@Param('workflow_id') id: string, @Res({ passthrough: true }) res: Response) {
-    markDeprecated(res, this.urls.workflowVerify(id));
+    markDeprecated(res, this.urls.workflowVerify(encodeURIComponent(id)));
     return this.verify(id, res);
   }
 

@@ -83,7 +83,10 @@ describe.each(DIALECTS)('API names, lists and NDJSON on %s', (dialect) => {
     expect(wOld.headers.link).toBe(`<https://ledger.test/api/workflows/${id}/verify>; rel="successor-version"`);
     // Errors on the old paths are marked too (a client learns of the move from any answer).
     const gone = await t.http.get('/api/receipt/00000000-0000-4000-8000-000000000000/verify');
-    expect([gone.status, gone.body.error]).toEqual([404, 'not_found']);
+    expect([gone.status, gone.body.error, gone.headers.deprecation]).toEqual([404, 'not_found', DEPRECATION]);
+    // An id that is not header-safe is percent-encoded in the Link, never a 500.
+    const odd = await t.http.get('/api/receipt/%E2%80%AE/verify');
+    expect([odd.status, odd.headers.link]).toEqual([404, '<https://ledger.test/api/receipts/%e2%80%ae/verify>; rel="successor-version"']);
     // `verdict` is the overall result everywhere: the ledger verifier has it too (ok stays, deprecated).
     const lv = await t.http.get('/api/ledger/verify');
     expect([lv.body.verdict, lv.body.ok]).toEqual(['valid', true]);
