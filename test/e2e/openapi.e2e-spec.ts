@@ -149,6 +149,11 @@ describe.each(DIALECTS)('OpenAPI contract on %s', (dialect) => {
       jobNdjson: 'job-contract-ndjson',
       ndjson: ndjsonTimeline.map((e) => JSON.stringify(e)).join('\n') + '\n',
       commitment: commitmentFor(timeline),
+      historical: vector('chain-historical-06'),
+      jobHistorical: (vector('chain-historical-06') as { job_id: string }[])[0].job_id,
+      open: buildTimeline('job-contract-open', EIGHT_STEPS).slice(0, 2),
+      jobOpen: 'job-contract-open',
+      draftWorkflow: vector('workflow-draft-example'),
       plan: eightStepPlan('job-contract'),
     });
     expect(answers.length).toBeGreaterThanOrEqual(35);
@@ -178,7 +183,7 @@ describe.each(DIALECTS)('OpenAPI contract on %s', (dialect) => {
     expect(error({ error: 'missing_key', message: 'x' })).toBe(true);
     // The operations the issue names were exercised, errors included.
     const seen = new Set(answers.map((a) => `${a.op}:${a.status}`));
-    for (const k of ['recordReceipt:201', 'recordReceipt:200', 'recordReceipt:422', 'recordReceipt:400', 'recordReceipt:401', 'recordReceipt:403', 'verifyReceipt:200', 'getReceipt:200', 'getReceipt:404', 'listReceipts:200', 'importTimeline:201', 'recordCommitment:201', 'verifyJob:200', 'registerPlan:201', 'amendPlan:201', 'issueCoverageReport:201', 'issueCoverageReport:400', 'getCoverageReport:200', 'listJobs:200', 'listWorkflows:200', 'findPlans:200', 'findPlans:403', 'listCoverageReports:200', 'listVerificationBatches:200', 'verifyLedger:200']) {
+    for (const k of ['recordReceipt:201', 'recordReceipt:200', 'recordReceipt:422', 'recordReceipt:400', 'recordReceipt:401', 'recordReceipt:403', 'verifyReceipt:200', 'getReceipt:200', 'getReceipt:404', 'listReceipts:200', 'importTimeline:201', 'recordCommitment:201', 'verifyJob:200', 'verifyJob:422', 'appendEntries:201', 'getJobEndpoint:409', 'verifyWorkflow:422', 'getPlanVersion:200', 'registerPlan:201', 'amendPlan:201', 'issueCoverageReport:201', 'issueCoverageReport:400', 'getCoverageReport:200', 'listJobs:200', 'listWorkflows:200', 'findPlans:200', 'findPlans:403', 'listCoverageReports:200', 'listVerificationBatches:200', 'verifyLedger:200']) {
       expect(seen).toContain(k);
     }
   }, 120_000);

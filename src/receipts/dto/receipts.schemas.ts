@@ -51,7 +51,7 @@ export const RECEIPT_SCHEMAS: Record<string, Schema> = {
     {
       id: { type: 'string', format: 'uuid' },
       verdict: ref('Verdict'),
-      verification_status: { type: 'string', enum: ['verified', 'failed'], deprecated: true, description: 'deprecated: read `verdict` (`verified` is `valid`)' },
+      verification_status: { type: 'string', description: 'today `verified` when `verdict` is `valid`, else `failed`: read `verdict` for the verifier\'s result (issue 12 moves this member to the receipt\'s own value, as sent)' },
       reasons: ref('ReasonCodes'),
       output_hash: nullable({ type: 'string', description: 'recomputed from the stored canonical bytes' }),
       declared_output_hash: nullable({ type: 'string' }),
@@ -66,7 +66,7 @@ export const RECEIPT_SCHEMAS: Record<string, Schema> = {
       statement: { type: 'string' },
     },
     'Machine verifier answer (S6): the stored bytes re-verified now.',
-    ['statement'],
+    ['statement', 'verification_status'],
   ),
   ReceiptSummary: obj(
     {

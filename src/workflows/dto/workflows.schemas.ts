@@ -47,7 +47,7 @@ export const WORKFLOW_SCHEMAS: Record<string, Schema> = {
     {
       workflow_id: { type: 'string' },
       verdict: ref('Verdict'),
-      verification_status: { type: 'string', enum: ['verified', 'failed', 'incomplete'], deprecated: true, description: 'deprecated: read `verdict`' },
+      verification_status: { type: 'string', enum: ['verified', 'failed', 'incomplete'], deprecated: true, description: 'deprecated: read `verdict` (`verified` is `valid`, `failed` is `invalid`)' },
       reasons: ref('ReasonCodes'),
       merkle_root: sideBySide,
       output_hash: sideBySide,
