@@ -60,7 +60,7 @@ export const ERROR_SCHEMA: SchemaObject = {
   properties: {
     error: { type: 'string', enum: [...ERROR_CODES], description: 'A stable reason code.' },
     message: { type: 'string', description: 'Prose for people; never parse it.' },
-    reasons: { type: 'array', items: { type: 'string' }, description: 'AER-1 reason codes (codes, never prose), when the error is about a record.' },
+    reasons: { $ref: '#/components/schemas/ReasonCodes' },
     retry_after_seconds: { type: 'integer', description: '429: seconds until the quota allows again (also in Retry-After).' },
   },
 };

@@ -107,6 +107,7 @@ describe.each(DIALECTS)('OpenAPI contract on %s', (dialect) => {
         if (Number(status) >= 400 && !verifierAnswer && JSON.stringify(json) !== JSON.stringify({ $ref: '#/components/schemas/Error' })) problems.push(`${where} ${status}: not the Error schema`);
       }
       if (!Object.keys(op.responses).some((s) => s.startsWith('2'))) problems.push(`${where}: no success answer`);
+      if (op.responses['201'] && !(op.responses['201'] as { headers?: Record<string, unknown> }).headers?.Location) problems.push(`${where}: 201 without Location`);
       const write = method === 'post' || method === 'put';
       if (write) {
         if (!op.requestBody || Object.values(op.requestBody.content).some((c) => !c.schema)) problems.push(`${where}: request body undocumented`);
@@ -183,7 +184,7 @@ describe.each(DIALECTS)('OpenAPI contract on %s', (dialect) => {
     expect(error({ error: 'missing_key', message: 'x' })).toBe(true);
     // The operations the issue names were exercised, errors included.
     const seen = new Set(answers.map((a) => `${a.op}:${a.status}`));
-    for (const k of ['recordReceipt:201', 'recordReceipt:200', 'recordReceipt:422', 'recordReceipt:400', 'recordReceipt:401', 'recordReceipt:403', 'verifyReceipt:200', 'getReceipt:200', 'getReceipt:404', 'listReceipts:200', 'importTimeline:201', 'recordCommitment:201', 'verifyJob:200', 'verifyJob:422', 'appendEntries:201', 'getJobEndpoint:409', 'verifyWorkflow:422', 'getPlanVersion:200', 'registerPlan:201', 'amendPlan:201', 'issueCoverageReport:201', 'issueCoverageReport:400', 'getCoverageReport:200', 'listJobs:200', 'listWorkflows:200', 'findPlans:200', 'findPlans:403', 'listCoverageReports:200', 'listVerificationBatches:200', 'verifyLedger:200']) {
+    for (const k of ['recordReceipt:201', 'recordReceipt:200', 'recordReceipt:422', 'recordReceipt:400', 'recordReceipt:401', 'recordReceipt:403', 'verifyReceipt:200', 'getReceipt:200', 'getReceipt:404', 'listReceipts:200', 'importTimeline:201', 'recordCommitment:201', 'verifyJob:200', 'verifyJob:422', 'appendEntries:201', 'getJobEndpoint:409', 'verifyWorkflow:422', 'getPlanVersion:200', 'registerPlan:201', 'registerPlan:422', 'amendPlan:201', 'issueCoverageReport:201', 'issueCoverageReport:400', 'getCoverageReport:200', 'listJobs:200', 'listWorkflows:200', 'findPlans:200', 'findPlans:403', 'listCoverageReports:200', 'listVerificationBatches:200', 'verifyLedger:200']) {
       expect(seen).toContain(k);
     }
   }, 120_000);
