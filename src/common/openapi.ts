@@ -35,7 +35,7 @@ export const ERROR_CODES = [
   // 400
   'empty_body', 'malformed_json', 'invalid_utf8', 'duplicate_member', 'too_deep', 'not_object', 'lone_surrogate', 'invalid_body', 'invalid_request', 'invalid_query',
   'invalid_targets', 'too_many_targets', 'invalid_scope', 'invalid_version', 'wrapped_workflow', 'unsupported_character', 'value_too_large', 'invalid_content_encoding',
-  'request_aborted', 'bad_request', 'repeated_parameter',
+  'request_aborted', 'bad_request', 'repeated_parameter', 'request_timeout', 'headers_too_large',
   // 401, 403
   'missing_key', 'invalid_key', 'invalid_authorization', 'key_revoked', 'forbidden_role', 'not_owner', 'provenance_not_permitted',
   // 404, 405
