@@ -4,6 +4,7 @@
  * GET /api/receipts/{id}, and PUT /api/jobs/{id}/timeline as NDJSON.
  */
 import { ApiKeysService } from '../../src/auth/api-keys.service';
+import { timelineText } from '../../src/cli/generate';
 import { DatabaseService } from '../../src/database/database.service';
 import { LedgerService } from '../../src/ledger/ledger.service';
 import { buildTimeline, commitmentFor, EIGHT_STEPS, eightStepPlan, receiptFor } from '../coverage/fixtures';
@@ -203,6 +204,14 @@ describe.each(DIALECTS)('API names, lists and NDJSON on %s', (dialect) => {
       const invalid = await send('put', '/api/jobs/job-bad/timeline', lines.slice(1).join('\n'), t.keys.producer, 'application/x-ndjson');
       expect([invalid.status, invalid.body.error]).toEqual([422, 'verification_failed']);
       expect((await t.http.get('/api/ledger/head')).body.position).toBe(head);
+    });
+
+    it('accepts what `aer1 generate timeline` writes, as it writes it', async () => {
+      const text = [...timelineText({ entries: 300, job: 'job-gen', format: 'ndjson' })].join('');
+      const r = await send('put', '/api/jobs/job-gen/timeline', text, t.keys.producer, 'application/x-ndjson');
+      expect(r.status).toBe(201);
+      expect(r.body).toMatchObject({ verdict: 'valid', entry_count: 300, closed: true });
+      expect((await t.http.get('/api/jobs/job-gen/verify')).body.verdict).toBe('valid');
     });
 
     it('coverage reads an NDJSON import, and the projections rebuild to the same rows', async () => {
