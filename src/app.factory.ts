@@ -8,6 +8,8 @@ import { AppModule } from './app.module';
 import { ErrorFilter } from './common/error.filter';
 import { hardenServer, rejectRepeatedQuery, securityHeaders } from './common/http-hardening';
 import { ReadBodyInterceptor } from './common/raw-body';
+import { addSchemas, operationIdFactory } from './common/openapi';
+import { API_SCHEMAS } from './common/api-schemas';
 import { AppConfig, trustProxy, validateConfig } from './config/configuration';
 
 /**
@@ -33,9 +35,10 @@ export async function createApp(env: Record<string, string | undefined> = proces
     .setTitle('AER-1 audit ledger')
     .setDescription('Execution receipts, hash-chained timelines, endpoint commitments, workflow receipts, expected-action plans and coverage reports (draft-zambo-aer1-07). Reads are public; writes need an API key.')
     .setVersion('0.1.0')
-    .addBearerAuth()
+    // Opaque keys (`aer1_...`), not JWTs: no bearerFormat.
+    .addSecurity('bearer', { type: 'http', scheme: 'bearer', description: 'An API key `aer1_...` (opaque), as `Authorization: Bearer <key>`.' })
     .build();
-  SwaggerModule.setup('docs', app, () => SwaggerModule.createDocument(app, doc));
+  SwaggerModule.setup('docs', app, () => addSchemas(SwaggerModule.createDocument(app, doc, { operationIdFactory }), ...API_SCHEMAS));
   app.enableShutdownHooks();
   return app;
 }

@@ -6,7 +6,7 @@ import { ThrottlerModule } from '@nestjs/throttler';
 import { LoggerModule } from 'nestjs-pino';
 import { AuthModule } from './auth/auth.module';
 import { CommonModule } from './common/common.module';
-import { FallbackThrottlerStorage, PublicReadGuard, RateLimitModule } from './common/rate-limit';
+import { FallbackThrottlerStorage, PublicReadGuard, RATE_WINDOW_SECONDS, RateLimitModule } from './common/rate-limit';
 import { AppConfig, validateConfig } from './config/configuration';
 import { DatabaseModule } from './database/database.module';
 import { HealthController } from './health/health.controller';
@@ -43,7 +43,7 @@ export class AppModule {
         ThrottlerModule.forRootAsync({
           inject: [ConfigService],
           useFactory: (config: ConfigService<AppConfig, true>) => ({
-            throttlers: [{ name: 'default', ttl: 60_000, limit: config.get('VERIFY_RATE_LIMIT', { infer: true }) }],
+            throttlers: [{ name: 'default', ttl: RATE_WINDOW_SECONDS * 1000, limit: config.get('VERIFY_RATE_LIMIT', { infer: true }) }],
             storage: new FallbackThrottlerStorage(readQueueOptions(env).redisUrl, readQueueOptions(env).prefix),
           }),
         }),

@@ -1,5 +1,8 @@
-import { Controller, Delete, Get, HttpCode, Param, Post } from '@nestjs/common';
-import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Controller, Delete, Get, HttpCode, Param, Post, Res } from '@nestjs/common';
+import { ApiBearerAuth, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
+import type { Response } from 'express';
+import { ApiAnswer, ApiCreated, ApiErrors, ApiJsonBody, arrayOf, ref, WRITE_ERRORS } from '../common/openapi';
+import { PublicUrls } from '../common/urls';
 import { JsonBody } from '../common/json-body.decorator';
 import { RawJson } from '../common/raw-json';
 import { BadInputError } from '../common/errors';
@@ -13,40 +16,53 @@ import { Roles } from './roles.guard';
 @Controller('api/keys')
 @Roles('admin')
 export class KeysController {
-  constructor(private readonly keys: ApiKeysService) {}
+  constructor(
+    private readonly keys: ApiKeysService,
+    private readonly urls: PublicUrls,
+  ) {}
 
   /**
    * Body `{name, role, owner?, systems?, gateway?, publication?}`: `owner`
    * groups keys that may act on each other's records; `systems` (an array of
    * names) restricts `EXECUTED BY <system>` to those systems, and `gateway`
    * (boolean) permits `OBSERVED VIA GATEWAY` on a restricted key; `publication`
-   * is `full` (default) or `metadata`. Answers 201 with the key, shown once.
+   * is `full` (default) or `metadata`. Answers 201 with the key, shown once
+   * (`Location`: the key's URL, for DELETE).
    * 400 `invalid_body`; 422 `invalid_role`, `invalid_name`, `invalid_key_options`.
    */
   @Post()
-  @ApiOperation({ summary: 'Create an API key (admin)' })
-  async create(@JsonBody() body: RawJson) {
+  @ApiOperation({ operationId: 'createKey', summary: 'Create an API key (admin)' })
+  @ApiJsonBody('CreateKey')
+  @ApiCreated('KeyCreated', 'created; the secret is shown only in this answer')
+  @ApiErrors(WRITE_ERRORS, { 400: '`invalid_body`, `unsupported_character`, `value_too_large`.', 422: '`invalid_role`, `invalid_name`, `invalid_key_options`.' })
+  async create(@JsonBody() body: RawJson, @Res({ passthrough: true }) res: Response) {
     const v = body.value;
     if (!isObject(v) || typeof v.name !== 'string' || typeof v.role !== 'string') throw new BadInputError('invalid_body', 'expected {"name": string, "role": string, "owner"?: string, "systems"?: [string], "gateway"?: boolean, "publication"?: "full"|"metadata"}');
     const unknown = Object.keys(v).filter((k) => !['name', 'role', 'owner', 'systems', 'gateway', 'publication'].includes(k));
     if (unknown.length > 0) throw new BadInputError('invalid_body', `unknown members: ${unknown.map((k) => JSON.stringify(k)).join(', ')}`);
-    return this.keys.create(v.name, v.role as Role, {
+    const k = await this.keys.create(v.name, v.role as Role, {
       owner: v.owner as string | undefined,
       systems: v.systems as string[] | undefined,
       gateway: v.gateway as boolean | undefined,
       publication: v.publication as Publication | undefined,
     });
+    res.status(201).setHeader('Location', this.urls.key(k.id));
+    return k;
   }
 
   @Get()
-  @ApiOperation({ summary: 'List API keys without secrets (admin)' })
+  @ApiOperation({ operationId: 'listKeys', summary: 'List API keys without secrets (admin)' })
+  @ApiAnswer(200, arrayOf(ref('KeyRecord')), 'every key, oldest first')
+  @ApiErrors([401, 403])
   list() {
     return this.keys.list();
   }
 
   @Delete(':id')
   @HttpCode(204)
-  @ApiOperation({ summary: 'Revoke an API key (admin)' })
+  @ApiOperation({ operationId: 'revokeKey', summary: 'Revoke an API key (admin)' })
+  @ApiResponse({ status: 204, description: 'revoked (or already revoked)' })
+  @ApiErrors([401, 403, 404])
   async revoke(@Param('id') id: string): Promise<void> {
     await this.keys.revoke(id);
   }

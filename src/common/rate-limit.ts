@@ -19,6 +19,9 @@ export const LEDGER_VERIFY_COST = 20;
 /** Weight of a coverage report read (`/api/coverage-reports/{id}`, `/coverage/{id}`: the report and its digest). */
 export const REPORT_READ_COST = 2;
 
+/** The public read budget's window (VERIFY_RATE_LIMIT units per window; src/app.module.ts). */
+export const RATE_WINDOW_SECONDS = 60;
+
 const COST_KEY = 'aer1:read-cost';
 const SKIP_KEY = 'aer1:read-free';
 /** Metadata of the roles decorator (src/auth/roles.guard.ts): a route with roles is a write, not a public read. */
@@ -58,6 +61,25 @@ export class PublicReadGuard extends ThrottlerGuard {
 
   protected override generateKey(_context: ExecutionContext, tracker: string, name: string): string {
     return `public-read:${name}:${tracker}`;
+  }
+
+  /**
+   * Besides the throttler's `X-RateLimit-*`, the standard fields of the IETF
+   * draft (draft-ietf-httpapi-ratelimit-headers, the `-Limit/-Remaining/-Reset`
+   * form most clients read): `RateLimit-Limit` (units per window),
+   * `RateLimit-Remaining`, `RateLimit-Reset` (seconds until the window ends)
+   * and `RateLimit-Policy: <limit>;w=<window seconds>`. On 429 the remaining
+   * budget is 0 and `Retry-After` says when to come back.
+   */
+  protected override setResponseHeader(res: Record<string, unknown>, name: string, value: string | number): void {
+    super.setResponseHeader(res, name, value);
+    const field = /^X-RateLimit-(Limit|Remaining|Reset)$/.exec(name)?.[1];
+    if (field) super.setResponseHeader(res, `RateLimit-${field}`, value);
+    if (field === 'Limit') super.setResponseHeader(res, 'RateLimit-Policy', `${value};w=${RATE_WINDOW_SECONDS}`);
+    if (name === 'Retry-After') {
+      super.setResponseHeader(res, 'RateLimit-Remaining', 0);
+      super.setResponseHeader(res, 'RateLimit-Reset', value);
+    }
   }
 
   /** Spends the route's cost (one storage hit per unit, so any ThrottlerStorage works, Redis included). */

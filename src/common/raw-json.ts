@@ -138,3 +138,42 @@ export function ndjsonLines(bytes: Buffer): ({ line: number; text: string } | { 
   }
   return out;
 }
+
+/**
+ * The exact texts of the lines of an NDJSON document: split on LF, one
+ * trailing CR dropped, blank (white-space-only) lines skipped; nothing else
+ * is changed. Deterministic, so a stored NDJSON import replays to the same
+ * entries.
+ */
+export function ndjsonTexts(text: string): string[] {
+  const out: string[] = [];
+  for (let line of text.split('\n')) {
+    if (line.endsWith('\r')) line = line.slice(0, -1);
+    if (/^[ \t\r]*$/.test(line)) continue;
+    out.push(line);
+  }
+  return out;
+}
+
+/**
+ * Parse an NDJSON request body (one JSON value per line) strictly, line by
+ * line, as {@link parseRequestJson} does for one document. `text` is the whole
+ * body as received, `value` the array of the lines' values and `entries`
+ * their exact texts. Throws BadInputError (`invalid_utf8`, `empty_body`,
+ * `malformed_json`, `duplicate_member`, `too_deep`) naming the `entry` (1-based among non-blank lines).
+ */
+export function parseNdjsonRequest(bytes: Buffer): RawJson & { value: unknown[]; entries: string[] } {
+  if (!isStrictUtf8(bytes)) throw new BadInputError('invalid_utf8', 'the request body is not valid UTF-8');
+  const text = bytes.toString('utf8');
+  const entries = ndjsonTexts(text);
+  if (entries.length === 0) throw new BadInputError('empty_body', 'the NDJSON body holds no lines');
+  const value = entries.map((line, k) => {
+    try {
+      return parseRequestJson(line).value;
+    } catch (e) {
+      if (e instanceof BadInputError) throw new BadInputError(e.code, `entry ${k + 1} (non-blank line ${k + 1}): ${e.message}`, { ...e.details, entry: k + 1 });
+      throw e;
+    }
+  });
+  return { text, value, entries };
+}

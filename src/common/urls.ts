@@ -12,8 +12,17 @@ export class PublicUrls {
   receipt(id: string): string {
     return `${this.base}/run/${id.toLowerCase()}`;
   }
+  /** The machine verifier (plural path; `/api/receipt/{id}/verify` is its deprecated alias). */
   receiptVerify(id: string): string {
-    return `${this.base}/api/receipt/${id.toLowerCase()}/verify`;
+    return `${this.base}/api/receipts/${id.toLowerCase()}/verify`;
+  }
+  /** The stored record (JSON): the `Location` of a recorded receipt. */
+  receiptRecord(id: string): string {
+    return `${this.base}/api/receipts/${id.toLowerCase()}`;
+  }
+  /** The stored timeline (JSON): the `Location` of appended entries, an import and a commitment. */
+  jobTimeline(jobId: string): string {
+    return `${this.base}/api/jobs/${encodeURIComponent(jobId)}/timeline`;
   }
   job(jobId: string): string {
     return `${this.base}/jobs/${encodeURIComponent(jobId)}`;
@@ -24,8 +33,22 @@ export class PublicUrls {
   workflow(id: string): string {
     return `${this.base}/workflow/${id.toLowerCase()}`;
   }
+  /** The machine verifier (plural path; `/api/workflow/{id}/verify` is its deprecated alias). */
   workflowVerify(id: string): string {
-    return `${this.base}/api/workflow/${id.toLowerCase()}/verify`;
+    return `${this.base}/api/workflows/${id.toLowerCase()}/verify`;
+  }
+  planVersion(planId: string, version: number): string {
+    return `${this.base}/api/plans/${planId}/versions/${version}`;
+  }
+  coverageReport(id: string): string {
+    return `${this.base}/api/coverage-reports/${id}`;
+  }
+  key(id: string): string {
+    return `${this.base}/api/keys/${id}`;
+  }
+  /** A path under the public base (for `Link` and list answers). */
+  path(p: string): string {
+    return `${this.base}${p}`;
   }
   coverage(id: string): string {
     return `${this.base}/coverage/${id}`;

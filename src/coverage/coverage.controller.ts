@@ -1,5 +1,5 @@
-import { Controller, Get, Param, Post, Req, Res } from '@nestjs/common';
-import { ApiBearerAuth, ApiBody, ApiOperation, ApiProduces, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { Controller, Get, Param, Post, Query, Req, Res } from '@nestjs/common';
+import { ApiBearerAuth, ApiOperation, ApiProduces, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { Roles } from '../auth/roles.guard';
 import { JsonBody } from '../common/json-body.decorator';
@@ -9,6 +9,10 @@ import { renderCoveragePage } from './coverage.page';
 import { Caller } from '../auth/caller.decorator';
 import type { Principal } from '../auth/api-keys.service';
 import { CoverageService } from './coverage.service';
+import { ApiAnswer, ApiCreated, ApiCursor, ApiErrors, ApiJsonBody, ref, WRITE_ERRORS } from '../common/openapi';
+import { parsePage } from '../common/pagination';
+import { PublicUrls } from '../common/urls';
+import { CoverageListing } from './coverage.listing';
 
 @ApiTags('coverage')
 @Controller()
@@ -16,32 +20,36 @@ export class CoverageController {
   constructor(
     private readonly coverage: CoverageService,
     private readonly quota: KeyQuota,
+    private readonly listing: CoverageListing,
+    private readonly urls: PublicUrls,
   ) {}
 
   /**
    * Reconcile a job's timeline (or a workflow) against its plan as of a
    * ledger position (default: the head) and record the report.
-   * 201 `{report_id, url, digest, as_of_position, result}`.
+   * 201 `{report_id, url, digest, as_of_position, result}` with `Location`
+   * (the report as JSON).
    */
   @Post('api/coverage-reports')
   @Roles('auditor')
   @ApiBearerAuth()
-  @ApiOperation({ summary: 'Issue a coverage report as of a ledger position' })
-  @ApiBody({ schema: { type: 'object', example: { job_id: 'job-kyc-42', as_of_position: 120 } } })
-  @ApiResponse({ status: 201, description: 'issued and recorded' })
-  @ApiResponse({ status: 422, description: 'no_plan, position_beyond_head' })
-  @ApiResponse({ status: 429, description: 'quota_exceeded: REPORT_QUOTA_PER_HOUR reports per key per hour' })
+  @ApiOperation({ operationId: 'issueCoverageReport', summary: 'Issue a coverage report as of a ledger position' })
+  @ApiJsonBody('CoverageRequest')
+  @ApiCreated('CoverageIssued', 'issued and recorded')
+  @ApiErrors([...WRITE_ERRORS, 429], { 422: '`no_plan`, `position_beyond_head`.', 429: '`quota_exceeded`: REPORT_QUOTA_PER_HOUR reports per key per hour.' })
   async issue(@JsonBody() body: RawJson, @Caller() caller: Principal, @Req() req: Request, @Res({ passthrough: true }) res: Response) {
     await this.quota.spend(req, 'coverage_reports');
     const r = await this.coverage.issue(body, caller);
-    res.status(201);
+    res.status(201).setHeader('Location', this.urls.coverageReport(r.report_id));
     return r;
   }
 
   /** A recorded report (JSON) with its digest recomputed. */
   @Get('api/coverage-reports/:report_id')
   @PublicRead(REPORT_READ_COST)
-  @ApiOperation({ summary: 'A coverage report as JSON' })
+  @ApiOperation({ operationId: 'getCoverageReport', summary: 'A coverage report as JSON' })
+  @ApiAnswer(200, 'CoverageReport', 'the report with its digest recomputed')
+  @ApiErrors([404, 429])
   async get(@Param('report_id') id: string) {
     return this.coverage.get(id);
   }
@@ -49,8 +57,10 @@ export class CoverageController {
   /** The public page of a report: HTML, or JSON with `Accept: application/json`. */
   @Get('coverage/:report_id')
   @PublicRead(REPORT_READ_COST)
-  @ApiOperation({ summary: 'Public page of a coverage report (HTML, or JSON by Accept)' })
+  @ApiOperation({ operationId: 'getCoveragePage', summary: 'Public page of a coverage report (HTML, or JSON by Accept)' })
   @ApiProduces('text/html', 'application/json')
+  @ApiResponse({ status: 200, description: 'the page (HTML), or the report (JSON by Accept)', content: { 'text/html': { schema: { type: 'string' } }, 'application/json': { schema: ref('CoverageReport') } } })
+  @ApiErrors([404, 429])
   async page(@Param('report_id') id: string, @Req() req: Request, @Res() res: Response): Promise<void> {
     const r = await this.coverage.get(id);
     res.setHeader('Vary', 'Accept');
@@ -61,5 +71,16 @@ export class CoverageController {
     res.setHeader('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'");
     res.setHeader('X-Content-Type-Options', 'nosniff');
     res.status(200).type('html').send(renderCoveragePage(r));
+  }
+
+  /** Coverage reports in ledger order, paged by cursor, without their content (read one with getCoverageReport). Public, like the reports. */
+  @Get('api/coverage-reports')
+  @PublicRead(REPORT_READ_COST)
+  @ApiOperation({ operationId: 'listCoverageReports', summary: 'List coverage reports, oldest first' })
+  @ApiCursor()
+  @ApiAnswer(200, 'CoverageReportPage', 'a page; `next` is the cursor of the following page')
+  @ApiErrors([400, 429])
+  async list(@Query('after') after?: string, @Query('limit') limit?: string) {
+    return this.listing.reports(parsePage(after, limit));
   }
 }

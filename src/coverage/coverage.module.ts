@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { CoverageController } from './coverage.controller';
+import { CoverageListing } from './coverage.listing';
 import { CoverageProjection } from './coverage.projection';
 import { CoverageService } from './coverage.service';
 import { PlansController } from './plans.controller';
@@ -8,7 +9,7 @@ import { PlansService } from './plans.service';
 /** Expected-action plans and coverage reports (rev 09 "coverage plan"; docs/coverage.md). */
 @Module({
   controllers: [PlansController, CoverageController],
-  providers: [PlansService, CoverageService, CoverageProjection],
+  providers: [PlansService, CoverageService, CoverageProjection, CoverageListing],
   exports: [PlansService, CoverageService],
 })
 export class CoverageModule {}

@@ -53,26 +53,28 @@ interface ReportRow {
 /** Parse `{job_id | workflow_id, as_of_position?}`; 400 `invalid_request` listing every problem. */
 function parseRequest(value: unknown): { subject: PlanSubject; asOf: number | null } {
   if (!isObject(value)) throw new BadInputError('invalid_request', 'the body is a JSON object {job_id | workflow_id, as_of_position?}');
-  const problems: string[] = [];
-  for (const k of Object.keys(value)) if (!['job_id', 'workflow_id', 'as_of_position'].includes(k)) problems.push(`unknown member ${describe(k)}`);
+  const problems: { path: string; code: string; message: string }[] = [];
+  const add = (path: string, code: string, message: string): void => void problems.push({ path, code, message });
+  for (const k of Object.keys(value)) if (!['job_id', 'workflow_id', 'as_of_position'].includes(k)) add(k, 'unknown_member', `unknown member ${describe(k)}`);
   let subject: PlanSubject | null = null;
-  if (has(value, 'job_id') && has(value, 'workflow_id')) problems.push('give job_id or workflow_id, not both');
+  if (has(value, 'job_id') && has(value, 'workflow_id')) add('', 'two_subjects', 'give job_id or workflow_id, not both');
   else if (has(value, 'job_id')) {
     const idProblem = typeof value.job_id === 'string' && value.job_id.length > 0 ? identifierProblem('job_id', value.job_id) : null;
     // No plan can name a job id the identifier rule refuses (src/common/text.ts): say why instead of "no plan".
-    if (idProblem) problems.push(idProblem.message);
+    if (idProblem) add('job_id', idProblem.code, idProblem.message);
     else if (typeof value.job_id === 'string' && value.job_id.length > 0) subject = { kind: 'job', id: value.job_id };
-    else problems.push(`job_id must be a non-empty string, got ${describe(value.job_id)}`);
+    else add('job_id', 'invalid_job_id', `job_id must be a non-empty string, got ${describe(value.job_id)}`);
   } else if (has(value, 'workflow_id')) {
     if (isUuid(value.workflow_id)) subject = { kind: 'workflow', id: value.workflow_id.toLowerCase() };
-    else problems.push(`workflow_id must be a UUID, got ${describe(value.workflow_id)}`);
-  } else problems.push('job_id or workflow_id is required');
+    else add('workflow_id', 'invalid_workflow_id', `workflow_id must be a UUID, got ${describe(value.workflow_id)}`);
+  } else add('', 'missing_subject', 'job_id or workflow_id is required');
   let asOf: number | null = null;
   if (has(value, 'as_of_position') && value.as_of_position !== null) {
     if (Number.isSafeInteger(value.as_of_position) && (value.as_of_position as number) >= 1) asOf = value.as_of_position as number;
-    else problems.push(`as_of_position must be a positive integer, got ${describe(value.as_of_position)}`);
+    else add('as_of_position', 'invalid_position', `as_of_position must be a positive integer, got ${describe(value.as_of_position)}`);
   }
-  if (problems.length > 0 || subject === null) throw new BadInputError('invalid_request', problems.join('; '), { reasons: problems });
+  // `reasons`: one code per problem; the prose stays in `message` and `problems`.
+  if (problems.length > 0 || subject === null) throw new BadInputError('invalid_request', problems.map((p) => p.message).join('; '), { reasons: problems.map((p) => p.code), problems });
   return { subject, asOf };
 }
 

@@ -7,6 +7,7 @@
  */
 import { has, isObject } from '../aer1';
 import { streams } from '../ledger/streams';
+import { ndjsonTexts } from '../common/raw-json';
 
 /** Anything that runs `?`-placeholder SQL: a write transaction or the database service. */
 export interface Queryable {
@@ -67,8 +68,11 @@ export async function timelineAsOf(q: Queryable, jobId: string, asOf: number): P
     const d = parseData(r);
     if (r.type === 'TimelineEntryAppended') (entries ??= []).push(parseRaw(d.raw));
     else if (r.type === 'TimelineImported') {
-      const all = parseRaw(d.raw);
-      entries = Array.isArray(all) ? all : [all];
+      if (d.format === 'ndjson' && typeof d.raw === 'string') entries = ndjsonTexts(d.raw).map((t) => parseRaw(t));
+      else {
+        const all = parseRaw(d.raw);
+        entries = Array.isArray(all) ? all : [all];
+      }
     } else if (r.type === 'EndpointCommitmentRecorded') {
       const doc = parseRaw(d.raw);
       const value = commitmentOf(doc);

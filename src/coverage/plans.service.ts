@@ -55,12 +55,12 @@ export function invalidPlan(problems: PlanProblem[]): UnprocessableError | BadIn
   const idCode = problems.find((p) => p.code === 'unsupported_character' || p.code === 'value_too_large')?.code;
   if (idCode) {
     return new BadInputError(idCode, `the plan names an identifier the ledger refuses (${problems.length} problem${problems.length === 1 ? '' : 's'}); nothing was recorded`, {
-      reasons: problems.map((p) => (p.path ? `${p.path}: ${p.message}` : p.message)),
+      reasons: problems.map((p) => p.code), // codes, one per problem; the prose is in `problems`
       problems,
     });
   }
   return new UnprocessableError('invalid_plan', `the plan is not valid (${problems.length} problem${problems.length === 1 ? '' : 's'}); nothing was recorded`, {
-    reasons: problems.map((p) => (p.path ? `${p.path}: ${p.message}` : p.message)),
+    reasons: problems.map((p) => p.code), // codes, one per problem; the prose is in `problems`
     problems,
   });
 }

@@ -16,6 +16,8 @@ import { CreateVerificationBatchesSqlite1764470000000 } from '../../migrations/s
 import { CreateVerificationBatchesPostgres1764470000000 } from '../../migrations/postgres/1764470000000-CreateVerificationBatches';
 import { KeyAttributionSqlite1764480000000 } from '../../migrations/sqlite/1764480000000-KeyAttribution';
 import { KeyAttributionPostgres1764480000000 } from '../../migrations/postgres/1764480000000-KeyAttribution';
+import { ListIndexesSqlite1764490000000 } from '../../migrations/sqlite/1764490000000-ListIndexes';
+import { ListIndexesPostgres1764490000000 } from '../../migrations/postgres/1764490000000-ListIndexes';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -30,8 +32,8 @@ export function dialectOf(url: string): Dialect {
 
 /** The migrations of each dialect, in order. */
 export const MIGRATIONS: Record<Dialect, MigrationClass[]> = {
-  sqlite: [CreateLedgerSqlite1764450000000, CreatePlansSqlite1764460000000, CreateVerificationBatchesSqlite1764470000000, KeyAttributionSqlite1764480000000],
-  postgres: [CreateLedgerPostgres1764450000000, CreatePlansPostgres1764460000000, CreateVerificationBatchesPostgres1764470000000, KeyAttributionPostgres1764480000000],
+  sqlite: [CreateLedgerSqlite1764450000000, CreatePlansSqlite1764460000000, CreateVerificationBatchesSqlite1764470000000, KeyAttributionSqlite1764480000000, ListIndexesSqlite1764490000000],
+  postgres: [CreateLedgerPostgres1764450000000, CreatePlansPostgres1764460000000, CreateVerificationBatchesPostgres1764470000000, KeyAttributionPostgres1764480000000, ListIndexesPostgres1764490000000],
 };
 
 /**

@@ -1,6 +1,7 @@
 import { Controller, Get, HttpStatus, Res, ServiceUnavailableException } from '@nestjs/common';
 import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { FreeRead } from '../common/rate-limit';
+import { ref } from '../common/openapi';
 import { HealthCheck, HealthCheckResult, HealthCheckService, HealthIndicatorService } from '@nestjs/terminus';
 import type { Response } from 'express';
 import { DatabaseService } from '../database/database.service';
@@ -35,9 +36,9 @@ export class HealthController {
   @Get()
   @FreeRead()
   @HealthCheck({ noCache: true, swaggerDocumentation: false })
-  @ApiOperation({ summary: 'Database and (when configured) Redis reachability' })
-  @ApiResponse({ status: 200, description: '{status: "ok" | "degraded", info, error, details: {database: {status, dialect}, redis?: {status, message?}}}; "degraded": the database is up, Redis is down (batches answer 503)' })
-  @ApiResponse({ status: 503, description: '{status: "error", ...}: the database does not answer' })
+  @ApiOperation({ operationId: 'getHealth', summary: 'Database and (when configured) Redis reachability' })
+  @ApiResponse({ status: 200, description: '{status: "ok" | "degraded", info, error, details: {database: {status, dialect}, redis?: {status, message?}}}; "degraded": the database is up, Redis is down (batches answer 503)', content: { 'application/json': { schema: ref('Health') } } })
+  @ApiResponse({ status: 503, description: '{status: "error", ...}: the database does not answer', content: { 'application/json': { schema: ref('Health') } } })
   async check(@Res({ passthrough: true }) res: Response): Promise<HealthAnswer> {
     const checks = [
       async () => {

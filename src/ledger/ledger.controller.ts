@@ -1,5 +1,6 @@
 import { Controller, Get, Query } from '@nestjs/common';
-import { ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { ApiAnswer, ApiErrors } from '../common/openapi';
 import { BadInputError } from '../common/errors';
 import { LEDGER_VERIFY_COST, PublicRead } from '../common/rate-limit';
 import { LedgerService } from './ledger.service';
@@ -11,8 +12,9 @@ export class LedgerController {
 
   /** `{position, event_hash}` of the newest event (`{position: 0, event_hash: null}` when empty); publish it to a witness. */
   @Get('head')
-  @ApiOperation({ summary: 'Current ledger head, for an external witness to publish' })
-  @ApiOkResponse({ schema: { example: { position: 42, event_hash: '3f8d...' } } })
+  @ApiOperation({ operationId: 'getLedgerHead', summary: 'Current ledger head, for an external witness to publish' })
+  @ApiAnswer(200, 'LedgerHead', 'the newest event')
+  @ApiErrors([429])
   async head(): Promise<{ position: number; event_hash: string | null }> {
     return (await this.ledger.head()) ?? { position: 0, event_hash: null };
   }
@@ -22,12 +24,16 @@ export class LedgerController {
    * position that does not verify. With `head_position` and `head_hash`
    * (a head published earlier), also detects removed newest events.
    * Rate limited like the record verifiers (S13): it reads the whole ledger.
+   * `verdict` is `valid` or `invalid` (the API's one word for an overall
+   * result; `ok` is kept, deprecated).
    */
   @Get('verify')
   @PublicRead(LEDGER_VERIFY_COST)
-  @ApiOperation({ summary: 'Recompute the ledger chain and name the first position that does not verify' })
-  @ApiQuery({ name: 'head_position', required: false })
-  @ApiQuery({ name: 'head_hash', required: false })
+  @ApiOperation({ operationId: 'verifyLedger', summary: 'Recompute the ledger chain and name the first position that does not verify' })
+  @ApiQuery({ name: 'head_position', required: false, schema: { type: 'integer', minimum: 1 } })
+  @ApiQuery({ name: 'head_hash', required: false, schema: { type: 'string', pattern: '^[0-9a-f]{64}$' } })
+  @ApiAnswer(200, 'LedgerVerification', 'the chain recomputed (see verdict)')
+  @ApiErrors([400, 429])
   async verify(@Query('head_position') headPosition?: string, @Query('head_hash') headHash?: string) {
     let expected: { position: number; event_hash: string } | undefined;
     if (headPosition !== undefined || headHash !== undefined) {
@@ -37,6 +43,7 @@ export class LedgerController {
       }
       expected = { position, event_hash: headHash as string };
     }
-    return this.ledger.verifyChain(expected);
+    const r = await this.ledger.verifyChain(expected);
+    return { verdict: r.ok ? 'valid' : 'invalid', ...r };
   }
 }

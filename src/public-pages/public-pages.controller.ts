@@ -1,5 +1,6 @@
 import { Controller, Get, Param, Query, Req, Res } from '@nestjs/common';
-import { ApiOperation, ApiProduces, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { ApiOperation, ApiProduces, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiErrors, ref } from '../common/openapi';
 import type { Request, Response } from 'express';
 import { BadInputError, LedgerError } from '../common/errors';
 import { JOB_VERIFY_COST, PublicRead, VerifyRateLimit } from '../common/rate-limit';
@@ -25,7 +26,8 @@ export class PublicPagesController {
   ) {}
 
   @Get()
-  @ApiOperation({ summary: 'What this service is' })
+  @ApiOperation({ operationId: 'getIndex', summary: 'What this service is' })
+  @ApiResponse({ status: 200, description: 'HTML, or JSON with Accept: application/json', content: { 'text/html': { schema: { type: 'string' } }, 'application/json': { schema: ref('Page') } } })
   @ApiProduces('text/html', 'application/json')
   index(@Req() req: Request, @Res() res: Response): void {
     send(req, res, 200, { service: 'AER-1 audit ledger', docs: '/docs', pages: ['/run/{id}', '/jobs/{job_id}', '/workflow/{workflow_id}'] }, indexPage);
@@ -34,8 +36,10 @@ export class PublicPagesController {
   /** Receipt page: fields, provenance, verification re-run now, chain positions, "Part of workflow", corrections, raw JSON. */
   @Get('run/:id')
   @VerifyRateLimit()
-  @ApiOperation({ summary: 'Public receipt page (S9, S8.3)' })
+  @ApiOperation({ operationId: 'getReceiptPage', summary: 'Public receipt page (S9, S8.3)' })
   @ApiProduces('text/html', 'application/json')
+  @ApiResponse({ status: 200, description: 'HTML, or the page data as JSON with Accept: application/json', content: { 'text/html': { schema: { type: 'string' } }, 'application/json': { schema: ref('Page') } } })
+  @ApiErrors([404, 429])
   async receipt(@Param('id') id: string, @Req() req: Request, @Res() res: Response): Promise<void> {
     // An auditor's key (optional) is served canonical bytes a `metadata` publication withholds.
     const viewer = await this.keys.fromHeader(req.headers.authorization);
@@ -45,8 +49,10 @@ export class PublicPagesController {
   /** Job timeline page: chain verdict, endpoint-commitment status, entries. */
   @Get('jobs/:job_id')
   @PublicRead(JOB_VERIFY_COST)
-  @ApiOperation({ summary: 'Public job timeline page (S7, S7.3)' })
+  @ApiOperation({ operationId: 'getJobPage', summary: 'Public job timeline page (S7, S7.3)' })
   @ApiProduces('text/html', 'application/json')
+  @ApiResponse({ status: 200, description: 'HTML, or the page data as JSON with Accept: application/json', content: { 'text/html': { schema: { type: 'string' } }, 'application/json': { schema: ref('Page') } } })
+  @ApiErrors([400, 404, 429])
   @ApiQuery({ name: 'after', required: false, description: 'show entries with seq greater than this (default 0)' })
   @ApiQuery({ name: 'limit', required: false, description: `entries per page (default ${DEFAULT_PAGE_ENTRIES}, at most ${MAX_PAGE_ENTRIES})` })
   async job(@Param('job_id') jobId: string, @Req() req: Request, @Res() res: Response, @Query('after') after?: string, @Query('limit') limit?: string): Promise<void> {
@@ -57,8 +63,10 @@ export class PublicPagesController {
   /** Workflow page: goal, Merkle root declared vs recomputed, output hash, steps linking to their receipts. */
   @Get('workflow/:workflow_id')
   @VerifyRateLimit()
-  @ApiOperation({ summary: 'Public workflow page (S8, S8.3)' })
+  @ApiOperation({ operationId: 'getWorkflowPage', summary: 'Public workflow page (S8, S8.3)' })
   @ApiProduces('text/html', 'application/json')
+  @ApiResponse({ status: 200, description: 'HTML, or the page data as JSON with Accept: application/json', content: { 'text/html': { schema: { type: 'string' } }, 'application/json': { schema: ref('Page') } } })
+  @ApiErrors([404, 429])
   async workflow(@Param('workflow_id') id: string, @Req() req: Request, @Res() res: Response): Promise<void> {
     await render(req, res, () => this.pages.workflow(id), workflowPage);
   }

@@ -282,7 +282,7 @@ export function indexPage(): string {
 <li>Receipt pages: <code>/run/&lt;receipt id&gt;</code></li>
 <li>Job timelines: <code>/jobs/&lt;job id&gt;</code></li>
 <li>Workflows: <code>/workflow/&lt;workflow id&gt;</code></li>
-<li>Machine verifiers: <code>/api/receipt/&lt;id&gt;/verify</code>, <code>/api/workflow/&lt;id&gt;/verify</code></li>
+<li>Machine verifiers: <code>/api/receipts/&lt;id&gt;/verify</code>, <code>/api/workflows/&lt;id&gt;/verify</code></li>
 <li><a href="/docs">API documentation (OpenAPI)</a></li>
 </ul>
 <p class="muted">Every page is also available as JSON: send <code>Accept: application/json</code>.</p>

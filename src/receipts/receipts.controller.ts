@@ -1,37 +1,47 @@
-import { Controller, Get, Param, Post, Res } from '@nestjs/common';
-import { ApiBearerAuth, ApiBody, ApiConsumes, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
-import { VerifyRateLimit } from '../common/rate-limit';
-import type { Response } from 'express';
+import { Controller, Get, Param, Post, Query, Req, Res } from '@nestjs/common';
+import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { PublicRead, VerifyRateLimit } from '../common/rate-limit';
+import type { Request, Response } from 'express';
 import { Roles } from '../auth/roles.guard';
 import { Caller } from '../auth/caller.decorator';
-import type { Principal } from '../auth/api-keys.service';
+import { ApiKeysService, Principal } from '../auth/api-keys.service';
 import { JsonBody, RawBody } from '../common/json-body.decorator';
+import { ApiAnswer, ApiBodyContent, ApiCreated, ApiCursor, ApiErrors, ApiJsonBody, markDeprecated, WRITE_ERRORS } from '../common/openapi';
+import { parsePage } from '../common/pagination';
 import { RawJson } from '../common/raw-json';
+import { PublicUrls } from '../common/urls';
+import { ReceiptsListing } from './receipts.listing';
 import { ReceiptsService } from './receipts.service';
 
 @ApiTags('receipts')
 @Controller()
 export class ReceiptsController {
-  constructor(private readonly receipts: ReceiptsService) {}
+  constructor(
+    private readonly receipts: ReceiptsService,
+    private readonly listing: ReceiptsListing,
+    private readonly keys: ApiKeysService,
+    private readonly urls: PublicUrls,
+  ) {}
 
   /**
    * Record a receipt (S3/S4, core or transport form, or a JSON-RPC
    * `tools/call` response carrying `result._receipt`), stored as received.
-   * 201 `{id, url, verify_url, verdict}`; 200 for the same bytes again; 409
-   * `receipt_id_conflict`; 422 `verification_failed` with `reasons`.
+   * 201 `{id, url, verify_url, verdict}` with `Location` (the stored
+   * record); 200 for the same bytes again; 409 `receipt_id_conflict`; 422
+   * `verification_failed` with `reasons`.
    */
   @Post('api/receipts')
   @Roles('producer')
   @ApiBearerAuth()
-  @ApiOperation({ summary: 'Record a receipt (verified before anything is written)' })
-  @ApiBody({ schema: { type: 'object', description: 'An AER-1 receipt, core or transport form, or a JSON-RPC tools/call response' } })
-  @ApiResponse({ status: 201, description: 'recorded' })
-  @ApiResponse({ status: 200, description: 'the same bytes were already recorded' })
-  @ApiResponse({ status: 409, description: 'receipt_id_conflict' })
-  @ApiResponse({ status: 422, description: 'verification_failed, with reasons' })
+  @ApiOperation({ operationId: 'recordReceipt', summary: 'Record a receipt (verified before anything is written)' })
+  @ApiJsonBody('ReceiptDocument')
+  @ApiCreated('ReceiptRecorded', 'recorded')
+  @ApiAnswer(200, 'ReceiptRecorded', 'the same bytes were already recorded')
+  @ApiErrors([...WRITE_ERRORS, 409], { 409: '`receipt_id_conflict`.', 422: '`verification_failed`, with `reasons` and the failing `checks`.', 403: '`not_owner`, `provenance_not_permitted`.' })
   async create(@JsonBody() body: RawJson, @Caller() caller: Principal, @Res({ passthrough: true }) res: Response) {
     const o = await this.receipts.ingest(body, caller);
-    res.status(o.outcome === 'created' ? 201 : 200);
+    if (o.outcome === 'created') res.status(201).setHeader('Location', this.urls.receiptRecord(o.id));
+    else res.status(200);
     return o;
   }
 
@@ -39,39 +49,56 @@ export class ReceiptsController {
   @Post('api/receipts/batch')
   @Roles('producer')
   @ApiBearerAuth()
-  @ApiConsumes('application/x-ndjson')
-  @ApiOperation({ summary: 'Record receipts in bulk from NDJSON; answered line by line' })
+  @ApiOperation({ operationId: 'recordReceiptBatch', summary: 'Record receipts in bulk from NDJSON; answered line by line' })
+  @ApiBodyContent('recordReceiptBatch', 'NDJSON: one receipt document (ReceiptDocument) per line, UTF-8; blank lines are skipped.', {
+    'application/x-ndjson': { schema: { type: 'string', description: 'one ReceiptDocument per line' } },
+  })
+  @ApiAnswer(200, 'ReceiptBatchAnswer', 'every line answered; recorded lines are in the ledger')
+  @ApiErrors(WRITE_ERRORS, { 422: '`malformed_array` / `no_entries` when no line is usable.' })
   async batch(@RawBody() body: Buffer, @Caller() caller: Principal, @Res({ passthrough: true }) res: Response) {
     const r = await this.receipts.ingestBatch(body, caller);
     res.status(200);
     return r;
   }
 
-  /** Record a correction that supersedes `id` (S9); the original is never altered. */
+  /** Record a correction that supersedes `id` (S9); the original is never altered. 201 with `Location`. */
   @Post('api/receipts/:id/corrections')
   @Roles('producer')
   @ApiBearerAuth()
-  @ApiOperation({ summary: 'Record a correcting receipt that supersedes an earlier one (S9)' })
-  @ApiBody({ schema: { type: 'object', description: 'The correcting receipt: a new AER-1 receipt with an id of its own (core or transport form, or a JSON-RPC tools/call response); the original is named in the path' } })
-  @ApiResponse({ status: 201, description: 'recorded; the original now links to it' })
-  @ApiResponse({ status: 200, description: 'the same correction was already recorded' })
-  @ApiResponse({ status: 404, description: 'the original receipt is not recorded' })
-  @ApiResponse({ status: 409, description: 'already_superseded, correction_same_id or receipt_id_conflict' })
-  @ApiResponse({ status: 422, description: 'verification_failed, with reasons' })
+  @ApiOperation({ operationId: 'recordCorrection', summary: 'Record a correcting receipt that supersedes an earlier one (S9)' })
+  @ApiJsonBody('ReceiptDocument', 'The correcting receipt: a new AER-1 receipt with an id of its own; the original is named in the path')
+  @ApiCreated('ReceiptRecorded', 'recorded; the original now links to it')
+  @ApiAnswer(200, 'ReceiptRecorded', 'the same correction was already recorded')
+  @ApiErrors([...WRITE_ERRORS, 404, 409], { 404: 'the original receipt is not recorded.', 409: '`already_superseded`, `correction_same_id`, `receipt_id_conflict`.', 422: '`verification_failed`, with `reasons`.' })
   async correct(@Param('id') id: string, @JsonBody() body: RawJson, @Caller() caller: Principal, @Res({ passthrough: true }) res: Response) {
     const o = await this.receipts.correct(id, body, caller);
-    res.status(o.outcome === 'created' ? 201 : 200);
+    if (o.outcome === 'created') res.status(201).setHeader('Location', this.urls.receiptRecord(o.id));
+    else res.status(200);
     return o;
   }
 
+  /** Receipt metadata in ledger order, paged by cursor (never canonical bytes). Public read (S13 budget). */
+  @Get('api/receipts')
+  @PublicRead(1)
+  @ApiOperation({ operationId: 'listReceipts', summary: 'List recorded receipts (metadata only), oldest first' })
+  @ApiCursor()
+  @ApiAnswer(200, 'ReceiptPage', 'a page; `next` is the cursor of the following page')
+  @ApiErrors([400, 429])
+  async list(@Query('after') after?: string, @Query('limit') limit?: string) {
+    return this.listing.list(parsePage(after, limit));
+  }
+
   /**
-   * Machine verifier (S6): `{id, verification_status, output_hash, checks}`;
-   * 200 when the stored record verifies, 422 when it does not, 404 when unknown.
-   * Rate limited (S13); reveals nothing beyond the record.
+   * Machine verifier (S6): the stored bytes re-verified now. 200 when the
+   * stored record verifies, 422 when it does not, 404 when unknown. Rate
+   * limited (S13); reveals nothing beyond the record.
    */
-  @Get('api/receipt/:id/verify')
+  @Get('api/receipts/:id/verify')
   @VerifyRateLimit()
-  @ApiOperation({ summary: 'Verify a stored receipt (S6)' })
+  @ApiOperation({ operationId: 'verifyReceipt', summary: 'Verify a stored receipt (S6)' })
+  @ApiAnswer(200, 'ReceiptVerification', 'verdict valid')
+  @ApiAnswer(422, 'ReceiptVerification', 'the stored record does not verify (verdict invalid)')
+  @ApiErrors([404, 429])
   async verify(@Param('id') id: string, @Res({ passthrough: true }) res: Response) {
     const { row, result } = await this.receipts.verifyStored(id);
     res.status(result.verdict === 'valid' ? 200 : 422);
@@ -94,5 +121,34 @@ export class ReceiptsController {
         ? { statement: 'The canonical bytes are withheld from the public by the publication setting of the key that recorded this receipt (S13); this ledger recomputed the output commitment from the stored bytes, server-side.' }
         : {}),
     };
+  }
+
+  /** Deprecated alias of {@link verify} (kept for one release): the same answer with `Deprecation` and `Link: rel="successor-version"`. */
+  @Get('api/receipt/:id/verify')
+  @VerifyRateLimit()
+  @ApiOperation({ operationId: 'verifyReceiptDeprecated', deprecated: true, summary: 'Deprecated: use GET /api/receipts/{id}/verify' })
+  @ApiAnswer(200, 'ReceiptVerification', 'verdict valid', { Deprecation: 'RFC 9745 date of deprecation', Link: '<successor>; rel="successor-version"' })
+  @ApiAnswer(422, 'ReceiptVerification', 'the stored record does not verify')
+  @ApiErrors([404, 429])
+  async verifyDeprecated(@Param('id') id: string, @Res({ passthrough: true }) res: Response) {
+    markDeprecated(res, this.urls.receiptVerify(encodeURIComponent(id)));
+    return this.verify(id, res);
+  }
+
+  /**
+   * The stored record as recorded (verdict and reasons at record; re-verify
+   * with verifyReceipt). A `metadata` publication withholds the stored text
+   * and canonical bytes from all but auditor and admin keys (optional
+   * `Authorization`). 404 `not_found`.
+   */
+  @Get('api/receipts/:id')
+  @PublicRead(1)
+  @ApiOperation({ operationId: 'getReceipt', summary: 'The stored record of a receipt' })
+  @ApiAnswer(200, 'StoredReceipt', 'the stored record')
+  @ApiErrors([401, 404, 429])
+  async get(@Param('id') id: string, @Req() req: Request, @Res({ passthrough: true }) res: Response) {
+    const viewer = await this.keys.fromHeader(req.headers.authorization);
+    res.vary('Authorization');
+    return this.listing.get(id, viewer);
   }
 }

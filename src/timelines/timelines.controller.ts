@@ -1,14 +1,21 @@
 import { Controller, Get, Param, Post, Put, Query, Res, Req } from '@nestjs/common';
-import { ApiBearerAuth, ApiBody, ApiOperation, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { Roles } from '../auth/roles.guard';
 import { Caller } from '../auth/caller.decorator';
 import { ApiKeysService, Principal } from '../auth/api-keys.service';
 import { BadInputError } from '../common/errors';
-import { JsonBody } from '../common/json-body.decorator';
+import { JsonBody, RawBody } from '../common/json-body.decorator';
+import { ApiAnswer, ApiBodyContent, ApiCreated, ApiCursor, ApiErrors, ApiJsonBody, ref, WRITE_ERRORS } from '../common/openapi';
+import { parsePage } from '../common/pagination';
 import { JOB_VERIFY_COST, PublicRead } from '../common/rate-limit';
-import { RawJson } from '../common/raw-json';
+import { parseNdjsonRequest, parseRequestJson, RawJson } from '../common/raw-json';
+import { PublicUrls } from '../common/urls';
+import { TimelinesListing } from './timelines.listing';
 import { TimelinesService } from './timelines.service';
+
+/** Media types read as NDJSON by `PUT /api/jobs/{id}/timeline` (one entry per line, as `aer1 generate timeline` writes). */
+const NDJSON_TYPES = ['application/x-ndjson', 'application/ndjson', 'application/jsonl'];
 
 @ApiTags('timelines')
 @Controller('api/jobs/:job_id')
@@ -16,43 +23,55 @@ export class TimelinesController {
   constructor(
     private readonly timelines: TimelinesService,
     private readonly keys: ApiKeysService,
+    private readonly urls: PublicUrls,
   ) {}
 
   /**
    * Append one chain entry or an array of entries (S7.2): each must extend
-   * the current head. 201 `{job_id, appended, head, url, verify_url}`.
+   * the current head. 201 `{job_id, appended, head, url, verify_url}` with
+   * `Location` (the stored timeline).
    */
   @Post('entries')
   @Roles('producer')
   @ApiBearerAuth()
-  @ApiOperation({ summary: 'Append chain entries to a job timeline (each must extend the head)' })
-  @ApiBody({ schema: { oneOf: [{ type: 'object' }, { type: 'array', items: { type: 'object' } }], description: 'One S7 chain entry or an array of entries' } })
-  @ApiResponse({ status: 201, description: 'appended' })
-  @ApiResponse({ status: 409, description: 'seq_not_contiguous, link_mismatch, genesis_prev_digest, timeline_closed, timeline_imported' })
-  @ApiResponse({ status: 422, description: 'verification_failed (malformed entry) or job_id_mismatch' })
+  @ApiOperation({ operationId: 'appendEntries', summary: 'Append chain entries to a job timeline (each must extend the head)' })
+  @ApiJsonBody({ oneOf: [ref('ChainEntry'), { type: 'array', items: ref('ChainEntry') }] }, 'One S7 chain entry or an array of entries')
+  @ApiCreated('EntriesAppended', 'appended')
+  @ApiErrors([...WRITE_ERRORS, 409], {
+    409: '`seq_not_contiguous`, `link_mismatch`, `genesis_prev_digest`, `timeline_closed`, `timeline_imported` (`reasons` holds the same code).',
+    422: '`verification_failed` (malformed entry), `job_id_mismatch`, `malformed_array`, `no_entries`.',
+  })
   async append(@Param('job_id') jobId: string, @JsonBody() body: RawJson, @Caller() caller: Principal, @Res({ passthrough: true }) res: Response) {
     const r = await this.timelines.append(jobId, body, caller);
-    res.status(201);
+    res.status(201).setHeader('Location', this.urls.jobTimeline(jobId));
     return r;
   }
 
   /**
-   * Import a complete timeline recorded elsewhere. `valid` and `historical`
-   * (-06, labeled) are stored with their verdict; `invalid` is 422.
-   * 201 created, 200 the same body again, 409 `timeline_exists`.
+   * Import a complete timeline recorded elsewhere: a JSON array, or NDJSON
+   * (`Content-Type: application/x-ndjson`, one entry per line, as `aer1
+   * generate timeline` writes; each line's exact text is the entry's text).
+   * `valid` and `historical` (-06, labeled) are stored with their verdict;
+   * `invalid` is 422. 201 created (with `Location`), 200 the same body
+   * again, 409 `timeline_exists`.
    */
   @Put('timeline')
   @Roles('producer')
   @ApiBearerAuth()
-  @ApiOperation({ summary: 'Import a complete timeline (verified; -06 timelines stored labeled historical)' })
-  @ApiBody({ schema: { type: 'array', items: { type: 'object' } } })
-  @ApiResponse({ status: 201, description: 'imported' })
-  @ApiResponse({ status: 200, description: 'the same body was already imported' })
-  @ApiResponse({ status: 409, description: 'timeline_exists' })
-  @ApiResponse({ status: 422, description: 'verification_failed with reasons, or job_id_mismatch' })
-  async import(@Param('job_id') jobId: string, @JsonBody() body: RawJson, @Caller() caller: Principal, @Res({ passthrough: true }) res: Response) {
+  @ApiOperation({ operationId: 'importTimeline', summary: 'Import a complete timeline, JSON array or NDJSON (verified; -06 timelines stored labeled historical)' })
+  @ApiBodyContent('importTimeline', 'The whole timeline: a JSON array of chain entries, or NDJSON (one entry per line).', {
+    'application/json': { schema: { type: 'array', items: ref('ChainEntry') } },
+    'application/x-ndjson': { schema: { type: 'string', description: 'one ChainEntry per line (UTF-8, LF or CRLF; blank lines skipped)' } },
+  })
+  @ApiCreated('TimelineImported', 'imported')
+  @ApiAnswer(200, 'TimelineImported', 'the same body was already imported')
+  @ApiErrors([...WRITE_ERRORS, 409], { 409: '`timeline_exists`.', 422: '`verification_failed` with `reasons`, `job_id_mismatch`, `malformed_array`.' })
+  async import(@Param('job_id') jobId: string, @RawBody() bytes: Buffer, @Req() req: Request, @Caller() caller: Principal, @Res({ passthrough: true }) res: Response) {
+    const type = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
+    const body = NDJSON_TYPES.includes(type) ? parseNdjsonRequest(bytes) : parseRequestJson(bytes);
     const { outcome, ...r } = await this.timelines.import(jobId, body, caller);
-    res.status(outcome === 'created' ? 201 : 200);
+    if (outcome === 'created') res.status(201).setHeader('Location', this.urls.jobTimeline(jobId));
+    else res.status(200);
     return r;
   }
 
@@ -64,22 +83,25 @@ export class TimelinesController {
   @Post('commitments')
   @Roles('producer')
   @ApiBearerAuth()
-  @ApiOperation({ summary: 'Record an endpoint commitment {job_id, final_entry_digest, entry_count, published_at} with witness metadata' })
-  @ApiBody({ schema: { type: 'object', example: { job_id: 'job-eight', final_entry_digest: '2148...', entry_count: 8, published_at: '2026-10-02T08:00:00Z', witness: 'witness.example', retrieved_from: 'https://witness.example/jobs/job-eight', retrieved_at: '2026-10-02T08:05:00Z' } } })
-  @ApiResponse({ status: 201, description: 'recorded (binding or not); the answer also judges every commitment of the job together (commitment_assessment, truncation_excluded, findings)' })
-  @ApiResponse({ status: 200, description: 'the same commitment text was already recorded for this job' })
-  @ApiResponse({ status: 422, description: 'invalid_commitment' })
+  @ApiOperation({ operationId: 'recordCommitment', summary: 'Record an endpoint commitment {job_id, final_entry_digest, entry_count, published_at} with witness metadata' })
+  @ApiJsonBody('EndpointCommitment')
+  @ApiCreated('CommitmentRecorded', 'recorded (binding or not); the answer also judges every commitment of the job together (commitment_assessment, truncation_excluded, findings)')
+  @ApiAnswer(200, 'CommitmentRecorded', 'the same commitment text was already recorded for this job')
+  @ApiErrors(WRITE_ERRORS, { 422: '`invalid_commitment` (with `problems`).' })
   async commit(@Param('job_id') jobId: string, @JsonBody() body: RawJson, @Caller() caller: Principal, @Res({ passthrough: true }) res: Response) {
     const { outcome, ...r } = await this.timelines.recordCommitment(jobId, body, caller);
-    res.status(outcome === 'created' ? 201 : 200);
+    if (outcome === 'created') res.status(201).setHeader('Location', this.urls.jobTimeline(jobId));
+    else res.status(200);
     return r;
   }
 
   /** The timeline summary and its entries in order (from the stored texts, digests recomputed). */
   @Get('timeline')
-  @ApiOperation({ summary: 'A job timeline: summary and entries in order' })
-  @ApiQuery({ name: 'after', required: false, description: 'return entries with seq greater than this' })
-  @ApiQuery({ name: 'limit', required: false, description: 'at most this many entries (default 1000, max 10000)' })
+  @ApiOperation({ operationId: 'getJobTimeline', summary: 'A job timeline: summary and entries in order' })
+  @ApiQuery({ name: 'after', required: false, schema: { type: 'integer', minimum: 0 }, description: 'return entries with seq greater than this' })
+  @ApiQuery({ name: 'limit', required: false, schema: { type: 'integer', minimum: 1, maximum: 10000 }, description: 'at most this many entries (default 1000, max 10000)' })
+  @ApiAnswer(200, 'Timeline', 'the timeline and a page of its entries')
+  @ApiErrors([400, 401, 404, 429])
   async timeline(@Param('job_id') jobId: string, @Req() req: Request, @Res({ passthrough: true }) res: Response, @Query('after') after?: string, @Query('limit') limit?: string) {
     const a = after === undefined ? 0 : Number(after);
     const l = limit === undefined ? 1000 : Number(limit);
@@ -103,7 +125,10 @@ export class TimelinesController {
    */
   @Get('verify')
   @PublicRead(JOB_VERIFY_COST)
-  @ApiOperation({ summary: 'Verify a job timeline and all its endpoint commitments (S7, S7.3)' })
+  @ApiOperation({ operationId: 'verifyJob', summary: 'Verify a job timeline and all its endpoint commitments (S7, S7.3)' })
+  @ApiAnswer(200, 'TimelineVerification', 'the chain verifies')
+  @ApiAnswer(422, 'TimelineVerification', 'the chain is invalid or historical')
+  @ApiErrors([404, 429])
   async verify(@Param('job_id') jobId: string, @Res({ passthrough: true }) res: Response) {
     const r = await this.timelines.verify(jobId);
     res.status(r.assessment === 'clean' ? 200 : 422);
@@ -113,9 +138,27 @@ export class TimelinesController {
   /** The ledger's own endpoint `{job_id, final_entry_digest, entry_count, published_at}` for a closed, verifying job. */
   @Get('endpoint')
   @PublicRead(JOB_VERIFY_COST)
-  @ApiOperation({ summary: 'Endpoint of a closed job, for an external witness to publish' })
-  @ApiResponse({ status: 409, description: 'timeline_not_closed, timeline_not_valid' })
+  @ApiOperation({ operationId: 'getJobEndpoint', summary: 'Endpoint of a closed job, for an external witness to publish' })
+  @ApiAnswer(200, 'Endpoint', 'the endpoint')
+  @ApiErrors([404, 409, 429], { 409: '`timeline_not_closed`, `timeline_not_valid`.' })
   async endpoint(@Param('job_id') jobId: string) {
     return this.timelines.endpoint(jobId);
+  }
+}
+
+/** `GET /api/jobs`: the collection of job timelines. */
+@ApiTags('timelines')
+@Controller('api/jobs')
+export class JobsController {
+  constructor(private readonly listing: TimelinesListing) {}
+
+  /** Job timelines in ledger order (of their first event), paged by cursor; as recorded (re-verify with verifyJob). */
+  @Get()
+  @ApiOperation({ operationId: 'listJobs', summary: 'List job timelines, oldest first' })
+  @ApiCursor()
+  @ApiAnswer(200, 'JobPage', 'a page; `next` is the cursor of the following page')
+  @ApiErrors([400, 429])
+  async list(@Query('after') after?: string, @Query('limit') limit?: string) {
+    return this.listing.list(parsePage(after, limit));
   }
 }

@@ -1,6 +1,6 @@
 import { Injectable, OnModuleInit } from '@nestjs/common';
 import { verifyTimeline } from '../aer1';
-import { splitJsonArray } from '../common/raw-json';
+import { ndjsonTexts, splitJsonArray } from '../common/raw-json';
 import { Tx } from '../database/database.service';
 import { StoredEvent } from '../ledger/event-hash';
 import { Projection, ProjectionRegistry } from '../ledger/projections';
@@ -25,8 +25,10 @@ export interface TimelineEntryAppendedData {
 /** Data of `TimelineImported`: a complete timeline recorded elsewhere, the whole body text as received and the core's verdict. */
 export interface TimelineImportedData {
   job_id: string;
-  /** The whole request body text (a JSON array). */
+  /** The whole request body text: a JSON array, or NDJSON when `format` is `ndjson`. */
   raw: string;
+  /** `ndjson`: `raw` holds one entry per line (absent: a JSON array, as in every event before NDJSON imports). */
+  format?: 'ndjson';
   verdict: string;
   reasons: string[];
   construction: string | null;
@@ -101,7 +103,7 @@ export class TimelinesProjection implements Projection, OnModuleInit {
   }
 
   private async imported(tx: Tx, e: StoredEvent, d: TimelineImportedData): Promise<void> {
-    const texts = splitJsonArray(d.raw);
+    const texts = importedEntryTexts(d);
     if (texts === null) throw new Error(`TimelineImported at position ${e.position}: raw is not a JSON array`);
     const values = texts.map((t) => JSON.parse(t) as Record<string, unknown>);
     // Per-entry digests are recomputed by the core from the stored texts (deterministic on replay).
@@ -146,4 +148,9 @@ export class TimelinesProjection implements Projection, OnModuleInit {
       e.recorded_at,
     ]);
   }
+}
+
+/** The exact texts of the entries of an import: the lines of NDJSON, or the elements of a JSON array (null when `raw` is neither). */
+export function importedEntryTexts(d: Pick<TimelineImportedData, 'raw' | 'format'>): string[] | null {
+  return d.format === 'ndjson' ? ndjsonTexts(d.raw) : splitJsonArray(d.raw);
 }

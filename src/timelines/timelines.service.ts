@@ -285,7 +285,7 @@ export class TimelinesService {
    * provenance the key may not claim, `not_plan_owner` when the job's plan
    * names another `recorded_by_owner`.
    */
-  async import(jobId: string, body: RawJson, by: Principal): Promise<{ outcome: 'created' | 'existing' } & Record<string, unknown>> {
+  async import(jobId: string, body: RawJson & { entries?: string[] }, by: Principal): Promise<{ outcome: 'created' | 'existing' } & Record<string, unknown>> {
     assertIdentifier('job_id', jobId);
     const result = verifyTimeline(body.value, { collectEntries: false });
     if (result.verdict !== 'valid' && result.verdict !== 'historical') {
@@ -299,7 +299,9 @@ export class TimelinesService {
     values.forEach((e, k) => {
       if (typeof e.id === 'string') assertIdentifier(`entries[${k}].id`, e.id);
     });
-    const texts = splitJsonArray(body.text);
+    // NDJSON (`entries`: the lines' exact texts) or the elements of the JSON array.
+    const format = body.entries ? ('ndjson' as const) : undefined;
+    const texts = body.entries ?? splitJsonArray(body.text);
     if (texts === null || texts.length !== values.length) throw new UnprocessableError('malformed_array', 'the timeline could not be split into its entries');
     values.forEach((e, k) => assertProvenance(by, typeof e.provenance_class === 'string' ? e.provenance_class : null, ` (entry ${k + 1})`));
 
@@ -310,7 +312,8 @@ export class TimelinesService {
       if (row) {
         if (row.source === 'import') {
           const ev = (await tx.query<{ data: string }>("SELECT data FROM events WHERE stream_id = ? AND type = 'TimelineImported' ORDER BY stream_position LIMIT 1", [stream]))[0];
-          if (ev && (JSON.parse(ev.data) as TimelineImportedData).raw === body.text) return { outcome: 'existing' as const, ...this.importAnswer(row) };
+          const prior = ev ? (JSON.parse(ev.data) as TimelineImportedData) : null;
+          if (prior && prior.raw === body.text && prior.format === format) return { outcome: 'existing' as const, ...this.importAnswer(row) };
         }
         throw new ConflictError('timeline_exists', `job ${jobId} already has a timeline (${row.source === 'import' ? 'imported with different bytes' : 'built by appends'}); records are never altered`, { reasons: ['timeline_exists'], job_id: jobId });
       }
@@ -318,6 +321,7 @@ export class TimelinesService {
       const data: TimelineImportedData = {
         job_id: jobId,
         raw: body.text,
+        ...(format ? { format } : {}),
         verdict: result.verdict,
         reasons: result.reasons,
         construction: result.construction,

@@ -4,6 +4,7 @@ import { BatchDispatcher, InProcessDispatcher, RedisDispatcher } from './dispatc
 import { producerConnection, QUEUE_OPTIONS, readQueueOptions, VERIFICATION_QUEUE, workerConnection } from './queue-options';
 import { queueDashboardModules } from './queue-dashboard';
 import { VerificationBatchesController } from './verification-batches.controller';
+import { VerificationBatchesListing } from './verification-batches.listing';
 import { VerificationBatchesService } from './verification-batches.service';
 import { VerificationProcessor } from './verification.processor';
 import { VerificationProjection } from './verification.projection';
@@ -59,7 +60,7 @@ export class VerificationQueueModule {
       providers.push({ provide: BatchDispatcher, useClass: InProcessDispatcher });
     }
     if (mode === 'api') {
-      providers.push(VerificationBatchesService);
+      providers.push(VerificationBatchesService, VerificationBatchesListing);
       exports.push(BatchDispatcher); // /health reports Redis through it
     }
     return {

@@ -1,10 +1,14 @@
-import { Controller, Get, Param, Post, Res } from '@nestjs/common';
-import { ApiBearerAuth, ApiBody, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { Controller, Get, Param, Post, Query, Res } from '@nestjs/common';
+import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { Roles } from '../auth/roles.guard';
 import { JsonBody } from '../common/json-body.decorator';
 import { VerifyRateLimit } from '../common/rate-limit';
 import { RawJson } from '../common/raw-json';
+import { ApiAnswer, ApiCreated, ApiCursor, ApiErrors, ApiJsonBody, markDeprecated, WRITE_ERRORS } from '../common/openapi';
+import { parsePage } from '../common/pagination';
+import { PublicUrls } from '../common/urls';
+import { WorkflowsListing } from './workflows.listing';
 import { Caller } from '../auth/caller.decorator';
 import type { Principal } from '../auth/api-keys.service';
 import { WorkflowsService } from './workflows.service';
@@ -12,7 +16,11 @@ import { WorkflowsService } from './workflows.service';
 @ApiTags('workflows')
 @Controller()
 export class WorkflowsController {
-  constructor(private readonly workflows: WorkflowsService) {}
+  constructor(
+    private readonly workflows: WorkflowsService,
+    private readonly listing: WorkflowsListing,
+    private readonly urls: PublicUrls,
+  ) {}
 
   /**
    * Record a workflow receipt (S8), stored exactly as received, verified
@@ -28,15 +36,15 @@ export class WorkflowsController {
   @Post('api/workflows')
   @Roles('producer')
   @ApiBearerAuth()
-  @ApiOperation({ summary: 'Record a workflow receipt (S8), verified against the recorded step receipts' })
-  @ApiBody({ schema: { type: 'object', description: 'An AER-1 workflow receipt (type "verifiable-workflow-receipt")' } })
-  @ApiResponse({ status: 201, description: 'recorded (verdict valid or incomplete)' })
-  @ApiResponse({ status: 200, description: 'the same bytes were already recorded' })
-  @ApiResponse({ status: 409, description: 'workflow_id_conflict' })
-  @ApiResponse({ status: 422, description: 'verification_failed, with reasons' })
+  @ApiOperation({ operationId: 'recordWorkflow', summary: 'Record a workflow receipt (S8), verified against the recorded step receipts' })
+  @ApiJsonBody('WorkflowDocument')
+  @ApiCreated('WorkflowRecorded', 'recorded (verdict valid or incomplete)')
+  @ApiAnswer(200, 'WorkflowRecorded', 'the same bytes were already recorded')
+  @ApiErrors([...WRITE_ERRORS, 409], { 409: '`workflow_id_conflict`.', 422: '`verification_failed`, with `reasons`.', 400: '`wrapped_workflow`.' })
   async create(@JsonBody() body: RawJson, @Caller() caller: Principal, @Res({ passthrough: true }) res: Response) {
     const o = await this.workflows.record(body, caller);
-    res.status(o.outcome === 'created' ? 201 : 200);
+    if (o.outcome === 'created') res.status(201).setHeader('Location', o.url);
+    else res.status(200);
     return o;
   }
 
@@ -53,25 +61,13 @@ export class WorkflowsController {
   @Post('api/workflows/assemble')
   @Roles('producer')
   @ApiBearerAuth()
-  @ApiOperation({ summary: 'Assemble a workflow receipt from recorded receipts and record it' })
-  @ApiBody({
-    schema: {
-      type: 'object',
-      required: ['session_id', 'goal', 'status', 'receipt_ids', 'output'],
-      properties: {
-        session_id: { type: 'string' },
-        goal: { type: 'string' },
-        status: { type: 'string' },
-        receipt_ids: { type: 'array', items: { type: 'string', format: 'uuid' } },
-        output: { type: 'string', description: 'the final output; output_hash = SHA-256 of its UTF-8 bytes' },
-      },
-    },
-  })
-  @ApiResponse({ status: 201, description: 'assembled and recorded' })
-  @ApiResponse({ status: 422, description: 'step_receipt_missing or duplicate_step_receipt_id' })
+  @ApiOperation({ operationId: 'assembleWorkflow', summary: 'Assemble a workflow receipt from recorded receipts and record it' })
+  @ApiJsonBody('AssembleWorkflow')
+  @ApiCreated('WorkflowAssembled', 'assembled and recorded')
+  @ApiErrors(WRITE_ERRORS, { 422: '`step_receipt_missing` (with `missing`), `duplicate_step_receipt_id`, `url_has_userinfo`.' })
   async assemble(@JsonBody() body: RawJson, @Caller() caller: Principal, @Res({ passthrough: true }) res: Response) {
     const o = await this.workflows.assemble(body, caller);
-    res.status(201);
+    res.status(201).setHeader('Location', o.url);
     return { workflow_id: o.workflow_id, receipt_id: o.receipt_id, url: o.url, verify_url: o.verify_url, merkle_root: o.merkle_root, verdict: o.verdict, workflow: o.workflow };
   }
 
@@ -84,15 +80,37 @@ export class WorkflowsController {
    * ledger: S8.2 forbids reporting it verified, so it is a non-success);
    * 404 unknown. Ids are case-insensitive. Rate limited (S13).
    */
-  @Get('api/workflow/:workflow_id/verify')
+  @Get('api/workflows/:workflow_id/verify')
   @VerifyRateLimit()
-  @ApiOperation({ summary: 'Verify a stored workflow receipt (S8.2)' })
-  @ApiResponse({ status: 200, description: 'verified' })
-  @ApiResponse({ status: 422, description: 'failed or incomplete (see verification_status)' })
-  @ApiResponse({ status: 404, description: 'unknown workflow' })
+  @ApiOperation({ operationId: 'verifyWorkflow', summary: 'Verify a stored workflow receipt (S8.2)' })
+  @ApiAnswer(200, 'WorkflowVerification', 'verified (verdict valid)')
+  @ApiAnswer(422, 'WorkflowVerification', 'verdict invalid or incomplete')
+  @ApiErrors([404, 429])
   async verify(@Param('workflow_id') id: string, @Res({ passthrough: true }) res: Response) {
     const { report } = await this.workflows.verifyStored(id);
     res.status(report.verification_status === 'verified' ? 200 : 422);
     return report;
+  }
+
+  /** Deprecated alias of {@link verify} (kept for one release): the same answer with `Deprecation` and `Link: rel="successor-version"`. */
+  @Get('api/workflow/:workflow_id/verify')
+  @VerifyRateLimit()
+  @ApiOperation({ operationId: 'verifyWorkflowDeprecated', deprecated: true, summary: 'Deprecated: use GET /api/workflows/{workflow_id}/verify' })
+  @ApiAnswer(200, 'WorkflowVerification', 'verified', { Deprecation: 'RFC 9745 date of deprecation', Link: '<successor>; rel="successor-version"' })
+  @ApiAnswer(422, 'WorkflowVerification', 'verdict invalid or incomplete')
+  @ApiErrors([404, 429])
+  async verifyDeprecated(@Param('workflow_id') id: string, @Res({ passthrough: true }) res: Response) {
+    markDeprecated(res, this.urls.workflowVerify(encodeURIComponent(id)));
+    return this.verify(id, res);
+  }
+
+  /** Workflow receipts in ledger order, paged by cursor; as recorded (re-verify with verifyWorkflow). */
+  @Get('api/workflows')
+  @ApiOperation({ operationId: 'listWorkflows', summary: 'List recorded workflow receipts, oldest first' })
+  @ApiCursor()
+  @ApiAnswer(200, 'WorkflowPage', 'a page; `next` is the cursor of the following page')
+  @ApiErrors([400, 429])
+  async list(@Query('after') after?: string, @Query('limit') limit?: string) {
+    return this.listing.list(parsePage(after, limit));
   }
 }

@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { ReceiptsModule } from '../receipts/receipts.module';
 import { WorkflowsController } from './workflows.controller';
+import { WorkflowsListing } from './workflows.listing';
 import { WorkflowsProjection } from './workflows.projection';
 import { WorkflowsService } from './workflows.service';
 
@@ -8,7 +9,7 @@ import { WorkflowsService } from './workflows.service';
 @Module({
   imports: [ReceiptsModule],
   controllers: [WorkflowsController],
-  providers: [WorkflowsService, WorkflowsProjection],
+  providers: [WorkflowsService, WorkflowsProjection, WorkflowsListing],
   exports: [WorkflowsService],
 })
 export class WorkflowsModule {}

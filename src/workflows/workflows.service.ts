@@ -54,7 +54,7 @@ export interface WorkflowStepReport {
   receipt_hash_matches_output_hash: boolean | null;
 }
 
-/** The answer of GET /api/workflow/:id/verify (also the JSON of the workflow page). */
+/** The answer of GET /api/workflows/:id/verify (also the JSON of the workflow page). */
 export interface WorkflowVerification {
   workflow_id: string;
   /** `verified` (valid), `incomplete` (a step receipt is not in the ledger), `failed` (invalid). */

@@ -110,7 +110,10 @@ describe.each(DIALECTS)('coverage on %s', (dialect) => {
     );
     expect(bad.status).toBe(422);
     expect(bad.body.error).toBe('invalid_plan');
-    expect(bad.body.reasons).toEqual([
+    // `reasons` are codes (one per problem); the prose is in `problems` (issue 12: codes, not prose, in reasons).
+    expect(bad.body.reasons).toEqual(['invalid_min_count', 'duplicate_action_id', 'invalid_provenance', 'after_cycle']);
+    expect(bad.body.reasons.every((r: string) => /^[a-z0-9_]+$/.test(r))).toBe(true);
+    expect(bad.body.problems.map((p: { path: string; message: string }) => `${p.path}: ${p.message}`)).toEqual([
       'expected_actions[1].min_count: min_count must be an integer >= 1, got 0',
       'expected_actions[2].action_id: action_id "a" is already used by expected_actions[0]',
       'expected_actions[2].accepted_provenance[0]: not a provenance class (S5: "EXECUTED BY <system>", "OBSERVED VIA GATEWAY", "LOGGED BY AGENT", or "EXECUTED BY *"): "observed via gateway"',
@@ -378,7 +381,8 @@ describe.each(DIALECTS)('coverage on %s', (dialect) => {
     expect((await post('/api/coverage-reports', { job_id: 'job-full' }, t.keys.compliance)).status).toBe(403);
     const bad = await post('/api/coverage-reports', { job_id: 'j', workflow_id: 'x', as_of_position: 1.5 }, t.keys.auditor);
     expect(bad.status).toBe(400);
-    expect(bad.body.reasons).toHaveLength(2);
+    expect(bad.body.reasons).toEqual(['two_subjects', 'invalid_position']);
+    expect(bad.body.problems).toHaveLength(2);
     expect((await post('/api/coverage-reports', { job_id: 'job-nobody' }, t.keys.auditor)).body.error).toBe('no_plan');
     expect((await t.http.get('/api/coverage-reports/nope')).status).toBe(404);
     expect((await t.http.get('/coverage/nope')).status).toBe(404);

@@ -42,7 +42,7 @@ describe.each(DIALECTS)('ledger on %s', (dialect) => {
     expect(head.position).toBe(receipts.length);
     expect(head.event_hash).toMatch(/^[0-9a-f]{64}$/);
     const v = (await t.http.get('/api/ledger/verify')).body;
-    expect(v).toEqual({ ok: true, checked: receipts.length, head, first_failure: null });
+    expect(v).toEqual({ verdict: 'valid', ok: true, checked: receipts.length, head, first_failure: null });
     expect((await t.http.get(`/api/ledger/verify?head_position=${head.position}&head_hash=${head.event_hash}`)).body.expected_head.ok).toBe(true);
   });
 

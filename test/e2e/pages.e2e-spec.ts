@@ -61,7 +61,7 @@ describe.each(DIALECTS)('public pages on %s', (dialect) => {
       superseded_by: null,
       supersedes: null,
       url: `https://ledger.test/run/${id}`,
-      verify_url: `https://ledger.test/api/receipt/${id}/verify`,
+      verify_url: `https://ledger.test/api/receipts/${id}/verify`,
     });
     expect(r.body.raw).toBe(JSON.stringify(valid3.step_receipts[0]));
     const w = await t.http.get(`/workflow/${valid3.workflow.workflow_id}`).set('Accept', 'application/json');

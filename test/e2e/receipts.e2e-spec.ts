@@ -18,7 +18,7 @@ describe.each(DIALECTS)('receipts on %s', (dialect) => {
     const text = JSON.stringify(vector('receipt-core-valid'), null, 2);
     const first = await post('/api/receipts', text);
     expect(first.status).toBe(201);
-    expect(first.body).toMatchObject({ id: '38b2097d-75ca-5ae7-8135-da763ecf0256', verdict: 'valid', url: 'https://ledger.test/run/38b2097d-75ca-5ae7-8135-da763ecf0256', verify_url: 'https://ledger.test/api/receipt/38b2097d-75ca-5ae7-8135-da763ecf0256/verify' });
+    expect(first.body).toMatchObject({ id: '38b2097d-75ca-5ae7-8135-da763ecf0256', verdict: 'valid', url: 'https://ledger.test/run/38b2097d-75ca-5ae7-8135-da763ecf0256', verify_url: 'https://ledger.test/api/receipts/38b2097d-75ca-5ae7-8135-da763ecf0256/verify' });
     const again = await post('/api/receipts', text);
     expect(again.status).toBe(200);
     expect(again.body.position).toBe(first.body.position);

@@ -1,0 +1,112 @@
+/** Request and answer schemas of plans and coverage reports (shapes of PlansService and CoverageService). */
+import { pageOf } from '../../common/common.schemas';
+import { arrayOf, nullable, obj, ref, Schema } from '../../common/openapi';
+
+export const COVERAGE_SCHEMAS: Record<string, Schema> = {
+  Plan: {
+    type: 'object',
+    description: 'An expected-action plan (docs/coverage.md): `job_id` or `workflow_id`, a title, the unplanned policy and the expected actions.',
+    required: ['title', 'expected_actions'],
+    properties: {
+      job_id: { type: 'string' },
+      workflow_id: { type: 'string', format: 'uuid' },
+      title: { type: 'string' },
+      unplanned: { type: 'string', enum: ['flag', 'allow', 'fail'] },
+      expected_actions: arrayOf({
+        type: 'object',
+        required: ['action_id', 'tool'],
+        properties: {
+          action_id: { type: 'string' },
+          tool: { type: 'string' },
+          after: arrayOf({ type: 'string' }),
+          min_count: { type: 'integer' },
+          max_count: nullable({ type: 'integer' }),
+          must_succeed: { type: 'boolean' },
+          accepted_provenance: arrayOf({ type: 'string' }),
+        },
+      }),
+    },
+    example: { job_id: 'job-kyc-42', title: 'KYC refresh', unplanned: 'flag', expected_actions: [{ action_id: 'fetch', tool: 'fetch_customer' }, { action_id: 'screen', tool: 'check_sanctions', after: ['fetch'] }] },
+  },
+  PlanAmendment: {
+    allOf: [ref('Plan'), { type: 'object', required: ['supersedes_version'], properties: { supersedes_version: { type: 'integer', description: 'the current version (409 plan_version_conflict otherwise)' }, reason: { type: 'string' } } }],
+    description: 'A new version of a plan: the whole plan again, naming the version it supersedes.',
+  },
+  PlanVersion: obj(
+    {
+      plan_id: { type: 'string', format: 'uuid' },
+      version: { type: 'integer' },
+      plan: { type: 'object', additionalProperties: true, description: 'the normalized plan (defaults written out)' },
+      digest: { type: 'string' },
+      registered_at: { type: 'string', format: 'date-time' },
+      position: { type: 'integer' },
+      recorded_by: ref('RecordedBy'),
+    },
+    'One version of a plan.',
+  ),
+  PlanRecord: obj(
+    {
+      plan_id: { type: 'string', format: 'uuid' },
+      current_version: { type: 'integer' },
+      versions: arrayOf(ref('PlanVersion')),
+    },
+    'A plan with all its versions, oldest first (with `job_id` or `workflow_id`).',
+  ),
+  PlanSummary: obj(
+    {
+      plan_id: { type: 'string', format: 'uuid' },
+      subject: obj({ job_id: { type: 'string' }, workflow_id: { type: 'string' } }, undefined, ['job_id', 'workflow_id']),
+      title: { type: 'string' },
+      current_version: { type: 'integer' },
+      position: { type: 'integer', description: 'ledger position of the first version' },
+      url: { type: 'string', format: 'uri' },
+    },
+    'A plan in a list.',
+  ),
+  PlanPage: pageOf('PlanSummary', 'A page of plans in ledger order.'),
+  CoverageRequest: {
+    type: 'object',
+    description: '`job_id` or `workflow_id`, and optionally the ledger position to judge as of (default: the head).',
+    properties: { job_id: { type: 'string' }, workflow_id: { type: 'string', format: 'uuid' }, as_of_position: { type: 'integer', minimum: 1 } },
+    example: { job_id: 'job-kyc-42', as_of_position: 120 },
+  },
+  CoverageIssued: obj(
+    {
+      report_id: { type: 'string', format: 'uuid' },
+      url: { type: 'string', format: 'uri' },
+      digest: { type: 'string' },
+      as_of_position: { type: 'integer' },
+      result: { type: 'string', description: 'the coverage result (full_coverage, incomplete, ...), part of the digested report' },
+    },
+    'A coverage report issued and recorded.',
+  ),
+  CoverageReport: obj(
+    {
+      report_id: { type: 'string', format: 'uuid' },
+      url: { type: 'string', format: 'uri' },
+      issued_at: { type: 'string', format: 'date-time' },
+      digest: { type: 'string' },
+      digest_verified: { type: 'boolean' },
+      position: { type: 'integer' },
+      issued_by: ref('RecordedBy'),
+      report: { type: 'object', additionalProperties: true, required: ['format', 'result'], properties: { format: { type: 'string' }, result: { type: 'string' } }, description: 'the report content (format aer1-coverage-report/1), digested as recorded' },
+    },
+    'A recorded coverage report with its digest recomputed.',
+  ),
+  CoverageReportSummary: obj(
+    {
+      report_id: { type: 'string', format: 'uuid' },
+      subject: obj({ job_id: { type: 'string' }, workflow_id: { type: 'string' } }, undefined, ['job_id', 'workflow_id']),
+      plan_id: { type: 'string' },
+      plan_version: { type: 'integer' },
+      as_of_position: { type: 'integer' },
+      result: { type: 'string' },
+      digest: { type: 'string' },
+      issued_at: { type: 'string', format: 'date-time' },
+      position: { type: 'integer' },
+      url: { type: 'string', format: 'uri' },
+    },
+    'A coverage report in a list.',
+  ),
+  CoverageReportPage: pageOf('CoverageReportSummary', 'A page of coverage reports in ledger order.'),
+};

@@ -1,0 +1,103 @@
+/**
+ * Read-only listings of receipts: `GET /api/receipts` (metadata only) and
+ * `GET /api/receipts/{id}` (the stored record). The SQL is kept here, apart,
+ * so it can move into the module's repository.
+ */
+import { Injectable } from '@nestjs/common';
+import { isUuid } from '../aer1';
+import type { Principal } from '../auth/api-keys.service';
+import { NotFoundError } from '../common/errors';
+import { PageRequest, toPage } from '../common/pagination';
+import { PublicUrls } from '../common/urls';
+import { DatabaseService } from '../database/database.service';
+import { recordedByAt } from '../ledger/ledger.service';
+import { mayReadWithheld } from '../public-pages/public-pages.service';
+import { ReceiptRow, ReceiptsService } from './receipts.service';
+
+type SummaryRow = Pick<ReceiptRow, 'id' | 'recorded_at' | 'position' | 'provenance_class' | 'tool' | 'status' | 'verdict' | 'output_hash'>;
+
+/** SQL: receipts after a ledger position, in position order, metadata columns only (never `raw`). */
+export function receiptsAfter(db: Pick<DatabaseService, 'query'>, p: PageRequest): Promise<SummaryRow[]> {
+  return db.query<SummaryRow>('SELECT id, recorded_at, position, provenance_class, tool, status, verdict, output_hash FROM receipts WHERE position > ? ORDER BY position LIMIT ?', [p.after, p.limit + 1]);
+}
+
+@Injectable()
+export class ReceiptsListing {
+  constructor(
+    private readonly db: DatabaseService,
+    private readonly receipts: ReceiptsService,
+    private readonly urls: PublicUrls,
+  ) {}
+
+  /** A page of receipt metadata `{items: ReceiptSummary[], next}` (no canonical bytes, whatever the publication setting). */
+  async list(p: PageRequest) {
+    const rows = await receiptsAfter(this.db, p);
+    const by = await recordedByAt(this.db, rows.slice(0, p.limit).map((r) => Number(r.position)));
+    return toPage(rows, p.limit, (r) => ({
+      id: r.id,
+      recorded_at: r.recorded_at,
+      position: Number(r.position),
+      provenance_class: r.provenance_class,
+      tool: r.tool,
+      status: r.status,
+      verdict: r.verdict,
+      output_hash: r.output_hash,
+      recorded_by: by.get(Number(r.position)) ?? null,
+      url: this.urls.receipt(r.id),
+    }));
+  }
+
+  /**
+   * The stored record of `id` as recorded (verdict and reasons at record,
+   * not re-verified). Under a `metadata` publication the stored text and the
+   * canonical bytes are withheld unless `viewer` is an auditor or admin. 404
+   * `not_found`.
+   */
+  async get(id: string, viewer: Principal | null) {
+    if (!isUuid(id)) throw new NotFoundError('receipt', id);
+    const row = await this.receipts.get(id);
+    const withheld = row.publication === 'metadata' && !mayReadWithheld(viewer);
+    let document: unknown = null;
+    try {
+      document = JSON.parse(row.raw);
+    } catch {
+      document = null;
+    }
+    if (withheld) document = withhold(document);
+    return {
+      id: row.id,
+      document,
+      raw: withheld ? null : row.raw,
+      canonical_bytes_withheld: withheld,
+      form: row.form,
+      wrapped_in: row.wrapped_in,
+      verdict_at_record: row.verdict,
+      reasons_at_record: JSON.parse(row.reasons) as string[],
+      provenance_class: row.provenance_class,
+      tool: row.tool,
+      status: row.status,
+      output_hash: row.output_hash,
+      created_at: row.created_at,
+      supersedes: row.supersedes,
+      superseded_by: row.superseded_by,
+      position: Number(row.position),
+      recorded_at: row.recorded_at,
+      publication: row.publication,
+      recorded_by: await this.receipts.recordedBy(row),
+      url: this.urls.receipt(row.id),
+      verify_url: this.urls.receiptVerify(row.id),
+    };
+  }
+}
+
+/** A copy of a stored document with every `canonical_bytes` member of its receipt replaced (the stored text is never changed). */
+function withhold(doc: unknown): unknown {
+  if (!doc || typeof doc !== 'object' || Array.isArray(doc)) return doc;
+  const d = doc as Record<string, unknown>;
+  if ('canonical_bytes' in d) return { ...d, canonical_bytes: '(withheld)' };
+  const result = d.result;
+  if (result && typeof result === 'object' && !Array.isArray(result) && (result as Record<string, unknown>)._receipt) {
+    return { ...d, result: { ...(result as Record<string, unknown>), _receipt: withhold((result as Record<string, unknown>)._receipt) } };
+  }
+  return d;
+}
