@@ -33,6 +33,7 @@ import { assertIdentifier, httpUrlProblem } from '../common/text';
 import { PublicUrls } from '../common/urls';
 import { DatabaseService, Tx } from '../database/database.service';
 import { LedgerService, recordedByAt, writerAt } from '../ledger/ledger.service';
+import { ResultCache } from '../common/result-cache';
 import type { Principal } from '../auth/api-keys.service';
 import type { RecordedBy } from '../ledger/event-hash';
 import { assertOwner, assertProvenance, recordedBy } from '../auth/permissions';
@@ -174,8 +175,8 @@ export const TIMELINE_PAGE_BYTES = 4 * 1024 * 1024;
  */
 @Injectable()
 export class TimelinesService {
-  /** Chain results of closed timelines (they never change): computed once per job and last position. */
-  readonly closedChains = new ClosedChainCache();
+  /** Chain results per timeline state (job and last position: the entries as of it never change), at most 512, a few KB each. */
+  readonly closedChains = new ResultCache<TimelineResult>(512);
 
   constructor(
     private readonly db: DatabaseService,
@@ -475,7 +476,7 @@ export class TimelinesService {
    * Re-verify the stored entries with the core, fed from their stored texts (never the stored verdict). The
    * entries of a timeline as of its last position can never change (closed or open: appends only add), so
    * its chain result is computed once per state and kept, keyed by job and last position (see
-   * {@link ClosedChainCache}); an append makes a new key. The result is shared: callers must not modify it.
+   * `closedChains`); an append makes a new key. The result is shared: callers must not modify it.
    */
   private async verifyEntries(q: Queryable, jobId: string): Promise<TimelineResult> {
     const row = await this.timelineRow(q, jobId);
@@ -744,31 +745,3 @@ export function witnessProblems(c: unknown): string[] {
   return problems;
 }
 
-/**
- * Chain results of closed timelines, most recently used first, at most
- * `capacity` jobs (a result holds no per-entry data: a few KB).
- */
-export class ClosedChainCache {
-  private readonly map = new Map<string, TimelineResult>();
-
-  constructor(private readonly capacity = 512) {}
-
-  get(key: string): TimelineResult | undefined {
-    const v = this.map.get(key);
-    if (v !== undefined) {
-      this.map.delete(key);
-      this.map.set(key, v);
-    }
-    return v;
-  }
-
-  set(key: string, value: TimelineResult): void {
-    this.map.delete(key);
-    this.map.set(key, value);
-    while (this.map.size > this.capacity) this.map.delete(this.map.keys().next().value as string);
-  }
-
-  get size(): number {
-    return this.map.size;
-  }
-}

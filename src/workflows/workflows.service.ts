@@ -12,6 +12,7 @@ import { receiptOf, ReceiptRow } from '../receipts/receipts.service';
 import { OUTPUT_HASH_CONSTRUCTION, OUTPUT_HASH_NOT_HELD, workflowOutputHash } from './output-hash';
 import type { Principal } from '../auth/api-keys.service';
 import { recordedBy, sameOwner } from '../auth/permissions';
+import { ResultCache } from '../common/result-cache';
 import { recordedByAt, Writer } from '../ledger/ledger.service';
 import type { RecordedBy } from '../ledger/event-hash';
 import { WorkflowReceiptRecordedData } from './workflows.projection';
@@ -109,6 +110,9 @@ interface AssembleRequest {
  */
 @Injectable()
 export class WorkflowsService {
+  /** Workflow verification results per workflow and set of recorded step receipts (see verifiedSteps); shared, never modified. */
+  private readonly verified = new ResultCache<WorkflowResult>(256);
+
   constructor(
     private readonly db: DatabaseService,
     private readonly ledger: LedgerService,
@@ -251,7 +255,7 @@ export class WorkflowsService {
     } catch {
       workflow = undefined;
     }
-    const result = verifyWorkflow(workflow, await this.stepReceipts(this.db, workflow));
+    const result = await this.verifiedSteps(row, workflow);
     const assembled = row.assembled === true || Number(row.assembled) === 1;
     const declaredOutput = isObject(workflow) ? workflow.output_hash : null;
     let output: WorkflowVerification['output_hash'] = { declared: declaredOutput, computed: null, confirmed: null, construction: OUTPUT_HASH_NOT_HELD };
@@ -367,6 +371,30 @@ export class WorkflowsService {
   }
 
   /** The step receipts named by `workflow` that the ledger holds, keyed by lowercase id, as receipt objects. */
+  /**
+   * The core's verification of a stored workflow with the step receipts the
+   * ledger holds (S8.2). Step receipts are only ever added, never changed, so
+   * the result is kept per workflow and set of recorded step receipts (their
+   * ids and positions, read without their bytes): a page or verifier read of
+   * a workflow with 150 large steps re-reads and re-verifies them only when a
+   * missing step receipt has been recorded since.
+   */
+  private async verifiedSteps(row: WorkflowRow, workflow: unknown): Promise<WorkflowResult> {
+    const ids = stepReceiptIds(workflow);
+    const present: string[] = [];
+    for (let i = 0; i < ids.length; i += 500) {
+      const chunk = ids.slice(i, i + 500);
+      const rows = await this.db.query<{ id: string; position: number | string }>(`SELECT id, position FROM receipts WHERE id IN (${chunk.map(() => '?').join(', ')})`, chunk);
+      for (const r of rows) present.push(`${r.id}@${Number(r.position)}`);
+    }
+    const key = `${row.workflow_id}@${Number(row.position)}:${present.sort().join(',')}`;
+    const kept = this.verified.get(key);
+    if (kept) return kept;
+    const result = verifyWorkflow(workflow, await this.stepReceipts(this.db, workflow));
+    this.verified.set(key, result);
+    return result;
+  }
+
   private async stepReceipts(q: Pick<Tx, 'query'>, workflow: unknown): Promise<Map<string, unknown>> {
     const ids: string[] = [];
     if (isObject(workflow) && Array.isArray(workflow.steps)) {
@@ -405,4 +433,11 @@ function parseAssemble(v: unknown): AssembleRequest {
   else if (!(v.receipt_ids as unknown[]).every(isUuid)) problems.push('every receipt_ids element must be a UUID string');
   if (problems.length) throw new BadInputError('invalid_body', problems.join('; '), { problems });
   return v as unknown as AssembleRequest;
+}
+
+/** The lowercase UUIDs of a workflow document's step receipts, each once. */
+function stepReceiptIds(workflow: unknown): string[] {
+  const ids = new Set<string>();
+  if (isObject(workflow) && Array.isArray(workflow.steps)) for (const s of workflow.steps as unknown[]) if (isObject(s) && isUuid(s.receipt_id)) ids.add(uuidKey(s.receipt_id));
+  return [...ids];
 }

@@ -88,3 +88,38 @@ describe.each(DIALECTS)('second attack: request costs on %s', (dialect) => {
     expect(c.body).toMatchObject({ binding: false, truncation_excluded: false, commitment_assessment: 'non_binding' });
   });
 });
+
+describe.each(DIALECTS)('second attack: workflow reads on %s', (dialect) => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startApp(dialect);
+  });
+  afterAll(async () => t?.close());
+
+  it('verifies a workflow once per set of recorded step receipts (was: every read re-read and re-verified 150 step receipts of 750 KB)', async () => {
+    const { WorkflowsService } = await import('../../src/workflows/workflows.service');
+    const svc = t.app.get(WorkflowsService) as unknown as { verified: { size: number } };
+    const receipt = (n: number): { id: string; text: string } => {
+      const bytes = Buffer.from(JSON.stringify({ n, at: randomUUID() }));
+      const id = randomUUID();
+      return { id, text: JSON.stringify({ id, receipt_schema_version: '0.3', created_at: '2026-10-01T12:00:00Z', tool: { name: 'lookup', version: '1', scope: 'read' }, provenance_class: 'EXECUTED BY LEDGER', canonical_bytes: bytes.toString('base64'), output_hash: `sha256:${sha256Hex(bytes)}`, verification_status: 'verified' }) };
+    };
+    const steps = [receipt(1), receipt(2)];
+    for (const s of steps) expect((await t.http.post('/api/receipts').set('Authorization', `Bearer ${t.keys.producer}`).set('Content-Type', 'application/json').send(s.text)).status).toBe(201);
+    const a = await t.http
+      .post('/api/workflows/assemble')
+      .set('Authorization', `Bearer ${t.keys.producer}`)
+      .set('Content-Type', 'application/json')
+      .send(JSON.stringify({ session_id: 's', goal: 'g', status: 'completed', receipt_ids: steps.map((s) => s.id), output: 'o' }));
+    expect(a.status).toBe(201);
+    const size0 = svc.verified.size;
+    const first = await t.http.get(`/api/workflows/${a.body.workflow_id}/verify`);
+    expect([first.status, first.body.verdict]).toEqual([200, 'valid']);
+    expect(svc.verified.size).toBe(size0 + 1);
+    const page = await t.http.get(`/workflow/${a.body.workflow_id}`).set('Accept', 'application/json');
+    expect(page.body.verification.verdict).toBe('valid');
+    const again = await t.http.get(`/api/workflows/${a.body.workflow_id}/verify`);
+    expect(again.body).toEqual(first.body);
+    expect(svc.verified.size).toBe(size0 + 1);
+  });
+});
