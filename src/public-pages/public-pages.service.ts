@@ -3,10 +3,11 @@ import { isUuid, PROVENANCE_MEANING, provenanceKind, ReceiptResult } from '../ae
 import { NotFoundError } from '../common/errors';
 import { PublicUrls } from '../common/urls';
 import { DatabaseService } from '../database/database.service';
+import { EventsRepository } from '../ledger/events.repository';
+import { TimelinesRepository } from '../timelines/timelines.repository';
 import { receiptOf, ReceiptsService } from '../receipts/receipts.service';
 import { ClaimingWorkflow, ContainingWorkflow, WorkflowsService, WorkflowVerification } from '../workflows/workflows.service';
 import type { Principal } from '../auth/api-keys.service';
-import { writerAt } from '../ledger/ledger.service';
 import type { RecordedBy } from '../ledger/event-hash';
 import { loadTimelineView, TimelineView } from './timeline-view';
 
@@ -68,6 +69,8 @@ export class PublicPagesService {
     private readonly receipts: ReceiptsService,
     private readonly workflows: WorkflowsService,
     private readonly urls: PublicUrls,
+    private readonly timelines: TimelinesRepository,
+    private readonly events: EventsRepository,
   ) {}
 
   /**
@@ -78,7 +81,7 @@ export class PublicPagesService {
   async receipt(id: string, viewer: Principal | null = null): Promise<ReceiptPageData> {
     if (!isUuid(id)) throw new NotFoundError('receipt', id);
     const { row, result } = await this.receipts.verifyStored(id);
-    const writer = await writerAt(this.db, Number(row.position));
+    const writer = await this.events.writerAt(this.db, Number(row.position));
     const withheld = row.publication === 'metadata' && !mayReadWithheld(viewer);
     let parsed: unknown;
     try {
@@ -89,7 +92,7 @@ export class PublicPagesService {
     const recorded = receiptOf(parsed);
     const receipt = withheld ? withoutCanonicalBytes(recorded) : recorded;
     const declared = receipt && typeof receipt === 'object' && !Array.isArray(receipt) ? (receipt as Record<string, unknown>).output_hash : null;
-    const positions = await this.db.query<{ job_id: string; seq: number | string }>('SELECT job_id, seq FROM timeline_entries WHERE LOWER(receipt_id) = ? ORDER BY job_id, seq', [row.id]);
+    const positions = await this.timelines.placesOfReceipt(this.db, row.id);
     const kind = provenanceKind(row.provenance_class);
     const containing = await this.workflows.containing(row.id, writer);
     const by = writer ? { key_id: writer.key_id, name: writer.name } : null;
@@ -147,7 +150,7 @@ export class PublicPagesService {
 
   /** The job page's data; `range` pages the entries (the verdict and commitments cover the whole timeline). */
   async timeline(jobId: string, range?: { after: number; limit: number }): Promise<TimelineView & { url: string; verify_url: string }> {
-    const view = await loadTimelineView(this.db, jobId, range);
+    const view = await loadTimelineView(this.timelines, this.db, jobId, range);
     if (!view) throw new NotFoundError('job', jobId);
     return { ...view, url: this.urls.job(jobId), verify_url: this.urls.jobVerify(jobId) };
   }
