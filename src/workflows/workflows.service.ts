@@ -6,7 +6,7 @@ import { RawJson } from '../common/raw-json';
 import { httpUrlProblem } from '../common/text';
 import { PublicUrls } from '../common/urls';
 import { DatabaseService, Tx } from '../database/database.service';
-import { Queryable } from '../database/rows';
+import { parseStoredJson, Queryable } from '../database/rows';
 import { LedgerService, STREAM_DOES_NOT_EXIST } from '../ledger/ledger.service';
 import { eventData } from '../ledger/event';
 import { EventsRepository, Writer } from '../ledger/events.repository';
@@ -236,12 +236,7 @@ export class WorkflowsService {
    */
   async verifyStored(workflowId: string): Promise<{ row: WorkflowRow; workflow: unknown; result: WorkflowResult; report: WorkflowVerification }> {
     const row = await this.get(workflowId);
-    let workflow: unknown;
-    try {
-      workflow = JSON.parse(row.raw);
-    } catch {
-      workflow = undefined;
-    }
+    const workflow = parseStoredJson(row.raw);
     const result = verifyWorkflow(workflow, await this.stepReceipts(this.db, workflow));
     const assembled = row.assembled === true || Number(row.assembled) === 1;
     const declaredOutput = isObject(workflow) ? workflow.output_hash : null;
