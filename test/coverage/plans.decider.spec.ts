@@ -1,17 +1,7 @@
 /** The plan decider, pure: given the plan state, then events or a 409. */
-import { LedgerError } from '../../src/common/errors';
+import { thrown } from '../helpers/errors';
 import { PlanVersionData } from '../../src/coverage/coverage.events';
 import { decideAmend, decideRegister } from '../../src/coverage/plans.decider';
-
-function thrown(f: () => unknown): LedgerError {
-  try {
-    f();
-  } catch (e) {
-    if (e instanceof LedgerError) return e;
-    throw e;
-  }
-  throw new Error('expected a LedgerError');
-}
 
 describe('plan decider', () => {
   const data = { plan_id: 'p', version: 1, subject: { kind: 'job', id: 'j' }, plan: {}, digest: 'd', registered_at: 't' } as unknown as PlanVersionData;

@@ -1,5 +1,5 @@
 /** The receipt decider, pure: given what is recorded, when a receipt or a correction is recorded, then events or a 409 (S9). */
-import { LedgerError } from '../../src/common/errors';
+import { thrown } from '../helpers/errors';
 import { assertCorrectionId, decideCorrect, decideRecord } from '../../src/receipts/receipts.decider';
 import { ReceiptRecordedData } from '../../src/receipts/receipts.events';
 
@@ -18,16 +18,6 @@ const data = (over: Partial<ReceiptRecordedData> = {}): ReceiptRecordedData => (
   supersedes: null,
   ...over,
 });
-
-function thrown(f: () => unknown): LedgerError {
-  try {
-    f();
-  } catch (e) {
-    if (e instanceof LedgerError) return e;
-    throw e;
-  }
-  throw new Error('expected a LedgerError');
-}
 
 describe('decideRecord', () => {
   it('given nothing recorded under the id, then ReceiptRecorded', () => {

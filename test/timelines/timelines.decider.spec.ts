@@ -1,6 +1,6 @@
 /** The timeline decider, pure: given the state read in the transaction, when entries are appended or a timeline imported, then events or a 409. */
 import { entryDigest, JsonObject, ZERO_DIGEST } from '../../src/aer1';
-import { LedgerError } from '../../src/common/errors';
+import { thrown } from '../helpers/errors';
 import { AppendState, decideAppend, decideImport, EMPTY_HEAD, EntryToAppend } from '../../src/timelines/timelines.decider';
 import { TimelineImportedData } from '../../src/timelines/timelines.events';
 
@@ -22,16 +22,6 @@ const toAppend = (e: JsonObject): EntryToAppend => ({ text: JSON.stringify(e), e
 function after(entries: JsonObject[]): AppendState {
   const last = entries[entries.length - 1];
   return { source: 'append', head: { seq: last.seq as number, digest: entryDigest(last)!, closed: last.close === true }, last };
-}
-
-function thrown(f: () => unknown): LedgerError {
-  try {
-    f();
-  } catch (e) {
-    if (e instanceof LedgerError) return e;
-    throw e;
-  }
-  throw new Error('expected a LedgerError');
 }
 
 describe('decideAppend', () => {

@@ -1,17 +1,7 @@
 /** The workflow decider, pure: given what is recorded, then events or a 409. */
-import { LedgerError } from '../../src/common/errors';
+import { thrown } from '../helpers/errors';
 import { decideRecordWorkflow } from '../../src/workflows/workflows.decider';
 import { WorkflowReceiptRecordedData } from '../../src/workflows/workflows.events';
-
-function thrown(f: () => unknown): LedgerError {
-  try {
-    f();
-  } catch (e) {
-    if (e instanceof LedgerError) return e;
-    throw e;
-  }
-  throw new Error('expected a LedgerError');
-}
 
 describe('decideRecordWorkflow', () => {
   const data: WorkflowReceiptRecordedData = { workflow_id: 'WF-1', receipt_id: 'r', raw: '{"a":1}', assembled: false, output: null, verdict_at_record: 'valid', reasons: [] };
