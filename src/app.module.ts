@@ -9,6 +9,7 @@ import { CommonModule } from './common/common.module';
 import { FallbackThrottlerStorage, PublicReadGuard, RATE_WINDOW_SECONDS, RateLimitModule } from './common/rate-limit';
 import { AppConfig, validateConfig } from './config/configuration';
 import { DatabaseModule } from './database/database.module';
+import { RepositoriesModule } from './database/repositories.module';
 import { HealthController } from './health/health.controller';
 import { LedgerApiModule, LedgerModule } from './ledger/ledger.module';
 import { ReceiptsModule } from './receipts/receipts.module';
@@ -51,6 +52,7 @@ export class AppModule {
         TerminusModule,
         CommonModule,
         DatabaseModule,
+        RepositoriesModule,
         LedgerModule,
         LedgerApiModule,
         AuthModule,

@@ -15,6 +15,7 @@ import { Logger, LoggerModule } from 'nestjs-pino';
 import { CommonModule } from './common/common.module';
 import { AppConfig, validateConfig } from './config/configuration';
 import { DatabaseModule } from './database/database.module';
+import { RepositoriesModule } from './database/repositories.module';
 import { LedgerModule } from './ledger/ledger.module';
 import { readQueueOptions, VERIFICATION_QUEUE } from './verification-queue/queue-options';
 import { VerificationQueueModule } from './verification-queue/verification-queue.module';
@@ -35,6 +36,7 @@ export class WorkerModule {
         }),
         CommonModule,
         DatabaseModule,
+        RepositoriesModule,
         LedgerModule,
         VerificationQueueModule.forWorker(env),
       ],

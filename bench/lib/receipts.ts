@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { verifyReceipt } from '../../src/aer1';
 import { eventHash, LEDGER_GENESIS_HASH } from '../../src/ledger/event-hash';
 import { streams } from '../../src/ledger/streams';
-import type { ReceiptRecordedData } from '../../src/receipts/receipts.projection';
+import type { ReceiptRecordedData } from '../../src/receipts/receipts.events';
 
 export const CORPUS_RECEIPT = 'receipt-core-valid';
 

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import { DatabaseService } from '../database/database.service';
+import { ApiKeysRepository } from './api-keys.repository';
 import { LedgerError, NotFoundError } from '../common/errors';
 import { assertIdentifier, IDENTIFIER_MAX_LENGTH, identifierProblem } from '../common/text';
 import { AppConfig } from '../config/configuration';
@@ -55,36 +56,8 @@ export interface KeyRecord extends KeyProfile {
   revoked_at: string | null;
 }
 
-interface KeyRow {
-  id: string;
-  name: string;
-  role: Role;
-  owner: string | null;
-  systems: string | null;
-  gateway: number | string | boolean;
-  publication: string;
-  created_at: string;
-  revoked_at: string | null;
-}
-
-const KEY_COLUMNS = 'id, name, role, owner, systems, gateway, publication, created_at, revoked_at';
-
 function hashKey(key: string): string {
   return createHash('sha256').update(key, 'utf8').digest('hex');
-}
-
-function toRecord(r: KeyRow): KeyRecord {
-  return {
-    id: r.id,
-    name: r.name,
-    role: r.role,
-    owner: r.owner ?? null,
-    systems: r.systems === null || r.systems === undefined ? null : (JSON.parse(r.systems) as string[]),
-    gateway: Number(r.gateway) === 1 || r.gateway === true,
-    publication: r.publication === 'metadata' ? 'metadata' : 'full',
-    created_at: r.created_at,
-    revoked_at: r.revoked_at ?? null,
-  };
 }
 
 /** An owner or system name: the identifier rule (src/common/text.ts). */
@@ -130,6 +103,7 @@ export class ApiKeysService {
   constructor(
     private readonly db: DatabaseService,
     private readonly config: ConfigService<AppConfig, true>,
+    private readonly keys: ApiKeysRepository,
   ) {}
 
   /** Create a key; returns the secret once. 422 `invalid_role`, `invalid_name`, `invalid_key_options`. */
@@ -141,43 +115,25 @@ export class ApiKeysService {
     const key = `aer1_${randomBytes(32).toString('base64url')}`;
     const id = randomUUID();
     await this.db.write((tx) =>
-      tx.query('INSERT INTO api_keys (id, name, role, key_hash, created_at, revoked_at, owner, systems, gateway, publication) VALUES (?, ?, ?, ?, ?, NULL, ?, ?, ?, ?)', [
-        id,
-        name,
-        role,
-        hashKey(key),
-        new Date().toISOString(),
-        o.owner,
-        o.systems === null ? null : JSON.stringify(o.systems),
-        o.gateway ? 1 : 0,
-        o.publication,
-      ]),
+      this.keys.insert(tx, { id, name, role, key_hash: hashKey(key), created_at: new Date().toISOString(), owner: o.owner, systems: o.systems, gateway: o.gateway, publication: o.publication }),
     );
     return { id, name, role, owner: o.owner, systems: o.systems, gateway: o.gateway, publication: o.publication, key };
   }
 
   /** Revoke a key by id; later requests with it get 401 `key_revoked`. */
   async revoke(id: string): Promise<void> {
-    const rows = await this.db.query('SELECT id FROM api_keys WHERE id = ?', [id]);
-    if (rows.length === 0) throw new NotFoundError('api_key', id);
-    await this.db.write((tx) => tx.query('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL', [new Date().toISOString(), id]));
+    if (!(await this.keys.exists(this.db, id))) throw new NotFoundError('api_key', id);
+    await this.db.write((tx) => this.keys.revoke(tx, id, new Date().toISOString()));
   }
 
   /** Keys without their secrets. */
   async list(): Promise<KeyRecord[]> {
-    return (await this.db.query<KeyRow>(`SELECT ${KEY_COLUMNS} FROM api_keys ORDER BY created_at`)).map(toRecord);
+    return this.keys.list(this.db);
   }
 
   /** The owners of the given key ids (a key without an owner answers null); unknown ids are absent. */
   async ownersOf(ids: string[]): Promise<Map<string, { name: string; owner: string | null }>> {
-    const out = new Map<string, { name: string; owner: string | null }>();
-    const unique = [...new Set(ids)];
-    for (let i = 0; i < unique.length; i += 500) {
-      const page = unique.slice(i, i + 500);
-      const rows = await this.db.query<{ id: string; name: string; owner: string | null }>(`SELECT id, name, owner FROM api_keys WHERE id IN (${page.map(() => '?').join(', ')})`, page);
-      for (const r of rows) out.set(r.id, { name: r.name, owner: r.owner ?? null });
-    }
-    return out;
+    return this.keys.owners(this.db, ids);
   }
 
   /**
@@ -200,11 +156,9 @@ export class ApiKeysService {
     if (!token) throw new LedgerError(401, 'missing_key', 'this endpoint needs an API key: Authorization: Bearer <key>');
     const admin = this.config.get('LEDGER_ADMIN_KEY', { infer: true });
     if (admin && safeEqual(token, admin)) return { key_id: BOOTSTRAP_ADMIN_ID, name: 'LEDGER_ADMIN_KEY', role: 'admin', owner: null, systems: null, gateway: false, publication: 'full' };
-    const rows = await this.db.query<KeyRow>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE key_hash = ?`, [hashKey(token)]);
-    const k = rows[0];
-    if (!k) throw new LedgerError(401, 'invalid_key', 'the API key is not known');
-    if (k.revoked_at) throw new LedgerError(401, 'key_revoked', 'the API key was revoked');
-    const r = toRecord(k);
+    const r = await this.keys.byHash(this.db, hashKey(token));
+    if (!r) throw new LedgerError(401, 'invalid_key', 'the API key is not known');
+    if (r.revoked_at) throw new LedgerError(401, 'key_revoked', 'the API key was revoked');
     return { key_id: r.id, name: r.name, role: r.role, owner: r.owner, systems: r.systems, gateway: r.gateway, publication: r.publication };
   }
 }

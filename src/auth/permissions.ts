@@ -5,7 +5,7 @@
  */
 import { LedgerError } from '../common/errors';
 import { RecordedBy } from '../ledger/event-hash';
-import type { Writer } from '../ledger/ledger.service';
+import type { Writer } from '../ledger/events.repository';
 import type { Principal } from './api-keys.service';
 
 /** What an event records of the key that wrote it. */

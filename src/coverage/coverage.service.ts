@@ -6,13 +6,16 @@ import { RawJson } from '../common/raw-json';
 import { identifierProblem } from '../common/text';
 import { PublicUrls } from '../common/urls';
 import { DatabaseService } from '../database/database.service';
-import { LedgerService, recordedByAt } from '../ledger/ledger.service';
+import { Queryable } from '../database/rows';
+import { LedgerService, STREAM_DOES_NOT_EXIST } from '../ledger/ledger.service';
+import { EventsRepository } from '../ledger/events.repository';
 import { streams } from '../ledger/streams';
 import { canonicalDigest } from './canonical';
-import { CoverageReportIssuedData } from './coverage.projection';
-import { correctionsAsOf, entryReceiptIds, jobFirstPosition, Queryable, receiptsAsOf, recordersAsOf, timelineAsOf, workflowAsOf } from './ledger-reader';
+import { CoverageReportsRepository } from './coverage-reports.repository';
+import { CoverageEvent, CoverageReportIssuedData } from './coverage.events';
+import { correctionsAsOf, entryReceiptIds, jobFirstPosition, receiptsAsOf, recordersAsOf, timelineAsOf, workflowAsOf } from './ledger-reader';
 import { NormalizedPlan, PlanSubject } from './plan';
-import { PlanVersionRow } from './plans.service';
+import { PlansRepository } from './plans.repository';
 import type { Principal } from '../auth/api-keys.service';
 import { recordedBy } from '../auth/permissions';
 import type { RecordedBy } from '../ledger/event-hash';
@@ -40,14 +43,6 @@ export interface StoredReport {
   /** The key that issued the report. */
   issued_by: RecordedBy | null;
   report: CoverageReportContent;
-}
-
-interface ReportRow {
-  report_id: string;
-  digest: string;
-  report: string;
-  issued_at: string;
-  position: number | string;
 }
 
 /** Parse `{job_id | workflow_id, as_of_position?}`; 400 `invalid_request` listing every problem. */
@@ -89,6 +84,9 @@ export class CoverageService {
     private readonly db: DatabaseService,
     private readonly ledger: LedgerService,
     private readonly urls: PublicUrls,
+    private readonly plans: PlansRepository,
+    private readonly reports: CoverageReportsRepository,
+    private readonly events: EventsRepository,
   ) {}
 
   /**
@@ -105,11 +103,7 @@ export class CoverageService {
     const tx: Queryable = this.db;
     if (asOf !== null && asOf > head) throw new UnprocessableError('position_beyond_head', `as_of_position ${asOf} is beyond the ledger head ${head}`, { head });
     const position = asOf ?? head;
-    const versions = (await tx.query<PlanVersionRow>('SELECT * FROM plan_versions WHERE subject_kind = ? AND subject_id = ? ORDER BY version', [subject.kind, subject.id])).map((r) => ({
-      ...r,
-      version: Number(r.version),
-      position: Number(r.position),
-    }));
+    const versions = await this.plans.versionsOfSubject(tx, subject);
     const usable = versions.filter((v) => v.position <= position);
     if (usable.length === 0) {
       const later = versions[0];
@@ -169,13 +163,14 @@ export class CoverageService {
     const digest = reportDigest(report);
     const reportId = randomUUID();
     const data: CoverageReportIssuedData = { report_id: reportId, issued_at: new Date().toISOString(), digest, report };
-    await this.db.write((w) => this.ledger.append(w, streams.coverage(reportId), 0, [{ type: 'CoverageReportIssued', data }], recordedBy(by)));
+    // A fresh UUID names the stream.
+    await this.db.write((w) => this.ledger.append<CoverageEvent>(w, streams.coverage(reportId), STREAM_DOES_NOT_EXIST, [{ type: 'CoverageReportIssued', data }], recordedBy(by)));
     return { report_id: reportId, url: this.urls.coverage(reportId), digest, as_of_position: position, result: report.result };
   }
 
   /** A stored report, its digest recomputed. 404 when unknown. */
   async get(reportId: string): Promise<StoredReport> {
-    const row = (await this.db.query<ReportRow>('SELECT report_id, digest, report, issued_at, position FROM coverage_reports WHERE report_id = ?', [reportId]))[0];
+    const row = await this.reports.get(this.db, reportId);
     if (!row) throw new NotFoundError('coverage report', reportId);
     const report = JSON.parse(row.report) as CoverageReportContent;
     return {
@@ -184,8 +179,8 @@ export class CoverageService {
       issued_at: row.issued_at,
       digest: row.digest,
       digest_verified: canonicalDigest(report) === row.digest,
-      position: Number(row.position),
-      issued_by: (await recordedByAt(this.db, [Number(row.position)])).get(Number(row.position)) ?? null,
+      position: row.position,
+      issued_by: await this.events.recordedByOne(this.db, row.position),
       report,
     };
   }

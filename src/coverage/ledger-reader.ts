@@ -6,34 +6,24 @@
  * used: they show only the present.)
  */
 import { has, isObject } from '../aer1';
+import { parseStoredJson, Queryable } from '../database/rows';
+import { EventDataRow, EventsRepository } from '../ledger/events.repository';
 import { streams } from '../ledger/streams';
 import { ndjsonTexts } from '../common/raw-json';
+import type { ReceiptRecorded } from '../receipts/receipts.events';
+import type { TimelineEvent } from '../timelines/timelines.events';
+import type { WorkflowEvent } from '../workflows/workflows.events';
 
-/** Anything that runs `?`-placeholder SQL: a write transaction or the database service. */
-export interface Queryable {
-  query<T = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<T[]>;
-}
-
-interface EventRow {
-  position: number | string;
-  stream_id: string;
-  type: string;
-  data: string;
-}
+export type { Queryable } from '../database/rows';
 
 const IN_CHUNK = 200;
 
-function parseData(e: EventRow): Record<string, unknown> {
-  return JSON.parse(e.data) as Record<string, unknown>;
-}
+/** The events table (stateless: every read runs on the `q` it is given). */
+const events = new EventsRepository();
 
-function parseRaw(raw: unknown): unknown {
-  if (typeof raw !== 'string') return undefined;
-  try {
-    return JSON.parse(raw) as unknown;
-  } catch {
-    return undefined;
-  }
+/** A stored event of a stream whose union is `E`, its data parsed as that union gives it. */
+function parsed<E extends { type: string; data: unknown }>(r: EventDataRow): E {
+  return { type: r.type, data: JSON.parse(r.data) as unknown } as E;
 }
 
 /** A commitment stored with its witness envelope (`{commitment, witness, ...}`) is unwrapped to the commitment. */
@@ -61,25 +51,32 @@ export interface TimelineAsOf {
 
 /** The job's timeline and every endpoint commitment recorded for it as of `asOf`. */
 export async function timelineAsOf(q: Queryable, jobId: string, asOf: number): Promise<TimelineAsOf> {
-  const rows = await q.query<EventRow>('SELECT position, stream_id, type, data FROM events WHERE stream_id = ? AND position <= ? ORDER BY position', [streams.timeline(jobId), asOf]);
+  const rows = await events.streamAsOf(q, streams.timeline(jobId), asOf);
   let entries: unknown[] | null = null;
   const commitments: CommitmentAsOf[] = [];
   for (const r of rows) {
-    const d = parseData(r);
-    if (r.type === 'TimelineEntryAppended') (entries ??= []).push(parseRaw(d.raw));
-    else if (r.type === 'TimelineImported') {
-      if (d.format === 'ndjson' && typeof d.raw === 'string') entries = ndjsonTexts(d.raw).map((t) => parseRaw(t));
-      else {
-        const all = parseRaw(d.raw);
-        entries = Array.isArray(all) ? all : [all];
+    const e = parsed<TimelineEvent>(r);
+    switch (e.type) {
+      case 'TimelineEntryAppended':
+        (entries ??= []).push(parseStoredJson(e.data.raw));
+        break;
+      case 'TimelineImported': {
+        if (e.data.format === 'ndjson') entries = ndjsonTexts(e.data.raw).map((t) => parseStoredJson(t));
+        else {
+          const all = parseStoredJson(e.data.raw);
+          entries = Array.isArray(all) ? all : [all];
+        }
+        break;
       }
-    } else if (r.type === 'EndpointCommitmentRecorded') {
-      const doc = parseRaw(d.raw);
-      const value = commitmentOf(doc);
-      commitments.push({ id: typeof d.id === 'string' ? d.id : null, value, ...(value !== doc && isObject(doc) ? { envelope: doc } : {}), recorded_position: Number(r.position) });
+      case 'EndpointCommitmentRecorded': {
+        const doc = parseStoredJson(e.data.raw);
+        const value = commitmentOf(doc);
+        commitments.push({ id: typeof e.data.id === 'string' ? e.data.id : null, value, ...(value !== doc && isObject(doc) ? { envelope: doc } : {}), recorded_position: r.position });
+        break;
+      }
     }
   }
-  return { entries, commitments, first_position: rows.length ? Number(rows[0].position) : null };
+  return { entries, commitments, first_position: rows.length ? rows[0].position : null };
 }
 
 export interface WorkflowAsOf {
@@ -91,18 +88,15 @@ export interface WorkflowAsOf {
 
 /** The latest workflow receipt recorded for `workflowId` as of `asOf`. */
 export async function workflowAsOf(q: Queryable, workflowId: string, asOf: number): Promise<WorkflowAsOf> {
-  const rows = await q.query<EventRow>(
-    "SELECT position, stream_id, type, data FROM events WHERE stream_id = ? AND type = 'WorkflowReceiptRecorded' AND position <= ? ORDER BY position",
-    [streams.workflow(workflowId), asOf],
-  );
+  const rows = await events.streamAsOf(q, streams.workflow(workflowId), asOf, 'WorkflowReceiptRecorded');
   if (rows.length === 0) return { workflow: null, first_position: null, step_receipt_ids: [] };
-  const workflow = parseRaw(parseData(rows[rows.length - 1]).raw) ?? null;
+  const workflow = parseStoredJson(parsed<WorkflowEvent>(rows[rows.length - 1]).data.raw) ?? null;
   const ids: string[] = [];
   if (isObject(workflow) && Array.isArray(workflow.steps)) {
     for (const s of workflow.steps) if (isObject(s) && typeof s.receipt_id === 'string') ids.push(s.receipt_id.toLowerCase());
   }
   const receiptsFirst = await receiptsFirstPosition(q, ids, asOf);
-  const first = receiptsFirst === null ? Number(rows[0].position) : Math.min(Number(rows[0].position), receiptsFirst);
+  const first = receiptsFirst === null ? rows[0].position : Math.min(rows[0].position, receiptsFirst);
   return { workflow, first_position: first, step_receipt_ids: ids };
 }
 
@@ -112,13 +106,9 @@ export async function receiptsAsOf(q: Queryable, ids: Iterable<string>, asOf: nu
   const out = new Map<string, unknown>();
   for (let i = 0; i < wanted.length; i += IN_CHUNK) {
     const chunk = wanted.slice(i, i + IN_CHUNK).map((id) => streams.receipt(id));
-    const rows = await q.query<EventRow>(
-      `SELECT position, stream_id, type, data FROM events WHERE type = 'ReceiptRecorded' AND position <= ? AND stream_id IN (${chunk.map(() => '?').join(', ')})`,
-      [asOf, ...chunk],
-    );
+    const rows = await events.ofTypeInStreamsAsOf(q, 'ReceiptRecorded', chunk, asOf);
     for (const r of rows) {
-      const d = parseData(r);
-      const doc = parseRaw(d.raw);
+      const doc = parseStoredJson(parsed<ReceiptRecorded>(r).data.raw);
       if (doc !== undefined) out.set(r.stream_id.slice('receipt:'.length), doc);
     }
   }
@@ -131,8 +121,8 @@ export async function receiptsFirstPosition(q: Queryable, ids: Iterable<string>,
   let first: number | null = null;
   for (let i = 0; i < wanted.length; i += IN_CHUNK) {
     const chunk = wanted.slice(i, i + IN_CHUNK);
-    const r = await q.query<{ p: number | string | null }>(`SELECT MIN(position) AS p FROM events WHERE position <= ? AND stream_id IN (${chunk.map(() => '?').join(', ')})`, [asOf, ...chunk]);
-    if (r[0]?.p !== null && r[0]?.p !== undefined) first = first === null ? Number(r[0].p) : Math.min(first, Number(r[0].p));
+    const p = await events.firstPositionAsOf(q, chunk, asOf);
+    if (p !== null) first = first === null ? p : Math.min(first, p);
   }
   return first;
 }
@@ -151,8 +141,7 @@ export function entryReceiptIds(entries: readonly unknown[] | null): string[] {
  * name as of `asOf`.
  */
 export async function jobFirstPosition(q: Queryable, jobId: string, asOf: number, entryIds: Iterable<string>): Promise<number | null> {
-  const r = await q.query<{ p: number | string | null }>('SELECT MIN(position) AS p FROM events WHERE stream_id = ? AND position <= ?', [streams.timeline(jobId), asOf]);
-  const timeline = r[0]?.p === null || r[0]?.p === undefined ? null : Number(r[0].p);
+  const timeline = await events.firstPositionAsOf(q, [streams.timeline(jobId)], asOf);
   const receipts = await receiptsFirstPosition(q, entryIds, asOf);
   if (timeline === null) return receipts;
   return receipts === null ? timeline : Math.min(timeline, receipts);
@@ -183,14 +172,9 @@ function sorted(xs: Iterable<string>): string[] {
 export async function recordersAsOf(q: Queryable, streamIds: Iterable<string>, asOf: number, types?: string[]): Promise<Map<string, StreamRecorders>> {
   const wanted = [...new Set(streamIds)];
   const acc = new Map<string, { owners: Set<string>; keys: Set<string>; unattributed: number }>();
-  const typeSql = types ? ` AND e.type IN (${types.map(() => '?').join(', ')})` : '';
   for (let i = 0; i < wanted.length; i += IN_CHUNK) {
     const chunk = wanted.slice(i, i + IN_CHUNK);
-    const rows = await q.query<{ stream_id: string; key_id: string | null; key_name: string | null; owner: string | null }>(
-      `SELECT e.stream_id AS stream_id, e.key_id AS key_id, e.key_name AS key_name, k.owner AS owner FROM events e LEFT JOIN api_keys k ON k.id = e.key_id WHERE e.position <= ? AND e.stream_id IN (${chunk.map(() => '?').join(', ')})${typeSql}`,
-      [asOf, ...chunk, ...(types ?? [])],
-    );
-    for (const r of rows) {
+    for (const r of await events.writersOfStreamsAsOf(q, chunk, asOf, types)) {
       let a = acc.get(r.stream_id);
       if (!a) acc.set(r.stream_id, (a = { owners: new Set(), keys: new Set(), unattributed: 0 }));
       if (r.key_id === null || r.key_name === null) a.unattributed++;
@@ -218,12 +202,9 @@ export async function correctionsAsOf(q: Queryable, ids: Iterable<string>, asOf:
     const found: string[] = [];
     for (let i = 0; i < frontier.length; i += IN_CHUNK) {
       const chunk = frontier.slice(i, i + IN_CHUNK).map((id) => streams.receipt(id));
-      const rows = await q.query<EventRow>(
-        `SELECT position, stream_id, type, data FROM events WHERE type = 'ReceiptCorrected' AND position <= ? AND stream_id IN (${chunk.map(() => '?').join(', ')}) ORDER BY position`,
-        [asOf, ...chunk],
-      );
+      const rows = (await events.ofTypeInStreamsAsOf(q, 'ReceiptCorrected', chunk, asOf)).sort((x, y) => x.position - y.position);
       for (const r of rows) {
-        const by = parseData(r).superseded_by;
+        const by = (JSON.parse(r.data) as { superseded_by?: unknown }).superseded_by;
         const from = r.stream_id.slice('receipt:'.length);
         if (typeof by !== 'string') continue;
         // A receipt corrected twice: the later correction is the one followed (as the receipt's `superseded_by`).

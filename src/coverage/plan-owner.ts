@@ -6,7 +6,11 @@
  */
 import { LedgerError } from '../common/errors';
 import type { Principal } from '../auth/api-keys.service';
-import type { Queryable } from './ledger-reader';
+import type { Queryable } from '../database/rows';
+import { PlansRepository } from './plans.repository';
+
+/** The plans read model (stateless: every read runs on the `q` it is given). */
+const plans = new PlansRepository();
 
 /** A key's recorder identity: its owner, or its key name when it has none. */
 export function recorderIdentity(p: Pick<Principal, 'owner' | 'name'>): string {
@@ -20,9 +24,9 @@ export function recorderIdentity(p: Pick<Principal, 'owner' | 'name'>): string {
  * transaction, before anything is written.
  */
 export async function assertPlanOwner(q: Queryable, jobId: string, by: Pick<Principal, 'owner' | 'name'>): Promise<void> {
-  const row = (await q.query<{ plan: string }>("SELECT plan FROM plan_versions WHERE subject_kind = 'job' AND subject_id = ? ORDER BY version DESC LIMIT 1", [jobId]))[0];
-  if (!row) return;
-  const owner = (JSON.parse(row.plan) as { recorded_by_owner?: unknown }).recorded_by_owner;
+  const plan = await plans.latestPlanOfJob(q, jobId);
+  if (plan === null) return;
+  const owner = (JSON.parse(plan) as { recorded_by_owner?: unknown }).recorded_by_owner;
   if (typeof owner !== 'string' || owner === recorderIdentity(by)) return;
   throw new LedgerError(403, 'not_plan_owner', `the plan for job ${JSON.stringify(jobId)} names recorded_by_owner ${JSON.stringify(owner)}; this key records as ${JSON.stringify(recorderIdentity(by))}; nothing was recorded`, {
     reasons: ['not_plan_owner'],

@@ -1,31 +1,24 @@
 import { Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { has, isObject, JsonObject } from '../aer1';
-import { BadInputError, ConflictError, NotFoundError, UnprocessableError } from '../common/errors';
+import { BadInputError, NotFoundError, UnprocessableError } from '../common/errors';
 import { RawJson } from '../common/raw-json';
 import { DatabaseService } from '../database/database.service';
-import { LedgerService } from '../ledger/ledger.service';
+import { Queryable } from '../database/rows';
+import { LedgerService, NO_CONCURRENCY_CHECK, STREAM_DOES_NOT_EXIST } from '../ledger/ledger.service';
+import { EventsRepository } from '../ledger/events.repository';
 import { streams } from '../ledger/streams';
-import { PlanVersionData } from './coverage.projection';
-import { jobFirstPosition, Queryable, workflowAsOf } from './ledger-reader';
+import { PlanEvent, PlanVersionData } from './coverage.events';
+import { jobFirstPosition, workflowAsOf } from './ledger-reader';
 import type { Principal } from '../auth/api-keys.service';
 import { recordedBy } from '../auth/permissions';
-import { recordedByAt } from '../ledger/ledger.service';
 import type { RecordedBy } from '../ledger/event-hash';
+import { TimelinesRepository } from '../timelines/timelines.repository';
+import { decideAmend, decideRegister } from './plans.decider';
+import { PlanVersionRow, PlansRepository } from './plans.repository';
 import { NormalizedPlan, PlanProblem, planDigest, PlanSubject, subjectMember, validatePlan } from './plan';
 
-/** A row of `plan_versions`. */
-export interface PlanVersionRow {
-  plan_id: string;
-  version: number;
-  subject_kind: 'job' | 'workflow';
-  subject_id: string;
-  plan: string;
-  digest: string;
-  reason: string | null;
-  registered_at: string;
-  position: number;
-}
+export type { PlanVersionRow } from './plans.repository';
 
 /** One plan version as the API shows it. */
 export interface PlanVersionView {
@@ -72,14 +65,10 @@ export function invalidPlan(problems: PlanProblem[]): UnprocessableError | BadIn
  * step receipts (docs/coverage.md). Reports compute the same as of their
  * position from the events.
  */
-export async function executionFirstPosition(q: Queryable, subject: PlanSubject): Promise<number | null> {
+export async function executionFirstPosition(q: Queryable, timelines: TimelinesRepository, subject: PlanSubject): Promise<number | null> {
   if (subject.kind === 'workflow') return (await workflowAsOf(q, subject.id, Number.MAX_SAFE_INTEGER)).first_position;
-  const ids = (await q.query<{ receipt_id: string | null }>('SELECT DISTINCT receipt_id FROM timeline_entries WHERE job_id = ?', [subject.id])).flatMap((r) => (r.receipt_id ? [r.receipt_id] : []));
+  const ids = await timelines.receiptIds(q, subject.id);
   return jobFirstPosition(q, subject.id, Number.MAX_SAFE_INTEGER, ids);
-}
-
-function normalizeRow(r: PlanVersionRow): PlanVersionRow {
-  return { ...r, version: Number(r.version), position: Number(r.position) };
 }
 
 /**
@@ -91,6 +80,9 @@ export class PlansService {
   constructor(
     private readonly db: DatabaseService,
     private readonly ledger: LedgerService,
+    private readonly plans: PlansRepository,
+    private readonly timelines: TimelinesRepository,
+    private readonly events: EventsRepository,
   ) {}
 
   /** Register a plan (version 1). 422 `invalid_plan` with every problem; 409 `plan_exists` when the job or workflow has one. */
@@ -99,13 +91,12 @@ export class PlansService {
     if (!v.ok) throw invalidPlan(v.problems);
     const plan = v.plan;
     return this.db.write(async (tx) => {
-      const existing = (await tx.query<{ plan_id: string }>('SELECT plan_id FROM plans WHERE subject_kind = ? AND subject_id = ?', [plan.subject.kind, plan.subject.id]))[0];
-      if (existing) {
-        throw new ConflictError('plan_exists', `${plan.subject.kind} ${plan.subject.id} already has plan ${existing.plan_id}: amend it instead (POST /api/plans/${existing.plan_id}/amendments)`, { plan_id: existing.plan_id });
-      }
+      const existing = await this.plans.planIdOf(tx, plan.subject);
       const planId = randomUUID();
       const data: PlanVersionData = { plan_id: planId, version: 1, subject: plan.subject, plan, digest: planDigest(plan), registered_at: new Date().toISOString() };
-      await this.ledger.append(tx, streams.plan(planId), 0, [{ type: 'PlanRegistered', data }], recordedBy(by));
+      const events = decideRegister(existing, data);
+      // A fresh UUID names the stream.
+      await this.ledger.append<PlanEvent>(tx, streams.plan(planId), STREAM_DOES_NOT_EXIST, events, recordedBy(by));
       return this.versionView(tx, planId, 1);
     });
   }
@@ -132,9 +123,6 @@ export class PlansService {
       const v = validatePlan(doc, { inherit: subject });
       const problems = [...(v.ok ? [] : v.problems), ...extra];
       if (problems.length > 0 || !v.ok) throw invalidPlan(problems);
-      if (expected !== null && expected !== current.version) {
-        throw new ConflictError('plan_version_conflict', `plan ${planId} is at version ${current.version}, not ${expected as number}`, { current_version: current.version });
-      }
       const version = current.version + 1;
       const data: PlanVersionData = {
         plan_id: current.plan_id,
@@ -146,24 +134,27 @@ export class PlansService {
         supersedes_version: current.version,
         reason: reason as string | null,
       };
-      await this.ledger.append(tx, streams.plan(current.plan_id), current.version, [{ type: 'PlanAmended', data }], recordedBy(by));
+      // The version the client names (`supersedes_version`) is checked by the decider against the version read in this
+      // serialized write transaction; nothing can append in between, so the ledger checks nothing more.
+      const events = decideAmend(planId, current.version, expected as number | null, data);
+      await this.ledger.append<PlanEvent>(tx, streams.plan(current.plan_id), NO_CONCURRENCY_CHECK, events, recordedBy(by));
       return this.versionView(tx, current.plan_id, version);
     });
   }
 
   private async latest(q: Queryable, planId: string): Promise<PlanVersionRow> {
-    const row = (await q.query<PlanVersionRow>('SELECT * FROM plan_versions WHERE plan_id = ? ORDER BY version DESC LIMIT 1', [planId]))[0];
+    const row = await this.plans.latest(q, planId);
     if (!row) throw new NotFoundError('plan', planId);
-    return normalizeRow(row);
+    return row;
   }
 
   /** Every version of a plan, oldest first. 404 when unknown. */
   async get(planId: string): Promise<{ plan_id: string; job_id?: string; workflow_id?: string; current_version: number; versions: PlanVersionView[] }> {
-    const rows = (await this.db.query<PlanVersionRow>('SELECT * FROM plan_versions WHERE plan_id = ? ORDER BY version', [planId])).map(normalizeRow);
+    const rows = await this.plans.versions(this.db, planId);
     if (rows.length === 0) throw new NotFoundError('plan', planId);
     const subject = { kind: rows[0].subject_kind, id: rows[0].subject_id } as PlanSubject;
     const first = await this.firstPosition(this.db, subject);
-    const by = await recordedByAt(this.db, rows.map((r) => Number(r.position)));
+    const by = await this.events.recordedByAt(this.db, rows.map((r) => r.position));
     return {
       plan_id: planId,
       ...subjectMember(subject),
@@ -181,23 +172,22 @@ export class PlansService {
 
   /** The plan of a job or workflow, or 404. */
   async findBySubject(subject: PlanSubject): Promise<{ plan_id: string; job_id?: string; workflow_id?: string; current_version: number; versions: PlanVersionView[] }> {
-    const row = (await this.db.query<{ plan_id: string }>('SELECT plan_id FROM plans WHERE subject_kind = ? AND subject_id = ?', [subject.kind, subject.id]))[0];
-    if (!row) throw new NotFoundError(`plan for ${subject.kind}`, subject.id);
-    return this.get(row.plan_id);
+    const planId = await this.plans.planIdOf(this.db, subject);
+    if (planId === null) throw new NotFoundError(`plan for ${subject.kind}`, subject.id);
+    return this.get(planId);
   }
 
   private async versionView(q: Queryable, planId: string, version: number): Promise<PlanVersionView> {
-    const row = (await q.query<PlanVersionRow>('SELECT * FROM plan_versions WHERE plan_id = ? AND version = ?', [planId, version]))[0];
-    if (!row) throw new NotFoundError('plan version', `${planId} v${version}`);
-    const count = (await q.query<{ n: number | string }>('SELECT MAX(version) AS n FROM plan_versions WHERE plan_id = ?', [planId]))[0];
-    const r = normalizeRow(row);
+    const r = await this.plans.version(q, planId, version);
+    if (!r) throw new NotFoundError('plan version', `${planId} v${version}`);
+    const latest = await this.plans.latestVersionNumber(q, planId);
     const first = await this.firstPosition(q, { kind: r.subject_kind, id: r.subject_id } as PlanSubject);
-    const by = (await recordedByAt(q, [Number(r.position)])).get(Number(r.position)) ?? null;
-    return this.view(r, Number(count?.n ?? version), first, by);
+    const by = await this.events.recordedByOne(q, r.position);
+    return this.view(r, latest ?? version, first, by);
   }
 
   private firstPosition(q: Queryable, subject: PlanSubject): Promise<number | null> {
-    return executionFirstPosition(q, subject);
+    return executionFirstPosition(q, this.timelines, subject);
   }
 
   private view(r: PlanVersionRow, latest: number, first: number | null, by: RecordedBy | null): PlanVersionView {

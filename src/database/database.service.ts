@@ -3,6 +3,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import { BadInputError } from '../common/errors';
 import { hasLoneSurrogate } from '../common/text';
 import { Dialect } from './database-url';
+import { toPostgresPlaceholders } from './rows';
 
 /** A unit of work: every statement of one request runs in one of these. */
 export interface Tx {
@@ -11,11 +12,7 @@ export interface Tx {
   query<T = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<T[]>;
 }
 
-/** Rewrite `?` placeholders to `$1..$n`. Our SQL never has `?` inside literals. */
-export function toPostgresPlaceholders(sql: string): string {
-  let n = 0;
-  return sql.replace(/\?/g, () => `$${++n}`);
-}
+export { toPostgresPlaceholders } from './rows';
 
 /**
  * A 400 raised while a statement runs (see {@link refuseNul}, {@link inputError}):
@@ -169,4 +166,9 @@ export class DatabaseService implements OnApplicationShutdown {
     await this.queue.catch(() => undefined);
     if (this.readDataSource?.isInitialized) await this.readDataSource.destroy();
   }
+}
+
+/** Empty a read-model table (a projection rebuild; the caller names only tables a projection owns). */
+export async function emptyTable(tx: Tx, table: string): Promise<void> {
+  await tx.query(`DELETE FROM ${table}`);
 }

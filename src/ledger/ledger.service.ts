@@ -1,24 +1,13 @@
 import { Injectable } from '@nestjs/common';
-import { DatabaseService, Tx } from '../database/database.service';
+import { DatabaseService, emptyTable, Tx } from '../database/database.service';
 import { ExpectedVersionConflictError } from '../common/errors';
+import { AnyEvent, ExpectedVersion, NO_CONCURRENCY_CHECK, STREAM_DOES_NOT_EXIST } from './event';
 import { CURRENT_EVENT_FORMAT, eventHash, LEDGER_GENESIS_HASH, LedgerChainReport, LedgerChainVerifier, RecordedBy, StoredEvent } from './event-hash';
+import { EventsRepository } from './events.repository';
 import { ProjectionRegistry } from './projections';
 
-/** An event to append: a past-tense type and its data (any JSON value). */
-export interface NewEvent {
-  type: string;
-  data: unknown;
-}
-
-/**
- * `expectedVersion`: the stream's current version (0 for a new stream), `'any'`,
- * or `'new'` when the caller has already established inside the same write
- * transaction that the stream has no events (e.g. the receipt is not in the
- * read model): the version query is skipped, and the
- * `UNIQUE (stream_id, stream_position)` constraint still refuses a second
- * first event.
- */
-export type ExpectedVersion = number | 'any' | 'new';
+export { NO_CONCURRENCY_CHECK, STREAM_DOES_NOT_EXIST } from './event';
+export type { ExpectedVersion } from './event';
 
 const PAGE = 5000;
 
@@ -40,30 +29,31 @@ export class LedgerService {
   constructor(
     private readonly db: DatabaseService,
     private readonly projections: ProjectionRegistry,
+    private readonly events: EventsRepository,
   ) {}
 
   /** Current version of a stream: the number of events in it (0 when empty). */
-  async streamVersion(tx: Tx, streamId: string): Promise<number> {
-    const rows = await tx.query<{ v: number | string | null }>('SELECT MAX(stream_position) AS v FROM events WHERE stream_id = ?', [streamId]);
-    return Number(rows[0]?.v ?? 0);
+  streamVersion(tx: Tx, streamId: string): Promise<number> {
+    return this.events.streamVersion(tx, streamId);
   }
 
   /** The last event's position and hash, or null for an empty ledger. */
-  async head(tx?: Tx): Promise<{ position: number; event_hash: string } | null> {
-    const q = tx ?? this.db;
-    const rows = await q.query<{ position: number | string; event_hash: string }>('SELECT position, event_hash FROM events ORDER BY position DESC LIMIT 1');
-    return rows[0] ? { position: Number(rows[0].position), event_hash: rows[0].event_hash } : null;
+  head(tx?: Tx): Promise<{ position: number; event_hash: string } | null> {
+    return this.events.head(tx ?? this.db);
   }
 
   /**
    * Append `events` to `streamId` inside `tx` (call from {@link DatabaseService.write}),
    * written by `by` (the caller's API key, or {@link SYSTEM}): the key is stored and
-   * hashed with each event (format 2). Returns the stored events; the stream's next
-   * expected version is the last one's `stream_position`.
+   * hashed with each event (format 2). `E` is the stream's event union
+   * (`<module>.events.ts`): only its members can be appended. `expectedVersion`
+   * is one of {@link ExpectedVersion}: a number that differs from the stream's
+   * version is 409 `expected_version_conflict`. Returns the stored events; the
+   * stream's next expected version is the last one's `stream_position`.
    */
-  async append(tx: Tx, streamId: string, expectedVersion: ExpectedVersion, events: NewEvent[], by: RecordedBy): Promise<StoredEvent[]> {
-    const version = expectedVersion === 'new' ? 0 : await this.streamVersion(tx, streamId);
-    if (typeof expectedVersion === 'number' && version !== expectedVersion) throw new ExpectedVersionConflictError(streamId, expectedVersion, version);
+  async append<E extends AnyEvent>(tx: Tx, streamId: string, expectedVersion: ExpectedVersion, events: readonly E[], by: RecordedBy): Promise<StoredEvent[]> {
+    const version = expectedVersion === STREAM_DOES_NOT_EXIST ? 0 : await this.streamVersion(tx, streamId);
+    if (expectedVersion !== NO_CONCURRENCY_CHECK && expectedVersion !== STREAM_DOES_NOT_EXIST && version !== expectedVersion) throw new ExpectedVersionConflictError(streamId, expectedVersion, version);
     // Inside one write transaction no one else appends (writes are serialized), so the head
     // this transaction last wrote is still the head: remembered per transaction, not re-read.
     const head = this.txHeads.get(tx) ?? (await this.head(tx));
@@ -86,10 +76,7 @@ export class LedgerService {
         key_name: by.name,
       };
       const ev: StoredEvent = { ...base, event_hash: eventHash(base) };
-      await tx.query(
-        'INSERT INTO events (position, stream_id, stream_position, type, data, recorded_at, prev_hash, event_hash, format, key_id, key_name) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
-        [ev.position, ev.stream_id, ev.stream_position, ev.type, ev.data, ev.recorded_at, ev.prev_hash, ev.event_hash, ev.format, ev.key_id, ev.key_name],
-      );
+      await this.events.insert(tx, ev);
       await this.projections.apply(tx, ev);
       stored.push(ev);
       prevHash = ev.event_hash;
@@ -99,10 +86,8 @@ export class LedgerService {
   }
 
   /** Events of one stream, in order. */
-  async readStream(streamId: string, tx?: Tx): Promise<StoredEvent[]> {
-    const q = tx ?? this.db;
-    const rows = await q.query<StoredEvent>('SELECT * FROM events WHERE stream_id = ? ORDER BY stream_position', [streamId]);
-    return rows.map(normalize);
+  readStream(streamId: string, tx?: Tx): Promise<StoredEvent[]> {
+    return this.events.stream(tx ?? this.db, streamId);
   }
 
   /** All events from `after`+1 up to `upTo` (inclusive), in pages, in position order. */
@@ -111,12 +96,12 @@ export class LedgerService {
     let after = options.after ?? 0;
     const upTo = options.upTo ?? Number.MAX_SAFE_INTEGER;
     for (;;) {
-      const rows = await q.query<StoredEvent>('SELECT * FROM events WHERE position > ? AND position <= ? ORDER BY position LIMIT ?', [after, upTo, PAGE]);
-      for (const r of rows) yield normalize(r);
+      const rows = await this.events.page(q, after, upTo, PAGE);
+      for (const r of rows) yield r;
       if (rows.length < PAGE) return;
       // Let other requests run between pages: a whole-ledger read must not hold the event loop.
       await new Promise<void>((resolve) => setImmediate(resolve));
-      after = Number(rows[rows.length - 1].position);
+      after = rows[rows.length - 1].position;
     }
   }
 
@@ -150,7 +135,7 @@ export class LedgerService {
     return this.db.write(async (tx) => {
       const names: string[] = [];
       for (const p of this.projections.all()) {
-        for (const t of p.tables) await tx.query(`DELETE FROM ${t}`);
+        for (const t of p.tables) await emptyTable(tx, t);
         names.push(p.name);
       }
       let count = 0;
@@ -163,38 +148,3 @@ export class LedgerService {
   }
 }
 
-function normalize(r: StoredEvent): StoredEvent {
-  return { ...r, position: Number(r.position), stream_position: Number(r.stream_position), format: r.format === undefined || r.format === null ? 1 : Number(r.format) };
-}
-
-/** Who wrote the event at each of `positions` (events of format 1 name no key). Keyed by position. */
-export async function recordedByAt(q: Pick<Tx, 'query'>, positions: number[]): Promise<Map<number, RecordedBy | null>> {
-  const out = new Map<number, RecordedBy | null>();
-  const unique = [...new Set(positions)];
-  for (let i = 0; i < unique.length; i += 500) {
-    const page = unique.slice(i, i + 500);
-    const rows = await q.query<{ position: number | string; key_id: string | null; key_name: string | null }>(
-      `SELECT position, key_id, key_name FROM events WHERE position IN (${page.map(() => '?').join(', ')})`,
-      page,
-    );
-    for (const r of rows) out.set(Number(r.position), r.key_id !== null && r.key_name !== null ? { key_id: r.key_id, name: r.key_name } : null);
-  }
-  return out;
-}
-
-/** The key that wrote a record, with its owner (null when the key names none). */
-export interface Writer extends RecordedBy {
-  owner: string | null;
-}
-
-/** Who wrote the event at `position`, with the key's owner; null for an event written before attribution or no such event. */
-export async function writerAt(q: Pick<Tx, 'query'>, position: number): Promise<Writer | null> {
-  const r = (
-    await q.query<{ key_id: string | null; key_name: string | null; owner: string | null }>(
-      'SELECT e.key_id AS key_id, e.key_name AS key_name, k.owner AS owner FROM events e LEFT JOIN api_keys k ON k.id = e.key_id WHERE e.position = ?',
-      [position],
-    )
-  )[0];
-  if (!r || r.key_id === null || r.key_name === null) return null;
-  return { key_id: r.key_id, name: r.key_name, owner: r.owner ?? null };
-}

@@ -1,18 +1,21 @@
 import { Injectable } from '@nestjs/common';
 import { Tx } from '../database/database.service';
+import { AnyEvent, RecordedEvent, recordedEvent } from './event';
 import { StoredEvent } from './event-hash';
 
 /**
  * A read model built from events (Emmett's projection): `evolve` applies one
- * event inside the transaction that appends it, and again, in position
- * order, when projections are rebuilt from the ledger.
+ * event of its streams' union `E` inside the transaction that appends it,
+ * and again, in position order, when projections are rebuilt from the ledger.
+ * `evolve` switches over `event.type` and writes through its repository.
  */
-export interface Projection {
+export interface Projection<E extends AnyEvent = AnyEvent> {
   readonly name: string;
   /** Tables this projection owns; emptied before a rebuild. */
   readonly tables: readonly string[];
-  canHandle(type: string): boolean;
-  evolve(tx: Tx, event: StoredEvent): Promise<void>;
+  /** The event types it handles: exactly the members of `E`. */
+  readonly eventTypes: readonly E['type'][];
+  evolve(tx: Tx, event: RecordedEvent<E>): Promise<void>;
 }
 
 /** Every projection registers itself here at module init. */
@@ -20,16 +23,23 @@ export interface Projection {
 export class ProjectionRegistry {
   private readonly projections: Projection[] = [];
 
-  register(p: Projection): void {
-    if (!this.projections.some((q) => q.name === p.name)) this.projections.push(p);
+  register<E extends AnyEvent>(p: Projection<E>): void {
+    if (!this.projections.some((q) => q.name === p.name)) this.projections.push(p as unknown as Projection);
   }
 
   all(): readonly Projection[] {
     return this.projections;
   }
 
-  /** Apply one stored event to every projection that handles its type. */
+  /** Apply one stored event to every projection that handles its type (its data parsed once). */
   async apply(tx: Tx, event: StoredEvent): Promise<void> {
-    for (const p of this.projections) if (p.canHandle(event.type)) await p.evolve(tx, event);
+    let parsed: RecordedEvent<AnyEvent> | undefined;
+    for (const p of this.projections) if (p.eventTypes.includes(event.type)) await p.evolve(tx, (parsed ??= recordedEvent(event)));
   }
+}
+
+/** For a `switch (event.type)` that must handle every member of a union: a compile error when one is missed. */
+export function unhandled(event: never): never {
+  const type: unknown = typeof event === 'object' && event !== null ? (event as { type?: unknown }).type : event;
+  throw new Error(`unhandled event ${JSON.stringify(type)}`);
 }

@@ -3,10 +3,13 @@ import { isUuid, PROVENANCE_MEANING, provenanceKind, ReceiptResult } from '../ae
 import { NotFoundError } from '../common/errors';
 import { PublicUrls } from '../common/urls';
 import { DatabaseService } from '../database/database.service';
+import { EventsRepository } from '../ledger/events.repository';
+import { TimelinesRepository } from '../timelines/timelines.repository';
 import { receiptOf, ReceiptsService } from '../receipts/receipts.service';
+import { ReceiptsRepository } from '../receipts/receipts.repository';
 import { ClaimingWorkflow, ContainingWorkflow, WorkflowsService, WorkflowVerification } from '../workflows/workflows.service';
 import type { Principal } from '../auth/api-keys.service';
-import { writerAt, Writer } from '../ledger/ledger.service';
+import type { Writer } from '../ledger/events.repository';
 import { sameOwner } from '../auth/permissions';
 import type { RecordedBy } from '../ledger/event-hash';
 import { linkableReceiptId, loadTimelineView, TimelineView } from './timeline-view';
@@ -72,6 +75,9 @@ export class PublicPagesService {
     private readonly receipts: ReceiptsService,
     private readonly workflows: WorkflowsService,
     private readonly urls: PublicUrls,
+    private readonly timelines: TimelinesRepository,
+    private readonly events: EventsRepository,
+    private readonly receiptsRepo: ReceiptsRepository,
   ) {}
 
   /**
@@ -82,7 +88,7 @@ export class PublicPagesService {
   async receipt(id: string, viewer: Principal | null = null): Promise<ReceiptPageData> {
     if (!isUuid(id)) throw new NotFoundError('receipt', id);
     const { row, result } = await this.receipts.verifyStored(id);
-    const writer = await writerAt(this.db, Number(row.position));
+    const writer = await this.events.writerAt(this.db, Number(row.position));
     const withheld = row.publication === 'metadata' && !mayReadWithheld(viewer);
     let parsed: unknown;
     try {
@@ -93,14 +99,9 @@ export class PublicPagesService {
     const recorded = receiptOf(parsed);
     const receipt = withheld ? withoutCanonicalBytes(recorded) : recorded;
     const declared = receipt && typeof receipt === 'object' && !Array.isArray(receipt) ? (receipt as Record<string, unknown>).output_hash : null;
-    const positions = await this.db.query<{ job_id: string; seq: number | string; key_id: string | null; key_name: string | null; owner: string | null }>(
-      `SELECT t.job_id AS job_id, t.seq AS seq, e.key_id AS key_id, e.key_name AS key_name, k.owner AS owner
-       FROM timeline_entries t LEFT JOIN events e ON e.position = t.position LEFT JOIN api_keys k ON k.id = e.key_id
-       WHERE LOWER(t.receipt_id) = ? ORDER BY t.job_id, t.seq`,
-      [row.id],
-    );
+    const positions = await this.timelines.placesOfReceipt(this.db, row.id);
     // An entry recorded by another owner only claims this receipt (as a workflow of another owner does).
-    const entryWriter = (p: (typeof positions)[number]): Writer | null => (p.key_id !== null && p.key_name !== null ? { key_id: p.key_id, name: p.key_name, owner: p.owner ?? null } : null);
+    const entryWriter = (p: (typeof positions)[number]): Writer | null => p.writer;
     const own = (w: Writer | null): boolean => (w === null && writer === null) || (w !== null && writer !== null && sameOwner(w, writer));
     const kind = provenanceKind(row.provenance_class);
     const containing = await this.workflows.containing(row.id, writer);
@@ -165,11 +166,11 @@ export class PublicPagesService {
 
   /** The job page's data; `range` pages the entries (the verdict and commitments cover the whole timeline). */
   async timeline(jobId: string, range?: { after: number; limit: number }): Promise<TimelineView & { url: string; verify_url: string }> {
-    const view = await loadTimelineView(this.db, jobId, range);
+    const view = await loadTimelineView(this.timelines, this.db, jobId, range);
     if (!view) throw new NotFoundError('job', jobId);
     // Which of this page's entry receipts the ledger holds: the page links only those (no link to "Not found").
     const ids = [...new Set(view.entries.map((e) => e.receipt_id).filter(linkableReceiptId).map((id) => id.toLowerCase()))];
-    const held = new Set(ids.length ? (await this.db.query<{ id: string }>(`SELECT id FROM receipts WHERE id IN (${ids.map(() => '?').join(', ')})`, ids)).map((r) => r.id.toLowerCase()) : []);
+    const held = new Set((await this.receiptsRepo.positions(this.db, ids)).keys());
     view.entries = view.entries.map((e) => ({ ...e, receipt_recorded: linkableReceiptId(e.receipt_id) && held.has(e.receipt_id.toLowerCase()) }));
     return { ...view, url: this.urls.job(jobId), verify_url: this.urls.jobVerify(jobId) };
   }

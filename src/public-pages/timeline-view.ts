@@ -4,7 +4,8 @@
  * public page does not depend on the timelines module's service API.
  */
 import { assessCommitments, Check, CommitmentFinding, CommitmentOutcome, CommitmentsStatus, earlierCounts, has, isObject, isUuid, JsonObject, RecordedCommitment, TimelineResult, TimelineVerifier, JobAssessment, jobAssessment } from '../aer1';
-import { DatabaseService } from '../database/database.service';
+import { parseStoredJson, Queryable } from '../database/rows';
+import { TimelinesRepository } from '../timelines/timelines.repository';
 
 export interface TimelineEntryView {
   seq: number;
@@ -74,43 +75,18 @@ export interface EntryPage {
 export const DEFAULT_PAGE_ENTRIES = 200;
 export const MAX_PAGE_ENTRIES = 1000;
 
-interface EntryRow {
-  seq: number | string;
-  raw: string;
-  entry_digest: string | null;
-  receipt_id: string | null;
-  tool: string | null;
-  provenance_class: string | null;
-  close: number | string | boolean;
-}
-
 /** Load and verify the timeline of `jobId`; null when the ledger holds no such job. */
-export async function loadTimelineView(db: DatabaseService, jobId: string, range: { after: number; limit: number } = { after: 0, limit: DEFAULT_PAGE_ENTRIES }): Promise<TimelineView | null> {
-  const stored = (await db.query<{ verdict: string; source: string }>('SELECT verdict, source FROM timelines WHERE job_id = ?', [jobId]))[0] ?? null;
-  const rows = await db.query<EntryRow>('SELECT seq, raw, entry_digest, receipt_id, tool, provenance_class, close FROM timeline_entries WHERE job_id = ? ORDER BY seq', [jobId]);
+export async function loadTimelineView(timelines: TimelinesRepository, db: Queryable, jobId: string, range: { after: number; limit: number } = { after: 0, limit: DEFAULT_PAGE_ENTRIES }): Promise<TimelineView | null> {
+  const summary = await timelines.get(db, jobId);
+  const stored = summary ? { verdict: summary.verdict, source: summary.source } : null;
+  const rows = await timelines.entries(db, jobId);
   if (!stored && rows.length === 0) return null;
   const v = new TimelineVerifier({ collectEntries: true });
-  for (const r of rows) {
-    let entry: unknown;
-    try {
-      entry = JSON.parse(r.raw);
-    } catch {
-      entry = undefined;
-    }
-    v.push(entry);
-  }
+  for (const r of rows) v.push(parseStoredJson(r.raw));
   const result: TimelineResult = v.finish();
-  const commitmentRows = await db.query<{ id: string; raw: string; recorded_at: string; key_id: string | null; key_name: string | null }>(
-    'SELECT c.id AS id, c.raw AS raw, c.recorded_at AS recorded_at, e.key_id AS key_id, e.key_name AS key_name FROM commitments c LEFT JOIN events e ON e.position = c.position WHERE c.job_id = ? ORDER BY c.position',
-    [jobId],
-  );
+  const commitmentRows = await timelines.commitmentsWithWriters(db, jobId);
   const recorded: RecordedCommitment[] = commitmentRows.map((c) => {
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(c.raw);
-    } catch {
-      parsed = undefined;
-    }
+    const parsed = parseStoredJson(c.raw);
     // Stored either as the commitment itself or as an envelope {commitment, witness, ...}.
     if (isObject(parsed) && has(parsed, 'commitment') && !has(parsed, 'final_entry_digest')) return { id: c.id, value: parsed.commitment, envelope: parsed as JsonObject, recorded_at: c.recorded_at };
     return { id: c.id, value: parsed, recorded_at: c.recorded_at };
@@ -120,7 +96,7 @@ export async function loadTimelineView(db: DatabaseService, jobId: string, range
   const commitments: CommitmentView[] = assessment.commitments.map((a) => ({
     id: a.id!,
     recorded_at: a.recorded_at!,
-    recorded_by: commitmentRows[a.index].key_id !== null && commitmentRows[a.index].key_name !== null ? { key_id: commitmentRows[a.index].key_id!, name: commitmentRows[a.index].key_name! } : null,
+    recorded_by: commitmentRows[a.index].recorded_by,
     binding: a.binding,
     outcome: a.outcome,
     contradicts: a.contradicts,
@@ -131,19 +107,19 @@ export async function loadTimelineView(db: DatabaseService, jobId: string, range
     commitment: recorded[a.index].value,
     witness: a.check.witness,
   }));
-  const first = rows.findIndex((r) => Number(r.seq) > range.after);
+  const first = rows.findIndex((r) => r.seq > range.after);
   const from = first < 0 ? rows.length : first;
   const shown = rows.slice(from, from + range.limit);
   const entries: TimelineEntryView[] = shown.map((r, j) => {
     const o = result.entries?.[from + j];
     return {
-      seq: Number(r.seq),
+      seq: r.seq,
       tool: r.tool,
       provenance_class: r.provenance_class,
       receipt_id: r.receipt_id,
       entry_digest: o?.entry_digest ?? r.entry_digest,
       reasons: o?.reasons ?? [],
-      close: r.close === true || Number(r.close) === 1,
+      close: r.close,
     };
   });
   return {
@@ -163,7 +139,7 @@ export async function loadTimelineView(db: DatabaseService, jobId: string, range
     findings: assessment.findings,
     commitments,
     entries,
-    page: { after: range.after, limit: range.limit, next_after: from + shown.length < rows.length && shown.length > 0 ? Number(shown[shown.length - 1].seq) : null },
+    page: { after: range.after, limit: range.limit, next_after: from + shown.length < rows.length && shown.length > 0 ? shown[shown.length - 1].seq : null },
     stored,
   };
 }

@@ -10,7 +10,7 @@ import { NotFoundError } from '../common/errors';
 import { PageRequest, toPage } from '../common/pagination';
 import { PublicUrls } from '../common/urls';
 import { DatabaseService } from '../database/database.service';
-import { recordedByAt } from '../ledger/ledger.service';
+import { EventsRepository } from '../ledger/events.repository';
 import { mayReadWithheld } from '../public-pages/public-pages.service';
 import { ReceiptRow, ReceiptsService } from './receipts.service';
 
@@ -27,12 +27,13 @@ export class ReceiptsListing {
     private readonly db: DatabaseService,
     private readonly receipts: ReceiptsService,
     private readonly urls: PublicUrls,
+    private readonly events: EventsRepository,
   ) {}
 
   /** A page of receipt metadata `{items: ReceiptSummary[], next}` (no canonical bytes, whatever the publication setting). */
   async list(p: PageRequest) {
     const rows = await receiptsAfter(this.db, p);
-    const by = await recordedByAt(this.db, rows.slice(0, p.limit).map((r) => Number(r.position)));
+    const by = await this.events.recordedByAt(this.db, rows.slice(0, p.limit).map((r) => Number(r.position)));
     return toPage(rows, p.limit, (r) => ({
       id: r.id,
       recorded_at: r.recorded_at,

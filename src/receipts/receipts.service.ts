@@ -1,43 +1,20 @@
 import { Injectable } from '@nestjs/common';
 import { isObject, ReceiptResult, receiptOfDocument, verifyReceipt } from '../aer1';
-import { ConflictError, NotFoundError, VerificationFailedError, BadInputError, LedgerError } from '../common/errors';
+import { NotFoundError, VerificationFailedError, BadInputError, LedgerError } from '../common/errors';
 import { parseRequestJson, RawJson, ndjsonLines } from '../common/raw-json';
 import { PublicUrls } from '../common/urls';
 import { DatabaseService, StorageInputError, Tx } from '../database/database.service';
-import { LedgerService, recordedByAt, writerAt } from '../ledger/ledger.service';
+import { LedgerService, NO_CONCURRENCY_CHECK, STREAM_DOES_NOT_EXIST } from '../ledger/ledger.service';
+import { EventsRepository } from '../ledger/events.repository';
 import type { RecordedBy } from '../ledger/event-hash';
 import type { Principal } from '../auth/api-keys.service';
 import { assertOwner, assertProvenance, recordedBy } from '../auth/permissions';
 import { streams } from '../ledger/streams';
-import { ReceiptRecordedData } from './receipts.projection';
+import { assertCorrectionId, decideCorrect, decideRecord } from './receipts.decider';
+import { ReceiptCorrected, ReceiptEvent, ReceiptRecordedData } from './receipts.events';
+import { ReceiptRow, ReceiptsRepository, RecordedReceipt } from './receipts.repository';
 
-/** A row of the `receipts` read model. */
-export interface ReceiptRow {
-  id: string;
-  id_as_given: string;
-  form: string;
-  wrapped_in: string | null;
-  raw: string;
-  verdict: string;
-  reasons: string;
-  provenance_class: string | null;
-  tool: string | null;
-  status: string | null;
-  output_hash: string | null;
-  created_at: string | null;
-  supersedes: string | null;
-  superseded_by: string | null;
-  position: number;
-  recorded_at: string;
-  /** `full` or `metadata` (canonical bytes served to auditors only), fixed when recorded. */
-  publication: string;
-}
-
-/** What ingestion needs to know of a recorded receipt: a few columns of its row. */
-export type RecordedReceipt = Pick<ReceiptRow, 'id' | 'raw' | 'verdict' | 'provenance_class' | 'supersedes' | 'position'>;
-const RECORDED_COLUMNS = 'id, raw, verdict, provenance_class, supersedes, position';
-/** Ids per look-up query (well under SQLite's and PostgreSQL's bound-parameter limits). */
-const LOOKUP_PAGE = 500;
+export type { ReceiptRow, RecordedReceipt } from './receipts.repository';
 
 /** What an ingestion answers. */
 export interface IngestOutcome {
@@ -67,6 +44,8 @@ export class ReceiptsService {
     private readonly db: DatabaseService,
     private readonly ledger: LedgerService,
     private readonly urls: PublicUrls,
+    private readonly receipts: ReceiptsRepository,
+    private readonly events: EventsRepository,
   ) {}
 
   /**
@@ -91,42 +70,23 @@ export class ReceiptsService {
     return result as ReceiptResult & { id: string };
   }
 
-  /** The recorded receipts among `ids` (lowercase), looked up in pages of {@link LOOKUP_PAGE}. */
-  private async findRecorded(tx: Tx, ids: string[]): Promise<Map<string, RecordedReceipt>> {
-    const found = new Map<string, RecordedReceipt>();
-    const unique = [...new Set(ids)];
-    for (let i = 0; i < unique.length; i += LOOKUP_PAGE) {
-      const page = unique.slice(i, i + LOOKUP_PAGE);
-      const rows = await tx.query<RecordedReceipt>(`SELECT ${RECORDED_COLUMNS} FROM receipts WHERE id IN (${page.map(() => '?').join(', ')})`, page);
-      for (const r of rows) found.set(r.id, r);
-    }
-    return found;
-  }
-
   /**
    * Record one verified receipt inside `tx`: its stored bytes are `body.text`
    * exactly. `recorded` is what is already recorded under its id (looked up
-   * when not given). Returns the answer and what is now recorded under the id.
+   * when not given); `correction` the event for the original's stream when it
+   * corrects one. Returns the answer and what is now recorded under the id.
    */
   private async record(
     tx: Tx,
     body: RawJson,
     result: ReceiptResult & { id: string },
-    supersedes: string | null,
+    correction: ReceiptCorrected | null,
     by: Principal,
     recorded?: RecordedReceipt | null,
   ): Promise<{ outcome: IngestOutcome; recorded: RecordedReceipt }> {
     const id = result.id.toLowerCase();
-    const existing = recorded !== undefined ? recorded : ((await this.findRecorded(tx, [id])).get(id) ?? null);
-    const supersedesId = supersedes ? supersedes.toLowerCase() : null;
-    if (existing) {
-      if (existing.raw === body.text && (existing.supersedes ?? null) === supersedesId) return { outcome: this.outcome('existing', existing), recorded: existing };
-      if (existing.raw !== body.text) {
-        throw new ConflictError('receipt_id_conflict', `receipt ${id} is already recorded with different bytes; records are never altered (S9): publish a correction instead`, { id });
-      }
-      const as = existing.supersedes ? `as the correction of ${existing.supersedes}` : 'as a receipt of its own';
-      throw new ConflictError('receipt_id_conflict', `receipt ${id} is already recorded ${as}; a correction is a new receipt with an id not recorded before (S9)`, { id });
-    }
+    const existing = recorded !== undefined ? recorded : ((await this.receipts.findRecorded(tx, [id])).get(id) ?? null);
+    const supersedesId = correction ? correction.data.id : null;
     const r = receiptOf(body.value) as Record<string, unknown>;
     const data: ReceiptRecordedData = {
       id: result.id,
@@ -143,13 +103,12 @@ export class ReceiptsService {
       supersedes: supersedesId,
       publication: by.publication,
     };
-    // Not in the read model, which the same transaction keeps: the receipt's stream is new.
-    const [event] = await this.ledger.append(tx, streams.receipt(id), 'new', [{ type: 'ReceiptRecorded', data }], recordedBy(by));
-    if (supersedesId) {
-      const old = streams.receipt(supersedesId);
-      const version = await this.ledger.streamVersion(tx, old);
-      await this.ledger.append(tx, old, version, [{ type: 'ReceiptCorrected', data: { id: supersedesId, superseded_by: id } }], recordedBy(by));
-    }
+    const decision = decideRecord(existing, data);
+    if ('existing' in decision) return { outcome: this.outcome('existing', decision.existing), recorded: decision.existing };
+    // Not in the read model, which the same transaction keeps: the receipt's stream does not exist.
+    const [event] = await this.ledger.append<ReceiptEvent>(tx, streams.receipt(id), STREAM_DOES_NOT_EXIST, decision.events, recordedBy(by));
+    // The original's state was read and decided on in this serialized write transaction: nothing appended since.
+    if (correction) await this.ledger.append<ReceiptEvent>(tx, streams.receipt(correction.data.id), NO_CONCURRENCY_CHECK, [correction], recordedBy(by));
     // The row the projection wrote holds exactly these values: answered without reading it back.
     const now: RecordedReceipt = { id, raw: body.text, verdict: data.verdict, provenance_class: data.provenance_class, supersedes: supersedesId, position: event.position };
     return { outcome: this.outcome('created', now), recorded: now };
@@ -179,19 +138,16 @@ export class ReceiptsService {
   async correct(originalId: string, body: RawJson, by: Principal): Promise<IngestOutcome> {
     const result = this.verifyOrThrow(body.value, by);
     const original = originalId.toLowerCase();
-    if (result.id.toLowerCase() === original) throw new ConflictError('correction_same_id', 'a correction is a new receipt with its own id');
+    const correctionId = result.id.toLowerCase();
+    assertCorrectionId(original, correctionId);
     return this.db.write(async (tx) => {
-      const row = (await tx.query<ReceiptRow>('SELECT * FROM receipts WHERE id = ?', [original]))[0];
+      const row = await this.receipts.get(tx, original);
       if (!row) throw new NotFoundError('receipt', originalId);
-      assertOwner(by, await writerAt(tx, Number(row.position)), `receipt ${original}`);
-      if (row.superseded_by) {
-        if (row.superseded_by === result.id.toLowerCase()) {
-          const again = (await tx.query<ReceiptRow>('SELECT * FROM receipts WHERE id = ?', [row.superseded_by]))[0];
-          if (again && again.raw === body.text) return this.outcome('existing', again);
-        }
-        throw new ConflictError('already_superseded', `receipt ${original} is already superseded by ${row.superseded_by}; correct that one instead`, { superseded_by: row.superseded_by });
-      }
-      return (await this.record(tx, body, result, original, by)).outcome;
+      assertOwner(by, await this.events.writerAt(tx, row.position), `receipt ${original}`);
+      const again = row.superseded_by === correctionId ? await this.receipts.get(tx, correctionId) : null;
+      const decision = decideCorrect({ id: original, superseded_by: row.superseded_by, same_correction_raw: again?.raw ?? null }, correctionId, body.text);
+      if ('existing' in decision) return this.outcome('existing', again!);
+      return (await this.record(tx, body, result, decision.events[0], by)).outcome;
     });
   }
 
@@ -235,7 +191,7 @@ export class ReceiptsService {
       let accepted = 0;
       let existing = 0;
       // One look-up for the whole batch; a receipt recorded by an earlier line is added as it is recorded.
-      const recorded = await this.findRecorded(
+      const recorded = await this.receipts.findRecorded(
         tx,
         prepared.flatMap((p) => (p.result ? [p.result.id.toLowerCase()] : [])),
       );
@@ -272,14 +228,14 @@ export class ReceiptsService {
 
   /** The stored row for `id` (case-insensitive), or 404. */
   async get(id: string): Promise<ReceiptRow> {
-    const row = (await this.db.query<ReceiptRow>('SELECT * FROM receipts WHERE id = ?', [id.toLowerCase()]))[0];
+    const row = await this.receipts.get(this.db, id.toLowerCase());
     if (!row) throw new NotFoundError('receipt', id);
-    return { ...row, position: Number(row.position) };
+    return row;
   }
 
   /** The key that recorded the receipt (null before attribution). */
   async recordedBy(row: Pick<ReceiptRow, 'position'>): Promise<RecordedBy | null> {
-    return (await recordedByAt(this.db, [Number(row.position)])).get(Number(row.position)) ?? null;
+    return this.events.recordedByOne(this.db, Number(row.position));
   }
 
   /** Re-verify the stored bytes with the core (S6): never trusts the verdict recorded at ingestion. */

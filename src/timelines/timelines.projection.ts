@@ -2,151 +2,103 @@ import { Injectable, OnModuleInit } from '@nestjs/common';
 import { verifyTimeline } from '../aer1';
 import { ndjsonTexts, splitJsonArray } from '../common/raw-json';
 import { Tx } from '../database/database.service';
-import { StoredEvent } from '../ledger/event-hash';
-import { Projection, ProjectionRegistry } from '../ledger/projections';
-
-/** Data of `TimelineEntryAppended` (stream `timeline:<job_id>`): one entry exactly as received and what the core computed. */
-export interface TimelineEntryAppendedData {
-  job_id: string;
-  seq: number;
-  /** The entry's exact source text. */
-  raw: string;
-  /** The recomputed S7.1 digest of this entry. */
-  entry_digest: string;
-  /** The entry's `id` (a receipt id), as given. */
-  receipt_id: string;
-  tool: string;
-  provenance_class: string;
-  close: boolean;
-  /** The writing key's publication setting (absent in events before it existed = `full`). */
-  publication?: 'full' | 'metadata';
-}
-
-/** Data of `TimelineImported`: a complete timeline recorded elsewhere, the whole body text as received and the core's verdict. */
-export interface TimelineImportedData {
-  job_id: string;
-  /** The whole request body text: a JSON array, or NDJSON when `format` is `ndjson`. */
-  raw: string;
-  /** `ndjson`: `raw` holds one entry per line (absent: a JSON array, as in every event before NDJSON imports). */
-  format?: 'ndjson';
-  verdict: string;
-  reasons: string[];
-  construction: string | null;
-  entry_count: number;
-  final_entry_digest: string | null;
-  /** The writing key's publication setting (absent = `full`). */
-  publication?: 'full' | 'metadata';
-}
-
-/** Data of `EndpointCommitmentRecorded`: an external endpoint commitment exactly as received, and how it compared at that moment. */
-export interface EndpointCommitmentRecordedData {
-  id: string;
-  job_id: string;
-  /** The commitment object's exact text (witness metadata included). */
-  raw: string;
-  binding: boolean;
-  reasons: string[];
-  /** Entries in the visible timeline when the commitment was recorded. */
-  entry_count_at_record: number;
-}
-
-const ROWS_PER_INSERT = 100;
+import { RecordedEvent } from '../ledger/event';
+import { Projection, ProjectionRegistry, unhandled } from '../ledger/projections';
+import { EndpointCommitmentRecordedData, TIMELINE_EVENT_TYPES, TimelineEntryAppendedData, TimelineEvent, TimelineImportedData } from './timelines.events';
+import { TimelineEntryRow, TimelinesRepository } from './timelines.repository';
 
 /** The `timelines`, `timeline_entries` and `commitments` read models. */
 @Injectable()
-export class TimelinesProjection implements Projection, OnModuleInit {
+export class TimelinesProjection implements Projection<TimelineEvent>, OnModuleInit {
   readonly name = 'timelines';
   readonly tables = ['timelines', 'timeline_entries', 'commitments'];
+  readonly eventTypes = TIMELINE_EVENT_TYPES;
 
-  constructor(private readonly registry: ProjectionRegistry) {}
+  constructor(
+    private readonly registry: ProjectionRegistry,
+    private readonly timelines: TimelinesRepository,
+  ) {}
 
   onModuleInit(): void {
     this.registry.register(this);
   }
 
-  canHandle(type: string): boolean {
-    return type === 'TimelineEntryAppended' || type === 'TimelineImported' || type === 'EndpointCommitmentRecorded';
+  async evolve(tx: Tx, e: RecordedEvent<TimelineEvent>): Promise<void> {
+    switch (e.type) {
+      case 'TimelineEntryAppended':
+        return this.appended(tx, e.position, e.data);
+      case 'TimelineImported':
+        return this.imported(tx, e.position, e.data);
+      case 'EndpointCommitmentRecorded':
+        return this.commitment(tx, e.position, e.recorded_at, e.data);
+      default:
+        return unhandled(e);
+    }
   }
 
-  async evolve(tx: Tx, e: StoredEvent): Promise<void> {
-    if (e.type === 'TimelineEntryAppended') await this.appended(tx, e, JSON.parse(e.data) as TimelineEntryAppendedData);
-    else if (e.type === 'TimelineImported') await this.imported(tx, e, JSON.parse(e.data) as TimelineImportedData);
-    else await this.commitment(tx, e, JSON.parse(e.data) as EndpointCommitmentRecordedData);
-  }
-
-  private async appended(tx: Tx, e: StoredEvent, d: TimelineEntryAppendedData): Promise<void> {
+  private async appended(tx: Tx, position: number, d: TimelineEntryAppendedData): Promise<void> {
     // Appends are checked to extend a -07 chain, so the only rule a timeline
     // built this way can still fail is closing (S7.2). GET .../verify re-verifies anyway.
     const verdict = d.close ? 'valid' : 'invalid';
-    const reasons = JSON.stringify(d.close ? [] : ['not_closed']);
+    const reasons = d.close ? [] : ['not_closed'];
     if (d.seq === 1) {
-      await tx.query(
-        `INSERT INTO timelines (job_id, source, entry_count, head_digest, closed, verdict, reasons, construction, first_position, last_position)
-         VALUES (?, 'append', ?, ?, ?, ?, ?, '-07', ?, ?)`,
-        [d.job_id, 1, d.entry_digest, d.close ? 1 : 0, verdict, reasons, e.position, e.position],
-      );
+      await this.timelines.insertTimeline(tx, { job_id: d.job_id, source: 'append', entry_count: 1, head_digest: d.entry_digest, closed: d.close, verdict, reasons, construction: '-07' }, position);
     } else {
-      await tx.query('UPDATE timelines SET entry_count = ?, head_digest = ?, closed = ?, verdict = ?, reasons = ?, last_position = ? WHERE job_id = ?', [
-        d.seq,
-        d.entry_digest,
-        d.close ? 1 : 0,
-        verdict,
-        reasons,
-        e.position,
-        d.job_id,
-      ]);
+      await this.timelines.updateHead(tx, d.job_id, { entry_count: d.seq, head_digest: d.entry_digest, closed: d.close, verdict, reasons }, position);
     }
-    await tx.query(
-      'INSERT INTO timeline_entries (job_id, seq, raw, entry_digest, receipt_id, tool, provenance_class, close, position, publication) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
-      [d.job_id, d.seq, d.raw, d.entry_digest, d.receipt_id.toLowerCase(), d.tool, d.provenance_class, d.close ? 1 : 0, e.position, d.publication ?? 'full'],
-    );
+    await this.timelines.insertEntries(tx, [
+      {
+        job_id: d.job_id,
+        seq: d.seq,
+        raw: d.raw,
+        entry_digest: d.entry_digest,
+        receipt_id: d.receipt_id.toLowerCase(),
+        tool: d.tool,
+        provenance_class: d.provenance_class,
+        close: d.close,
+        position,
+        publication: d.publication ?? 'full',
+      },
+    ]);
   }
 
-  private async imported(tx: Tx, e: StoredEvent, d: TimelineImportedData): Promise<void> {
+  private async imported(tx: Tx, position: number, d: TimelineImportedData): Promise<void> {
     const texts = importedEntryTexts(d);
-    if (texts === null) throw new Error(`TimelineImported at position ${e.position}: raw is not a JSON array`);
+    if (texts === null) throw new Error(`TimelineImported at position ${position}: raw is not a JSON array`);
     const values = texts.map((t) => JSON.parse(t) as Record<string, unknown>);
     // Per-entry digests are recomputed by the core from the stored texts (deterministic on replay).
     const result = verifyTimeline(values, { collectEntries: true });
-    await tx.query(
-      `INSERT INTO timelines (job_id, source, entry_count, head_digest, closed, verdict, reasons, construction, first_position, last_position)
-       VALUES (?, 'import', ?, ?, ?, ?, ?, ?, ?, ?)`,
-      [d.job_id, d.entry_count, d.final_entry_digest, result.closed ? 1 : 0, d.verdict, JSON.stringify(d.reasons), d.construction, e.position, e.position],
+    await this.timelines.insertTimeline(
+      tx,
+      { job_id: d.job_id, source: 'import', entry_count: d.entry_count, head_digest: d.final_entry_digest, closed: result.closed, verdict: d.verdict, reasons: d.reasons, construction: d.construction },
+      position,
     );
-    for (let start = 0; start < texts.length; start += ROWS_PER_INSERT) {
-      const params: unknown[] = [];
-      const rows: string[] = [];
-      for (let k = start; k < Math.min(texts.length, start + ROWS_PER_INSERT); k++) {
-        const v = values[k];
-        rows.push('(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)');
-        params.push(
-          d.job_id,
-          v.seq,
-          texts[k],
-          result.entries?.[k]?.entry_digest ?? null,
-          typeof v.id === 'string' ? v.id.toLowerCase() : null,
-          typeof v.tool === 'string' ? v.tool : null,
-          typeof v.provenance_class === 'string' ? v.provenance_class : null,
-          v.close === true ? 1 : 0,
-          e.position,
-          d.publication ?? 'full',
-        );
-      }
-      await tx.query(`INSERT INTO timeline_entries (job_id, seq, raw, entry_digest, receipt_id, tool, provenance_class, close, position, publication) VALUES ${rows.join(', ')}`, params);
-    }
+    const rows: TimelineEntryRow[] = values.map((v, k) => ({
+      job_id: d.job_id,
+      seq: v.seq as number,
+      raw: texts[k],
+      entry_digest: result.entries?.[k]?.entry_digest ?? null,
+      receipt_id: typeof v.id === 'string' ? v.id.toLowerCase() : null,
+      tool: typeof v.tool === 'string' ? v.tool : null,
+      provenance_class: typeof v.provenance_class === 'string' ? v.provenance_class : null,
+      close: v.close === true,
+      position,
+      publication: d.publication ?? 'full',
+    }));
+    await this.timelines.insertEntries(tx, rows);
   }
 
-  private async commitment(tx: Tx, e: StoredEvent, d: EndpointCommitmentRecordedData): Promise<void> {
-    await tx.query('INSERT INTO commitments (id, job_id, raw, binding, reasons, entry_count_at_record, position, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)', [
-      d.id,
-      d.job_id,
-      d.raw,
-      d.binding ? 1 : 0,
-      JSON.stringify(d.reasons),
-      d.entry_count_at_record,
-      e.position,
-      e.recorded_at,
-    ]);
+  private async commitment(tx: Tx, position: number, recordedAt: string, d: EndpointCommitmentRecordedData): Promise<void> {
+    await this.timelines.insertCommitment(tx, {
+      id: d.id,
+      job_id: d.job_id,
+      raw: d.raw,
+      binding: d.binding,
+      reasons: d.reasons,
+      entry_count_at_record: d.entry_count_at_record,
+      position,
+      recorded_at: recordedAt,
+    });
   }
 }
 

@@ -21,7 +21,6 @@ import {
   TimelineResult,
   TimelineVerifier,
   verifyTimeline,
-  ZERO_DIGEST,
   JobAssessment,
   jobAssessment,
   JOB_ASSESSMENT_HEADLINE,
@@ -31,60 +30,22 @@ import { ConflictError, NotFoundError, UnprocessableError, VerificationFailedErr
 import { parseRawJson, RawJson, splitJsonArray } from '../common/raw-json';
 import { assertIdentifier, httpUrlProblem } from '../common/text';
 import { PublicUrls } from '../common/urls';
-import { DatabaseService, Tx } from '../database/database.service';
-import { LedgerService, recordedByAt, writerAt } from '../ledger/ledger.service';
+import { DatabaseService } from '../database/database.service';
+import { Queryable } from '../database/rows';
+import { LedgerService, NO_CONCURRENCY_CHECK, STREAM_DOES_NOT_EXIST } from '../ledger/ledger.service';
+import { EventsRepository } from '../ledger/events.repository';
+import { eventData } from '../ledger/event';
 import { ResultCache } from '../common/result-cache';
 import type { Principal } from '../auth/api-keys.service';
 import type { RecordedBy } from '../ledger/event-hash';
 import { assertOwner, assertProvenance, recordedBy } from '../auth/permissions';
 import { assertPlanOwner } from '../coverage/plan-owner';
 import { streams } from '../ledger/streams';
-import { EndpointCommitmentRecordedData, TimelineEntryAppendedData, TimelineImportedData } from './timelines.projection';
+import { decideAppend, decideImport, EMPTY_HEAD, TimelineHead } from './timelines.decider';
+import { EndpointCommitmentRecordedData, TimelineEvent, TimelineImportedData } from './timelines.events';
+import { CommitmentRow, TimelineEntryRow, TimelineRow, TimelinesRepository } from './timelines.repository';
 
-/** Anything that runs `?`-placeholder SQL: the database outside a write, or a write transaction. */
-type Queryable = Pick<Tx, 'query'>;
-
-/** A row of the `timelines` read model. */
-export interface TimelineRow {
-  job_id: string;
-  /** `append` (built entry by entry here) or `import` (a complete timeline recorded elsewhere). */
-  source: 'append' | 'import';
-  entry_count: number;
-  head_digest: string | null;
-  closed: boolean;
-  verdict: string;
-  reasons: string[];
-  construction: string | null;
-  first_position: number;
-  last_position: number;
-}
-
-/** A row of the `timeline_entries` read model. */
-export interface TimelineEntryRow {
-  job_id: string;
-  seq: number;
-  raw: string;
-  entry_digest: string | null;
-  receipt_id: string | null;
-  tool: string | null;
-  provenance_class: string | null;
-  close: boolean;
-  position: number;
-  /** `full` or `metadata` (canonical bytes served to auditors only), fixed when recorded. */
-  publication: string;
-}
-
-/** A row of the `commitments` read model. */
-export interface CommitmentRow {
-  id: string;
-  job_id: string;
-  raw: string;
-  binding: boolean;
-  reasons: string[];
-  entry_count_at_record: number;
-  position: number;
-  recorded_at: string;
-}
+export type { CommitmentRow, TimelineEntryRow, TimelineRow } from './timelines.repository';
 
 /** The commitment part of a verification report: the deciding commitment (the first that contradicts the timeline, else the latest binding one, else the latest). */
 export interface CommitmentStatus {
@@ -182,6 +143,8 @@ export class TimelinesService {
     private readonly db: DatabaseService,
     private readonly ledger: LedgerService,
     private readonly urls: PublicUrls,
+    private readonly timelines: TimelinesRepository,
+    private readonly events: EventsRepository,
   ) {}
 
   // ---------------------------------------------------------------- append
@@ -216,36 +179,12 @@ export class TimelinesService {
 
     return this.db.write(async (tx) => {
       await assertPlanOwner(tx, jobId, by);
-      const stream = streams.timeline(jobId);
-      const version = await this.ledger.streamVersion(tx, stream);
-      const row = await this.timelineRow(tx, jobId);
-      if (row) assertOwner(by, await writerAt(tx, row.first_position), `the timeline of job ${JSON.stringify(jobId)}`);
-      if (row?.source === 'import') {
-        throw new ConflictError('timeline_imported', `the timeline of job ${jobId} was imported complete; it cannot be extended`, { reasons: ['timeline_imported'], job_id: jobId });
-      }
-      let head = row ? await this.headOf(tx, jobId) : { seq: 0, digest: ZERO_DIGEST, closed: false };
-      const events: { type: string; data: TimelineEntryAppendedData }[] = [];
-      for (let k = 0; k < checked.length; k++) {
-        const { text, e, seq, digest } = checked[k];
-        const where = checked.length > 1 ? ` (entry ${k + 1} of the request)` : '';
-        const details = { job_id: jobId, index: k, head: { seq: head.seq, entry_digest: head.seq === 0 ? null : head.digest, closed: head.closed } };
-        if (head.closed) throw new ConflictError('timeline_closed', `job ${jobId} is closed at seq ${head.seq}: nothing follows a closing entry (S7.2)${where}`, { reasons: ['timeline_closed'], ...details });
-        if (seq !== head.seq + 1) {
-          throw new ConflictError('seq_not_contiguous', `seq ${seq} does not extend the head: expected ${head.seq + 1}${where}`, { reasons: ['seq_not_contiguous'], expected_seq: head.seq + 1, ...details });
-        }
-        if (e.prev_digest !== head.digest) {
-          const code = head.seq === 0 ? 'genesis_prev_digest' : 'link_mismatch';
-          const msg = head.seq === 0 ? 'the first entry must carry 64 zeros as prev_digest (S7.2)' : `prev_digest must be the recomputed digest of entry ${head.seq}: ${head.digest}`;
-          throw new ConflictError(code, `${msg}${where}`, { reasons: [code], expected_prev_digest: head.digest, ...details });
-        }
-        const close = e.close === true;
-        events.push({
-          type: 'TimelineEntryAppended',
-          data: { job_id: jobId, seq, raw: text, entry_digest: digest, receipt_id: e.id as string, tool: e.tool as string, provenance_class: e.provenance_class as string, close, publication: by.publication },
-        });
-        head = { seq, digest, closed: close };
-      }
-      const stored = await this.ledger.append(tx, stream, version, events, recordedBy(by));
+      const row = await this.timelines.get(tx, jobId);
+      if (row) assertOwner(by, await this.events.writerAt(tx, row.first_position), `the timeline of job ${JSON.stringify(jobId)}`);
+      const last = row?.source === 'append' ? await this.lastEntry(tx, jobId) : null;
+      const { events, head } = decideAppend({ source: row?.source ?? null, head: last?.head ?? EMPTY_HEAD, last: last?.value }, jobId, checked, by.publication);
+      // Decided on the head read in this serialized write transaction: nothing can have appended since.
+      const stored = await this.ledger.append<TimelineEvent>(tx, streams.timeline(jobId), row ? NO_CONCURRENCY_CHECK : STREAM_DOES_NOT_EXIST, events, recordedBy(by));
       return {
         job_id: jobId,
         appended: stored.map((ev, k) => ({ seq: events[k].data.seq, entry_digest: events[k].data.entry_digest, position: ev.position })),
@@ -265,14 +204,14 @@ export class TimelinesService {
     return texts.map((text, k) => ({ text, value: (body.value as unknown[])[k] }));
   }
 
-  /** The head of an appended timeline, recomputed from the stored text of its last entry. */
-  private async headOf(tx: Queryable, jobId: string): Promise<{ seq: number; digest: string; closed: boolean }> {
-    const last = (await tx.query<{ seq: number | string; raw: string }>('SELECT seq, raw FROM timeline_entries WHERE job_id = ? ORDER BY seq DESC LIMIT 1', [jobId]))[0];
-    if (!last) return { seq: 0, digest: ZERO_DIGEST, closed: false };
+  /** The last entry of an appended timeline and the head recomputed from its stored text (null when it has none). */
+  private async lastEntry(q: Queryable, jobId: string): Promise<{ head: TimelineHead; value: JsonObject } | null> {
+    const last = await this.timelines.lastEntry(q, jobId);
+    if (!last) return null;
     const value = JSON.parse(last.raw) as JsonObject;
     const digest = entryDigest(value);
     if (digest === null) throw new Error(`stored head entry of job ${jobId} does not recompute`);
-    return { seq: Number(last.seq), digest, closed: value.close === true };
+    return { head: { seq: last.seq, digest, closed: value.close === true }, value };
   }
 
   // ---------------------------------------------------------------- import
@@ -309,16 +248,8 @@ export class TimelinesService {
     return this.db.write(async (tx) => {
       await assertPlanOwner(tx, jobId, by);
       const stream = streams.timeline(jobId);
-      const row = await this.timelineRow(tx, jobId);
-      if (row) {
-        if (row.source === 'import') {
-          const ev = (await tx.query<{ data: string }>("SELECT data FROM events WHERE stream_id = ? AND type = 'TimelineImported' ORDER BY stream_position LIMIT 1", [stream]))[0];
-          const prior = ev ? (JSON.parse(ev.data) as TimelineImportedData) : null;
-          if (prior && prior.raw === body.text && prior.format === format) return { outcome: 'existing' as const, ...this.importAnswer(row) };
-        }
-        throw new ConflictError('timeline_exists', `job ${jobId} already has a timeline (${row.source === 'import' ? 'imported with different bytes' : 'built by appends'}); records are never altered`, { reasons: ['timeline_exists'], job_id: jobId });
-      }
-      const version = await this.ledger.streamVersion(tx, stream);
+      const row = await this.timelines.get(tx, jobId);
+      const imported = row?.source === 'import' ? await this.events.firstData(tx, stream, 'TimelineImported') : null;
       const data: TimelineImportedData = {
         job_id: jobId,
         raw: body.text,
@@ -330,8 +261,11 @@ export class TimelinesService {
         final_entry_digest: result.final_entry_digest,
         publication: by.publication,
       };
-      await this.ledger.append(tx, stream, version, [{ type: 'TimelineImported', data }], recordedBy(by));
-      const stored = (await this.timelineRow(tx, jobId))!;
+      const decision = decideImport({ source: row?.source ?? null, imported_raw: imported === null ? null : eventData<TimelineEvent, 'TimelineImported'>('TimelineImported', imported).raw }, data);
+      if ('existing' in decision) return { outcome: 'existing' as const, ...this.importAnswer(row!) };
+      // No timeline row in the read model this transaction keeps: the stream does not exist.
+      await this.ledger.append<TimelineEvent>(tx, stream, STREAM_DOES_NOT_EXIST, decision.events, recordedBy(by));
+      const stored = (await this.timelines.get(tx, jobId))!;
       return { outcome: 'created' as const, ...this.importAnswer(stored) };
     });
   }
@@ -378,26 +312,26 @@ export class TimelinesService {
       throw new UnprocessableError('commitment_too_large', `a commitment is at most ${MAX_COMMITMENT_BYTES} bytes (witness metadata included); nothing was recorded`, { reasons: ['commitment_too_large'] });
     }
     // Outside the write lock: the owner (the stream's first event never changes) and the chain as it stands.
-    const before = await this.timelineRow(this.db, jobId);
+    const before = await this.timelines.get(this.db, jobId);
     if (!before) throw new NotFoundError('job', jobId);
-    assertOwner(by, await writerAt(this.db, before.first_position), `the timeline of job ${JSON.stringify(jobId)}`);
+    assertOwner(by, await this.events.writerAt(this.db, before.first_position), `the timeline of job ${JSON.stringify(jobId)}`);
     const verified = await this.verifyEntries(this.db, jobId);
     return this.db.write(async (tx) => {
-      const row = (await this.timelineRow(tx, jobId))!;
+      const row = (await this.timelines.get(tx, jobId))!;
       // Appended to meanwhile (rare): the chain is verified again, under the lock.
       const timeline = row.last_position === before.last_position ? verified : await this.verifyEntries(tx, jobId);
       const check = checkCommitment(timeline, body.value);
-      const same = (await tx.query<{ id: string }>('SELECT id FROM commitments WHERE job_id = ? AND raw = ? ORDER BY position LIMIT 1', [jobId, text]))[0];
-      let id = same?.id;
+      const same = await this.timelines.commitmentIdByText(tx, jobId, text);
+      let id = same;
       if (!id) {
-        const count = Number((await tx.query<{ n: number | string }>('SELECT COUNT(*) AS n FROM commitments WHERE job_id = ?', [jobId]))[0]?.n ?? 0);
+        const count = await this.timelines.commitmentCount(tx, jobId);
         if (count >= MAX_COMMITMENTS_PER_JOB) {
           throw new ConflictError('too_many_commitments', `job ${jobId} already has ${count} endpoint commitments, the most one job may have; nothing was recorded`, { reasons: ['too_many_commitments'], job_id: jobId });
         }
         id = randomUUID();
         const data: EndpointCommitmentRecordedData = { id, job_id: jobId, raw: text, binding: check.binding, reasons: check.reasons, entry_count_at_record: timeline.entry_count };
-        const stream = streams.timeline(jobId);
-        await this.ledger.append(tx, stream, await this.ledger.streamVersion(tx, stream), [{ type: 'EndpointCommitmentRecorded', data }], recordedBy(by));
+        // Any commitment may be recorded on an existing timeline: nothing to check against its version.
+        await this.ledger.append<TimelineEvent>(tx, streams.timeline(jobId), NO_CONCURRENCY_CHECK, [{ type: 'EndpointCommitmentRecorded', data }], recordedBy(by));
       }
       // This commitment alone may bind; judged with every one recorded, truncation may still not be excluded.
       const { assessment } = await this.assess(tx, jobId, timeline);
@@ -421,26 +355,9 @@ export class TimelinesService {
 
   // ---------------------------------------------------------------- reads
 
-  private async timelineRow(q: Queryable, jobId: string): Promise<TimelineRow | null> {
-    const r = (await q.query<Record<string, unknown>>('SELECT * FROM timelines WHERE job_id = ?', [jobId]))[0];
-    if (!r) return null;
-    return {
-      job_id: r.job_id as string,
-      source: r.source as 'append' | 'import',
-      entry_count: Number(r.entry_count),
-      head_digest: (r.head_digest as string | null) ?? null,
-      closed: Number(r.closed) === 1,
-      verdict: r.verdict as string,
-      reasons: JSON.parse(r.reasons as string) as string[],
-      construction: (r.construction as string | null) ?? null,
-      first_position: Number(r.first_position),
-      last_position: Number(r.last_position),
-    };
-  }
-
   /** The timeline row, or 404. */
   async get(jobId: string): Promise<TimelineRow> {
-    const row = await this.timelineRow(this.db, jobId);
+    const row = await this.timelines.get(this.db, jobId);
     if (!row) throw new NotFoundError('job', jobId);
     return row;
   }
@@ -451,24 +368,11 @@ export class TimelinesService {
     let left = limit;
     while (left > 0) {
       const n = Math.min(PAGE, left);
-      const rows = await q.query<Record<string, unknown>>('SELECT * FROM timeline_entries WHERE job_id = ? AND seq > ? ORDER BY seq LIMIT ?', [jobId, last, n]);
-      for (const r of rows) {
-        yield {
-          job_id: r.job_id as string,
-          seq: Number(r.seq),
-          raw: r.raw as string,
-          entry_digest: (r.entry_digest as string | null) ?? null,
-          receipt_id: (r.receipt_id as string | null) ?? null,
-          tool: (r.tool as string | null) ?? null,
-          provenance_class: (r.provenance_class as string | null) ?? null,
-          close: Number(r.close) === 1,
-          position: Number(r.position),
-          publication: (r.publication as string | undefined) ?? 'full',
-        };
-      }
+      const rows = await this.timelines.entryPage(q, jobId, last, n);
+      yield* rows;
       if (rows.length < n) return;
       left -= rows.length;
-      last = Number(rows[rows.length - 1].seq);
+      last = rows[rows.length - 1].seq;
     }
   }
 
@@ -479,7 +383,7 @@ export class TimelinesService {
    * `closedChains`); an append makes a new key. The result is shared: callers must not modify it.
    */
   private async verifyEntries(q: Queryable, jobId: string): Promise<TimelineResult> {
-    const row = await this.timelineRow(q, jobId);
+    const row = await this.timelines.get(q, jobId);
     // A timeline's entries as of its last position never change (append-only), open or closed.
     const key = row ? `${row.last_position}:${row.entry_count}:${jobId}` : null;
     const kept = key === null ? undefined : this.closedChains.get(key);
@@ -524,8 +428,8 @@ export class TimelinesService {
       bytes += r.raw.length;
       if (bytes >= TIMELINE_PAGE_BYTES) break; // bounded in bytes as well as in count: `next_after` continues
     }
-    const commitments = await commitmentRows(this.db, jobId);
-    const by = await recordedByAt(this.db, [...positions, ...commitments.map((c) => c.position)]);
+    const commitments = await this.timelines.commitments(this.db, jobId);
+    const by = await this.events.recordedByAt(this.db, [...positions, ...commitments.map((c) => c.position)]);
     const entriesRecordedBy: { first_seq: number; last_seq: number; recorded_by: RecordedBy | null }[] = [];
     positions.forEach((p, k) => {
       const who = by.get(p) ?? null;
@@ -551,7 +455,6 @@ export class TimelinesService {
     };
   }
 
-
   /**
    * The recomputed S7.1 digests of entries at the given 1-based places of
    * the stored chain (for earlier-checkpoint commitments), from the stored
@@ -564,7 +467,7 @@ export class TimelinesService {
    * job page, coverage reports and `aer1` use).
    */
   async assess(q: Queryable, jobId: string, timeline: TimelineResult): Promise<{ rows: CommitmentRow[]; assessment: CommitmentsAssessment }> {
-    return assessJobCommitments(q, jobId, timeline);
+    return assessJobCommitments(q, jobId, timeline, this.timelines);
   }
 
   /**
@@ -633,38 +536,9 @@ export class TimelinesService {
     if (result.verdict !== 'valid' || result.final_entry_digest === null) {
       throw new ConflictError('timeline_not_valid', `the timeline of job ${jobId} does not verify under -07 (verdict ${result.verdict}); no commitment can bind it`, { reasons: result.reasons, verdict: result.verdict, job_id: jobId });
     }
-    const last = (await this.db.query<{ recorded_at: string }>(
-      'SELECT e.recorded_at AS recorded_at FROM timeline_entries t JOIN events e ON e.position = t.position WHERE t.job_id = ? ORDER BY t.seq DESC LIMIT 1',
-      [jobId],
-    ))[0];
-    return { job_id: jobId, final_entry_digest: result.final_entry_digest, entry_count: result.entry_count, published_at: last.recorded_at };
+    const publishedAt = (await this.timelines.lastEntryRecordedAt(this.db, jobId))!;
+    return { job_id: jobId, final_entry_digest: result.final_entry_digest, entry_count: result.entry_count, published_at: publishedAt };
   }
-}
-
-/** The commitments recorded for a job, in record order. */
-async function commitmentRows(q: Queryable, jobId: string): Promise<CommitmentRow[]> {
-  const rows = await q.query<Record<string, unknown>>('SELECT * FROM commitments WHERE job_id = ? ORDER BY position', [jobId]);
-  return rows.map((r) => ({
-    id: r.id as string,
-    job_id: r.job_id as string,
-    raw: r.raw as string,
-    binding: Number(r.binding) === 1,
-    reasons: JSON.parse(r.reasons as string) as string[],
-    entry_count_at_record: Number(r.entry_count_at_record),
-    position: Number(r.position),
-    recorded_at: r.recorded_at as string,
-  }));
-}
-
-async function digestsAt(q: Queryable, jobId: string, counts: number[]): Promise<Map<number, string | null>> {
-  // Stored timelines have contiguous seqs from 1 (appends are checked, imports verify), so place k is seq k.
-  const out = new Map<number, string | null>(counts.map((k) => [k, null]));
-  for (let i = 0; i < counts.length; i += 200) {
-    const chunk = counts.slice(i, i + 200);
-    const rows = await q.query<{ seq: number | string; raw: string }>(`SELECT seq, raw FROM timeline_entries WHERE job_id = ? AND seq IN (${chunk.map(() => '?').join(', ')})`, [jobId, ...chunk]);
-    for (const r of rows) out.set(Number(r.seq), entryDigest(parseStored(r.raw)));
-  }
-  return out;
 }
 
 /**
@@ -672,10 +546,18 @@ async function digestsAt(q: Queryable, jobId: string, counts: number[]): Promise
  * job's verified chain `timeline` (rev 09, see assessCommitments): the one
  * judgement the verifier, the job page, batches and coverage share.
  */
-export async function assessJobCommitments(q: Queryable, jobId: string, timeline: TimelineResult): Promise<{ rows: CommitmentRow[]; assessment: CommitmentsAssessment }> {
-  const rows = await commitmentRows(q, jobId);
+export async function assessJobCommitments(
+  q: Queryable,
+  jobId: string,
+  timeline: TimelineResult,
+  timelines: TimelinesRepository = new TimelinesRepository(),
+): Promise<{ rows: CommitmentRow[]; assessment: CommitmentsAssessment }> {
+  const rows = await timelines.commitments(q, jobId);
   const recorded = rows.map((c) => ({ id: c.id, value: parseStored(c.raw), position: c.position, recorded_at: c.recorded_at }));
-  const digest_at = await digestsAt(q, jobId, earlierCounts(timeline, recorded));
+  const counts = earlierCounts(timeline, recorded);
+  // Stored timelines have contiguous seqs from 1 (appends are checked, imports verify), so place k is seq k.
+  const digest_at = new Map<number, string | null>(counts.map((k) => [k, null]));
+  for (const [seq, raw] of await timelines.rawAtSeqs(q, jobId, counts)) digest_at.set(seq, entryDigest(parseStored(raw)));
   return { rows, assessment: assessCommitments(timeline, recorded, { job_id: jobId, digest_at }) };
 }
 

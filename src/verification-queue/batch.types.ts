@@ -19,15 +19,6 @@ export interface ChunkData {
   targets: SeqTarget[];
 }
 
-/** Data of `VerificationBatchRequested` (stream `batch:<id>`). */
-export interface BatchRequestedData {
-  batch_id: string;
-  scope: unknown;
-  total: number;
-  chunk_size: number;
-  targets: Target[];
-}
-
 /** One verification result. */
 export interface ResultRecord {
   kind: TargetKind;
@@ -36,13 +27,6 @@ export interface ResultRecord {
   verdict: string;
   reasons: string[];
   verified_at: string;
-}
-
-/** Data of `VerificationResultsRecorded` (stream `batch:<id>`): only results not recorded before. */
-export interface ResultsRecordedData {
-  batch_id: string;
-  chunk_index: number;
-  results: ResultRecord[];
 }
 
 /** Split a target list into chunks, keeping each target's index. */

@@ -4,9 +4,12 @@ import { Queue } from 'bullmq';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { UnavailableError } from '../common/errors';
 import { DatabaseService } from '../database/database.service';
-import { LedgerService } from '../ledger/ledger.service';
+import { eventData } from '../ledger/event';
+import { EventsRepository } from '../ledger/events.repository';
 import { streams } from '../ledger/streams';
-import { BatchRequestedData, ChunkData, chunkJobId, chunkTargets } from './batch.types';
+import { ChunkData, chunkJobId, chunkTargets } from './batch.types';
+import { VerificationBatchesRepository } from './verification-batches.repository';
+import { BatchEvent } from './verification.events';
 import { QUEUE_OPTIONS, VERIFICATION_QUEUE, VerificationQueueOptions } from './queue-options';
 import { dropConnectionIfUnreachable } from './redis-shutdown';
 import { VerificationProcessor } from './verification.processor';
@@ -51,7 +54,8 @@ export class RedisDispatcher extends BatchDispatcher implements BeforeApplicatio
   constructor(
     @InjectQueue(VERIFICATION_QUEUE) private readonly queue: Queue,
     private readonly db: DatabaseService,
-    private readonly ledger: LedgerService,
+    private readonly batches: VerificationBatchesRepository,
+    private readonly events: EventsRepository,
     @Inject(QUEUE_OPTIONS) private readonly options: VerificationQueueOptions,
   ) {
     super();
@@ -117,7 +121,7 @@ export class RedisDispatcher extends BatchDispatcher implements BeforeApplicatio
    */
   async onApplicationBootstrap(): Promise<void> {
     try {
-      const unfinished = await unfinishedBatches(this.db, this.ledger, this.options);
+      const unfinished = await unfinishedBatches(this.db, this.batches, this.events, this.options);
       if (unfinished.length === 0) return;
       await this.ensureAvailable();
       for (const b of unfinished) await this.enqueueInTx(b.chunks);
@@ -142,13 +146,12 @@ export class RedisDispatcher extends BatchDispatcher implements BeforeApplicatio
  * `VerificationBatchRequested` event (chunking is deterministic, so the
  * chunk indexes, and the queue's job ids, are the same as when it was submitted).
  */
-export async function unfinishedBatches(db: DatabaseService, ledger: LedgerService, options: VerificationQueueOptions): Promise<{ batchId: string; chunks: ChunkData[] }[]> {
-  const rows = await db.query<{ batch_id: string }>('SELECT batch_id FROM verification_batches WHERE completed_at IS NULL ORDER BY position');
+export async function unfinishedBatches(db: DatabaseService, batches: VerificationBatchesRepository, events: EventsRepository, options: VerificationQueueOptions): Promise<{ batchId: string; chunks: ChunkData[] }[]> {
   const out: { batchId: string; chunks: ChunkData[] }[] = [];
-  for (const r of rows) {
-    const ev = (await ledger.readStream(streams.batch(r.batch_id))).find((e) => e.type === 'VerificationBatchRequested');
-    if (!ev) continue;
-    const d = JSON.parse(ev.data) as BatchRequestedData;
+  for (const batchId of await batches.unfinishedIds(db)) {
+    const json = await events.firstData(db, streams.batch(batchId), 'VerificationBatchRequested');
+    if (json === null) continue;
+    const d = eventData<BatchEvent, 'VerificationBatchRequested'>('VerificationBatchRequested', json);
     out.push({ batchId: d.batch_id, chunks: chunkTargets(d.batch_id, d.targets, d.chunk_size || options.chunkSize) });
   }
   return out;
@@ -168,7 +171,8 @@ export class InProcessDispatcher extends BatchDispatcher implements OnApplicatio
   constructor(
     private readonly processor: VerificationProcessor,
     private readonly db: DatabaseService,
-    private readonly ledger: LedgerService,
+    private readonly batches: VerificationBatchesRepository,
+    private readonly events: EventsRepository,
     @Inject(QUEUE_OPTIONS) private readonly options: VerificationQueueOptions,
   ) {
     super();
@@ -209,7 +213,7 @@ export class InProcessDispatcher extends BatchDispatcher implements OnApplicatio
 
   /** Resume batches left incomplete by a stop. */
   async onApplicationBootstrap(): Promise<void> {
-    for (const { batchId, chunks } of await unfinishedBatches(this.db, this.ledger, this.options)) this.afterCommit(batchId, chunks);
+    for (const { batchId, chunks } of await unfinishedBatches(this.db, this.batches, this.events, this.options)) this.afterCommit(batchId, chunks);
   }
 
   async onModuleDestroy(): Promise<void> {

@@ -4,10 +4,14 @@ import { isObject } from '../aer1';
 import { BadInputError, NotFoundError } from '../common/errors';
 import { identifierProblem, IDENTIFIER_MAX_LENGTH } from '../common/text';
 import { PublicUrls } from '../common/urls';
-import { DatabaseService, Tx } from '../database/database.service';
-import { LedgerService, recordedByAt } from '../ledger/ledger.service';
+import { DatabaseService } from '../database/database.service';
+import { Queryable } from '../database/rows';
+import { LedgerService, STREAM_DOES_NOT_EXIST } from '../ledger/ledger.service';
+import { EventsRepository } from '../ledger/events.repository';
 import { streams } from '../ledger/streams';
-import { BatchRequestedData, chunkTargets, Target, TARGET_KINDS, TargetKind } from './batch.types';
+import { chunkTargets, Target, TARGET_KINDS, TargetKind } from './batch.types';
+import { VerificationBatchesRepository } from './verification-batches.repository';
+import { BatchEvent, BatchRequestedData } from './verification.events';
 import { BatchDispatcher } from './dispatchers';
 import type { Principal } from '../auth/api-keys.service';
 import { recordedBy } from '../auth/permissions';
@@ -18,16 +22,6 @@ type BatchRequest = { targets: Target[] } | { since: number; scope: unknown };
 
 const MAX_TARGETS = 1_000_000;
 
-interface BatchRow {
-  batch_id: string;
-  scope: string;
-  total: number | string;
-  done: number | string;
-  invalid: number | string;
-  created_at: string;
-  completed_at: string | null;
-  position: number | string;
-}
 
 /**
  * Results of a batch per outcome; the members add up to `done`. A target the
@@ -95,6 +89,8 @@ export class VerificationBatchesService {
     private readonly urls: PublicUrls,
     private readonly dispatcher: BatchDispatcher,
     @Inject(QUEUE_OPTIONS) private readonly options: VerificationQueueOptions,
+    private readonly batches: VerificationBatchesRepository,
+    private readonly events: EventsRepository,
   ) {}
 
   statusUrl(id: string): string {
@@ -109,7 +105,8 @@ export class VerificationBatchesService {
     const targets = 'targets' in request ? request.targets : await this.targetsSince(this.db, request.since);
     const chunks = await this.db.write(async (tx) => {
       const data: BatchRequestedData = { batch_id: batchId, scope: 'targets' in request ? 'targets' : request.scope, total: targets.length, chunk_size: this.options.chunkSize, targets };
-      await this.ledger.append(tx, streams.batch(batchId), 0, [{ type: 'VerificationBatchRequested', data }], recordedBy(by));
+      // A fresh UUID names the stream.
+      await this.ledger.append<BatchEvent>(tx, streams.batch(batchId), STREAM_DOES_NOT_EXIST, [{ type: 'VerificationBatchRequested', data }], recordedBy(by));
       const chunks = chunkTargets(batchId, targets, this.options.chunkSize);
       await this.dispatcher.enqueueInTx(chunks);
       return chunks;
@@ -119,17 +116,8 @@ export class VerificationBatchesService {
   }
 
   /** Receipts, jobs and workflows recorded (by event position) after `since`, in position order. */
-  private async targetsSince(tx: Pick<Tx, 'query'>, since: number): Promise<Target[]> {
-    const rows = await tx.query<{ kind: TargetKind; id: string; p: number | string }>(
-      `SELECT 'receipt' AS kind, id, position AS p FROM receipts WHERE position > ?
-       UNION ALL SELECT 'job' AS kind, job_id AS id, last_position AS p FROM timelines WHERE last_position > ?
-       UNION ALL SELECT 'workflow' AS kind, workflow_id AS id, position AS p FROM workflows WHERE position > ?`,
-      [since, since, since],
-    );
-    return rows
-      .map((r) => ({ kind: r.kind, id: r.id, p: Number(r.p) }))
-      .sort((a, b) => a.p - b.p || (a.kind < b.kind ? -1 : a.kind > b.kind ? 1 : 0))
-      .map(({ kind, id }) => ({ kind, id }));
+  private targetsSince(q: Queryable, since: number): Promise<Target[]> {
+    return this.batches.targetsSince(q, since);
   }
 
   /**
@@ -139,14 +127,11 @@ export class VerificationBatchesService {
    * Throws NotFoundError for an unknown batch.
    */
   async get(id: string, offset = 0, limit = 100) {
-    const row = (await this.db.query<BatchRow>('SELECT * FROM verification_batches WHERE batch_id = ?', [id.toLowerCase()]))[0];
+    const row = await this.batches.get(this.db, id.toLowerCase());
     if (!row) throw new NotFoundError('verification batch', id);
-    const total = Number(row.total);
-    const done = Number(row.done);
-    const results = await this.db.query<{ target_kind: string; target_id: string; verdict: string; reasons: string; verified_at: string }>(
-      'SELECT target_kind, target_id, verdict, reasons, verified_at FROM verification_results WHERE batch_id = ? ORDER BY seq LIMIT ? OFFSET ?',
-      [row.batch_id, limit, offset],
-    );
+    const total = row.total;
+    const done = row.done;
+    const results = await this.batches.results(this.db, row.batch_id, limit, offset);
     const counts = await this.counts(row.batch_id);
     return {
       batch_id: row.batch_id,
@@ -154,27 +139,24 @@ export class VerificationBatchesService {
       scope: JSON.parse(row.scope) as unknown,
       total,
       done,
-      invalid: Number(row.invalid),
+      invalid: row.invalid,
       counts,
       offset,
       limit,
-      results: results.map((r) => ({ kind: r.target_kind, id: r.target_id, verdict: r.verdict, reasons: JSON.parse(r.reasons) as string[], verified_at: r.verified_at })),
+      results,
       created_at: row.created_at,
       completed_at: row.completed_at,
-      requested_by: (await recordedByAt(this.db, [Number(row.position)])).get(Number(row.position)) ?? null,
+      requested_by: await this.events.recordedByOne(this.db, row.position),
     };
   }
 
   /** Results recorded so far, per outcome ({@link BatchCounts}). */
   async counts(batchId: string): Promise<BatchCounts> {
-    const rows = await this.db.query<{ verdict: string; nf: number | string; n: number | string }>(
-      'SELECT verdict, CASE WHEN reasons = ? THEN 1 ELSE 0 END AS nf, COUNT(*) AS n FROM verification_results WHERE batch_id = ? GROUP BY 1, 2',
-      [NOT_FOUND_REASONS, batchId],
-    );
+    const rows = await this.batches.countsByVerdict(this.db, batchId, NOT_FOUND_REASONS);
     const counts: BatchCounts = { valid: 0, invalid: 0, historical: 0, incomplete: 0, not_found: 0 };
     for (const r of rows) {
-      const n = Number(r.n);
-      if (Number(r.nf) === 1 && r.verdict === 'invalid') counts.not_found += n;
+      const n = r.n;
+      if (r.matches && r.verdict === 'invalid') counts.not_found += n;
       else if (r.verdict === 'valid' || r.verdict === 'historical' || r.verdict === 'incomplete') counts[r.verdict] += n;
       else counts.invalid += n; // 'invalid' (and any verdict this version does not know: never counted as valid)
     }

@@ -3,10 +3,16 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { jobAssessment, TimelineVerifier, uuidKey, verifyReceipt, verifyWorkflow, VerificationResultBase } from '../aer1';
 import { assessJobCommitments } from '../timelines/timelines.service';
 import { DatabaseService } from '../database/database.service';
-import { LedgerService } from '../ledger/ledger.service';
+import { pages, parseStoredJson, Queryable } from '../database/rows';
+import { LedgerService, NO_CONCURRENCY_CHECK } from '../ledger/ledger.service';
 import { streams } from '../ledger/streams';
 import { receiptOf } from '../receipts/receipts.service';
-import { ChunkData, ResultRecord, ResultsRecordedData, SeqTarget } from './batch.types';
+import { ReceiptsRepository } from '../receipts/receipts.repository';
+import { TimelinesRepository } from '../timelines/timelines.repository';
+import { WorkflowsRepository } from '../workflows/workflows.repository';
+import { ChunkData, ResultRecord, SeqTarget } from './batch.types';
+import { VerificationBatchesRepository } from './verification-batches.repository';
+import { BatchEvent, ResultsRecordedData } from './verification.events';
 import { SYSTEM } from '../ledger/event-hash';
 import { QUEUE_OPTIONS, VerificationQueueOptions } from './queue-options';
 
@@ -15,13 +21,7 @@ const IN_LIST = 500;
 /** A chunk arrived before its batch's transaction committed (or the batch was rolled back): retried by the queue. */
 export class BatchNotCommittedError extends Error {}
 
-function parseStored(raw: string): unknown {
-  try {
-    return JSON.parse(raw) as unknown;
-  } catch {
-    return undefined;
-  }
-}
+const parseStored = parseStoredJson;
 
 /**
  * Verifies one chunk of a batch from what the ledger holds, with the core,
@@ -40,6 +40,10 @@ export class VerificationProcessor {
     private readonly db: DatabaseService,
     private readonly ledger: LedgerService,
     @Inject(QUEUE_OPTIONS) private readonly options: VerificationQueueOptions,
+    private readonly batches: VerificationBatchesRepository,
+    private readonly receipts: ReceiptsRepository,
+    private readonly timelines: TimelinesRepository,
+    private readonly workflows: WorkflowsRepository,
   ) {}
 
   /**
@@ -63,8 +67,7 @@ export class VerificationProcessor {
   }
 
   private async processChunkUnlogged(chunk: ChunkData): Promise<{ recorded: number; skipped: number }> {
-    const batch = await this.db.query('SELECT batch_id FROM verification_batches WHERE batch_id = ?', [chunk.batch_id]);
-    if (batch.length === 0) throw new BatchNotCommittedError(`batch ${chunk.batch_id} is not recorded (yet)`);
+    if (!(await this.batches.exists(this.db, chunk.batch_id))) throw new BatchNotCommittedError(`batch ${chunk.batch_id} is not recorded (yet)`);
     const before = await this.recordedKeys(this.db, chunk);
     const todo = chunk.targets.filter((t) => !before.has(`${t.kind}\u0000${t.id}`));
     if (todo.length === 0) return { recorded: 0, skipped: chunk.targets.length };
@@ -75,25 +78,22 @@ export class VerificationProcessor {
       const fresh = results.filter((r) => !now.has(`${r.kind}\u0000${r.id}`));
       if (fresh.length === 0) return 0;
       const data: ResultsRecordedData = { batch_id: chunk.batch_id, chunk_index: chunk.chunk_index, results: fresh };
-      await this.ledger.append(tx, streams.batch(chunk.batch_id), 'any', [{ type: 'VerificationResultsRecorded', data }], SYSTEM);
+      // Results are checked against those recorded, inside this serialized write: the stream's version says nothing more.
+      await this.ledger.append<BatchEvent>(tx, streams.batch(chunk.batch_id), NO_CONCURRENCY_CHECK, [{ type: 'VerificationResultsRecorded', data }], SYSTEM);
       return fresh.length;
     });
     if (recorded < results.length) this.log.warn(`batch ${chunk.batch_id} chunk ${chunk.chunk_index}: ${results.length - recorded} results were already recorded by another run`);
     return { recorded, skipped: chunk.targets.length - recorded };
   }
 
-  private async recordedKeys(q: Pick<DatabaseService, 'query'>, chunk: ChunkData): Promise<Set<string>> {
+  private recordedKeys(q: Queryable, chunk: ChunkData): Promise<Set<string>> {
     const seqs = chunk.targets.map((t) => t.seq);
-    const rows = await q.query<{ target_kind: string; target_id: string }>(
-      'SELECT target_kind, target_id FROM verification_results WHERE batch_id = ? AND seq >= ? AND seq <= ?',
-      [chunk.batch_id, Math.min(...seqs), Math.max(...seqs)],
-    );
-    return new Set(rows.map((r) => `${r.target_kind}\u0000${r.target_id}`));
+    return this.batches.recordedKeys(q, chunk.batch_id, Math.min(...seqs), Math.max(...seqs));
   }
 
   /** Verify targets from the stored records (never the verdict stored at ingestion). */
   async verifyTargets(targets: SeqTarget[]): Promise<ResultRecord[]> {
-    const receipts = await this.rawById('SELECT id AS k, raw FROM receipts WHERE id IN', targets.filter((t) => t.kind === 'receipt').map((t) => t.id));
+    const receipts = await this.rawById(targets.filter((t) => t.kind === 'receipt').map((t) => t.id));
     const out: ResultRecord[] = [];
     for (const t of targets) {
       let result: Pick<VerificationResultBase, 'verdict' | 'reasons'> | null;
@@ -117,13 +117,10 @@ export class VerificationProcessor {
     return out;
   }
 
-  private async rawById(select: string, ids: string[]): Promise<Map<string, string>> {
+  /** The stored texts of the receipts among `ids` (lowercase), keyed by id. */
+  private async rawById(ids: string[]): Promise<Map<string, string>> {
     const map = new Map<string, string>();
-    for (let i = 0; i < ids.length; i += IN_LIST) {
-      const part = ids.slice(i, i + IN_LIST);
-      const rows = await this.db.query<{ k: string; raw: string }>(`${select} (${part.map(() => '?').join(', ')})`, part);
-      for (const r of rows) map.set(r.k, r.raw);
-    }
+    for (const part of pages(ids, IN_LIST)) for (const r of await this.receipts.rawByIds(this.db, part)) map.set(r.k, r.raw);
     return map;
   }
 
@@ -133,10 +130,10 @@ export class VerificationProcessor {
     // Below every stored seq, and within PostgreSQL's INTEGER range (a larger bound fails there as out of range).
     let after = -2_147_483_648;
     for (;;) {
-      const rows = await this.db.query<{ seq: number | string; raw: string }>('SELECT seq, raw FROM timeline_entries WHERE job_id = ? AND seq > ? ORDER BY seq LIMIT 1000', [jobId, after]);
+      const rows = await this.timelines.entryPage(this.db, jobId, after, 1000);
       for (const r of rows) v.push(parseStored(r.raw));
       if (rows.length < 1000) break;
-      after = Number(rows[rows.length - 1].seq);
+      after = rows[rows.length - 1].seq;
     }
     if (v.entryCount === 0) return null;
     const result = v.finish();
@@ -151,9 +148,9 @@ export class VerificationProcessor {
 
   /** A workflow receipt with the step receipts the ledger holds (keyed by lowercase id). */
   private async verifyWorkflowRecord(workflowId: string): Promise<VerificationResultBase | null> {
-    const row = (await this.db.query<{ raw: string }>('SELECT raw FROM workflows WHERE workflow_id = ?', [uuidKey(workflowId)]))[0];
-    if (!row) return null;
-    const workflow = parseStored(row.raw);
+    const raw = await this.workflows.rawOf(this.db, uuidKey(workflowId));
+    if (raw === null) return null;
+    const workflow = parseStored(raw);
     const ids: string[] = [];
     const doc = workflow as { steps?: unknown };
     if (doc && typeof doc === 'object' && Array.isArray(doc.steps)) {
@@ -162,7 +159,7 @@ export class VerificationProcessor {
         if (typeof rid === 'string') ids.push(uuidKey(rid));
       }
     }
-    const raws = await this.rawById('SELECT id AS k, raw FROM receipts WHERE id IN', [...new Set(ids)]);
+    const raws = await this.rawById([...new Set(ids)]);
     const map = new Map<string, unknown>();
     for (const [k, raw] of raws) map.set(k, receiptOf(parseStored(raw)));
     return verifyWorkflow(workflow, map);

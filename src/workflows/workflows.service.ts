@@ -1,34 +1,28 @@
 import { Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { Check, has, isNonEmptyString, isObject, isUuid, JsonObject, MERKLE_CONSTRUCTION, merkleRoot, uuidKey, verifyWorkflow, WorkflowResult } from '../aer1';
-import { BadInputError, ConflictError, NotFoundError, UnprocessableError, VerificationFailedError } from '../common/errors';
+import { BadInputError, NotFoundError, UnprocessableError, VerificationFailedError } from '../common/errors';
 import { RawJson } from '../common/raw-json';
 import { httpUrlProblem } from '../common/text';
 import { PublicUrls } from '../common/urls';
 import { DatabaseService, Tx } from '../database/database.service';
-import { LedgerService } from '../ledger/ledger.service';
+import { parseStoredJson, Queryable } from '../database/rows';
+import { LedgerService, STREAM_DOES_NOT_EXIST } from '../ledger/ledger.service';
+import { eventData } from '../ledger/event';
+import { EventsRepository, Writer } from '../ledger/events.repository';
 import { streams } from '../ledger/streams';
-import { receiptOf, ReceiptRow } from '../receipts/receipts.service';
+import { receiptOf } from '../receipts/receipts.service';
+import { ReceiptRow, ReceiptsRepository } from '../receipts/receipts.repository';
 import { OUTPUT_HASH_CONSTRUCTION, OUTPUT_HASH_NOT_HELD, workflowOutputHash } from './output-hash';
 import type { Principal } from '../auth/api-keys.service';
 import { recordedBy, sameOwner } from '../auth/permissions';
 import { ResultCache } from '../common/result-cache';
-import { recordedByAt, Writer } from '../ledger/ledger.service';
 import type { RecordedBy } from '../ledger/event-hash';
-import { WorkflowReceiptRecordedData } from './workflows.projection';
+import { decideRecordWorkflow } from './workflows.decider';
+import { WorkflowEvent, WorkflowReceiptRecordedData } from './workflows.events';
+import { WorkflowRow, WorkflowsRepository } from './workflows.repository';
 
-/** A row of the `workflows` read model. */
-export interface WorkflowRow {
-  workflow_id: string;
-  receipt_id: string;
-  raw: string;
-  assembled: number | boolean;
-  merkle_root: string | null;
-  status: string | null;
-  goal: string | null;
-  position: number;
-  recorded_at: string;
-}
+export type { WorkflowRow } from './workflows.repository';
 
 /** What recording a workflow receipt answers. */
 export interface WorkflowRecordOutcome {
@@ -117,6 +111,9 @@ export class WorkflowsService {
     private readonly db: DatabaseService,
     private readonly ledger: LedgerService,
     private readonly urls: PublicUrls,
+    private readonly workflows: WorkflowsRepository,
+    private readonly receipts: ReceiptsRepository,
+    private readonly events: EventsRepository,
   ) {}
 
   /**
@@ -210,9 +207,9 @@ export class WorkflowsService {
 
   /** The stored row (workflow id case-insensitive), or 404. */
   async get(workflowId: string): Promise<WorkflowRow> {
-    const row = (await this.db.query<WorkflowRow>('SELECT * FROM workflows WHERE workflow_id = ?', [workflowId.toLowerCase()]))[0];
+    const row = await this.workflows.get(this.db, workflowId.toLowerCase());
     if (!row) throw new NotFoundError('workflow', workflowId);
-    return { ...row, position: Number(row.position) };
+    return row;
   }
 
   /**
@@ -223,18 +220,12 @@ export class WorkflowsService {
    * claims the receipt, and its text (the goal) is not shown on the receipt's page.
    */
   async containing(receiptId: string, receiptWriter: Writer | null): Promise<{ own: ContainingWorkflow[]; claimed: ClaimingWorkflow[] }> {
-    const rows = await this.db.query<{ workflow_id: string; seq: number | string; goal: string | null; key_id: string | null; key_name: string | null; owner: string | null }>(
-      `SELECT s.workflow_id AS workflow_id, s.seq AS seq, w.goal AS goal, e.key_id AS key_id, e.key_name AS key_name, k.owner AS owner
-       FROM workflow_steps s JOIN workflows w ON w.workflow_id = s.workflow_id
-       JOIN events e ON e.position = w.position LEFT JOIN api_keys k ON k.id = e.key_id
-       WHERE s.receipt_id = ? ORDER BY w.position, s.seq`,
-      [receiptId.toLowerCase()],
-    );
+    const rows = await this.workflows.naming(this.db, receiptId.toLowerCase());
     const own: ContainingWorkflow[] = [];
     const claimed: ClaimingWorkflow[] = [];
     for (const r of rows) {
-      const writer: Writer | null = r.key_id !== null && r.key_name !== null ? { key_id: r.key_id, name: r.key_name, owner: r.owner ?? null } : null;
-      const base = { workflow_id: r.workflow_id, seq: Number(r.seq), url: this.urls.workflow(r.workflow_id) };
+      const writer = r.writer;
+      const base = { workflow_id: r.workflow_id, seq: r.seq, url: this.urls.workflow(r.workflow_id) };
       const same = writer === null && receiptWriter === null ? true : writer !== null && receiptWriter !== null && sameOwner(writer, receiptWriter);
       if (same) own.push({ ...base, goal: r.goal, recorded_by: writer ? { key_id: writer.key_id, name: writer.name } : null });
       else claimed.push({ ...base, claimed_by: writer ? (writer.owner ?? writer.name) : 'a key before attribution was recorded', recorded_by: writer ? { key_id: writer.key_id, name: writer.name } : null });
@@ -249,12 +240,7 @@ export class WorkflowsService {
    */
   async verifyStored(workflowId: string): Promise<{ row: WorkflowRow; workflow: unknown; result: WorkflowResult; report: WorkflowVerification }> {
     const row = await this.get(workflowId);
-    let workflow: unknown;
-    try {
-      workflow = JSON.parse(row.raw);
-    } catch {
-      workflow = undefined;
-    }
+    const workflow = parseStoredJson(row.raw);
     const result = await this.verifiedSteps(row, workflow);
     const assembled = row.assembled === true || Number(row.assembled) === 1;
     const declaredOutput = isObject(workflow) ? workflow.output_hash : null;
@@ -263,7 +249,7 @@ export class WorkflowsService {
     const reasons = [...result.reasons];
     let verdict: string = result.verdict;
     if (assembled) {
-      const data = await this.recordedData(row.workflow_id);
+      const data = await this.recordedData(this.db, row.workflow_id);
       if (data && typeof data.output === 'string') {
         const computed = workflowOutputHash(data.output);
         const ok = computed === declaredOutput;
@@ -305,7 +291,7 @@ export class WorkflowsService {
       limits: assembled ? result.limits.filter((l) => !l.includes('implementation-defined')) : result.limits,
       assembled,
       recorded_at: row.recorded_at,
-      recorded_by: (await recordedByAt(this.db, [Number(row.position)])).get(Number(row.position)) ?? null,
+      recorded_by: await this.events.recordedByOne(this.db, Number(row.position)),
       url: this.urls.workflow(row.workflow_id),
       verify_url: this.urls.workflowVerify(row.workflow_id),
     };
@@ -313,10 +299,9 @@ export class WorkflowsService {
   }
 
   /** The data of the stream's `WorkflowReceiptRecorded` event (holds the assembled output). */
-  private async recordedData(workflowId: string): Promise<WorkflowReceiptRecordedData | null> {
-    const events = await this.ledger.readStream(streams.workflow(workflowId));
-    const e = events.find((ev) => ev.type === 'WorkflowReceiptRecorded');
-    return e ? (JSON.parse(e.data) as WorkflowReceiptRecordedData) : null;
+  private async recordedData(q: Queryable, workflowId: string): Promise<WorkflowReceiptRecordedData | null> {
+    const data = await this.events.firstData(q, streams.workflow(workflowId), 'WorkflowReceiptRecorded');
+    return data === null ? null : eventData<WorkflowEvent, 'WorkflowReceiptRecorded'>('WorkflowReceiptRecorded', data);
   }
 
   private rejectInvalid(result: WorkflowResult): void {
@@ -330,14 +315,7 @@ export class WorkflowsService {
 
   private async append(tx: Tx, raw: string, result: WorkflowResult, assembled: boolean, output: string | null, by: Principal): Promise<WorkflowRecordOutcome> {
     const workflowId = result.workflow_id!.toLowerCase();
-    const existing = (await tx.query<WorkflowRow>('SELECT * FROM workflows WHERE workflow_id = ?', [workflowId]))[0];
-    if (existing) {
-      if (existing.raw === raw) {
-        const prior = await this.recordedDataTx(tx, workflowId);
-        return this.outcome('existing', existing, prior?.verdict_at_record ?? result.verdict, prior?.reasons ?? result.reasons);
-      }
-      throw new ConflictError('workflow_id_conflict', `workflow ${workflowId} is already recorded with different bytes; records are never altered (S9)`, { workflow_id: workflowId });
-    }
+    const existing = await this.workflows.get(tx, workflowId);
     const data: WorkflowReceiptRecordedData = {
       workflow_id: result.workflow_id!,
       receipt_id: result.receipt_id!,
@@ -347,14 +325,15 @@ export class WorkflowsService {
       verdict_at_record: result.verdict,
       reasons: result.reasons,
     };
-    await this.ledger.append(tx, streams.workflow(workflowId), 0, [{ type: 'WorkflowReceiptRecorded', data }], recordedBy(by));
-    const row = (await tx.query<WorkflowRow>('SELECT * FROM workflows WHERE workflow_id = ?', [workflowId]))[0];
+    const decision = decideRecordWorkflow(existing?.raw ?? null, data);
+    if ('existing' in decision) {
+      const prior = await this.recordedData(tx, workflowId);
+      return this.outcome('existing', existing!, prior?.verdict_at_record ?? result.verdict, prior?.reasons ?? result.reasons);
+    }
+    // No row in the read model this transaction keeps: the workflow's stream does not exist.
+    await this.ledger.append<WorkflowEvent>(tx, streams.workflow(workflowId), STREAM_DOES_NOT_EXIST, decision.events, recordedBy(by));
+    const row = (await this.workflows.get(tx, workflowId))!;
     return this.outcome('created', row, result.verdict, result.reasons);
-  }
-
-  private async recordedDataTx(tx: Tx, workflowId: string): Promise<WorkflowReceiptRecordedData | null> {
-    const rows = await tx.query<{ data: string }>("SELECT data FROM events WHERE stream_id = ? AND type = 'WorkflowReceiptRecorded' ORDER BY stream_position LIMIT 1", [streams.workflow(workflowId)]);
-    return rows[0] ? (JSON.parse(rows[0].data) as WorkflowReceiptRecordedData) : null;
   }
 
   private outcome(outcome: 'created' | 'existing', row: WorkflowRow, verdict: string, reasons: string[]): WorkflowRecordOutcome {
@@ -381,12 +360,7 @@ export class WorkflowsService {
    */
   private async verifiedSteps(row: WorkflowRow, workflow: unknown): Promise<WorkflowResult> {
     const ids = stepReceiptIds(workflow);
-    const present: string[] = [];
-    for (let i = 0; i < ids.length; i += 500) {
-      const chunk = ids.slice(i, i + 500);
-      const rows = await this.db.query<{ id: string; position: number | string }>(`SELECT id, position FROM receipts WHERE id IN (${chunk.map(() => '?').join(', ')})`, chunk);
-      for (const r of rows) present.push(`${r.id}@${Number(r.position)}`);
-    }
+    const present = [...(await this.receipts.positions(this.db, ids))].map(([id, position]) => `${id}@${position}`);
     const key = `${row.workflow_id}@${Number(row.position)}:${present.sort().join(',')}`;
     const kept = this.verified.get(key);
     if (kept) return kept;
@@ -395,7 +369,7 @@ export class WorkflowsService {
     return result;
   }
 
-  private async stepReceipts(q: Pick<Tx, 'query'>, workflow: unknown): Promise<Map<string, unknown>> {
+  private async stepReceipts(q: Queryable, workflow: unknown): Promise<Map<string, unknown>> {
     const ids: string[] = [];
     if (isObject(workflow) && Array.isArray(workflow.steps)) {
       for (const s of workflow.steps as unknown[]) if (isObject(s) && isUuid(s.receipt_id)) ids.push(s.receipt_id);
@@ -412,15 +386,8 @@ export class WorkflowsService {
     return map;
   }
 
-  private async receiptRows(q: Pick<Tx, 'query'>, ids: string[]): Promise<Map<string, ReceiptRow>> {
-    const keys = [...new Set(ids.map(uuidKey))];
-    const out = new Map<string, ReceiptRow>();
-    for (let i = 0; i < keys.length; i += 500) {
-      const chunk = keys.slice(i, i + 500);
-      const rows = await q.query<ReceiptRow>(`SELECT * FROM receipts WHERE id IN (${chunk.map(() => '?').join(', ')})`, chunk);
-      for (const r of rows) out.set(r.id, r);
-    }
-    return out;
+  private receiptRows(q: Queryable, ids: string[]): Promise<Map<string, ReceiptRow>> {
+    return this.receipts.getMany(q, ids.map(uuidKey));
   }
 }
 

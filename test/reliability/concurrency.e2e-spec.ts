@@ -98,8 +98,9 @@ describe.each(DIALECTS)('concurrency on %s', (dialect) => {
       expect(winners).toHaveLength(expectedCount);
       expect(Object.keys(errors).sort()).toEqual(['seq_not_contiguous', 'timeline_closed']);
       const v = await call(base(1), 'GET', `/api/jobs/${encodeURIComponent(job)}/verify`);
-      expect(v.status).toBe(200);
-      expect(v.body).toMatchObject({ job_id: job, verdict: 'valid', reasons: [], entry_count: expectedCount, closed: true, final_entry_digest: entryDigest(winners[winners.length - 1]) });
+      // The chain verifies; with no endpoint commitment the job is not clean (422, truncation not excluded).
+      expect(v.status).toBe(422);
+      expect(v.body).toMatchObject({ assessment: 'truncation_not_excluded', job_id: job, verdict: 'valid', reasons: [], entry_count: expectedCount, closed: true, final_entry_digest: entryDigest(winners[winners.length - 1]) });
       const tl = await call(base(0), 'GET', `/api/jobs/${encodeURIComponent(job)}/timeline`);
       expect(tl.body.entries.map((e: { id: string }) => e.id)).toEqual(winners.map((e) => e.id));
     }

@@ -1,0 +1,33 @@
+import { int, Queryable } from '../database/rows';
+import type { CoverageReportIssuedData } from './coverage.events';
+
+/** The columns of a stored coverage report that `GET /api/coverage-reports/{id}` reads. */
+export interface CoverageReportRow {
+  report_id: string;
+  digest: string;
+  /** The report content's JSON text. */
+  report: string;
+  issued_at: string;
+  position: number;
+}
+
+/** The `coverage_reports` table: its SQL, rows and mapping. Every method runs on the unit of work it is given. */
+export class CoverageReportsRepository {
+  /** Insert the row of an issued report. */
+  async insert(q: Queryable, d: CoverageReportIssuedData, position: number): Promise<void> {
+    const r = d.report;
+    const subjectKind = 'job_id' in r.subject ? 'job' : 'workflow';
+    const subjectId = 'job_id' in r.subject ? r.subject.job_id : r.subject.workflow_id;
+    await q.query(
+      `INSERT INTO coverage_reports (report_id, subject_kind, subject_id, plan_id, plan_version, as_of_position, result, digest, report, issued_at, position)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      [d.report_id, subjectKind, subjectId, r.plan.plan_id ?? '', r.plan.version ?? 0, r.as_of_position ?? 0, r.result, d.digest, JSON.stringify(r), d.issued_at, position],
+    );
+  }
+
+  /** A stored report, or null. */
+  async get(q: Queryable, reportId: string): Promise<CoverageReportRow | null> {
+    const row = (await q.query<CoverageReportRow>('SELECT report_id, digest, report, issued_at, position FROM coverage_reports WHERE report_id = ?', [reportId]))[0];
+    return row ? { ...row, position: int(row.position) } : null;
+  }
+}

@@ -1,0 +1,55 @@
+/**
+ * Column conversions shared by the repositories, written once: both drivers
+ * return integers and booleans differently (PostgreSQL BIGINT as a string,
+ * SQLite booleans as 0/1), and stored JSON texts are parsed in one way.
+ */
+import type { Tx } from './database.service';
+
+/** Anything that runs `?`-placeholder SQL: the {@link DatabaseService} outside a write, or a write transaction ({@link Tx}). */
+export type Queryable = Pick<Tx, 'query'>;
+
+/** Rewrite `?` placeholders to `$1..$n` (PostgreSQL). Our SQL never has `?` inside literals. */
+export function toPostgresPlaceholders(sql: string): string {
+  let n = 0;
+  return sql.replace(/\?/g, () => `$${++n}`);
+}
+
+/** A stored integer (PostgreSQL BIGINT arrives as a string). */
+export function int(v: unknown): number {
+  return Number(v);
+}
+
+/** A stored integer or NULL. */
+export function intOrNull(v: unknown): number | null {
+  return v === null || v === undefined ? null : Number(v);
+}
+
+/** A stored boolean (SQLite 0/1, PostgreSQL integer 0/1 or boolean). */
+export function bool(v: unknown): boolean {
+  return v === true || Number(v) === 1;
+}
+
+/** A boolean as stored: 1 or 0. */
+export function boolParam(v: boolean): 0 | 1 {
+  return v ? 1 : 0;
+}
+
+/** A stored JSON text parsed, or undefined when it is absent or does not parse. */
+export function parseStoredJson(raw: unknown): unknown {
+  if (typeof raw !== 'string') return undefined;
+  try {
+    return JSON.parse(raw) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+/** `?, ?, ?` for `n` values (an `IN (...)` list). */
+export function placeholders(n: number): string {
+  return Array.from({ length: n }, () => '?').join(', ');
+}
+
+/** `values` in pages of `size` (bound-parameter limits of both drivers). */
+export function* pages<T>(values: readonly T[], size: number): Generator<T[]> {
+  for (let i = 0; i < values.length; i += size) yield values.slice(i, i + size);
+}

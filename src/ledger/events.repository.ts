@@ -1,0 +1,152 @@
+import { int, pages, placeholders, Queryable } from '../database/rows';
+import type { RecordedBy, StoredEvent } from './event-hash';
+
+/** The columns of an event an as-of read needs. */
+export interface EventDataRow {
+  position: number;
+  stream_id: string;
+  type: string;
+  /** The event data's JSON text, as stored. */
+  data: string;
+}
+
+/** The key that wrote a record, with its owner (null when the key names none). */
+export interface Writer extends RecordedBy {
+  owner: string | null;
+}
+
+/** Ids per `IN (...)` list (well under SQLite's and PostgreSQL's bound-parameter limits). */
+const IN_PAGE = 500;
+
+function toStored(r: StoredEvent): StoredEvent {
+  return { ...r, position: int(r.position), stream_position: int(r.stream_position), format: r.format === undefined || r.format === null ? 1 : int(r.format) };
+}
+
+function toDataRow(r: { position: number | string; stream_id: string; type: string; data: string }): EventDataRow {
+  return { position: int(r.position), stream_id: r.stream_id, type: r.type, data: r.data };
+}
+
+/**
+ * The `events` table: the only SQL that reads or writes it. Every method
+ * runs on the unit of work it is given (`q`: the database outside a write,
+ * or the write transaction); appends only ever run inside a write.
+ */
+export class EventsRepository {
+  /** Write one event (hash already computed). */
+  async insert(q: Queryable, ev: StoredEvent): Promise<void> {
+    await q.query(
+      'INSERT INTO events (position, stream_id, stream_position, type, data, recorded_at, prev_hash, event_hash, format, key_id, key_name) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+      [ev.position, ev.stream_id, ev.stream_position, ev.type, ev.data, ev.recorded_at, ev.prev_hash, ev.event_hash, ev.format, ev.key_id, ev.key_name],
+    );
+  }
+
+  /** The number of events in a stream (its highest `stream_position`; 0 when empty). */
+  async streamVersion(q: Queryable, streamId: string): Promise<number> {
+    const rows = await q.query<{ v: number | string | null }>('SELECT MAX(stream_position) AS v FROM events WHERE stream_id = ?', [streamId]);
+    return Number(rows[0]?.v ?? 0);
+  }
+
+  /** The last event's position and hash, or null for an empty ledger. */
+  async head(q: Queryable): Promise<{ position: number; event_hash: string } | null> {
+    const rows = await q.query<{ position: number | string; event_hash: string }>('SELECT position, event_hash FROM events ORDER BY position DESC LIMIT 1');
+    return rows[0] ? { position: int(rows[0].position), event_hash: rows[0].event_hash } : null;
+  }
+
+  /** Events of one stream, in order. */
+  async stream(q: Queryable, streamId: string): Promise<StoredEvent[]> {
+    return (await q.query<StoredEvent>('SELECT * FROM events WHERE stream_id = ? ORDER BY stream_position', [streamId])).map(toStored);
+  }
+
+  /** At most `limit` events with `after < position <= upTo`, in position order. */
+  async page(q: Queryable, after: number, upTo: number, limit: number): Promise<StoredEvent[]> {
+    return (await q.query<StoredEvent>('SELECT * FROM events WHERE position > ? AND position <= ? ORDER BY position LIMIT ?', [after, upTo, limit])).map(toStored);
+  }
+
+  /** The data text of the first event of `type` in a stream, or null. */
+  async firstData(q: Queryable, streamId: string, type: string): Promise<string | null> {
+    const rows = await q.query<{ data: string }>('SELECT data FROM events WHERE stream_id = ? AND type = ? ORDER BY stream_position LIMIT 1', [streamId, type]);
+    return rows[0]?.data ?? null;
+  }
+
+  /** The data text of the last event of `type` in a stream, or null. */
+  async lastData(q: Queryable, streamId: string, type: string): Promise<string | null> {
+    const rows = await q.query<{ data: string }>('SELECT data FROM events WHERE stream_id = ? AND type = ? ORDER BY stream_position DESC LIMIT 1', [streamId, type]);
+    return rows[0]?.data ?? null;
+  }
+
+  /** The events of a stream (of one `type` when given) at or below `asOf`, in position order. */
+  async streamAsOf(q: Queryable, streamId: string, asOf: number, type?: string): Promise<EventDataRow[]> {
+    const rows =
+      type === undefined
+        ? await q.query<EventDataRow>('SELECT position, stream_id, type, data FROM events WHERE stream_id = ? AND position <= ? ORDER BY position', [streamId, asOf])
+        : await q.query<EventDataRow>('SELECT position, stream_id, type, data FROM events WHERE stream_id = ? AND type = ? AND position <= ? ORDER BY position', [streamId, type, asOf]);
+    return rows.map(toDataRow);
+  }
+
+  /** Events of `type` at or below `asOf` in any of `streamIds` (one page of ids; the caller pages). */
+  async ofTypeInStreamsAsOf(q: Queryable, type: string, streamIds: string[], asOf: number): Promise<EventDataRow[]> {
+    const rows = await q.query<EventDataRow>(`SELECT position, stream_id, type, data FROM events WHERE type = ? AND position <= ? AND stream_id IN (${placeholders(streamIds.length)})`, [
+      type,
+      asOf,
+      ...streamIds,
+    ]);
+    return rows.map(toDataRow);
+  }
+
+  /**
+   * The keys (with their owners) that wrote the events of `streamIds` at or
+   * below `asOf` (one page of ids; one row per event), limited to `types`
+   * when given. A key of null: an event written before attribution.
+   */
+  async writersOfStreamsAsOf(q: Queryable, streamIds: string[], asOf: number, types?: string[]): Promise<{ stream_id: string; key_id: string | null; key_name: string | null; owner: string | null }[]> {
+    const typeSql = types ? ` AND e.type IN (${placeholders(types.length)})` : '';
+    return q.query<{ stream_id: string; key_id: string | null; key_name: string | null; owner: string | null }>(
+      `SELECT e.stream_id AS stream_id, e.key_id AS key_id, e.key_name AS key_name, k.owner AS owner FROM events e LEFT JOIN api_keys k ON k.id = e.key_id WHERE e.position <= ? AND e.stream_id IN (${placeholders(streamIds.length)})${typeSql}`,
+      [asOf, ...streamIds, ...(types ?? [])],
+    );
+  }
+
+  /** The earliest position at or below `asOf` among events of `streamIds` (one page of ids); null when none. */
+  async firstPositionAsOf(q: Queryable, streamIds: string[], asOf: number): Promise<number | null> {
+    const r =
+      streamIds.length === 1
+        ? await q.query<{ p: number | string | null }>('SELECT MIN(position) AS p FROM events WHERE stream_id = ? AND position <= ?', [streamIds[0], asOf])
+        : await q.query<{ p: number | string | null }>(`SELECT MIN(position) AS p FROM events WHERE position <= ? AND stream_id IN (${placeholders(streamIds.length)})`, [asOf, ...streamIds]);
+    return r[0]?.p === null || r[0]?.p === undefined ? null : int(r[0].p);
+  }
+
+  /** The time the event at `position` was recorded, or null. */
+  async recordedAt(q: Queryable, position: number): Promise<string | null> {
+    return (await q.query<{ recorded_at: string }>('SELECT recorded_at FROM events WHERE position = ?', [position]))[0]?.recorded_at ?? null;
+  }
+
+  /** Who wrote the event at each of `positions` (events of format 1 name no key). Keyed by position. */
+  async recordedByAt(q: Queryable, positions: number[]): Promise<Map<number, RecordedBy | null>> {
+    const out = new Map<number, RecordedBy | null>();
+    for (const page of pages([...new Set(positions)], IN_PAGE)) {
+      const rows = await q.query<{ position: number | string; key_id: string | null; key_name: string | null }>(
+        `SELECT position, key_id, key_name FROM events WHERE position IN (${placeholders(page.length)})`,
+        page,
+      );
+      for (const r of rows) out.set(int(r.position), r.key_id !== null && r.key_name !== null ? { key_id: r.key_id, name: r.key_name } : null);
+    }
+    return out;
+  }
+
+  /** Who wrote the event at `position`, or null (format 1, or no such event). */
+  async recordedByOne(q: Queryable, position: number): Promise<RecordedBy | null> {
+    return (await this.recordedByAt(q, [position])).get(position) ?? null;
+  }
+
+  /** Who wrote the event at `position`, with the key's owner; null for an event written before attribution or no such event. */
+  async writerAt(q: Queryable, position: number): Promise<Writer | null> {
+    const r = (
+      await q.query<{ key_id: string | null; key_name: string | null; owner: string | null }>(
+        'SELECT e.key_id AS key_id, e.key_name AS key_name, k.owner AS owner FROM events e LEFT JOIN api_keys k ON k.id = e.key_id WHERE e.position = ?',
+        [position],
+      )
+    )[0];
+    if (!r || r.key_id === null || r.key_name === null) return null;
+    return { key_id: r.key_id, name: r.key_name, owner: r.owner ?? null };
+  }
+}

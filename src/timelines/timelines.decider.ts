@@ -1,0 +1,107 @@
+/**
+ * The rules of a timeline stream (S7.2: a chain that only grows, from a
+ * genesis entry, one seq at a time, closed at most once; imported timelines
+ * never grow), decided once. Pure: the state read in the write transaction
+ * in, the events to append or a typed error (409) out. Whether an entry
+ * extends the chain is the core's decision ({@link TimelineVerifier.continuing}).
+ */
+import { JsonObject, TimelineVerifier, ZERO_DIGEST } from '../aer1';
+import { ConflictError } from '../common/errors';
+import type { TimelineEntryAppended, TimelineImported, TimelineImportedData } from './timelines.events';
+
+/** The head of a timeline: its last entry's seq and recomputed digest, and whether it closed the timeline. */
+export interface TimelineHead {
+  seq: number;
+  digest: string;
+  closed: boolean;
+}
+
+/** The head of a timeline with no entries. */
+export const EMPTY_HEAD: TimelineHead = Object.freeze({ seq: 0, digest: ZERO_DIGEST, closed: false });
+
+/** What an append is decided on. */
+export interface AppendState {
+  /** How the timeline was started (null: no timeline yet). */
+  source: 'append' | 'import' | null;
+  head: TimelineHead;
+  /** The last stored entry (parsed), when `head.seq` > 0: the chain continues from it. */
+  last: unknown;
+}
+
+/** One entry of an append request, already checked alone (members, job, provenance). */
+export interface EntryToAppend {
+  /** The entry's exact source text. */
+  text: string;
+  e: JsonObject;
+  seq: number;
+  /** Its recomputed S7.1 digest. */
+  digest: string;
+}
+
+/** The rule an entry breaks, in the order they are reported when it breaks several. */
+const RULES = ['close_not_last', 'seq_not_contiguous', 'genesis_prev_digest', 'link_mismatch'] as const;
+
+/**
+ * Decide appending `entries` (in order) to the timeline of `jobId`: one
+ * `TimelineEntryAppended` each and the new head. 409 `timeline_imported`
+ * (an imported timeline never grows), `timeline_closed`,
+ * `seq_not_contiguous`, `genesis_prev_digest`, `link_mismatch`, naming the
+ * entry (`index`) and the head it was checked against.
+ */
+export function decideAppend(state: AppendState, jobId: string, entries: readonly EntryToAppend[], publication: 'full' | 'metadata'): { events: TimelineEntryAppended[]; head: TimelineHead } {
+  if (state.source === 'import') {
+    throw new ConflictError('timeline_imported', `the timeline of job ${jobId} was imported complete; it cannot be extended`, { reasons: ['timeline_imported'], job_id: jobId });
+  }
+  const v = state.head.seq === 0 ? new TimelineVerifier() : TimelineVerifier.continuing(state.head.seq, state.last, jobId);
+  let head = state.head;
+  const events: TimelineEntryAppended[] = [];
+  entries.forEach(({ text, e, seq, digest }, k) => {
+    v.push(e);
+    const broken = new Set(v.segment().reasons);
+    const rule = RULES.find((r) => broken.has(r));
+    if (rule) throw ruleError(rule, jobId, head, seq, k, entries.length);
+    const close = e.close === true;
+    events.push({
+      type: 'TimelineEntryAppended',
+      data: { job_id: jobId, seq, raw: text, entry_digest: digest, receipt_id: e.id as string, tool: e.tool as string, provenance_class: e.provenance_class as string, close, publication },
+    });
+    head = { seq, digest, closed: close };
+  });
+  return { events, head };
+}
+
+function ruleError(rule: (typeof RULES)[number], jobId: string, head: TimelineHead, seq: number, index: number, count: number): ConflictError {
+  const where = count > 1 ? ` (entry ${index + 1} of the request)` : '';
+  const details = { job_id: jobId, index, head: { seq: head.seq, entry_digest: head.seq === 0 ? null : head.digest, closed: head.closed } };
+  switch (rule) {
+    case 'close_not_last':
+      return new ConflictError('timeline_closed', `job ${jobId} is closed at seq ${head.seq}: nothing follows a closing entry (S7.2)${where}`, { reasons: ['timeline_closed'], ...details });
+    case 'seq_not_contiguous':
+      return new ConflictError('seq_not_contiguous', `seq ${seq} does not extend the head: expected ${head.seq + 1}${where}`, { reasons: ['seq_not_contiguous'], expected_seq: head.seq + 1, ...details });
+    case 'genesis_prev_digest':
+    case 'link_mismatch': {
+      const msg = rule === 'genesis_prev_digest' ? 'the first entry must carry 64 zeros as prev_digest (S7.2)' : `prev_digest must be the recomputed digest of entry ${head.seq}: ${head.digest}`;
+      return new ConflictError(rule, `${msg}${where}`, { reasons: [rule], expected_prev_digest: head.digest, ...details });
+    }
+  }
+}
+
+/** What an import is decided on: the timeline's source, and the body text of its `TimelineImported` event when it was imported. */
+export interface ImportState {
+  source: 'append' | 'import' | null;
+  imported_raw: string | null;
+}
+
+/**
+ * Decide importing a complete timeline (`data.raw` the body text): the
+ * `TimelineImported` event, or `existing` when the same text was imported
+ * before. 409 `timeline_exists` for anything else on a job that has a timeline.
+ */
+export function decideImport(state: ImportState, data: TimelineImportedData): { existing: true } | { events: [TimelineImported] } {
+  if (state.source === null) return { events: [{ type: 'TimelineImported', data }] };
+  if (state.source === 'import' && state.imported_raw === data.raw) return { existing: true };
+  throw new ConflictError('timeline_exists', `job ${data.job_id} already has a timeline (${state.source === 'import' ? 'imported with different bytes' : 'built by appends'}); records are never altered`, {
+    reasons: ['timeline_exists'],
+    job_id: data.job_id,
+  });
+}
