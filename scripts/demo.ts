@@ -22,7 +22,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { checkCommitment, verifyTimeline } from '../src/aer1';
+import { checkCommitment, verifyTimeline } from '../src/core/aer1';
 
 const SERVER = (process.env.AER1_SERVER ?? 'http://localhost:3000').replace(/\/+$/, '');
 const KEY = process.env.AER1_KEY ?? process.env.LEDGER_ADMIN_KEY;

@@ -3,7 +3,7 @@ import { ConfigService } from '@nestjs/config';
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import { DatabaseService } from '../database/database.service';
 import { LedgerError, NotFoundError } from '../common/errors';
-import { assertIdentifier, IDENTIFIER_MAX_LENGTH, identifierProblem } from '../common/text';
+import { assertIdentifier, IDENTIFIER_MAX_LENGTH, identifierProblem } from '../core/text';
 import { AppConfig } from '../config/configuration';
 
 export const ROLES = ['producer', 'compliance', 'auditor', 'admin'] as const;

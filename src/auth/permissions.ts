@@ -4,7 +4,7 @@
  * so a refusal writes nothing.
  */
 import { LedgerError } from '../common/errors';
-import { RecordedBy } from '../ledger/event-hash';
+import { RecordedBy } from '../core/ledger/event-hash';
 import type { Writer } from '../ledger/ledger.service';
 import type { Principal } from './api-keys.service';
 

@@ -7,7 +7,7 @@
  */
 import { createReadStream, statSync } from 'node:fs';
 import type { Readable } from 'node:stream';
-import { duplicateMemberOf, isStrictUtf8 } from '../aer1';
+import { duplicateMemberOf, isStrictUtf8 } from '../core/aer1';
 import { CliError, CliIo, errorText } from './io';
 
 /** JSON white space (RFC 8259): space, tab, line feed, carriage return. */

@@ -4,7 +4,7 @@
  * source text of each element, so canonical bytes are stored as received and
  * never re-serialized.
  */
-import { duplicateMemberOf, isStrictUtf8 } from '../aer1';
+import { duplicateMemberOf, isStrictUtf8 } from '../core/aer1';
 import { BadInputError } from './errors';
 
 /** A parsed JSON value with the exact text it came from. */

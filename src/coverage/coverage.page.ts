@@ -6,7 +6,7 @@
  * Content-Security-Policy that allows none.
  */
 import { plainText, userText } from '../public-pages/html';
-import { ActionReport, EvidenceItem } from './reconcile';
+import { ActionReport, EvidenceItem } from '../core/coverage/reconcile';
 import type { StoredReport } from './coverage.service';
 
 /** Escape text for HTML element content and double-quoted attributes. */

@@ -1,10 +1,10 @@
 import { Injectable, OnModuleInit } from '@nestjs/common';
 import { Tx } from '../database/database.service';
-import { StoredEvent } from '../ledger/event-hash';
+import { StoredEvent } from '../core/ledger/event-hash';
 import { Projection, ProjectionRegistry } from '../ledger/projections';
-import { canonicalJson } from './canonical';
-import { NormalizedPlan, PlanSubject } from './plan';
-import { CoverageReportContent } from './reconcile';
+import { canonicalJson } from '../core/coverage/canonical';
+import { NormalizedPlan, PlanSubject } from '../core/coverage/plan';
+import { CoverageReportContent } from '../core/coverage/reconcile';
 
 /** Data of `PlanRegistered` (version 1) and `PlanAmended` (version n+1), stream `plan:<plan_id>`. */
 export interface PlanVersionData {

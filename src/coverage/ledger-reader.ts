@@ -5,7 +5,7 @@
  * from them is reproducible. (The timeline and workflow read models are not
  * used: they show only the present.)
  */
-import { has, isObject } from '../aer1';
+import { has, isObject } from '../core/aer1';
 import { streams } from '../ledger/streams';
 
 /** Anything that runs `?`-placeholder SQL: a write transaction or the database service. */

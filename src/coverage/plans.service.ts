@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
-import { has, isObject, JsonObject } from '../aer1';
+import { has, isObject, JsonObject } from '../core/aer1';
 import { BadInputError, ConflictError, NotFoundError, UnprocessableError } from '../common/errors';
 import { RawJson } from '../common/raw-json';
 import { DatabaseService } from '../database/database.service';
@@ -11,8 +11,8 @@ import { jobFirstPosition, Queryable, workflowAsOf } from './ledger-reader';
 import type { Principal } from '../auth/api-keys.service';
 import { recordedBy } from '../auth/permissions';
 import { recordedByAt } from '../ledger/ledger.service';
-import type { RecordedBy } from '../ledger/event-hash';
-import { NormalizedPlan, PlanProblem, planDigest, PlanSubject, subjectMember, validatePlan } from './plan';
+import type { RecordedBy } from '../core/ledger/event-hash';
+import { NormalizedPlan, PlanProblem, planDigest, PlanSubject, subjectMember, validatePlan } from '../core/coverage/plan';
 
 /** A row of `plan_versions`. */
 export interface PlanVersionRow {

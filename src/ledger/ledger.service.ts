@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DatabaseService, Tx } from '../database/database.service';
 import { ExpectedVersionConflictError } from '../common/errors';
-import { CURRENT_EVENT_FORMAT, eventHash, LEDGER_GENESIS_HASH, LedgerChainReport, LedgerChainVerifier, RecordedBy, StoredEvent } from './event-hash';
+import { CURRENT_EVENT_FORMAT, eventHash, LEDGER_GENESIS_HASH, LedgerChainReport, LedgerChainVerifier, RecordedBy, StoredEvent } from '../core/ledger/event-hash';
 import { ProjectionRegistry } from './projections';
 
 /** An event to append: a past-tense type and its data (any JSON value). */

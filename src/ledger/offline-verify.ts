@@ -4,7 +4,7 @@
  * events table in position order with the database's own driver (read-only
  * for SQLite) and recomputes the ledger hash chain.
  */
-import { LedgerChainReport, LedgerChainVerifier, StoredEvent } from './event-hash';
+import { LedgerChainReport, LedgerChainVerifier, StoredEvent } from '../core/ledger/event-hash';
 
 const PAGE = 5000;
 

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Tx } from '../database/database.service';
-import { StoredEvent } from './event-hash';
+import { StoredEvent } from '../core/ledger/event-hash';
 
 /**
  * A read model built from events (Emmett's projection): `evolve` applies one

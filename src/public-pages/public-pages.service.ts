@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { isUuid, PROVENANCE_MEANING, provenanceKind, ReceiptResult } from '../aer1';
+import { isUuid, PROVENANCE_MEANING, provenanceKind, ReceiptResult } from '../core/aer1';
 import { NotFoundError } from '../common/errors';
 import { PublicUrls } from '../common/urls';
 import { DatabaseService } from '../database/database.service';
@@ -7,7 +7,7 @@ import { receiptOf, ReceiptsService } from '../receipts/receipts.service';
 import { ClaimingWorkflow, ContainingWorkflow, WorkflowsService, WorkflowVerification } from '../workflows/workflows.service';
 import type { Principal } from '../auth/api-keys.service';
 import { writerAt } from '../ledger/ledger.service';
-import type { RecordedBy } from '../ledger/event-hash';
+import type { RecordedBy } from '../core/ledger/event-hash';
 import { loadTimelineView, TimelineView } from './timeline-view';
 
 /** Everything the receipt page shows (also its JSON variant). */

@@ -3,7 +3,7 @@
  * read-model tables and verifies them with the core (S7, rev 09), so the
  * public page does not depend on the timelines module's service API.
  */
-import { assessCommitments, Check, CommitmentFinding, CommitmentOutcome, CommitmentsStatus, earlierCounts, has, isObject, isUuid, JsonObject, RecordedCommitment, TimelineResult, TimelineVerifier } from '../aer1';
+import { assessCommitments, Check, CommitmentFinding, CommitmentOutcome, CommitmentsStatus, earlierCounts, has, isObject, isUuid, JsonObject, RecordedCommitment, TimelineResult, TimelineVerifier } from '../core/aer1';
 import { DatabaseService } from '../database/database.service';
 
 export interface TimelineEntryView {

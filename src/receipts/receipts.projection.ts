@@ -1,6 +1,6 @@
 import { Injectable, OnModuleInit } from '@nestjs/common';
 import { Tx } from '../database/database.service';
-import { StoredEvent } from '../ledger/event-hash';
+import { StoredEvent } from '../core/ledger/event-hash';
 import { Projection, ProjectionRegistry } from '../ledger/projections';
 
 /** Data of `ReceiptRecorded`: the receipt document exactly as received, and what the core found at ingestion. */

@@ -1,11 +1,11 @@
 import { Injectable } from '@nestjs/common';
-import { isObject, ReceiptResult, receiptOfDocument, verifyReceipt } from '../aer1';
+import { isObject, ReceiptResult, receiptOfDocument, verifyReceipt } from '../core/aer1';
 import { ConflictError, NotFoundError, VerificationFailedError, BadInputError, LedgerError } from '../common/errors';
 import { parseRequestJson, RawJson, ndjsonLines } from '../common/raw-json';
 import { PublicUrls } from '../common/urls';
 import { DatabaseService, StorageInputError, Tx } from '../database/database.service';
 import { LedgerService, recordedByAt, writerAt } from '../ledger/ledger.service';
-import type { RecordedBy } from '../ledger/event-hash';
+import type { RecordedBy } from '../core/ledger/event-hash';
 import type { Principal } from '../auth/api-keys.service';
 import { assertOwner, assertProvenance, recordedBy } from '../auth/permissions';
 import { streams } from '../ledger/streams';

@@ -1,8 +1,8 @@
 import { Injectable, OnModuleInit } from '@nestjs/common';
-import { verifyTimeline } from '../aer1';
+import { verifyTimeline } from '../core/aer1';
 import { splitJsonArray } from '../common/raw-json';
 import { Tx } from '../database/database.service';
-import { StoredEvent } from '../ledger/event-hash';
+import { StoredEvent } from '../core/ledger/event-hash';
 import { Projection, ProjectionRegistry } from '../ledger/projections';
 
 /** Data of `TimelineEntryAppended` (stream `timeline:<job_id>`): one entry exactly as received and what the core computed. */

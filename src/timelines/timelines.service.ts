@@ -22,16 +22,16 @@ import {
   TimelineVerifier,
   verifyTimeline,
   ZERO_DIGEST,
-} from '../aer1';
-import { commitmentTextProblems } from '../aer1/commitment-text';
+} from '../core/aer1';
+import { commitmentTextProblems } from '../core/aer1/commitment-text';
 import { ConflictError, NotFoundError, UnprocessableError, VerificationFailedError } from '../common/errors';
 import { parseRawJson, RawJson, splitJsonArray } from '../common/raw-json';
-import { assertIdentifier, httpUrlProblem } from '../common/text';
+import { assertIdentifier, httpUrlProblem } from '../core/text';
 import { PublicUrls } from '../common/urls';
 import { DatabaseService, Tx } from '../database/database.service';
 import { LedgerService, recordedByAt, writerAt } from '../ledger/ledger.service';
 import type { Principal } from '../auth/api-keys.service';
-import type { RecordedBy } from '../ledger/event-hash';
+import type { RecordedBy } from '../core/ledger/event-hash';
 import { assertOwner, assertProvenance, recordedBy } from '../auth/permissions';
 import { streams } from '../ledger/streams';
 import { EndpointCommitmentRecordedData, TimelineEntryAppendedData, TimelineImportedData } from './timelines.projection';

@@ -1,12 +1,12 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { TimelineVerifier, uuidKey, verifyReceipt, verifyWorkflow, VerificationResultBase } from '../aer1';
+import { TimelineVerifier, uuidKey, verifyReceipt, verifyWorkflow, VerificationResultBase } from '../core/aer1';
 import { DatabaseService } from '../database/database.service';
 import { LedgerService } from '../ledger/ledger.service';
 import { streams } from '../ledger/streams';
 import { receiptOf } from '../receipts/receipts.service';
 import { ChunkData, ResultRecord, ResultsRecordedData, SeqTarget } from './batch.types';
-import { SYSTEM } from '../ledger/event-hash';
+import { SYSTEM } from '../core/ledger/event-hash';
 import { QUEUE_OPTIONS, VerificationQueueOptions } from './queue-options';
 
 const IN_LIST = 500;

@@ -1,7 +1,7 @@
 import { Injectable, OnModuleInit } from '@nestjs/common';
-import { isObject } from '../aer1';
+import { isObject } from '../core/aer1';
 import { Tx } from '../database/database.service';
-import { StoredEvent } from '../ledger/event-hash';
+import { StoredEvent } from '../core/ledger/event-hash';
 import { Projection, ProjectionRegistry } from '../ledger/projections';
 
 /** Data of `WorkflowReceiptRecorded` on stream `workflow:<workflow_id>`. */

@@ -1,9 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
-import { Check, has, isNonEmptyString, isObject, isUuid, JsonObject, MERKLE_CONSTRUCTION, merkleRoot, uuidKey, verifyWorkflow, WorkflowResult } from '../aer1';
+import { Check, has, isNonEmptyString, isObject, isUuid, JsonObject, MERKLE_CONSTRUCTION, merkleRoot, uuidKey, verifyWorkflow, WorkflowResult } from '../core/aer1';
 import { BadInputError, ConflictError, NotFoundError, UnprocessableError, VerificationFailedError } from '../common/errors';
 import { RawJson } from '../common/raw-json';
-import { httpUrlProblem } from '../common/text';
+import { httpUrlProblem } from '../core/text';
 import { PublicUrls } from '../common/urls';
 import { DatabaseService, Tx } from '../database/database.service';
 import { LedgerService } from '../ledger/ledger.service';
@@ -13,7 +13,7 @@ import { OUTPUT_HASH_CONSTRUCTION, OUTPUT_HASH_NOT_HELD, workflowOutputHash } fr
 import type { Principal } from '../auth/api-keys.service';
 import { recordedBy, sameOwner } from '../auth/permissions';
 import { recordedByAt, Writer } from '../ledger/ledger.service';
-import type { RecordedBy } from '../ledger/event-hash';
+import type { RecordedBy } from '../core/ledger/event-hash';
 import { WorkflowReceiptRecordedData } from './workflows.projection';
 
 /** A row of the `workflows` read model. */

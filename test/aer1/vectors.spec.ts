@@ -10,7 +10,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { DocumentKind, verifyDocument } from '../../src/aer1';
+import { DocumentKind, verifyDocument } from '../../src/core/aer1';
 import { RefEntry, refDecodeBase64, refEntryDigest, refIsRfc3339, refIsUtf8, refMerkleRoot, REF_ZERO_DIGEST } from './helpers';
 
 interface Vector {

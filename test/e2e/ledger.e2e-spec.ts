@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseService } from '../../src/database/database.service';
 import { LedgerService } from '../../src/ledger/ledger.service';
-import { SYSTEM } from '../../src/ledger/event-hash';
+import { SYSTEM } from '../../src/core/ledger/event-hash';
 import { verifyLedgerDatabase } from '../../src/ledger/offline-verify';
 import { PROJECTION_TABLE_NAMES } from '../../migrations/schema';
 import { DIALECTS, startApp, TestApp } from '../helpers/app';

@@ -5,7 +5,7 @@
  * for further failing checks are allowed, vectors README).
  */
 import { Command } from 'commander';
-import { AnyResult, DocumentKind, isObject, verifyDocument } from '../../aer1';
+import { AnyResult, DocumentKind, isObject, verifyDocument } from '../../core/aer1';
 import { Input, readJsonDocument } from '../input';
 import { CliError, CliIo, errorText, EXIT_NOT_VALID, EXIT_OK, OutputWriter, RunContext } from '../io';
 import { defaultCorpusPath } from '../paths';

@@ -122,7 +122,7 @@ export interface CommitmentSection {
   statement: string;
 }
 
-/** One recorded endpoint commitment as the report judged it (src/aer1/commitments.ts: every one is judged, none hides another's finding). */
+/** One recorded endpoint commitment as the report judged it (src/core/aer1/commitments.ts: every one is judged, none hides another's finding). */
 export interface CommitmentItem {
   /** The record id, or `#n` (1-based) for a commitment given offline. */
   commitment: string;
