@@ -5,11 +5,13 @@ import { DatabaseService } from '../../src/database/database.service';
 import { LedgerService } from '../../src/ledger/ledger.service';
 import { SYSTEM } from '../../src/core/ledger/event-hash';
 import { verifyLedgerDatabase } from '../../src/ledger/offline-verify';
-import { PROJECTION_TABLE_NAMES } from '../../migrations/schema';
 import { DIALECTS, startApp, TestApp } from '../helpers/app';
 
 const corpus = JSON.parse(readFileSync(join(__dirname, '../../vectors/aer1-vectors.json'), 'utf8')) as { vectors: { id: string; kind: string; input: unknown }[] };
 const receipts = corpus.vectors.filter((v) => v.kind === 'receipt' && !/invalid|tampered|bad|mismatch|missing|unknown|feb-30|no-timezone|unpadded|uppercase|schema|not-object|nfc-bytes/.test(v.id));
+
+/** Every projection table (read models, rebuildable from the events). */
+const PROJECTION_TABLE_NAMES = ['receipts', 'timelines', 'timeline_entries', 'commitments', 'workflows', 'workflow_steps', 'plans', 'plan_versions', 'coverage_reports'];
 
 /** Every row of every projection table, in a stable order, for comparing live and rebuilt read models. */
 async function snapshot(db: DatabaseService): Promise<Record<string, unknown[]>> {
