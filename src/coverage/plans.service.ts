@@ -13,6 +13,7 @@ import { recordedBy } from '../auth/permissions';
 import { recordedByAt } from '../ledger/ledger.service';
 import type { RecordedBy } from '../core/ledger/event-hash';
 import { NormalizedPlan, PlanProblem, planDigest, PlanSubject, subjectMember, validatePlan } from '../core/coverage/plan';
+import type { IdentifierProblem } from '../core/text';
 
 /** A row of `plan_versions`. */
 export interface PlanVersionRow {
@@ -52,7 +53,7 @@ export function planDocument(plan: NormalizedPlan): Record<string, unknown> {
 
 export function invalidPlan(problems: PlanProblem[]): UnprocessableError | BadInputError {
   // An identifier the service refuses (src/common/text.ts) is the same 400 as everywhere else, with every problem listed.
-  const idCode = problems.find((p) => p.code === 'unsupported_character' || p.code === 'value_too_large')?.code;
+  const idCode = problems.map((p) => p.code).find((c): c is IdentifierProblem['code'] => c === 'unsupported_character' || c === 'value_too_large');
   if (idCode) {
     return new BadInputError(idCode, `the plan names an identifier the ledger refuses (${problems.length} problem${problems.length === 1 ? '' : 's'}); nothing was recorded`, {
       reasons: problems.map((p) => (p.path ? `${p.path}: ${p.message}` : p.message)),

@@ -47,7 +47,8 @@ export function runCorpus(corpus: unknown): { name: string; outcomes: VectorOutc
     } catch (err) {
       return fail(`the verifier threw: ${errorText(err)}`, expected);
     }
-    const missing = expected.reasons.filter((code) => !r.reasons.includes(code));
+    const got: readonly string[] = r.reasons;
+    const missing = expected.reasons.filter((code) => !got.includes(code));
     return { id, kind, pass: r.verdict === expected.verdict && missing.length === 0, expected, got: { verdict: r.verdict, reasons: r.reasons }, missing };
   });
   return { name, outcomes };

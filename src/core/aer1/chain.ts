@@ -12,6 +12,7 @@ import { EntryDigestInputWriter } from './canonical-json';
 import { isNonEmptyString, isObject, JsonObject, has, describe, Findings, VerificationResultBase, Check } from './result';
 import { provenanceKind, ZERO_DIGEST } from './identifiers';
 import { sha256Hex } from './sha256';
+import type { ReasonCode } from './reasons';
 
 /** A well-formed chain entry as a producer writes it (S7.2): the shape generators and fixtures build. */
 export interface ChainEntry {
@@ -51,7 +52,7 @@ export interface EntryOutcome {
   /** Bare hex SHA-256 of the decoded canonical bytes (also the -06 digest). */
   output_hash: string | null;
   /** Reason codes found on this entry alone (member and format checks). */
-  reasons: string[];
+  reasons: ReasonCode[];
 }
 
 /** The result of verifying a timeline. */
@@ -123,7 +124,7 @@ export interface TimelineSegment {
   startIndex: number;
   count: number;
   jobId: string | null;
-  reasons: string[];
+  reasons: ReasonCode[];
   failures: Record<string, { listed: string[]; count: number }>;
   /** Per provenance class in order of first appearance: count and whether S5 defines it. */
   provenance: [string, number, boolean][];
@@ -462,7 +463,7 @@ export class TimelineVerifier {
   }
 
   /** A reason code for the timeline and, when collecting, for the entry. */
-  private bad(code: string, outcome: EntryOutcome | null): void {
+  private bad(code: ReasonCode, outcome: EntryOutcome | null): void {
     if (outcome && !outcome.reasons.includes(code)) outcome.reasons.push(code);
     this.f.reason(code);
   }

@@ -4,6 +4,7 @@
  * ESLint rule keeps it so); the service and the CLI call the same code.
  */
 export * from './result';
+export * from './reasons';
 export * from './base64';
 export * from './utf8';
 export * from './rfc3339';

@@ -510,7 +510,7 @@ function committedOf(value: unknown): CommitmentItem['committed'] {
 
 /** The reasons a report names for one commitment: the commitment checks, and `timeline_not_valid` / `commitment_job_id_mismatch` where they apply. */
 function reasonsOf(a: AssessedCommitment, tl: TimelineResult): string[] {
-  const reasons = a.check.reasons.filter((x) => x.startsWith('commitment_') || x === 'invalid_commitment');
+  const reasons: string[] = a.check.reasons.filter((x) => x.startsWith('commitment_') || x === 'invalid_commitment');
   if (tl.verdict !== 'valid') reasons.push('timeline_not_valid');
   if (a.outcome === 'other_job' && !reasons.includes('commitment_job_id_mismatch')) reasons.push('commitment_job_id_mismatch');
   return reasons;
