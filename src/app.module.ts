@@ -10,7 +10,7 @@ import { FallbackThrottlerStorage, PublicReadGuard, RateLimitModule } from './co
 import { AppConfig, validateConfig } from './config/configuration';
 import { DatabaseModule } from './database/database.module';
 import { HealthController } from './health/health.controller';
-import { LedgerApiModule, LedgerModule } from './ledger/ledger.module';
+import { LedgerHttpModule, EventLedgerModule } from './ledger/ledger.module';
 import { ReceiptsModule } from './receipts/receipts.module';
 import { CoverageModule } from './coverage/coverage.module';
 import { WorkflowsModule } from './workflows/workflows.module';
@@ -51,8 +51,8 @@ export class AppModule {
         TerminusModule,
         CommonModule,
         DatabaseModule,
-        LedgerModule,
-        LedgerApiModule,
+        EventLedgerModule,
+        LedgerHttpModule,
         AuthModule,
         ReceiptsModule,
         CoverageModule,

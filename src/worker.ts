@@ -15,7 +15,7 @@ import { Logger, LoggerModule } from 'nestjs-pino';
 import { CommonModule } from './common/common.module';
 import { AppConfig, validateConfig } from './config/configuration';
 import { DatabaseModule } from './database/database.module';
-import { LedgerModule } from './ledger/ledger.module';
+import { EventLedgerModule } from './ledger/ledger.module';
 import { readQueueOptions, VERIFICATION_QUEUE } from './verification-queue/queue-options';
 import { VerificationQueueModule } from './verification-queue/verification-queue.module';
 
@@ -35,7 +35,7 @@ export class WorkerModule {
         }),
         CommonModule,
         DatabaseModule,
-        LedgerModule,
+        EventLedgerModule,
         VerificationQueueModule.forWorker(env),
       ],
     };
