@@ -18,4 +18,4 @@ export * from './commitments';
 export * from './merkle';
 export * from './workflow';
 export * from './verify';
-export * from './strict-json';
+export * from '../json/duplicate-members';
