@@ -3,7 +3,7 @@ import eslint from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import globals from 'globals';
 
-const FORBIDDEN_IN_AER1 = [
+const FORBIDDEN_IN_CORE = [
   'typeorm',
   'bullmq',
   'ioredis',
@@ -18,6 +18,8 @@ const FORBIDDEN_IN_AER1 = [
   'pg',
   'better-sqlite3',
 ];
+
+const PURE = 'src/core is pure TypeScript: no framework, DB, queue, network, file or driver imports.';
 
 export default tseslint.config(
   {
@@ -45,19 +47,19 @@ export default tseslint.config(
   },
   {
     // The pure domain core must not depend on frameworks or I/O.
-    files: ['src/aer1/**', 'src/core/**', 'src/coverage/reconcile.ts', 'src/coverage/plan.ts', 'src/coverage/canonical.ts'],
+    files: ['src/core/**'],
     rules: {
       'no-restricted-imports': [
         'error',
         {
-          paths: FORBIDDEN_IN_AER1.map((name) => ({
+          paths: FORBIDDEN_IN_CORE.map((name) => ({
             name,
-            message: 'src/aer1 and src/core are pure TypeScript: no framework, DB, queue or I/O imports.',
+            message: PURE,
           })),
           patterns: [
             {
               group: ['@nestjs/*', 'typeorm/*', 'bullmq/*', 'ioredis/*', 'pg/*', 'better-sqlite3/*'],
-              message: 'src/aer1 and src/core are pure TypeScript: no framework, DB, queue or I/O imports.',
+              message: PURE,
             },
           ],
         },

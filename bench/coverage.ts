@@ -1,5 +1,5 @@
 /**
- * Figure 5: a coverage report (src/coverage/reconcile.ts, pure, in process)
+ * Figure 5: a coverage report (src/core/coverage/reconcile.ts, pure, in process)
  * for 10,000 expected actions over a 100,000-entry timeline with its
  * receipts and a binding endpoint commitment: reconcile() plus the report
  * digest, as the service computes them. Two tool mixes: 1,000 tools (ten
@@ -10,10 +10,10 @@
  * whose LIMITS.actions caps a registered plan at 500 actions: this figure
  * measures reconciliation at the size the issue names.
  */
-import { ChainEntry, entryDigestInput, sha256Hex, ZERO_DIGEST } from '../src/aer1';
+import { ChainEntry, entryDigestInput, sha256Hex, ZERO_DIGEST } from '../src/core/aer1';
 import { stableUuid } from '../src/cli/generate';
-import { ExpectedAction, NormalizedPlan } from '../src/coverage/plan';
-import { reconcile, reportDigest } from '../src/coverage/reconcile';
+import { ExpectedAction, NormalizedPlan } from '../src/core/coverage/plan';
+import { reconcile, reportDigest } from '../src/core/coverage/reconcile';
 import { BenchContext, FigureResult } from './lib/figure';
 import { best, fmt, gc, spread, time } from './lib/measure';
 

@@ -4,7 +4,7 @@
  * 64-byte concatenations of each level, precomputed) hashed alone, each
  * digest returned as a hex string (see lib/sha.ts).
  */
-import { merkleRoot } from '../src/aer1';
+import { merkleRoot } from '../src/core/aer1';
 import { stableUuid } from '../src/cli/generate';
 import { BenchContext, FigureResult } from './lib/figure';
 import { best, fmt, gc, now, pct, shortfall, sideBySide, spread } from './lib/measure';

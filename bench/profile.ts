@@ -24,7 +24,7 @@ async function workload(name: string, n: number | undefined): Promise<void> {
   mkdirSync(tmp, { recursive: true });
   switch (name) {
     case 'timeline': {
-      const { TimelineVerifier } = await import('../src/aer1');
+      const { TimelineVerifier } = await import('../src/core/aer1');
       const { timelineEntries } = await import('../src/cli/generate');
       const entries = [...timelineEntries({ entries: n ?? 300_000, job: 'p' })];
       const t0 = Date.now();
@@ -34,7 +34,7 @@ async function workload(name: string, n: number | undefined): Promise<void> {
       return;
     }
     case 'merkle': {
-      const { merkleRoot } = await import('../src/aer1');
+      const { merkleRoot } = await import('../src/core/aer1');
       const { stableUuid } = await import('../src/cli/generate');
       const ids = Array.from({ length: n ?? 1_000_000 }, (_, i) => stableUuid(`s/${i}`));
       const t0 = Date.now();

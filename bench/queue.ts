@@ -19,7 +19,7 @@ import { BenchContext, FigureResult } from './lib/figure';
 import { fmt, now, pct, shortfall, time } from './lib/measure';
 import { stopChild } from './lib/proc';
 import { ledgerRows, receiptBodies } from './lib/receipts';
-import { verifyReceipt } from '../src/aer1';
+import { verifyReceipt } from '../src/core/aer1';
 
 export const QUEUE_TARGET = 0.5;
 

@@ -4,7 +4,7 @@
  * verifier must compute (canonical bytes, S7.1 digest input), precomputed
  * and hashed alone.
  */
-import { entryDigestInput, TimelineVerifier } from '../src/aer1';
+import { entryDigestInput, TimelineVerifier } from '../src/core/aer1';
 import { GeneratedEntry, timelineEntries } from '../src/cli/generate';
 import { BenchContext, FigureResult } from './lib/figure';
 import { fmt, best, now, pct, shortfall, sideBySide, spread, time } from './lib/measure';

@@ -22,7 +22,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { checkCommitment, verifyTimeline } from '../src/aer1';
+import { checkCommitment, ReasonCode, verifyTimeline } from '../src/core/aer1';
 
 const SERVER = (process.env.AER1_SERVER ?? 'http://localhost:3000').replace(/\/+$/, '');
 const KEY = process.env.AER1_KEY ?? process.env.LEDGER_ADMIN_KEY;
@@ -117,7 +117,7 @@ async function main(): Promise<void> {
   const six = verifyTimeline(JSON.parse(text('timeline-truncated-six.json')));
   process.stdout.write(`      chain alone: verdict ${six.verdict}, ${six.entry_count} entries, closed ${six.closed}: the chain check cannot see the truncation (S7.3)\n`);
   const caught = checkCommitment(six, commitment);
-  const expected = ['commitment_entry_count_mismatch', 'commitment_final_digest_mismatch'];
+  const expected: ReasonCode[] = ['commitment_entry_count_mismatch', 'commitment_final_digest_mismatch'];
   const catches = !caught.binding && expected.every((r) => caught.reasons.includes(r));
   if (!catches) failures++;
   process.stdout.write(`${catches ? 'ok ' : 'UNEXPECTED'} against commitment-eight.json: binding ${caught.binding}, reasons ${caught.reasons.join(', ')}\n`);

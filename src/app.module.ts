@@ -11,7 +11,7 @@ import { AppConfig, validateConfig } from './config/configuration';
 import { DatabaseModule } from './database/database.module';
 import { RepositoriesModule } from './database/repositories.module';
 import { HealthController } from './health/health.controller';
-import { LedgerApiModule, LedgerModule } from './ledger/ledger.module';
+import { LedgerHttpModule, EventLedgerModule } from './ledger/ledger.module';
 import { ReceiptsModule } from './receipts/receipts.module';
 import { CoverageModule } from './coverage/coverage.module';
 import { WorkflowsModule } from './workflows/workflows.module';
@@ -53,8 +53,8 @@ export class AppModule {
         CommonModule,
         DatabaseModule,
         RepositoriesModule,
-        LedgerModule,
-        LedgerApiModule,
+        EventLedgerModule,
+        LedgerHttpModule,
         AuthModule,
         ReceiptsModule,
         CoverageModule,

@@ -6,7 +6,9 @@
  *                                        print a new API key (shown once)
  *   revoke-key ID                        revoke a key
  *   list-keys                            keys without secrets
- *   verify                               recompute the ledger hash chain
+ *   verify                               recompute the ledger hash chain: the check of
+ *                                        `aer1 ledger verify --database "$DATABASE_URL"`
+ *                                        (one code path, read-only, no migrations run)
  * Exit codes: 0 done, 1 the ledger does not verify or the database failed,
  * 2 usage error (bad option, unknown role or key id).
  */
@@ -17,6 +19,8 @@ import { AppModule } from './app.module';
 import { ApiKeysService, Publication, Role, ROLES } from './auth/api-keys.service';
 import { LedgerService } from './ledger/ledger.service';
 import { LedgerError } from './common/errors';
+import { DEFAULT_DATABASE_URL } from './database/database-url';
+import { verifyLedgerDatabase } from './ledger/offline-verify';
 
 async function withLedger<T>(fn: (app: Awaited<ReturnType<typeof NestFactory.createApplicationContext>>) => Promise<T>): Promise<T> {
   const app = await NestFactory.createApplicationContext(AppModule.register({ ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' }), { logger: ['error', 'warn'], abortOnError: false });
@@ -60,7 +64,7 @@ export async function main(argv: string[]): Promise<number> {
     for (const k of keys) process.stdout.write(`${JSON.stringify(k)}\n`);
   });
   program.command('verify').description('recompute the ledger hash chain').action(async () => {
-    const r = await withLedger((app) => app.get(LedgerService).verifyChain());
+    const r = await verifyLedgerDatabase(process.env.DATABASE_URL || DEFAULT_DATABASE_URL);
     process.stdout.write(`${JSON.stringify(r)}\n`);
     if (!r.ok) code = 1;
   });

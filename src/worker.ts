@@ -16,7 +16,7 @@ import { CommonModule } from './common/common.module';
 import { AppConfig, validateConfig } from './config/configuration';
 import { DatabaseModule } from './database/database.module';
 import { RepositoriesModule } from './database/repositories.module';
-import { LedgerModule } from './ledger/ledger.module';
+import { EventLedgerModule } from './ledger/ledger.module';
 import { readQueueOptions, VERIFICATION_QUEUE } from './verification-queue/queue-options';
 import { VerificationQueueModule } from './verification-queue/verification-queue.module';
 
@@ -37,7 +37,7 @@ export class WorkerModule {
         CommonModule,
         DatabaseModule,
         RepositoriesModule,
-        LedgerModule,
+        EventLedgerModule,
         VerificationQueueModule.forWorker(env),
       ],
     };

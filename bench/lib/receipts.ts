@@ -11,8 +11,8 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { verifyReceipt } from '../../src/aer1';
-import { eventHash, LEDGER_GENESIS_HASH } from '../../src/ledger/event-hash';
+import { verifyReceipt } from '../../src/core/aer1';
+import { eventHash, LEDGER_GENESIS_HASH } from '../../src/core/ledger/event-hash';
 import { streams } from '../../src/ledger/streams';
 import type { ReceiptRecordedData } from '../../src/receipts/receipts.events';
 

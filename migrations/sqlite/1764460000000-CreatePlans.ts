@@ -1,11 +1,12 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
+/* Frozen: the literal statements this migration ran (never edit them; a change is a new migration). */
 /**
  * Read models of expected-action plans and coverage reports (src/coverage),
  * projections of `PlanRegistered`, `PlanAmended` and `CoverageReportIssued`.
  * The same statements serve both dialects (TEXT, INTEGER, BIGINT).
  */
-export const PLAN_TABLES = [
+const PLAN_TABLES = [
   `CREATE TABLE plans (
     plan_id TEXT PRIMARY KEY,
     subject_kind TEXT NOT NULL,
@@ -45,7 +46,7 @@ export const PLAN_TABLES = [
   `CREATE INDEX coverage_reports_subject ON coverage_reports (subject_kind, subject_id)`,
 ];
 
-export const PLAN_TABLE_NAMES = ['plans', 'plan_versions', 'coverage_reports'];
+const PLAN_TABLE_NAMES = ['plans', 'plan_versions', 'coverage_reports'];
 
 /** SQLite: plans, plan versions and coverage reports. */
 export class CreatePlansSqlite1764460000000 implements MigrationInterface {

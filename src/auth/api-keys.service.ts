@@ -4,7 +4,7 @@ import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypt
 import { DatabaseService } from '../database/database.service';
 import { ApiKeysRepository } from './api-keys.repository';
 import { LedgerError, NotFoundError } from '../common/errors';
-import { assertIdentifier, IDENTIFIER_MAX_LENGTH, identifierProblem } from '../common/text';
+import { assertIdentifier, IDENTIFIER_MAX_LENGTH, identifierProblem } from '../core/text';
 import { AppConfig } from '../config/configuration';
 
 export const ROLES = ['producer', 'compliance', 'auditor', 'admin'] as const;

@@ -6,7 +6,7 @@ import { PublicUrls } from '../common/urls';
 import { JsonBody } from '../common/json-body.decorator';
 import { RawJson } from '../common/raw-json';
 import { BadInputError } from '../common/errors';
-import { isObject } from '../aer1';
+import { isObject } from '../core/aer1';
 import { ApiKeysService, Publication, Role } from './api-keys.service';
 import { Roles } from './roles.guard';
 

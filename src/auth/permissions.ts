@@ -4,7 +4,7 @@
  * so a refusal writes nothing.
  */
 import { LedgerError } from '../common/errors';
-import { RecordedBy } from '../ledger/event-hash';
+import { RecordedBy } from '../core/ledger/event-hash';
 import type { Writer } from '../ledger/events.repository';
 import type { Principal } from './api-keys.service';
 
@@ -28,9 +28,7 @@ export function assertOwner(p: Principal, writer: Writer | null, what: string): 
   if (p.role === 'admin') return;
   if (writer && sameOwner(p, writer)) return;
   const who = writer ? `key ${JSON.stringify(writer.name)}${writer.owner ? ` of owner ${JSON.stringify(writer.owner)}` : ''}` : 'a key before attribution was recorded (only an admin may act on it)';
-  throw new LedgerError(403, 'not_owner', `${what} was recorded by ${who}; this key may not act on it; nothing was recorded`, {
-    reasons: ['not_owner'],
-  });
+  throw new LedgerError(403, 'not_owner', `${what} was recorded by ${who}; this key may not act on it; nothing was recorded`).withReasons();
 }
 
 /**
@@ -52,8 +50,7 @@ export function assertProvenance(p: Principal, provenanceClass: string | null, w
   if (provenancePermitted(p, provenanceClass)) return;
   const allowed = ['LOGGED BY AGENT', ...(p.gateway ? ['OBSERVED VIA GATEWAY'] : []), ...(p.systems ?? []).map((s) => `EXECUTED BY ${s}`)];
   throw new LedgerError(403, 'provenance_not_permitted', `key ${JSON.stringify(p.name)} may not claim provenance ${JSON.stringify(provenanceClass)}${where}; it may claim ${allowed.map((a) => JSON.stringify(a)).join(', ')}; nothing was recorded`, {
-    reasons: ['provenance_not_permitted'],
     provenance_class: provenanceClass,
     permitted: allowed,
-  });
+  }).withReasons();
 }

@@ -14,7 +14,7 @@
  */
 import { closeSync, openSync, readSync } from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
-import { isNonEmptyString, isObject, TimelineSegment, TimelineVerifier } from '../aer1';
+import { isNonEmptyString, isObject, TimelineSegment, TimelineVerifier } from '../core/aer1';
 import { changedWhileRead, isJsonSpace, LineCounts, LineSplitter, MAX_LINE_BYTES, parseLine, RawLine, timelineLineReader } from './input';
 
 /** Read size: large reads into one reused buffer (64 KiB stream chunks cost 4x as much per byte, measured). */

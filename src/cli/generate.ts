@@ -8,7 +8,7 @@
  * timeline is only as right as the core (the verifier then checks it).
  */
 import { createHash } from 'node:crypto';
-import { ChainEntry, entryDigestInput, merkleRoot, sha256Hex, ZERO_DIGEST } from '../aer1';
+import { ChainEntry, entryDigestInput, merkleRoot, sha256Hex, ZERO_DIGEST } from '../core/aer1';
 
 /** A name-based UUID (version 5 layout) from any string: stable ids for generated records. */
 export function stableUuid(name: string): string {

@@ -13,7 +13,7 @@ import { existsSync, openSync, readSync, closeSync, statSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { mergeTimelineSegments, TimelineResult, TimelineSegment } from '../aer1';
+import { mergeTimelineSegments, TimelineResult, TimelineSegment } from '../core/aer1';
 import type { Counted, SegmentRange, SegmentStats, Verified, VerifyOrder } from './chain-worker';
 import { changedWhileRead, NOT_JSON_LISTED } from './input';
 import { CliError, errorText } from './io';

@@ -21,8 +21,8 @@ import {
   TimelineResult,
   receiptOfDocument,
   WorkflowResult,
-} from '../aer1';
-import { visibleSegments } from '../common/text';
+} from '../core/aer1';
+import { visibleSegments } from '../core/text';
 import type { LineCounts } from './input';
 
 /** How an NDJSON timeline was read (streamed chains only). */
@@ -33,7 +33,7 @@ export interface NdjsonStats extends LineCounts {
 /**
  * Escape what a terminal would act on or hide (C0/C1 controls, DEL, bidi
  * and other invisible format characters, unpaired surrogates; the set of
- * `visibleSegments` in src/common/text.ts, shared with the pages) as
+ * `visibleSegments` in src/core/text.ts, shared with the pages) as
  * `\uXXXX`; cut to `max` characters.
  */
 export function safe(s: string, max = 200): string {

@@ -1,10 +1,10 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { LedgerError } from './errors';
+import { ApiErrorCode, LedgerError } from './errors';
 
 /** Body of every error response. */
 export interface ErrorBody {
-  error: string;
+  error: ApiErrorCode;
   message: string;
   [detail: string]: unknown;
 }

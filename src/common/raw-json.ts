@@ -4,8 +4,11 @@
  * source text of each element, so canonical bytes are stored as received and
  * never re-serialized.
  */
-import { duplicateMemberOf, isStrictUtf8 } from '../aer1';
+import { isStrictUtf8 } from '../core/aer1';
+import { decodeStrictUtf8, isBlankLine, jsonDepth, LineSplitter, MAX_JSON_DEPTH, parseJsonText, RawLine, trimJsonSpace } from '../core/json';
 import { BadInputError } from './errors';
+
+export { jsonDepth, MAX_JSON_DEPTH, splitJsonArray } from '../core/json';
 
 /** A parsed JSON value with the exact text it came from. */
 export interface RawJson {
@@ -25,24 +28,22 @@ export function parseRawJson(bytes: Buffer | string): RawJson {
   let text: string;
   if (typeof bytes === 'string') text = bytes;
   else {
-    if (!isStrictUtf8(bytes)) throw new BadInputError('invalid_utf8', 'the request body is not valid UTF-8');
-    text = bytes.toString('utf8');
+    const d = decodeStrictUtf8(bytes);
+    if (!d.ok) {
+      if (d.why === 'not_utf8') throw new BadInputError('invalid_utf8', 'the request body is not valid UTF-8');
+      throw d.error; // longer than a string can be: never a request body (the body limit is far lower)
+    }
+    text = d.text;
   }
-  text = text.replace(/^[ \t\n\r]+|[ \t\n\r]+$/g, '');
+  text = trimJsonSpace(text);
   if (text === '') throw new BadInputError('empty_body', 'the request body is empty');
-  let value: unknown;
-  try {
-    value = JSON.parse(text) as unknown;
-  } catch (e) {
-    throw new BadInputError('malformed_json', `not JSON: ${(e as Error).message}`);
-  }
-  const dup = duplicateMemberOf(text, value);
-  if (dup !== null) throw new BadInputError('duplicate_member', `member ${JSON.stringify(dup).slice(0, 200)} appears twice in one object; the document is ambiguous`, { member: dup.slice(0, 200) });
-  return { text, value };
+  const p = parseJsonText(text);
+  if (p.ok) return { text, value: p.value };
+  if (p.why === 'not_json') throw new BadInputError('malformed_json', `not JSON: ${(p.error as Error).message}`);
+  const dup = p.member;
+  throw new BadInputError('duplicate_member', `member ${JSON.stringify(dup).slice(0, 200)} appears twice in one object; the document is ambiguous`, { member: dup.slice(0, 200) });
 }
 
-/** The deepest nesting of arrays and objects a request document may have. */
-export const MAX_JSON_DEPTH = 128;
 
 /**
  * Parse a request body or NDJSON line like {@link parseRawJson}, and refuse
@@ -59,64 +60,6 @@ export function parseRequestJson(bytes: Buffer | string): RawJson {
   return parsed;
 }
 
-/** Nesting depth of arrays and objects in JSON text (strings skipped); stops counting above `stopAbove`. */
-export function jsonDepth(text: string, stopAbove = Number.MAX_SAFE_INTEGER): number {
-  let depth = 0;
-  let max = 0;
-  const n = text.length;
-  for (let i = 0; i < n; i++) {
-    const c = text.charCodeAt(i);
-    if (c === 0x22 /* " */) {
-      for (i++; i < n && text.charCodeAt(i) !== 0x22; i++) if (text.charCodeAt(i) === 0x5c /* \ */) i++;
-    } else if (c === 0x5b /* [ */ || c === 0x7b /* { */) {
-      if (++depth > max && (max = depth) > stopAbove) return max;
-    } else if (c === 0x5d /* ] */ || c === 0x7d /* } */) depth--;
-  }
-  return max;
-}
-
-/**
- * Given the text of a JSON array that is already known to parse, return the
- * exact source text of each top-level element (white space around elements
- * trimmed). Returns null when `text` is not an array.
- */
-export function splitJsonArray(text: string): string[] | null {
-  let i = 0;
-  const n = text.length;
-  const ws = (c: number): boolean => c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d;
-  while (i < n && ws(text.charCodeAt(i))) i++;
-  if (text[i] !== '[') return null;
-  i++;
-  const out: string[] = [];
-  let depth = 0;
-  let start = -1;
-  for (; i < n; i++) {
-    const c = text[i];
-    if (c === '"') {
-      if (start < 0) start = i;
-      for (i++; i < n && text[i] !== '"'; i++) if (text[i] === '\\') i++;
-      continue;
-    }
-    if (ws(text.charCodeAt(i))) continue;
-    if (depth === 0 && (c === ',' || c === ']')) {
-      if (start >= 0) out.push(text.slice(start, lastNonWs(text, i) + 1));
-      start = -1;
-      if (c === ']') return out;
-      continue;
-    }
-    if (start < 0) start = i;
-    if (c === '[' || c === '{') depth++;
-    else if (c === ']' || c === '}') depth--;
-  }
-  return null;
-}
-
-function lastNonWs(text: string, before: number): number {
-  let j = before - 1;
-  while (j >= 0 && /\s/.test(text[j])) j--;
-  return j;
-}
-
 /**
  * Split an NDJSON body into its non-blank lines (blank: only JSON white
  * space), with 1-based line numbers, at LF bytes (a trailing CR is dropped).
@@ -125,17 +68,14 @@ function lastNonWs(text: string, before: number): number {
  */
 export function ndjsonLines(bytes: Buffer): ({ line: number; text: string } | { line: number; error: BadInputError })[] {
   const out: ({ line: number; text: string } | { line: number; error: BadInputError })[] = [];
-  let start = 0;
-  for (let no = 1; start <= bytes.length; no++) {
-    let end = bytes.indexOf(0x0a, start);
-    if (end < 0) end = bytes.length;
-    let b = bytes.subarray(start, end);
-    start = end + 1;
-    if (b.length > 0 && b[b.length - 1] === 0x0d) b = b.subarray(0, b.length - 1);
-    if (b.every((x) => x === 0x20 || x === 0x09 || x === 0x0d)) continue;
+  const splitter = new LineSplitter(Infinity);
+  const take = ({ no, bytes: b }: RawLine): void => {
+    if (b === null || isBlankLine(b)) return; // never null: no line limit here
     if (!isStrictUtf8(b)) out.push({ line: no, error: new BadInputError('invalid_utf8', 'the line is not valid UTF-8') });
     else out.push({ line: no, text: b.toString('utf8') });
-  }
+  };
+  splitter.push(bytes, take);
+  splitter.end(take);
   return out;
 }
 

@@ -1,7 +1,7 @@
 /** The events of `plan:<plan_id>` and `coverage:<report_id>` streams. */
 import type { Event } from '../ledger/event';
-import { NormalizedPlan, PlanSubject } from './plan';
-import { CoverageReportContent } from './reconcile';
+import { NormalizedPlan, PlanSubject } from '../core/coverage/plan';
+import { CoverageReportContent } from '../core/coverage/reconcile';
 
 /** Data of `PlanRegistered` (version 1) and `PlanAmended` (version n+1), stream `plan:<plan_id>`. */
 export interface PlanVersionData {

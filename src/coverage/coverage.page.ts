@@ -7,7 +7,7 @@
  */
 import { unsafeRaw, userText } from '../public-pages/html';
 import { layout, provenanceLabel, Tone, verdictBlock } from '../public-pages/layout';
-import { ActionReport, EvidenceItem, RecordedBySection } from './reconcile';
+import { ActionReport, EvidenceItem, RecordedBySection } from '../core/coverage/reconcile';
 import type { StoredReport } from './coverage.service';
 
 /** Escape text for HTML element content and double-quoted attributes. */

@@ -1,25 +1,25 @@
 import { Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
-import { describe, has, isObject, isUuid } from '../aer1';
+import { describe, has, isObject, isUuid } from '../core/aer1';
 import { BadInputError, NotFoundError, UnprocessableError } from '../common/errors';
 import { RawJson } from '../common/raw-json';
-import { identifierProblem } from '../common/text';
+import { identifierProblem } from '../core/text';
 import { PublicUrls } from '../common/urls';
 import { DatabaseService } from '../database/database.service';
 import { Queryable } from '../database/rows';
 import { LedgerService, STREAM_DOES_NOT_EXIST } from '../ledger/ledger.service';
 import { EventsRepository } from '../ledger/events.repository';
 import { streams } from '../ledger/streams';
-import { canonicalDigest } from './canonical';
+import { canonicalDigest } from '../core/coverage/canonical';
 import { CoverageReportsRepository } from './coverage-reports.repository';
 import { CoverageEvent, CoverageReportIssuedData } from './coverage.events';
 import { correctionsAsOf, entryReceiptIds, jobFirstPosition, receiptsAsOf, recordersAsOf, timelineAsOf, workflowAsOf } from './ledger-reader';
-import { NormalizedPlan, PlanSubject } from './plan';
+import { NormalizedPlan, PlanSubject } from '../core/coverage/plan';
 import { PlansRepository } from './plans.repository';
 import type { Principal } from '../auth/api-keys.service';
 import { recordedBy } from '../auth/permissions';
-import type { RecordedBy } from '../ledger/event-hash';
-import { CoverageReportContent, reconcile, RecordInput, reportDigest } from './reconcile';
+import type { RecordedBy } from '../core/ledger/event-hash';
+import { CoverageReportContent, reconcile, RecordInput, reportDigest } from '../core/coverage/reconcile';
 
 /** What `POST /api/coverage-reports` answers. */
 export interface IssuedReport {

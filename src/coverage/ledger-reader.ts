@@ -5,7 +5,7 @@
  * from them is reproducible. (The timeline and workflow read models are not
  * used: they show only the present.)
  */
-import { has, isObject } from '../aer1';
+import { has, isObject } from '../core/aer1';
 import { parseStoredJson, Queryable } from '../database/rows';
 import { EventDataRow, EventsRepository } from '../ledger/events.repository';
 import { streams } from '../ledger/streams';

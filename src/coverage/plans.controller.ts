@@ -1,7 +1,7 @@
 import { Controller, Get, Param, Post, Query, Res } from '@nestjs/common';
 import { ApiBearerAuth, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
-import { isUuid } from '../aer1';
+import { isUuid } from '../core/aer1';
 import { Roles } from '../auth/roles.guard';
 import { BadInputError } from '../common/errors';
 import { JsonBody } from '../common/json-body.decorator';

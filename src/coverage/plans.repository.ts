@@ -1,5 +1,5 @@
 import { int, Queryable } from '../database/rows';
-import { canonicalJson } from './canonical';
+import { canonicalJson } from '../core/coverage/canonical';
 import type { PlanVersionData } from './coverage.events';
 
 /** A row of `plan_versions`. */

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
-import { has, isObject, JsonObject } from '../aer1';
+import { has, isObject, JsonObject } from '../core/aer1';
 import { BadInputError, NotFoundError, UnprocessableError } from '../common/errors';
 import { RawJson } from '../common/raw-json';
 import { DatabaseService } from '../database/database.service';
@@ -12,11 +12,12 @@ import { PlanEvent, PlanVersionData } from './coverage.events';
 import { jobFirstPosition, workflowAsOf } from './ledger-reader';
 import type { Principal } from '../auth/api-keys.service';
 import { recordedBy } from '../auth/permissions';
-import type { RecordedBy } from '../ledger/event-hash';
+import type { RecordedBy } from '../core/ledger/event-hash';
 import { TimelinesRepository } from '../timelines/timelines.repository';
 import { decideAmend, decideRegister } from './plans.decider';
 import { PlanVersionRow, PlansRepository } from './plans.repository';
-import { NormalizedPlan, PlanProblem, planDigest, PlanSubject, subjectMember, validatePlan } from './plan';
+import { NormalizedPlan, PlanProblem, planDigest, PlanSubject, subjectMember, validatePlan } from '../core/coverage/plan';
+import type { IdentifierProblem } from '../core/text';
 
 export type { PlanVersionRow } from './plans.repository';
 
@@ -45,7 +46,7 @@ export function planDocument(plan: NormalizedPlan): Record<string, unknown> {
 
 export function invalidPlan(problems: PlanProblem[]): UnprocessableError | BadInputError {
   // An identifier the service refuses (src/common/text.ts) is the same 400 as everywhere else, with every problem listed.
-  const idCode = problems.find((p) => p.code === 'unsupported_character' || p.code === 'value_too_large')?.code;
+  const idCode = problems.map((p) => p.code).find((c): c is IdentifierProblem['code'] => c === 'unsupported_character' || c === 'value_too_large');
   if (idCode) {
     return new BadInputError(idCode, `the plan names an identifier the ledger refuses (${problems.length} problem${problems.length === 1 ? '' : 's'}); nothing was recorded`, {
       reasons: problems.map((p) => p.code), // codes, one per problem; the prose is in `problems`

@@ -1,7 +1,7 @@
 import { Injectable, OnApplicationShutdown } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { BadInputError } from '../common/errors';
-import { hasLoneSurrogate } from '../common/text';
+import { hasLoneSurrogate } from '../core/text';
 import { Dialect } from './database-url';
 import { toPostgresPlaceholders } from './rows';
 

@@ -3,7 +3,7 @@
  * own union in `<module>/<module>.events.ts`, the ledger appends only that
  * union, and projections and readers parse stored events back into it.
  */
-import type { StoredEvent } from './event-hash';
+import type { StoredEvent } from '../core/ledger/event-hash';
 
 /** An event to append: a past-tense `type` and its JSON `data`. */
 export interface Event<Type extends string = string, Data = unknown> {

@@ -1,5 +1,5 @@
 import { int, pages, placeholders, Queryable } from '../database/rows';
-import type { RecordedBy, StoredEvent } from './event-hash';
+import type { RecordedBy, StoredEvent } from '../core/ledger/event-hash';
 
 /** The columns of an event an as-of read needs. */
 export interface EventDataRow {

@@ -9,8 +9,8 @@ import { ProjectionRegistry } from './projections';
   providers: [LedgerService, ProjectionRegistry],
   exports: [LedgerService, ProjectionRegistry],
 })
-export class LedgerModule {}
+export class EventLedgerModule {}
 
 /** The ledger's HTTP endpoints (head, verify): API processes only, not workers. */
 @Module({ controllers: [LedgerController] })
-export class LedgerApiModule {}
+export class LedgerHttpModule {}

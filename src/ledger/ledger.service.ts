@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { DatabaseService, emptyTable, Tx } from '../database/database.service';
 import { ExpectedVersionConflictError } from '../common/errors';
 import { AnyEvent, ExpectedVersion, NO_CONCURRENCY_CHECK, STREAM_DOES_NOT_EXIST } from './event';
-import { CURRENT_EVENT_FORMAT, eventHash, LEDGER_GENESIS_HASH, LedgerChainReport, LedgerChainVerifier, RecordedBy, StoredEvent } from './event-hash';
+import { CURRENT_EVENT_FORMAT, eventHash, LEDGER_GENESIS_HASH, LedgerChainReport, LedgerChainVerifier, RecordedBy, StoredEvent } from '../core/ledger/event-hash';
 import { EventsRepository } from './events.repository';
 import { ProjectionRegistry } from './projections';
 

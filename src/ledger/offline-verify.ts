@@ -5,7 +5,7 @@
  * database's own driver, read-only for SQLite) and recomputes the ledger hash chain.
  */
 import { Queryable, toPostgresPlaceholders } from '../database/rows';
-import { LedgerChainReport, LedgerChainVerifier } from './event-hash';
+import { LedgerChainReport, LedgerChainVerifier } from '../core/ledger/event-hash';
 import { EventsRepository } from './events.repository';
 
 const PAGE = 5000;

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Tx } from '../database/database.service';
 import { AnyEvent, RecordedEvent, recordedEvent } from './event';
-import { StoredEvent } from './event-hash';
+import { StoredEvent } from '../core/ledger/event-hash';
 
 /**
  * A read model built from events (Emmett's projection): `evolve` applies one

@@ -9,7 +9,7 @@
  * invisible or bidi control code point shown as a marked `<U+XXXX>`. Inside
  * a quoted attribute value it is only escaped.
  */
-import { codePointName, httpUrlProblem, visibleSegments, visibleText } from '../common/text';
+import { codePointName, httpUrlProblem, visibleSegments, visibleText } from '../core/text';
 
 /** Markup that is already safe to emit. */
 export class SafeHtml {
@@ -34,7 +34,7 @@ const KEEP_IN_PAGES = [0x09, 0x0a, 0x0d];
  * unterminated U+202E or right-to-left text cannot reorder what follows
  * it), and every invisible or bidi control code point shown as
  * `<span class="cp">&lt;U+202E&gt;</span>` (the marking of `visibleSegments`,
- * src/common/text.ts, which `aer1`'s report uses too).
+ * src/core/text.ts, which `aer1`'s report uses too).
  */
 export function userText(s: string): SafeHtml {
   const inner = visibleSegments(s, KEEP_IN_PAGES)

@@ -1,4 +1,4 @@
-import { provenanceKind } from '../aer1';
+import { provenanceKind } from '../core/aer1';
 import { html, plainText, SafeHtml, unsafeRaw } from './html';
 
 /** One small stylesheet for every page: readable, no external resources, prints well. */

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { isUuid, PROVENANCE_MEANING, provenanceKind, ReceiptResult } from '../aer1';
+import { isUuid, PROVENANCE_MEANING, provenanceKind, ReceiptResult } from '../core/aer1';
 import { NotFoundError } from '../common/errors';
 import { PublicUrls } from '../common/urls';
 import { DatabaseService } from '../database/database.service';
@@ -11,7 +11,7 @@ import { ClaimingWorkflow, ContainingWorkflow, WorkflowsService, WorkflowVerific
 import type { Principal } from '../auth/api-keys.service';
 import type { Writer } from '../ledger/events.repository';
 import { sameOwner } from '../auth/permissions';
-import type { RecordedBy } from '../ledger/event-hash';
+import type { RecordedBy } from '../core/ledger/event-hash';
 import { linkableReceiptId, loadTimelineView, TimelineView } from './timeline-view';
 
 /** Everything the receipt page shows (also its JSON variant). */

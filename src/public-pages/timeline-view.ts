@@ -3,7 +3,7 @@
  * read-model tables and verifies them with the core (S7, rev 09), so the
  * public page does not depend on the timelines module's service API.
  */
-import { assessCommitments, Check, CommitmentFinding, CommitmentOutcome, CommitmentsStatus, earlierCounts, has, isObject, isUuid, JsonObject, RecordedCommitment, TimelineResult, TimelineVerifier, JobAssessment, jobAssessment } from '../aer1';
+import { assessCommitments, Check, CommitmentFinding, CommitmentOutcome, CommitmentsStatus, earlierCounts, has, isObject, isUuid, JsonObject, RecordedCommitment, TimelineResult, TimelineVerifier, JobAssessment, jobAssessment } from '../core/aer1';
 import { parseStoredJson, Queryable } from '../database/rows';
 import { TimelinesRepository } from '../timelines/timelines.repository';
 

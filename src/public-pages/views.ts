@@ -1,5 +1,5 @@
 /** The public pages (S9): receipt, job timeline, workflow, index, not found. */
-import { isUuid } from '../aer1';
+import { isUuid } from '../core/aer1';
 import { html, safeHttpUrl, SafeHtml, seg } from './html';
 import { checksTable, idCode, layout, limitsList, okBadge, provenanceLabel, shortId, Tone, verdictBadge, verdictBlock } from './layout';
 import { ReceiptPageData, WorkflowPageData } from './public-pages.service';

@@ -4,7 +4,7 @@
  * so it can move into the module's repository.
  */
 import { Injectable } from '@nestjs/common';
-import { isUuid } from '../aer1';
+import { isUuid } from '../core/aer1';
 import type { Principal } from '../auth/api-keys.service';
 import { NotFoundError } from '../common/errors';
 import { PageRequest, toPage } from '../common/pagination';

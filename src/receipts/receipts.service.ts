@@ -1,12 +1,12 @@
 import { Injectable } from '@nestjs/common';
-import { isObject, ReceiptResult, receiptOfDocument, verifyReceipt } from '../aer1';
+import { isObject, ReceiptResult, receiptOfDocument, verifyReceipt } from '../core/aer1';
 import { NotFoundError, VerificationFailedError, BadInputError, LedgerError } from '../common/errors';
 import { parseRequestJson, RawJson, ndjsonLines } from '../common/raw-json';
 import { PublicUrls } from '../common/urls';
 import { DatabaseService, StorageInputError, Tx } from '../database/database.service';
 import { LedgerService, NO_CONCURRENCY_CHECK, STREAM_DOES_NOT_EXIST } from '../ledger/ledger.service';
 import { EventsRepository } from '../ledger/events.repository';
-import type { RecordedBy } from '../ledger/event-hash';
+import type { RecordedBy } from '../core/ledger/event-hash';
 import type { Principal } from '../auth/api-keys.service';
 import { assertOwner, assertProvenance, recordedBy } from '../auth/permissions';
 import { streams } from '../ledger/streams';

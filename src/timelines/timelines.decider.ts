@@ -5,7 +5,7 @@
  * in, the events to append or a typed error (409) out. Whether an entry
  * extends the chain is the core's decision ({@link TimelineVerifier.continuing}).
  */
-import { JsonObject, TimelineVerifier, ZERO_DIGEST } from '../aer1';
+import { JsonObject, TimelineVerifier, ZERO_DIGEST } from '../core/aer1';
 import { ConflictError } from '../common/errors';
 import type { TimelineEntryAppended, TimelineImported, TimelineImportedData } from './timelines.events';
 

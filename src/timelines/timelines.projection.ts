@@ -1,5 +1,5 @@
 import { Injectable, OnModuleInit } from '@nestjs/common';
-import { verifyTimeline } from '../aer1';
+import { verifyTimeline } from '../core/aer1';
 import { ndjsonTexts, splitJsonArray } from '../common/raw-json';
 import { Tx } from '../database/database.service';
 import { RecordedEvent } from '../ledger/event';

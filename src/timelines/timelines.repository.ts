@@ -1,5 +1,5 @@
 import { bool, boolParam, int, placeholders, Queryable } from '../database/rows';
-import type { RecordedBy } from '../ledger/event-hash';
+import type { RecordedBy } from '../core/ledger/event-hash';
 import type { Writer } from '../ledger/events.repository';
 
 /** A row of the `timelines` read model. */

@@ -24,11 +24,11 @@ import {
   JobAssessment,
   jobAssessment,
   JOB_ASSESSMENT_HEADLINE,
-} from '../aer1';
-import { commitmentTextProblems } from '../aer1/commitment-text';
+} from '../core/aer1';
+import { commitmentTextProblems } from '../core/aer1/commitment-text';
 import { ConflictError, NotFoundError, UnprocessableError, VerificationFailedError } from '../common/errors';
 import { parseRawJson, RawJson, splitJsonArray } from '../common/raw-json';
-import { assertIdentifier, httpUrlProblem } from '../common/text';
+import { assertIdentifier, httpUrlProblem } from '../core/text';
 import { PublicUrls } from '../common/urls';
 import { DatabaseService } from '../database/database.service';
 import { Queryable } from '../database/rows';
@@ -37,7 +37,7 @@ import { EventsRepository } from '../ledger/events.repository';
 import { eventData } from '../ledger/event';
 import { ResultCache } from '../common/result-cache';
 import type { Principal } from '../auth/api-keys.service';
-import type { RecordedBy } from '../ledger/event-hash';
+import type { RecordedBy } from '../core/ledger/event-hash';
 import { assertOwner, assertProvenance, recordedBy } from '../auth/permissions';
 import { assertPlanOwner } from '../coverage/plan-owner';
 import { streams } from '../ledger/streams';

@@ -1,8 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
-import { isObject } from '../aer1';
+import { isObject } from '../core/aer1';
 import { BadInputError, NotFoundError } from '../common/errors';
-import { identifierProblem, IDENTIFIER_MAX_LENGTH } from '../common/text';
+import { identifierProblem, IDENTIFIER_MAX_LENGTH } from '../core/text';
 import { PublicUrls } from '../common/urls';
 import { DatabaseService } from '../database/database.service';
 import { Queryable } from '../database/rows';

@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { jobAssessment, TimelineVerifier, uuidKey, verifyReceipt, verifyWorkflow, VerificationResultBase } from '../aer1';
+import { jobAssessment, TimelineVerifier, uuidKey, verifyReceipt, verifyWorkflow, VerificationResultBase } from '../core/aer1';
 import { assessJobCommitments } from '../timelines/timelines.service';
 import { DatabaseService } from '../database/database.service';
 import { pages, parseStoredJson, Queryable } from '../database/rows';
@@ -13,7 +13,7 @@ import { WorkflowsRepository } from '../workflows/workflows.repository';
 import { ChunkData, ResultRecord, SeqTarget } from './batch.types';
 import { VerificationBatchesRepository } from './verification-batches.repository';
 import { BatchEvent, ResultsRecordedData } from './verification.events';
-import { SYSTEM } from '../ledger/event-hash';
+import { SYSTEM } from '../core/ledger/event-hash';
 import { QUEUE_OPTIONS, VerificationQueueOptions } from './queue-options';
 
 const IN_LIST = 500;
@@ -96,7 +96,7 @@ export class VerificationProcessor {
     const receipts = await this.rawById(targets.filter((t) => t.kind === 'receipt').map((t) => t.id));
     const out: ResultRecord[] = [];
     for (const t of targets) {
-      let result: Pick<VerificationResultBase, 'verdict' | 'reasons'> | null;
+      let result: { verdict: string; reasons: readonly string[] } | null;
       if (t.kind === 'receipt') {
         const raw = receipts.get(t.id);
         result = raw === undefined ? null : verifyReceipt(parseStored(raw));
@@ -110,7 +110,7 @@ export class VerificationProcessor {
         id: t.id,
         seq: t.seq,
         verdict: result ? result.verdict : 'invalid',
-        reasons: result ? result.reasons : ['not_found'],
+        reasons: result ? [...result.reasons] : ['not_found'],
         verified_at: new Date().toISOString(),
       });
     }
@@ -125,7 +125,8 @@ export class VerificationProcessor {
   }
 
   /** A job's timeline: the stored entries, in seq order, through the core's streaming verifier. */
-  private async verifyJob(jobId: string): Promise<VerificationResultBase | null> {
+  /** A batch result for a job: the chain verdict, made invalid by a contradicting commitment (service reason codes, not only AER-1 ones). */
+  private async verifyJob(jobId: string): Promise<{ verdict: string; reasons: readonly string[] } | null> {
     const v = new TimelineVerifier();
     // Below every stored seq, and within PostgreSQL's INTEGER range (a larger bound fails there as out of range).
     let after = -2_147_483_648;

@@ -44,7 +44,7 @@ import {
   SIG_COSIGNATURE_V1,
   SIG_ED25519,
 } from '../core/tlog';
-import { visibleSegments } from '../common/text';
+import { visibleSegments } from '../core/text';
 import { WitnessStateStore } from './state';
 
 /**

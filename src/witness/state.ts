@@ -22,7 +22,7 @@ import { closeSync, fsyncSync, openSync, readFileSync, realpathSync, unlinkSync,
 import { mkdir, open, readdir, readFile, rename, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { hash, randomBytes } from 'node:crypto';
-import { decodeStrictBase64 } from '../aer1/base64';
+import { decodeStrictBase64 } from '../core/aer1/base64';
 import { HASH_SIZE, originHash, parseCheckpoint, parseNote } from '../core/tlog';
 
 /** The format tag of a state file. */

@@ -1,5 +1,5 @@
 import { Injectable, OnModuleInit } from '@nestjs/common';
-import { isObject } from '../aer1';
+import { isObject } from '../core/aer1';
 import { Tx } from '../database/database.service';
 import { RecordedEvent } from '../ledger/event';
 import { Projection, ProjectionRegistry, unhandled } from '../ledger/projections';

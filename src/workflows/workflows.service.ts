@@ -1,9 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
-import { Check, has, isNonEmptyString, isObject, isUuid, JsonObject, MERKLE_CONSTRUCTION, merkleRoot, uuidKey, verifyWorkflow, WorkflowResult } from '../aer1';
+import { Check, has, isNonEmptyString, isObject, isUuid, JsonObject, MERKLE_CONSTRUCTION, merkleRoot, uuidKey, verifyWorkflow, WorkflowResult } from '../core/aer1';
 import { BadInputError, NotFoundError, UnprocessableError, VerificationFailedError } from '../common/errors';
 import { RawJson } from '../common/raw-json';
-import { httpUrlProblem } from '../common/text';
+import { httpUrlProblem } from '../core/text';
 import { PublicUrls } from '../common/urls';
 import { DatabaseService, Tx } from '../database/database.service';
 import { parseStoredJson, Queryable } from '../database/rows';
@@ -17,7 +17,7 @@ import { OUTPUT_HASH_CONSTRUCTION, OUTPUT_HASH_NOT_HELD, workflowOutputHash } fr
 import type { Principal } from '../auth/api-keys.service';
 import { recordedBy, sameOwner } from '../auth/permissions';
 import { ResultCache } from '../common/result-cache';
-import type { RecordedBy } from '../ledger/event-hash';
+import type { RecordedBy } from '../core/ledger/event-hash';
 import { decideRecordWorkflow } from './workflows.decider';
 import { WorkflowEvent, WorkflowReceiptRecordedData } from './workflows.events';
 import { WorkflowRow, WorkflowsRepository } from './workflows.repository';

@@ -1,9 +1,9 @@
 /**
  * assessCommitments: every endpoint commitment of a job judged together
- * (src/aer1/commitments.ts). A commitment that shows truncation or a
+ * (src/core/aer1/commitments.ts). A commitment that shows truncation or a
  * substituted entry is a finding no binding commitment hides.
  */
-import { assessCommitments, checkCommitment, CommitmentOutcome, earlierCounts, entryDigest, RecordedCommitment, verifyTimeline, ZERO_DIGEST } from '../../src/aer1';
+import { assessCommitments, checkCommitment, CommitmentOutcome, earlierCounts, entryDigest, RecordedCommitment, verifyTimeline, ZERO_DIGEST } from '../../src/core/aer1';
 import { buildTimeline, commitmentFor } from '../coverage/fixtures';
 
 const JOB = 'job-assess';

@@ -6,7 +6,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { DocumentKind, verifyDocument } from '../../src/aer1';
+import { DocumentKind, verifyDocument } from '../../src/core/aer1';
 
 interface Vector {
   id: string;

@@ -4,9 +4,9 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { checkCommitment, verifyCommitment, verifyTimeline } from '../../src/aer1';
-import { commitmentAsWritten, commitmentTextProblems, commitmentValueAsWritten } from '../../src/aer1/commitment-text';
-import { isIntegerMember, isIntegerToken, memberText, writtenIntegerProblems } from '../../src/aer1/json-integer';
+import { checkCommitment, verifyCommitment, verifyTimeline } from '../../src/core/aer1';
+import { commitmentAsWritten, commitmentTextProblems, commitmentValueAsWritten } from '../../src/core/aer1/commitment-text';
+import { isIntegerMember, isIntegerToken, memberText, writtenIntegerProblems } from '../../src/core/aer1/json-integer';
 
 const example = (name: string): string => readFileSync(join(__dirname, '../../examples', name), 'utf8');
 

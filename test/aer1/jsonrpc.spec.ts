@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { receiptOfDocument, verifyReceipt } from '../../src/aer1';
+import { receiptOfDocument, verifyReceipt } from '../../src/core/aer1';
 
 const corpus = JSON.parse(readFileSync(join(__dirname, '../../vectors/aer1-vectors.json'), 'utf8')) as { vectors: { id: string; input: unknown }[] };
 const transport = corpus.vectors.find((v) => v.id === 'transport-valid')!.input;
@@ -29,7 +29,7 @@ describe('JSON-RPC tools/call responses (guide: result._receipt verified exactly
 
 describe('a bare endpoint commitment', () => {
   it('is recognised as a commitment and fails for want of its timeline', async () => {
-    const { detectKind, verifyDocument } = await import('../../src/aer1');
+    const { detectKind, verifyDocument } = await import('../../src/core/aer1');
     const commitment = { job_id: 'job-eight', final_entry_digest: 'a'.repeat(64), entry_count: 8, published_at: '2026-10-02T08:00:00Z' };
     expect(detectKind(commitment)).toBe('commitment');
     const r = verifyDocument(commitment);

@@ -35,7 +35,7 @@ import {
   verifyWorkflow,
   writeJsonString,
   ZERO_DIGEST,
-} from '../../src/aer1';
+} from '../../src/core/aer1';
 import {
   refBuildTimeline,
   refCoreReceipt,

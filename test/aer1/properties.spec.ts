@@ -5,7 +5,7 @@
  * must be caught with exactly the reason codes the spec assigns them.
  */
 import * as fc from 'fast-check';
-import { verifyCommitment, verifyReceipt, verifyTimeline, verifyWorkflow } from '../../src/aer1';
+import { verifyCommitment, verifyReceipt, verifyTimeline, verifyWorkflow } from '../../src/core/aer1';
 import {
   RefEntry,
   refBuildTimeline,

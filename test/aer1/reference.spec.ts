@@ -14,7 +14,7 @@ import {
   merkleRoot,
   sha256HexOfStrictBase64,
   writeJsonString,
-} from '../../src/aer1';
+} from '../../src/core/aer1';
 import { refCanonicalEntry, refDecodeBase64, refEncodeBase64, refIsRfc3339, refIsUtf8, refMerkleRoot, refWriteJsonString } from './helpers';
 
 const RUNS = { numRuns: 200 };

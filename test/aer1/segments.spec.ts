@@ -7,7 +7,7 @@
  * boundaries.
  */
 import * as fc from 'fast-check';
-import { mergeTimelineSegments, TimelineSegment, TimelineVerifier } from '../../src/aer1';
+import { mergeTimelineSegments, TimelineSegment, TimelineVerifier } from '../../src/core/aer1';
 import { refBuildTimeline, refEntrySpec } from './helpers';
 
 /** One verifier over all entries, streaming (as the CLI runs it). */

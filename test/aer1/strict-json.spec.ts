@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { duplicateMemberOf, findDuplicateMember } from '../../src/aer1';
+import { duplicateMemberOf, findDuplicateMember } from '../../src/core/aer1';
 
 describe('findDuplicateMember (I-JSON: member names unique)', () => {
   it.each([

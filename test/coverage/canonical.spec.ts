@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { compareCodePoints } from '../../src/coverage/canonical';
+import { compareCodePoints } from '../../src/core/coverage/canonical';
 
 /** Reference: compare arrays of code points. */
 function reference(a: string, b: string): number {

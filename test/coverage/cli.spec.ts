@@ -86,7 +86,7 @@ describe('aer1 coverage', () => {
     const both = write('tc.json', { timeline: tl, commitment: commitmentFor(tl) });
     expect(await runCoverage({ plan: write('p.json', plan), timeline: both }, io())).toBe(0);
     // A version document from GET /api/plans/{id}/versions/{n}: digest checked.
-    const { validatePlan, planDigest } = await import('../../src/coverage/plan');
+    const { validatePlan, planDigest } = await import('../../src/core/coverage/plan');
     const v = validatePlan(plan);
     if (!v.ok) throw new Error('plan');
     const versionDoc = { plan_id: 'p-1', version: 2, plan: { ...plan, unplanned: 'flag' }, digest: planDigest(v.plan), registered_at: '2026-10-01T00:00:00Z' };

@@ -4,7 +4,7 @@
  * transport receipts whose ids match the entries.
  */
 import { createHash } from 'node:crypto';
-import { ChainEntry, entryDigest, sha256Hex, ZERO_DIGEST } from '../../src/aer1';
+import { ChainEntry, entryDigest, sha256Hex, ZERO_DIGEST } from '../../src/core/aer1';
 
 /** A name-based UUID (v5 layout) so fixtures are stable. */
 export function uuidFor(name: string): string {

@@ -3,8 +3,8 @@
  * (plan `recorded_by_owner`, `integrity.recorded_by`) and corrected receipts
  * (S9) in the pure reconciliation. See test/reliability/README.md.
  */
-import { NormalizedPlan, planDigest, validatePlan } from '../../src/coverage/plan';
-import { CoverageReportContent, reconcile, ReconcileInput, Recorders, reportDigest } from '../../src/coverage/reconcile';
+import { NormalizedPlan, planDigest, validatePlan } from '../../src/core/coverage/plan';
+import { CoverageReportContent, reconcile, ReconcileInput, Recorders, reportDigest } from '../../src/core/coverage/reconcile';
 import { renderCoverageText } from '../../src/cli/commands/coverage';
 import { buildTimeline, commitmentFor, Entry, receiptFor, receiptsFor, StepSpec } from './fixtures';
 

@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { canonicalJson } from '../../src/coverage/canonical';
-import { NormalizedPlan, planDigest, validatePlan } from '../../src/coverage/plan';
-import { CoverageReportContent, reconcile, ReconcileInput, reportDigest } from '../../src/coverage/reconcile';
+import { canonicalJson } from '../../src/core/coverage/canonical';
+import { NormalizedPlan, planDigest, validatePlan } from '../../src/core/coverage/plan';
+import { CoverageReportContent, reconcile, ReconcileInput, reportDigest } from '../../src/core/coverage/reconcile';
 import { buildTimeline, commitmentFor, EIGHT_STEPS, eightStepPlan, Entry, receiptFor, receiptsFor, StepSpec, uuidFor } from './fixtures';
 
 function plan(doc: Record<string, unknown>): NormalizedPlan {

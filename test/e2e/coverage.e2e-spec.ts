@@ -6,12 +6,12 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { checkCommitment, entryDigest, verifyTimeline } from '../../src/aer1';
+import { checkCommitment, entryDigest, verifyTimeline } from '../../src/core/aer1';
 import { DatabaseService } from '../../src/database/database.service';
 import { LedgerService } from '../../src/ledger/ledger.service';
-import { SYSTEM } from '../../src/ledger/event-hash';
+import { SYSTEM } from '../../src/core/ledger/event-hash';
 import { streams } from '../../src/ledger/streams';
-import { CoverageReportContent } from '../../src/coverage/reconcile';
+import { CoverageReportContent } from '../../src/core/coverage/reconcile';
 import { buildTimeline, commitmentFor, EIGHT_STEPS, eightStepPlan, Entry, receiptFor, StepSpec, uuidFor } from '../coverage/fixtures';
 import { DIALECTS, startApp, TestApp } from '../helpers/app';
 

@@ -3,13 +3,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseService } from '../../src/database/database.service';
 import { LedgerService } from '../../src/ledger/ledger.service';
-import { SYSTEM } from '../../src/ledger/event-hash';
+import { SYSTEM } from '../../src/core/ledger/event-hash';
 import { verifyLedgerDatabase } from '../../src/ledger/offline-verify';
-import { PROJECTION_TABLE_NAMES } from '../../migrations/schema';
+import { main as ledgerCli } from '../../src/ledger-cli';
 import { DIALECTS, startApp, TestApp } from '../helpers/app';
 
 const corpus = JSON.parse(readFileSync(join(__dirname, '../../vectors/aer1-vectors.json'), 'utf8')) as { vectors: { id: string; kind: string; input: unknown }[] };
 const receipts = corpus.vectors.filter((v) => v.kind === 'receipt' && !/invalid|tampered|bad|mismatch|missing|unknown|feb-30|no-timezone|unpadded|uppercase|schema|not-object|nfc-bytes/.test(v.id));
+
+/** Every projection table (read models, rebuildable from the events). */
+const PROJECTION_TABLE_NAMES = ['receipts', 'timelines', 'timeline_entries', 'commitments', 'workflows', 'workflow_steps', 'plans', 'plan_versions', 'coverage_reports'];
 
 /** Every row of every projection table, in a stable order, for comparing live and rebuilt read models. */
 async function snapshot(db: DatabaseService): Promise<Record<string, unknown[]>> {
@@ -44,6 +47,26 @@ describe.each(DIALECTS)('ledger on %s', (dialect) => {
     const v = (await t.http.get('/api/ledger/verify')).body;
     expect(v).toEqual({ verdict: 'valid', ok: true, checked: receipts.length, head, first_failure: null });
     expect((await t.http.get(`/api/ledger/verify?head_position=${head.position}&head_hash=${head.event_hash}`)).body.expected_head.ok).toBe(true);
+  });
+
+  it('`npm run ledger -- verify` is the check of `aer1 ledger verify`, on the configured DATABASE_URL', async () => {
+    const url = dialect === 'sqlite' ? `sqlite:${join(dir, 'ledger.sqlite')}` : t.databaseUrl;
+    const written: string[] = [];
+    const spy = jest.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => (written.push(String(chunk)), true));
+    const saved = process.env.DATABASE_URL;
+    process.env.DATABASE_URL = url;
+    let code: number;
+    try {
+      code = await ledgerCli(['verify']);
+    } finally {
+      spy.mockRestore();
+      if (saved === undefined) delete process.env.DATABASE_URL;
+      else process.env.DATABASE_URL = saved;
+    }
+    expect(code).toBe(0);
+    const head = (await t.http.get('/api/ledger/head')).body;
+    expect(written.join('')).toBe(`${JSON.stringify({ ok: true, checked: head.position, head, first_failure: null })}\n`);
+    expect(JSON.parse(written.join(''))).toEqual(await verifyLedgerDatabase(url));
   });
 
   it('rejects UPDATE and DELETE on events in the database itself', async () => {

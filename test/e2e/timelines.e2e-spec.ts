@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { checkCommitment, entryDigest, verifyTimeline, ZERO_DIGEST } from '../../src/aer1';
+import { checkCommitment, entryDigest, verifyTimeline, ZERO_DIGEST } from '../../src/core/aer1';
 import { DatabaseService } from '../../src/database/database.service';
 import { DIALECTS, startApp, TestApp } from '../helpers/app';
 

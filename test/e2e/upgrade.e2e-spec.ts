@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { DataSource } from 'typeorm';
 import { dataSourceOptions, MIGRATIONS } from '../../src/database/database-url';
 import { DatabaseService } from '../../src/database/database.service';
-import { eventHash, LEDGER_GENESIS_HASH } from '../../src/ledger/event-hash';
+import { eventHash, LEDGER_GENESIS_HASH } from '../../src/core/ledger/event-hash';
 import { createPgDatabase, DIALECTS, startApp, TestApp, TestDialect } from '../helpers/app';
 
 function coreReceipt(): { id: string; text: string; output_hash: string } {

@@ -1,4 +1,4 @@
-import { merkleRoot } from '../../src/aer1';
+import { merkleRoot } from '../../src/core/aer1';
 import { DIALECTS, startApp, TestApp } from '../helpers/app';
 import { vector } from '../helpers/corpus';
 

@@ -9,7 +9,7 @@ import { NestFactory } from '@nestjs/core';
 import { randomUUID } from 'node:crypto';
 import { AppModule } from '../../src/app.module';
 import { ApiKeysService, KeyOptions, Principal, Role } from '../../src/auth/api-keys.service';
-import { entryDigest, ZERO_DIGEST } from '../../src/aer1';
+import { entryDigest, ZERO_DIGEST } from '../../src/core/aer1';
 import { parseRequestJson, RawJson } from '../../src/common/raw-json';
 import { DatabaseService } from '../../src/database/database.service';
 import { createPgDatabase, TestDialect } from '../helpers/app';

@@ -3,7 +3,7 @@
  * commitments, events) and database, without HTTP: appends decided by the
  * timeline decider, imports, endpoint commitments.
  */
-import { entryDigest, ZERO_DIGEST } from '../../src/aer1';
+import { entryDigest, ZERO_DIGEST } from '../../src/core/aer1';
 import { LedgerService } from '../../src/ledger/ledger.service';
 import { streams } from '../../src/ledger/streams';
 import { TimelinesRepository } from '../../src/timelines/timelines.repository';

@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ZERO_DIGEST } from '../../src/aer1';
+import { ZERO_DIGEST } from '../../src/core/aer1';
 import { DIALECTS, startApp, TestApp } from '../helpers/app';
 import { adminKey, call, freshReceipt, killAll, leaksInternals, listen, makeEntry, Reply, ServerProcess, vector } from './helpers';
 

@@ -4,7 +4,7 @@
  * test names what used to happen. Both databases.
  */
 import { randomUUID } from 'node:crypto';
-import { entryDigest, sha256Hex, ZERO_DIGEST } from '../../src/aer1';
+import { entryDigest, sha256Hex, ZERO_DIGEST } from '../../src/core/aer1';
 import { MAX_COMMITMENT_BYTES, MAX_COMMITMENTS_PER_JOB, TIMELINE_PAGE_BYTES, TimelinesService } from '../../src/timelines/timelines.service';
 import { DIALECTS, startApp, TestApp } from '../helpers/app';
 

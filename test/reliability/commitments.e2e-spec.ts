@@ -6,8 +6,8 @@
  * read before the job runs). Each test names what used to happen. Both
  * databases.
  */
-import { sha256Hex } from '../../src/aer1';
-import { CoverageReportContent } from '../../src/coverage/reconcile';
+import { sha256Hex } from '../../src/core/aer1';
+import { CoverageReportContent } from '../../src/core/coverage/reconcile';
 import { buildTimeline, commitmentFor, EIGHT_STEPS, Entry, receiptFor } from '../coverage/fixtures';
 import { DIALECTS, startApp, TestApp } from '../helpers/app';
 

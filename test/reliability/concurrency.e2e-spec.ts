@@ -5,7 +5,7 @@
  * once. On PostgreSQL the requests are spread over two application instances
  * on one database, so only the advisory lock serializes them.
  */
-import { entryDigest, ZERO_DIGEST } from '../../src/aer1';
+import { entryDigest, ZERO_DIGEST } from '../../src/core/aer1';
 import { DIALECTS, startApp, TestApp } from '../helpers/app';
 import { DatabaseService } from '../../src/database/database.service';
 import { call, freshReceipt, listen, makeEntry, pool, Reply } from './helpers';

@@ -6,9 +6,9 @@
  * ignored (S9). Each test names what used to happen. Both databases.
  */
 import { randomUUID } from 'node:crypto';
-import { sha256Hex } from '../../src/aer1';
+import { sha256Hex } from '../../src/core/aer1';
 import { ApiKeysService } from '../../src/auth/api-keys.service';
-import { CoverageReportContent } from '../../src/coverage/reconcile';
+import { CoverageReportContent } from '../../src/core/coverage/reconcile';
 import { buildTimeline, commitmentFor, Entry, receiptFor, StepSpec } from '../coverage/fixtures';
 import { DIALECTS, startApp, TestApp } from '../helpers/app';
 

@@ -8,7 +8,7 @@
  * stay clean.
  */
 import * as fc from 'fast-check';
-import { entryDigest, ZERO_DIGEST } from '../../src/aer1';
+import { entryDigest, ZERO_DIGEST } from '../../src/core/aer1';
 import { DatabaseService } from '../../src/database/database.service';
 import { LedgerService } from '../../src/ledger/ledger.service';
 import { DIALECTS, startApp, TestApp } from '../helpers/app';

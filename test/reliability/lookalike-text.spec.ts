@@ -1,10 +1,10 @@
 /**
- * The pure rules behind issue 11 section 5 (src/common/text.ts): the
+ * The pure rules behind issue 11 section 5 (src/core/text.ts): the
  * identifier rule, the visible marking shared by pages and `aer1`, and the
  * URL rule. The end-to-end behaviour is in lookalike-text.e2e-spec.ts.
  */
 import { safe } from '../../src/cli/report';
-import { httpUrlProblem, identifierProblem, visibleSegments, visibleText } from '../../src/common/text';
+import { httpUrlProblem, identifierProblem, visibleSegments, visibleText } from '../../src/core/text';
 import { safeHttpUrl, userText } from '../../src/public-pages/html';
 
 describe('identifier rule', () => {

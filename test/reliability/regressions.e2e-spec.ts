@@ -3,7 +3,7 @@
  * code (see README.md here). Each test names what used to happen.
  */
 import { randomUUID } from 'node:crypto';
-import { entryDigest, ZERO_DIGEST } from '../../src/aer1';
+import { entryDigest, ZERO_DIGEST } from '../../src/core/aer1';
 import { DIALECTS, startApp, TestApp } from '../helpers/app';
 import { call, freshReceipt, listen, makeEntry, waitUntil } from './helpers';
 

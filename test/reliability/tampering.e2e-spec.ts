@@ -11,9 +11,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable, Writable } from 'node:stream';
-import { ZERO_DIGEST } from '../../src/aer1';
+import { ZERO_DIGEST } from '../../src/core/aer1';
 import { run } from '../../src/cli/main';
-import { eventHash, StoredEvent } from '../../src/ledger/event-hash';
+import { eventHash, StoredEvent } from '../../src/core/ledger/event-hash';
 import { DIALECTS, startApp, TestApp } from '../helpers/app';
 import { call, DirectDb, freshReceipt, listen, makeEntry, openDirect, requireBuild, withTimeout } from './helpers';
 

@@ -1,5 +1,5 @@
 /** The timeline decider, pure: given the state read in the transaction, when entries are appended or a timeline imported, then events or a 409. */
-import { entryDigest, JsonObject, ZERO_DIGEST } from '../../src/aer1';
+import { entryDigest, JsonObject, ZERO_DIGEST } from '../../src/core/aer1';
 import { thrown } from '../helpers/errors';
 import { AppendState, decideAppend, decideImport, EMPTY_HEAD, EntryToAppend } from '../../src/timelines/timelines.decider';
 import { TimelineImportedData } from '../../src/timelines/timelines.events';

@@ -3,7 +3,7 @@
  * out, in order, in constant memory (lines are split on raw bytes; output
  * is buffered and waits for `drain` when the reader is slower).
  */
-import { DocumentKind, has, isObject, Verdict, verifyDocument } from '../../aer1';
+import { DocumentKind, has, isObject, Verdict, verifyDocument } from '../../core/aer1';
 import { Input, LineValue, parseLine, splitLines } from '../input';
 import { CliIo, EXIT_NOT_VALID, EXIT_OK, OutputWriter } from '../io';
 import { safe } from '../report';

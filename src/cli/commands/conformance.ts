@@ -5,7 +5,7 @@
  * for further failing checks are allowed, vectors README).
  */
 import { Command } from 'commander';
-import { AnyResult, DocumentKind, isObject, verifyDocument } from '../../aer1';
+import { AnyResult, DocumentKind, isObject, verifyDocument } from '../../core/aer1';
 import { Input, readJsonDocument } from '../input';
 import { CliError, CliIo, errorText, EXIT_NOT_VALID, EXIT_OK, OutputWriter, RunContext } from '../io';
 import { defaultCorpusPath } from '../paths';
@@ -47,7 +47,8 @@ export function runCorpus(corpus: unknown): { name: string; outcomes: VectorOutc
     } catch (err) {
       return fail(`the verifier threw: ${errorText(err)}`, expected);
     }
-    const missing = expected.reasons.filter((code) => !r.reasons.includes(code));
+    const got: readonly string[] = r.reasons;
+    const missing = expected.reasons.filter((code) => !got.includes(code));
     return { id, kind, pass: r.verdict === expected.verdict && missing.length === 0, expected, got: { verdict: r.verdict, reasons: r.reasons }, missing };
   });
   return { name, outcomes };

@@ -3,17 +3,17 @@
  *   [--commitment FILE]... [--receipts FILE] [--json]`
  *
  * The ledger's coverage reconciliation, offline: the same pure
- * `reconcile()` (src/coverage/reconcile.ts) over files. Exit codes: 0 full
+ * `reconcile()` (src/core/coverage/reconcile.ts) over files. Exit codes: 0 full
  * coverage (every expected action covered, the timeline valid with a binding
  * endpoint commitment, no flagged unplanned action); 1 any finding; 2 usage
  * error, unreadable input, or an invalid plan.
  */
 import { Command } from 'commander';
-import { has, isObject, JsonObject, uuidKey, verifyReceipt } from '../../aer1';
-import { canonicalDigest } from '../../coverage/canonical';
-import { NormalizedPlan, validatePlan } from '../../coverage/plan';
-import { CoverageReportContent, reconcile, RecordInput, reportDigest } from '../../coverage/reconcile';
-import { commitmentValueAsWritten } from '../../aer1/commitment-text';
+import { has, isObject, JsonObject, uuidKey, verifyReceipt } from '../../core/aer1';
+import { canonicalDigest } from '../../core/coverage/canonical';
+import { NormalizedPlan, validatePlan } from '../../core/coverage/plan';
+import { CoverageReportContent, reconcile, RecordInput, reportDigest } from '../../core/coverage/reconcile';
+import { commitmentValueAsWritten } from '../../core/aer1/commitment-text';
 import { Input, parseJsonBytes, parseLine, readJsonDocument, readJsonDocumentBytes, splitLines } from '../input';
 import { CliError, CliIo, EXIT_NOT_VALID, EXIT_OK, RunContext, writeAll } from '../io';
 import { safe } from '../report';

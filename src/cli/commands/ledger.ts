@@ -5,7 +5,7 @@
  */
 import { Command } from 'commander';
 import { verifyLedgerDatabase } from '../../ledger/offline-verify';
-import { visibleSegments } from '../../common/text';
+import { visibleSegments } from '../../core/text';
 import { CliError, CliIo, errorText, EXIT_NOT_VALID, EXIT_OK, OutputWriter, RunContext } from '../io';
 import { safe } from '../report';
 

@@ -25,8 +25,8 @@ import {
   TimelineResult,
   TimelineVerifier,
   verifyDocument,
-} from '../../aer1';
-import { commitmentAsWritten, commitmentTextProblems } from '../../aer1/commitment-text';
+} from '../../core/aer1';
+import { commitmentAsWritten, commitmentTextProblems } from '../../core/aer1/commitment-text';
 import { canStartJson, changedWhileRead, fileStamp, Input, LineSplitter, parseJsonBytes, readJsonDocumentBytes, timelineLineReader } from '../input';
 import { verifyTimelineFileInParallel } from '../parallel-chain';
 import { CliError, CliIo, EXIT_NOT_VALID, EXIT_OK, RunContext, writeAll } from '../io';
@@ -40,7 +40,7 @@ export interface VerifyOptions {
   kind: KindOption;
   json?: boolean;
   batch?: boolean;
-  /** One file or several (`--commitment` repeated): all are judged together (src/aer1/commitments.ts). */
+  /** One file or several (`--commitment` repeated): all are judged together (src/core/aer1/commitments.ts). */
   commitment?: string | string[];
   /** Worker threads for an NDJSON timeline file (default: one per CPU for files of 16 MiB or more). */
   threads?: number;

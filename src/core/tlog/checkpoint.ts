@@ -4,7 +4,7 @@
  * the base64 RFC 6962 root hash, and optional non-empty extension lines,
  * each line ending in a newline.
  */
-import { decodeStrictBase64 } from '../../aer1/base64';
+import { decodeStrictBase64 } from '../aer1/base64';
 import { TlogError } from './errors';
 import { HASH_SIZE } from './merkle';
 import { NoteVerifier } from './keys';

@@ -4,7 +4,7 @@
  * is a `TlogError` with a fixed `code` and structured `details`, never an
  * untyped exception. Hashes in `details` are base64 strings (JSON-friendly).
  *
- * The service maps these to its own typed errors (src/common/errors.ts);
+ * The service maps these to its own typed errors (src/common/errors.ts, defined in src/core/errors.ts);
  * this module has no framework dependency.
  */
 

@@ -14,7 +14,7 @@
  * secret: store it like a password.
  */
 import { createPrivateKey, createPublicKey, generateKeyPairSync, hash, KeyObject, sign, verify } from 'node:crypto';
-import { decodeStrictBase64 } from '../../aer1/base64';
+import { decodeStrictBase64 } from '../aer1/base64';
 import { TlogError } from './errors';
 
 /** Signature type 0x01: Ed25519 over the note text. */

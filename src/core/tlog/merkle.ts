@@ -20,6 +20,11 @@
  *
  * Sizes and indexes are JavaScript numbers, non-negative safe integers
  * (< 2^53); anything else is refused with a {@link TlogError}.
+ *
+ * Over 300 lines on purpose: one file per RFC 9162 section 2.1, as Go's
+ * golang.org/x/mod/sumdb/tlog keeps tlog.go, so the tree arithmetic, the
+ * plans, the integrator and the proof checks that must agree with it are
+ * read side by side (its banners mark the parts).
  */
 import { hash } from 'node:crypto';
 import { TlogError } from './errors';

@@ -13,7 +13,7 @@
  * verify.
  */
 import { isValidKeyName, keyIdHex, NoteSigner, NoteVerifier } from './keys';
-import { decodeStrictBase64 } from '../../aer1/base64';
+import { decodeStrictBase64 } from '../aer1/base64';
 import { TlogError } from './errors';
 
 /** Signatures accepted in one note (the spec requires at least 16). */

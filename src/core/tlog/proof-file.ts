@@ -11,7 +11,7 @@
  *
  * Files SHOULD use the extension `.tlog-proof`.
  */
-import { decodeStrictBase64 } from '../../aer1/base64';
+import { decodeStrictBase64 } from '../aer1/base64';
 import { Checkpoint, verifyCheckpoint } from './checkpoint';
 import { Cosignature, verifyCosignatures } from './cosignature';
 import { TlogError } from './errors';

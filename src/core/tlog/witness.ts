@@ -15,7 +15,7 @@
  *     <checkpoint signed note>
  */
 import { hash } from 'node:crypto';
-import { decodeStrictBase64 } from '../../aer1/base64';
+import { decodeStrictBase64 } from '../aer1/base64';
 import { Checkpoint, parseCheckpoint } from './checkpoint';
 import { TlogError } from './errors';
 import { NoteVerifier } from './keys';

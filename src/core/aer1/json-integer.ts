@@ -8,6 +8,7 @@
  * never throw on it and answer null when the text does not hold what is
  * asked for (not an object along the path, member absent, not JSON).
  */
+import { isJsonSpace } from '../json/text';
 
 /** RFC 8259 `int` with its optional minus: the whole token. */
 const INTEGER_TOKEN = /^-?(?:0|[1-9][0-9]*)$/;
@@ -19,7 +20,6 @@ export function isIntegerToken(token: string): boolean {
   return INTEGER_TOKEN.test(token);
 }
 
-const isWs = (c: number): boolean => c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d;
 
 /** A cursor over JSON text; every step returns -1 when the text is not what JSON allows there. */
 class Cursor {
@@ -29,7 +29,7 @@ class Cursor {
   ) {}
 
   ws(): void {
-    while (this.i < this.s.length && isWs(this.s.charCodeAt(this.i))) this.i++;
+    while (this.i < this.s.length && isJsonSpace(this.s.charCodeAt(this.i))) this.i++;
   }
 
   /** Skip one string (the cursor on its opening quote); returns its end (after the closing quote) or -1. */

@@ -4,6 +4,7 @@
  * ESLint rule keeps it so); the service and the CLI call the same code.
  */
 export * from './result';
+export * from './reasons';
 export * from './base64';
 export * from './utf8';
 export * from './rfc3339';
@@ -17,4 +18,4 @@ export * from './commitments';
 export * from './merkle';
 export * from './workflow';
 export * from './verify';
-export * from './strict-json';
+export * from '../json/duplicate-members';

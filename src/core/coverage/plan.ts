@@ -6,7 +6,7 @@
  * Every problem is reported, not only the first (spec README reading 11).
  */
 import { describe, has, isObject, isUuid, JsonObject, provenanceKind } from '../aer1';
-import { identifierProblem, IDENTIFIER_MAX_LENGTH } from '../common/text';
+import { identifierProblem, IDENTIFIER_MAX_LENGTH } from '../text';
 import { canonicalDigest } from './canonical';
 
 /** Any `EXECUTED BY <system>` provenance class. */
@@ -61,7 +61,7 @@ export interface PlanProblem {
 
 export type PlanValidation = { ok: true; plan: NormalizedPlan } | { ok: false; problems: PlanProblem[] };
 
-/** `id`: the one identifier limit of the service (src/common/text.ts). */
+/** `id`: the one identifier limit of the service (src/core/text.ts). */
 export const LIMITS = { title: 500, actions: 500, id: IDENTIFIER_MAX_LENGTH, tool: 500, provenance: 200, after: 100 };
 
 const PLAN_MEMBERS = new Set(['job_id', 'workflow_id', 'title', 'expected_actions', 'unplanned', 'recorded_by_owner']);

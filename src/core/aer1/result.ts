@@ -4,8 +4,9 @@
  * A verifier never throws on attacker-controlled input: it returns a
  * {@link VerificationResult} whose `reasons` list every failing check it could
  * evaluate (spec README, reading 11), using the reason codes of
- * `../shared/vectors/README.md`.
+ * `../shared/vectors/README.md` ({@link ReasonCode}).
  */
+import type { ReasonCode } from './reasons';
 
 /** `valid` | `invalid` | `historical` (a -06 chain, S7.4) | `incomplete` (S8.2, step receipts not at hand). */
 export type Verdict = 'valid' | 'invalid' | 'historical' | 'incomplete';
@@ -21,13 +22,13 @@ export interface Check {
 }
 
 /** Reason codes that make a result `incomplete` rather than `invalid`. */
-export const INCOMPLETE_REASONS: ReadonlySet<string> = new Set([
+export const INCOMPLETE_REASONS: ReadonlySet<string> = new Set<ReasonCode>([
   'step_receipts_unavailable',
   'step_receipt_missing',
 ]);
 
 /** Reason codes that make a result `historical` rather than `invalid`. */
-export const HISTORICAL_REASONS: ReadonlySet<string> = new Set(['historical_06_construction']);
+export const HISTORICAL_REASONS: ReadonlySet<string> = new Set<ReasonCode>(['historical_06_construction']);
 
 /**
  * Collects checks and reasons in the order they are found; reasons are kept
@@ -35,30 +36,30 @@ export const HISTORICAL_REASONS: ReadonlySet<string> = new Set(['historical_06_c
  */
 export class Findings {
   readonly checks: Check[] = [];
-  private readonly reasonSet = new Set<string>();
+  private readonly reasonSet = new Set<ReasonCode>();
 
   /** Record a check; when it failed, record its reason codes. */
-  check(name: string, ok: boolean | null, detail?: string, ...reasons: string[]): boolean {
+  check(name: string, ok: boolean | null, detail?: string, ...reasons: ReasonCode[]): boolean {
     this.checks.push(detail === undefined ? { name, ok } : { name, ok, detail });
     if (ok === false) for (const r of reasons) this.reasonSet.add(r);
     return ok === true;
   }
 
   /** Record a reason without a check of its own. */
-  reason(code: string): void {
+  reason(code: ReasonCode): void {
     this.reasonSet.add(code);
   }
 
   /** Remove a reason code (used when a -06 chain turns link failures into `historical`). */
-  drop(code: string): void {
+  drop(code: ReasonCode): void {
     this.reasonSet.delete(code);
   }
 
-  has(code: string): boolean {
+  has(code: ReasonCode): boolean {
     return this.reasonSet.has(code);
   }
 
-  get reasons(): string[] {
+  get reasons(): ReasonCode[] {
     return [...this.reasonSet];
   }
 
@@ -76,7 +77,7 @@ export class Findings {
 export interface VerificationResultBase {
   kind: DocumentKind;
   verdict: Verdict;
-  reasons: string[];
+  reasons: ReasonCode[];
   checks: Check[];
   /** What a passing result does not prove (S6 step 5, S7.3, S8.2 step 6). */
   limits: string[];

@@ -1,0 +1,170 @@
+/**
+ * Coverage reconciliation (rev 09 article: "register the expected-action set
+ * before execution; reconcile visible receipts against it afterwards").
+ *
+ * A pure function: a normalized plan, the recorded timeline (or workflow
+ * receipt), the recorded receipts and the endpoint commitment in, a report
+ * out. No framework, database or file imports: the ledger service and the
+ * `aer1 coverage` CLI call the same code. The matching rules are documented
+ * in docs/coverage.md and restated on {@link allocate}.
+ *
+ * The report is built here from its parts: evidence.ts (recorded actions and
+ * their receipts), allocation.ts (which evidence counts for which expected
+ * action), judgement.ts (each action's status), integrity.ts (the verdict and
+ * the endpoint commitments); types.ts holds the report's types.
+ */
+import { canonicalDigest } from './canonical';
+import { PlanSubject, subjectMember } from './plan';
+import { allocate } from './allocation';
+import { actionsFromTimeline, actionsFromWorkflow, evidenceItem, noEvidence } from './evidence';
+import { describeRecorders, recordedBySection, timelineIntegrity, workflowIntegrity } from './integrity';
+import { judge } from './judgement';
+import { ActionStatus, CoverageReportContent, DOES_NOT_PROVE, Finding, IntegritySection, MATCHING_RULES_REF, PlanMeta, ReconcileInput, RecordedAction, REPORT_FORMAT } from './types';
+
+/** Build the coverage report content. Pure and deterministic: the same inputs give the same content, and so the same digest. */
+export function reconcile(input: ReconcileInput): CoverageReportContent {
+  const { plan, record, receipts } = input;
+  const subject: PlanSubject = plan.subject;
+  let integrity: IntegritySection;
+  let recorded: RecordedAction[];
+  if (record.kind === 'timeline') {
+    integrity = timelineIntegrity(subject.id, record.entries, record.commitments).integrity;
+    recorded = record.entries === null ? [] : actionsFromTimeline(record.entries);
+  } else {
+    integrity = workflowIntegrity(record.workflow, receipts);
+    recorded = record.workflow === null ? [] : actionsFromWorkflow(record.workflow, receipts);
+  }
+  const who = recordedBySection(input, recorded.map((a) => a.receipt_id?.toLowerCase()).filter((x): x is string => typeof x === 'string'), integrity.recorded);
+  integrity = { ...integrity, recorded_by: who.section };
+  const items = recorded.map((a) => evidenceItem(a, receipts, { corrections: input.corrections, otherOwner: who.otherOwner }));
+  // Recorded by another owner than the plan names: the record is no evidence at all (every action missing).
+  const foreign = who.section.plan_owner_check === 'recorded_by_other_owner';
+  const { allocations, unplanned } = allocate(plan, foreign ? [] : items);
+  const actions = judge(allocations);
+
+  const meta = input.plan_meta;
+  const after = meta.registered_position !== null && meta.registered_position !== undefined && input.as_of_position !== null
+    ? meta.execution_first_position !== null && meta.registered_position > meta.execution_first_position
+    : null;
+  const planMeta: PlanMeta = {
+    plan_id: meta.plan_id,
+    version: meta.version,
+    digest: meta.digest ?? canonicalDigest(plan),
+    title: plan.title,
+    unplanned: plan.unplanned,
+    registered_at: meta.registered_at,
+    registered_position: meta.registered_position,
+    execution_first_position: meta.execution_first_position,
+    registered_after_execution_began: after,
+    superseded_versions: meta.superseded_versions,
+  };
+
+  const findings: Finding[] = [];
+  if (after === true) {
+    findings.push({ code: 'plan_registered_after_execution_began', message: `plan version ${meta.version} was registered at ledger position ${meta.registered_position}, after execution began (first recorded event at position ${meta.execution_first_position}): it could have been written to fit what was recorded` });
+  }
+  if (!integrity.recorded) {
+    findings.push({ code: record.kind === 'timeline' ? 'timeline_absent' : 'workflow_absent', message: `no ${record.kind === 'timeline' ? 'timeline' : 'workflow receipt'} is recorded for ${subject.kind} ${subject.id}` });
+  } else if (integrity.verdict !== 'valid') {
+    findings.push({ code: record.kind === 'timeline' ? 'timeline_not_valid' : 'workflow_not_valid', message: `verdict ${integrity.verdict} (${integrity.reasons.join(', ')})` });
+  }
+  const c = integrity.commitment;
+  if (c.state === 'absent') findings.push({ code: 'truncation_not_excluded', message: c.statement });
+  // Every contradicting commitment is a finding of its own: a binding one never hides it.
+  for (const ci of integrity.commitments) {
+    if (!ci.contradicts) continue;
+    const at = ci.recorded_position === null ? '' : ` (recorded at position ${ci.recorded_position})`;
+    const what =
+      ci.outcome === 'truncation_detected'
+        ? `counts ${ci.missing_entries} more entries than are visible: the timeline was truncated`
+        : ci.outcome === 'final_entry_substituted'
+          ? 'names another final entry digest for the same entry count: the final entry was substituted'
+          : 'names another digest for an earlier entry of the chain: an entry was substituted';
+    findings.push({ code: ci.outcome, commitment: ci.commitment, message: `endpoint commitment ${ci.commitment}${at} ${what}` });
+  }
+  if (c.state === 'non_binding') {
+    if (c.other_job) findings.push({ code: 'commitment_other_job', message: 'an endpoint commitment recorded for this job names another job' });
+    findings.push({ code: 'commitment_non_binding', message: c.statement });
+  }
+  if (foreign) {
+    findings.push({
+      code: 'recorded_by_other_owner',
+      message: `the plan names recorded_by_owner ${JSON.stringify(plan.recorded_by_owner)}, but the ${record.kind === 'timeline' ? 'timeline' : 'workflow receipt'} was recorded by ${describeRecorders(who.section)}: none of its ${items.length} recorded action(s) is evidence`,
+    });
+  }
+  if (!who.section.checked && plan.recorded_by_owner !== undefined) {
+    findings.push({ code: 'recorded_by_owner_not_checked', message: `the plan names recorded_by_owner ${JSON.stringify(plan.recorded_by_owner)}; who recorded the ${record.kind} cannot be known from files (offline): not checked, so not satisfied` });
+  }
+  for (const e of foreign ? [] : items) {
+    if (e.receipt_recorded_by) {
+      findings.push({
+        code: 'receipt_recorded_by_other_owner',
+        seq: e.seq,
+        message: `seq ${e.seq}: the receipt ${e.receipt_id ?? ''} was recorded by ${e.receipt_recorded_by.length ? e.receipt_recorded_by.map((o) => JSON.stringify(o)).join(', ') : 'a key before attribution'}, not by ${plan.recorded_by_owner !== undefined ? JSON.stringify(plan.recorded_by_owner) : `the ${record.kind}'s recorder`}: the entry is no evidence`,
+      });
+    }
+    if (e.superseded_by) {
+      findings.push({
+        code: 'evidence_corrected',
+        seq: e.seq,
+        message: `seq ${e.seq}: the receipt ${e.receipt_id ?? ''} was corrected by ${e.superseded_by}${e.correction_chain && e.correction_chain.length > 1 ? ` (through ${e.correction_chain.join(' -> ')})` : ''}: the outcome used is the correction's, ${e.outcome}${e.receipt_status ? ` (status ${e.receipt_status})` : ''}; the original recorded ${e.original_outcome}${e.original_status ? ` (status ${e.original_status})` : ''}`,
+      });
+    }
+    const mismatch = (e.receipt_mismatch ?? []).filter((f) => f !== 'recorded_by');
+    if (mismatch.length > 0) {
+      findings.push({
+        code: 'receipt_mismatch',
+        seq: e.seq,
+        message: `seq ${e.seq}: the recorded receipt ${e.receipt_id ?? ''}${e.superseded_by ? ` (or its correction ${e.superseded_by})` : ''} disagrees with the entry on ${mismatch.join(', ')}: the entry is ${noEvidence(e) ? 'no evidence' : 'not accepted evidence (reported only at most)'}`,
+      });
+    }
+  }
+  for (const a of actions) {
+    if (a.status !== 'covered') findings.push({ code: a.status, action_id: a.action_id, message: `${a.action_id} (${a.tool}): ${a.detail}` });
+  }
+  if (plan.unplanned === 'flag') {
+    for (const u of unplanned) findings.push({ code: 'unplanned_action', seq: u.seq, message: `seq ${u.seq}: ${u.tool === null ? 'an entry without a tool name' : `tool ${u.tool}`} is not in the plan` });
+  }
+
+  const count = (s: ActionStatus): number => actions.filter((a) => a.status === s).length;
+  const covered = count('covered');
+  const total = actions.length;
+  const permille = Math.floor((covered * 1000) / total);
+  const doesNotProve = [...DOES_NOT_PROVE];
+  if (!who.section.checked) doesNotProve.push(`Who recorded the ${record.kind} and its receipts is not checked offline: files carry no keys or owners${plan.recorded_by_owner !== undefined ? `, so the plan's recorded_by_owner ${JSON.stringify(plan.recorded_by_owner)} is not checked (never satisfied)` : ''}. Issue the report on the ledger to check it.`);
+  if (c.state !== 'binding') doesNotProve.push(record.kind === 'timeline' ? 'Without a binding endpoint commitment the visible timeline is not bound to its end: entries removed from the end and rebuilt away would not show here (S7.3).' : c.statement);
+  return {
+    format: REPORT_FORMAT,
+    subject: subjectMember(subject),
+    as_of_position: input.as_of_position,
+    result: findings.length === 0 ? 'full_coverage' : 'findings',
+    plan: planMeta,
+    integrity,
+    actions,
+    unplanned: { policy: plan.unplanned, finding: plan.unplanned === 'flag' && unplanned.length > 0, actions: unplanned },
+    counts: {
+      expected_actions: total,
+      covered,
+      missing: count('missing'),
+      reported_only: count('reported_only'),
+      failed: count('failed'),
+      out_of_order: count('out_of_order'),
+      over_count: count('over_count'),
+      recorded_actions: items.length,
+      unplanned_actions: unplanned.length,
+      unknown_outcome_evidence: actions.reduce((s, a) => s + a.unknown_outcome_count, 0),
+    },
+    coverage: { covered, expected: total, ratio: `${covered}/${total}`, percent: `${Math.floor(permille / 10)}.${permille % 10}` },
+    findings,
+    matching_rules: MATCHING_RULES_REF,
+    does_not_prove: doesNotProve,
+  };
+}
+
+/** The report digest: SHA-256 over the canonical JSON of the content (report_id and issued_at are not part of it). */
+export function reportDigest(content: CoverageReportContent): string {
+  return canonicalDigest(content);
+}
+
+export * from './types';
+export { actionsFromTimeline, actionsFromWorkflow, receiptDisagreement, receiptOutcome } from './evidence';
