@@ -112,6 +112,10 @@ export class ApiKeysService {
     if (!name || typeof name !== 'string') throw new LedgerError(422, 'invalid_name', `name must be 1 to ${IDENTIFIER_MAX_LENGTH} characters`);
     assertIdentifier('name', name);
     const o = checkKeyOptions(options);
+    if (role !== 'producer' && (o.systems !== null || o.gateway)) {
+      // Only a producer's records carry a provenance class: a list on any other key would restrict nothing and mislead.
+      throw new LedgerError(422, 'invalid_key_options', `systems and gateway restrict the provenance a producer key may claim; a ${role} key records no provenance`, { problems: ['systems and gateway apply to producer keys only'] });
+    }
     const key = `aer1_${randomBytes(32).toString('base64url')}`;
     const id = randomUUID();
     await this.db.write((tx) =>

@@ -11,6 +11,19 @@ export interface CoverageReportRow {
   position: number;
 }
 
+export interface ReportListRow {
+  report_id: string;
+  subject_kind: string;
+  subject_id: string;
+  plan_id: string;
+  plan_version: number | string;
+  as_of_position: number | string;
+  result: string;
+  digest: string;
+  issued_at: string;
+  position: number | string;
+}
+
 /** The `coverage_reports` table: its SQL, rows and mapping. Every method runs on the unit of work it is given. */
 export class CoverageReportsRepository {
   /** Insert the row of an issued report. */
@@ -29,5 +42,13 @@ export class CoverageReportsRepository {
   async get(q: Queryable, reportId: string): Promise<CoverageReportRow | null> {
     const row = (await q.query<CoverageReportRow>('SELECT report_id, digest, report, issued_at, position FROM coverage_reports WHERE report_id = ?', [reportId]))[0];
     return row ? { ...row, position: int(row.position) } : null;
+  }
+
+  /** coverage reports recorded after a ledger position, in that order (without their content). */
+  async reportsAfter(q: Queryable, p: { after: number; limit: number }): Promise<ReportListRow[]> {
+    return q.query<ReportListRow>(
+      'SELECT report_id, subject_kind, subject_id, plan_id, plan_version, as_of_position, result, digest, issued_at, position FROM coverage_reports WHERE position > ? ORDER BY position LIMIT ?',
+      [p.after, p.limit + 1],
+    );
   }
 }

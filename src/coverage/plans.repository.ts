@@ -20,6 +20,15 @@ function toVersion(r: PlanVersionRow): PlanVersionRow {
   return { ...r, version: int(r.version), position: int(r.position) };
 }
 
+export interface PlanListRow {
+  plan_id: string;
+  subject_kind: string;
+  subject_id: string;
+  current_version: number | string;
+  title: string;
+  position: number | string;
+}
+
 /**
  * The `plans` and `plan_versions` tables: their SQL, rows and mapping. Every
  * method runs on the unit of work it is given.
@@ -95,5 +104,13 @@ export class PlansRepository {
   /** Every version of the plan of a job or workflow, oldest first. */
   async versionsOfSubject(q: Queryable, subject: { kind: string; id: string }): Promise<PlanVersionRow[]> {
     return (await q.query<PlanVersionRow>('SELECT * FROM plan_versions WHERE subject_kind = ? AND subject_id = ? ORDER BY version', [subject.kind, subject.id])).map(toVersion);
+  }
+
+  /** plans registered after a ledger position (of their first version), in that order. */
+  async plansAfter(q: Queryable, p: { after: number; limit: number }): Promise<PlanListRow[]> {
+    return q.query<PlanListRow>(
+      'SELECT plan_id, subject_kind, subject_id, current_version, title, first_position AS position FROM plans WHERE first_position > ? ORDER BY first_position LIMIT ?',
+      [p.after, p.limit + 1],
+    );
   }
 }

@@ -52,6 +52,11 @@ export class EventsRepository {
     return rows[0] ? { position: int(rows[0].position), event_hash: rows[0].event_hash } : null;
   }
 
+  /** The stored `event_hash` at `position`, or null when there is no such event. */
+  async hashAt(q: Queryable, position: number): Promise<string | null> {
+    return (await q.query<{ event_hash: string }>('SELECT event_hash FROM events WHERE position = ?', [position]))[0]?.event_hash ?? null;
+  }
+
   /** Events of one stream, in order. */
   async stream(q: Queryable, streamId: string): Promise<StoredEvent[]> {
     return (await q.query<StoredEvent>('SELECT * FROM events WHERE stream_id = ? ORDER BY stream_position', [streamId])).map(toStored);

@@ -105,20 +105,26 @@ export class LedgerService {
     }
   }
 
+  /** The full chain check in progress, shared by every caller that asks meanwhile (see {@link verifyChain}). */
+  private running: Promise<LedgerChainReport> | null = null;
+
   /**
-   * Recompute the whole ledger chain (GET /api/ledger/verify). When `expectedHead`
-   * is given (a head published earlier), also check the ledger still contains it
-   * unchanged: the chain alone cannot show that its newest events were removed.
+   * Recompute the whole ledger chain (GET /api/ledger/verify). Callers that
+   * ask while a check runs share it (one scan of the ledger however many
+   * clients ask at once; each later request scans again, so an edited row is
+   * caught by the next check). When `expectedHead` is given (a head published
+   * earlier), also check the ledger still holds it unchanged at a position the
+   * chain check reached: the chain alone cannot show that its newest events
+   * were removed.
    */
   async verifyChain(expectedHead?: { position: number; event_hash: string }): Promise<LedgerChainReport & { expected_head?: { ok: boolean; detail: string } }> {
-    const v = new LedgerChainVerifier();
-    let seen: string | null = null;
-    for await (const e of this.readAll()) {
-      if (!v.push(e)) break;
-      if (expectedHead && e.position === expectedHead.position) seen = e.event_hash;
-    }
-    const report = v.report();
+    this.running ??= this.scanChain().finally(() => {
+      this.running = null;
+    });
+    const report = await this.running;
     if (!expectedHead) return report;
+    const reached = report.first_failure === null ? (report.head?.position ?? 0) : report.first_failure.position - 1;
+    const seen = expectedHead.position <= reached ? await this.events.hashAt(this.db, expectedHead.position) : null;
     const ok = seen === expectedHead.event_hash;
     return {
       ...report,
@@ -128,6 +134,12 @@ export class LedgerService {
         detail: ok ? `position ${expectedHead.position} holds the expected hash` : seen === null ? `position ${expectedHead.position} is missing or not reached: events were removed` : `position ${expectedHead.position} has hash ${seen}, expected ${expectedHead.event_hash}`,
       },
     };
+  }
+
+  private async scanChain(): Promise<LedgerChainReport> {
+    const v = new LedgerChainVerifier();
+    for await (const e of this.readAll()) if (!v.push(e)) break;
+    return v.report();
   }
 
   /** Empty every projection table and replay all events through the projections, in one transaction. */

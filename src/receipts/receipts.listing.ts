@@ -1,7 +1,6 @@
 /**
  * Read-only listings of receipts: `GET /api/receipts` (metadata only) and
- * `GET /api/receipts/{id}` (the stored record). The SQL is kept here, apart,
- * so it can move into the module's repository.
+ * `GET /api/receipts/{id}` (the stored record). The SQL is in the module's repository.
  */
 import { Injectable } from '@nestjs/common';
 import { isUuid } from '../core/aer1';
@@ -9,17 +8,13 @@ import type { Principal } from '../auth/api-keys.service';
 import { NotFoundError } from '../common/errors';
 import { PageRequest, toPage } from '../common/pagination';
 import { PublicUrls } from '../common/urls';
+import { ReceiptsRepository } from './receipts.repository';
 import { DatabaseService } from '../database/database.service';
 import { EventsRepository } from '../ledger/events.repository';
 import { mayReadWithheld } from '../public-pages/public-pages.service';
-import { ReceiptRow, ReceiptsService } from './receipts.service';
+import { ReceiptsService } from './receipts.service';
 
-type SummaryRow = Pick<ReceiptRow, 'id' | 'recorded_at' | 'position' | 'provenance_class' | 'tool' | 'status' | 'verdict' | 'output_hash'>;
 
-/** SQL: receipts after a ledger position, in position order, metadata columns only (never `raw`). */
-export function receiptsAfter(db: Pick<DatabaseService, 'query'>, p: PageRequest): Promise<SummaryRow[]> {
-  return db.query<SummaryRow>('SELECT id, recorded_at, position, provenance_class, tool, status, verdict, output_hash FROM receipts WHERE position > ? ORDER BY position LIMIT ?', [p.after, p.limit + 1]);
-}
 
 @Injectable()
 export class ReceiptsListing {
@@ -27,12 +22,13 @@ export class ReceiptsListing {
     private readonly db: DatabaseService,
     private readonly receipts: ReceiptsService,
     private readonly urls: PublicUrls,
+    private readonly receiptsRepo: ReceiptsRepository,
     private readonly events: EventsRepository,
   ) {}
 
   /** A page of receipt metadata `{items: ReceiptSummary[], next}` (no canonical bytes, whatever the publication setting). */
   async list(p: PageRequest) {
-    const rows = await receiptsAfter(this.db, p);
+    const rows = await this.receiptsRepo.receiptsAfter(this.db, p);
     const by = await this.events.recordedByAt(this.db, rows.slice(0, p.limit).map((r) => Number(r.position)));
     return toPage(rows, p.limit, (r) => ({
       id: r.id,

@@ -33,6 +33,8 @@ function toRow(r: ReceiptRow): ReceiptRow {
   return { ...r, position: int(r.position) };
 }
 
+export type SummaryRow = Pick<ReceiptRow, 'id' | 'recorded_at' | 'position' | 'provenance_class' | 'tool' | 'status' | 'verdict' | 'output_hash'>;
+
 /**
  * The `receipts` table (ids lowercased): its SQL, rows and mapping. Every
  * method runs on the unit of work it is given (`q`: the database outside a
@@ -90,5 +92,10 @@ export class ReceiptsRepository {
   /** The stored texts of the receipts among `ids` (one page of ids; lowercase), keyed by id. */
   async rawByIds(q: Queryable, ids: string[]): Promise<{ k: string; raw: string }[]> {
     return q.query<{ k: string; raw: string }>(`SELECT id AS k, raw FROM receipts WHERE id IN (${placeholders(ids.length)})`, ids);
+  }
+
+  /** receipts after a ledger position, in position order, metadata columns only (never `raw`). */
+  async receiptsAfter(q: Queryable, p: { after: number; limit: number }): Promise<SummaryRow[]> {
+    return q.query<SummaryRow>('SELECT id, recorded_at, position, provenance_class, tool, status, verdict, output_hash FROM receipts WHERE position > ? ORDER BY position LIMIT ?', [p.after, p.limit + 1]);
   }
 }

@@ -92,6 +92,16 @@ function toCommitment(r: Record<string, unknown>): CommitmentRow {
   };
 }
 
+export interface JobRow {
+  job_id: string;
+  source: string;
+  entry_count: number | string;
+  head_digest: string | null;
+  closed: number | string | boolean;
+  verdict: string;
+  first_position: number | string;
+}
+
 /**
  * The `timelines`, `timeline_entries` and `commitments` tables: their SQL,
  * rows and mapping. Every method runs on the unit of work it is given (`q`:
@@ -232,5 +242,13 @@ export class TimelinesRepository {
 
   async commitmentIdByText(q: Queryable, jobId: string, raw: string): Promise<string | null> {
     return (await q.query<{ id: string }>('SELECT id FROM commitments WHERE job_id = ? AND raw = ? ORDER BY position LIMIT 1', [jobId, raw]))[0]?.id ?? null;
+  }
+
+  /** timelines whose first event is after a ledger position, in that order. */
+  async jobsAfter(q: Queryable, p: { after: number; limit: number }): Promise<(JobRow & { position: number | string })[]> {
+    return q.query<JobRow & { position: number | string }>(
+      'SELECT job_id, source, entry_count, head_digest, closed, verdict, first_position, first_position AS position FROM timelines WHERE first_position > ? ORDER BY first_position LIMIT ?',
+      [p.after, p.limit + 1],
+    );
   }
 }

@@ -1,34 +1,23 @@
-/** `GET /api/verification-batches`: batches in ledger order. The SQL is kept here, apart, so it can move into the module's repository. */
+/** `GET /api/verification-batches`: batches in ledger order. */
 import { Injectable } from '@nestjs/common';
 import { PageRequest, toPage } from '../common/pagination';
 import { PublicUrls } from '../common/urls';
+import { VerificationBatchesRepository } from './verification-batches.repository';
 import { DatabaseService } from '../database/database.service';
 
-interface BatchListRow {
-  batch_id: string;
-  scope: string;
-  total: number | string;
-  done: number | string;
-  created_at: string;
-  completed_at: string | null;
-  position: number | string;
-}
 
-/** SQL: batches requested after a ledger position, in that order. */
-export function batchesAfter(db: Pick<DatabaseService, 'query'>, p: PageRequest): Promise<BatchListRow[]> {
-  return db.query<BatchListRow>('SELECT batch_id, scope, total, done, created_at, completed_at, position FROM verification_batches WHERE position > ? ORDER BY position LIMIT ?', [p.after, p.limit + 1]);
-}
 
 @Injectable()
 export class VerificationBatchesListing {
   constructor(
     private readonly db: DatabaseService,
     private readonly urls: PublicUrls,
+    private readonly batches: VerificationBatchesRepository,
   ) {}
 
   /** A page of `BatchSummary` (status as VerificationBatchesService.get derives it). */
   async list(p: PageRequest) {
-    const rows = await batchesAfter(this.db, p);
+    const rows = await this.batches.batchesAfter(this.db, p);
     return toPage(rows, p.limit, (r) => {
       const done = Number(r.done);
       return {

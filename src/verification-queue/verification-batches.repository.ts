@@ -26,6 +26,16 @@ export interface ResultRow {
 
 const ROWS_PER_INSERT = 500;
 
+export interface BatchListRow {
+  batch_id: string;
+  scope: string;
+  total: number | string;
+  done: number | string;
+  created_at: string;
+  completed_at: string | null;
+  position: number | string;
+}
+
 /**
  * The `verification_batches` and `verification_results` tables: their SQL,
  * rows and mapping. Every method runs on the unit of work it is given.
@@ -119,6 +129,11 @@ export class VerificationBatchesRepository {
       .map((r) => ({ kind: r.kind, id: r.id, p: int(r.p) }))
       .sort((a, b) => a.p - b.p || (a.kind < b.kind ? -1 : a.kind > b.kind ? 1 : 0))
       .map(({ kind, id }) => ({ kind, id }));
+  }
+
+  /** batches requested after a ledger position, in that order. */
+  async batchesAfter(q: Queryable, p: { after: number; limit: number }): Promise<BatchListRow[]> {
+    return q.query<BatchListRow>('SELECT batch_id, scope, total, done, created_at, completed_at, position FROM verification_batches WHERE position > ? ORDER BY position LIMIT ?', [p.after, p.limit + 1]);
   }
 }
 

@@ -22,6 +22,18 @@ export interface StepOfWorkflow {
   writer: Writer | null;
 }
 
+export interface WorkflowListRow {
+  workflow_id: string;
+  receipt_id: string;
+  goal: string | null;
+  status: string | null;
+  merkle_root: string | null;
+  assembled: number | string | boolean;
+  position: number | string;
+  recorded_at: string;
+  step_count: number | string;
+}
+
 /**
  * The `workflows` and `workflow_steps` tables (ids lowercased): their SQL,
  * rows and mapping. Every method runs on the unit of work it is given.
@@ -67,5 +79,15 @@ export class WorkflowsRepository {
       goal: r.goal,
       writer: r.key_id !== null && r.key_name !== null ? { key_id: r.key_id, name: r.key_name, owner: r.owner ?? null } : null,
     }));
+  }
+
+  /** workflows recorded after a ledger position, in that order, with their step counts. */
+  async workflowsAfter(q: Queryable, p: { after: number; limit: number }): Promise<WorkflowListRow[]> {
+    return q.query<WorkflowListRow>(
+      `SELECT w.workflow_id, w.receipt_id, w.goal, w.status, w.merkle_root, w.assembled, w.position, w.recorded_at,
+              (SELECT COUNT(*) FROM workflow_steps s WHERE s.workflow_id = w.workflow_id) AS step_count
+         FROM workflows w WHERE w.position > ? ORDER BY w.position LIMIT ?`,
+      [p.after, p.limit + 1],
+    );
   }
 }

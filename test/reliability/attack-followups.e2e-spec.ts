@@ -123,3 +123,34 @@ describe.each(DIALECTS)('second attack: workflow reads on %s', (dialect) => {
     expect(svc.verified.size).toBe(size0 + 1);
   });
 });
+
+describe.each(DIALECTS)('second attack: the ledger check on %s', (dialect) => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startApp(dialect);
+  });
+  afterAll(async () => t?.close());
+
+  it('shares one scan of the ledger among requests that arrive while it runs (was: each of 6 clients scanned 418 MB, stalling every other read)', async () => {
+    const { LedgerService } = await import('../../src/ledger/ledger.service');
+    const ledger = t.app.get(LedgerService);
+    const realReadAll = ledger.readAll.bind(ledger);
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    // The first scan waits at the gate, so the other requests arrive while it runs.
+    const scans = jest.spyOn(ledger, 'readAll').mockImplementation(async function* (o) {
+      await gate;
+      yield* realReadAll(o);
+    });
+    const pending = Promise.all([1, 2, 3, 4].map(() => t.http.get('/api/ledger/verify').then((r) => r)));
+    for (let i = 0; i < 100 && scans.mock.calls.length === 0; i++) await new Promise((r) => setTimeout(r, 20));
+    await new Promise((r) => setTimeout(r, 300)); // the three others reach the handler meanwhile
+    release();
+    const answers = await pending;
+    expect(answers.map((a) => [a.status, a.body.verdict])).toEqual([1, 2, 3, 4].map(() => [200, 'valid']));
+    expect(scans).toHaveBeenCalledTimes(1);
+    await t.http.get('/api/ledger/verify');
+    expect(scans).toHaveBeenCalledTimes(2); // a later request scans again: an edited row is caught by the next check
+    scans.mockRestore();
+  });
+});

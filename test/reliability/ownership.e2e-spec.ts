@@ -184,6 +184,10 @@ describe.each(DIALECTS)('ownership and attribution on %s', (dialect) => {
         const r = await post('/api/keys', t.keys.admin, JSON.stringify({ name: 'x', role: 'producer', ...bad }));
         expect([r.status, r.body.error]).toEqual([422, 'invalid_key_options']);
       }
+      for (const role of ['auditor', 'compliance', 'admin']) {
+        const r = await post('/api/keys', t.keys.admin, JSON.stringify({ name: 'x', role, systems: ['ACME'] }));
+        expect([r.status, r.body.error]).toEqual([422, 'invalid_key_options']); // a list would restrict nothing on a key that records no provenance
+      }
       const unknown = await post('/api/keys', t.keys.admin, JSON.stringify({ name: 'x', role: 'producer', roles: ['admin'] }));
       expect([unknown.status, unknown.body.error]).toEqual([400, 'invalid_body']);
       const listed = (await t.http.get('/api/keys').set('Authorization', `Bearer ${t.keys.admin}`)).body as { name: string; systems: string[] | null }[];

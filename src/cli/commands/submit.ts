@@ -76,7 +76,7 @@ export function countResults(results: BatchResult[], c: BatchCounts = { valid: 0
 
 /** The summary line: `batch ID: N records: a valid, b invalid, c historical, d incomplete, e not found`. */
 export function summaryLine(id: string, total: number, c: BatchCounts): string {
-  return `batch ${id}: ${total} records: ${c.valid} valid, ${c.invalid} invalid, ${c.historical} historical, ${c.incomplete} incomplete, ${c.not_found} not found`;
+  return `batch ${id}: ${total} record${total === 1 ? '' : 's'}: ${c.valid} valid, ${c.invalid} invalid, ${c.historical} historical, ${c.incomplete} incomplete, ${c.not_found} not found`;
 }
 
 const BAR_FORMAT = 'verifying {bar} {value}/{total} records | {notvalid} not valid';
