@@ -28,13 +28,8 @@ const MAX_TARGETS = 1_000_000;
  * ledger does not hold is recorded with verdict `invalid` and reasons
  * `["not_found"]`: it is counted as `not_found` here, not as `invalid`.
  */
-export interface BatchCounts {
-  valid: number;
-  invalid: number;
-  historical: number;
-  incomplete: number;
-  not_found: number;
-}
+import type { BatchCounts } from '../core/batch-counts';
+export type { BatchCounts };
 
 /** The reasons column of a result whose target was not found (see VerificationProcessor.verifyTargets). */
 const NOT_FOUND_REASONS = JSON.stringify(['not_found']);

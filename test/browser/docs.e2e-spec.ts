@@ -6,30 +6,22 @@
  * SKIP_BROWSER_TESTS=1 is set.
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
 import { AddressInfo } from 'node:net';
-import { Browser, chromium, Page } from 'playwright-core';
+import { Browser, Page } from 'playwright-core';
+import { launchChromium, SKIP_BROWSER } from './chromium';
 import { startApp, TestApp } from '../helpers/app';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const skip = process.env.SKIP_BROWSER_TESTS === '1';
 
-(skip ? describe.skip : describe)('/docs and /queues in a real browser under the CSP', () => {
+(SKIP_BROWSER ? describe.skip : describe)('/docs and /queues in a real browser under the CSP', () => {
   let t: TestApp;
   let browser: Browser;
   let base: string;
 
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM)) {
-      throw new Error(`Chromium not found at ${CHROMIUM}: install it (apt-get install -y chromium) or set SKIP_BROWSER_TESTS=1 to skip the browser tests explicitly`);
-    }
     t = await startApp('sqlite', { REDIS_URL: 'redis://127.0.0.1:6379', QUEUE_PREFIX: `aer1-docs-${randomBytes(4).toString('hex')}` });
     await t.app.listen(0, '127.0.0.1');
     base = `http://127.0.0.1:${(t.app.getHttpServer().address() as AddressInfo).port}`;
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    browser = await launchChromium();
   }, 60_000);
 
   afterAll(async () => {

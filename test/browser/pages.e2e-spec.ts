@@ -3,27 +3,23 @@
  * playwright-core (which downloads no browser). Without /usr/bin/chromium the
  * test FAILS unless SKIP_BROWSER_TESTS=1 is set.
  */
-import { existsSync, mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, statSync } from 'node:fs';
 import { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Browser, chromium } from 'playwright-core';
+import { Browser } from 'playwright-core';
+import { launchChromium, SKIP_BROWSER } from './chromium';
 import { startApp, TestApp } from '../helpers/app';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const skip = process.env.SKIP_BROWSER_TESTS === '1';
 const corpus = JSON.parse(readFileSync(join(__dirname, '../../vectors/aer1-vectors.json'), 'utf8')) as { vectors: { id: string; input: unknown }[] };
 const valid3 = corpus.vectors.find((v) => v.id === 'workflow-valid-3')!.input as { workflow: { workflow_id: string }; step_receipts: { id: string }[] };
 
-(skip ? describe.skip : describe)('public pages in a real browser', () => {
+(SKIP_BROWSER ? describe.skip : describe)('public pages in a real browser', () => {
   let t: TestApp;
   let browser: Browser;
   let base: string;
 
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM)) {
-      throw new Error(`Chromium not found at ${CHROMIUM}: install it (apt-get install -y chromium) or set SKIP_BROWSER_TESTS=1 to skip the browser tests explicitly`);
-    }
     t = await startApp('sqlite');
     await t.app.listen(0, '127.0.0.1');
     const addr = t.app.getHttpServer().address() as AddressInfo;
@@ -31,10 +27,7 @@ const valid3 = corpus.vectors.find((v) => v.id === 'workflow-valid-3')!.input as
     const post = (path: string, body: unknown) => t.http.post(path).set('Authorization', `Bearer ${t.keys.producer}`).set('Content-Type', 'application/json').send(JSON.stringify(body));
     for (const r of valid3.step_receipts) expect((await post('/api/receipts', r)).status).toBe(201);
     expect((await post('/api/workflows', valid3.workflow)).status).toBe(201);
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    browser = await launchChromium();
   }, 60_000);
 
   afterAll(async () => {

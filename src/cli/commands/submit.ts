@@ -19,13 +19,8 @@ import { readFileSync } from 'node:fs';
 import { CliError, CliIo, errorText, EXIT_NOT_VALID, EXIT_OK, OutputWriter, RunContext } from '../io';
 
 /** Results per outcome, as the server's `counts` (they add up to `done`). */
-export interface BatchCounts {
-  valid: number;
-  invalid: number;
-  historical: number;
-  incomplete: number;
-  not_found: number;
-}
+import type { BatchCounts } from '../../core/batch-counts';
+export type { BatchCounts };
 
 interface BatchResult {
   kind: string;

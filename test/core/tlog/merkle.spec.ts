@@ -27,6 +27,7 @@ import {
   verifyConsistency,
   verifyInclusion,
 } from '../../../src/core/tlog';
+import { codeOf } from './helpers';
 
 // ---- reference (RFC 6962 section 2.1, literally) ----
 const sha = (...parts: Uint8Array[]): Buffer => {
@@ -109,15 +110,6 @@ function build(n: number): { store: MemStore; leaves: Buffer[]; roots: Buffer[] 
 const MAX = 70;
 const big = build(MAX);
 
-function codeOf(f: () => unknown): string {
-  try {
-    f();
-  } catch (e) {
-    if (isTlogError(e)) return e.code;
-    throw e;
-  }
-  return 'ok';
-}
 
 describe('hashing', () => {
   it('leafHash and the empty root are RFC 6962', () => {

@@ -12,7 +12,6 @@ import {
   cosignerKeyId,
   formatSignerKey,
   generateSignerKey,
-  isTlogError,
   keyIdHex,
   newSigner,
   parseCheckpoint,
@@ -28,16 +27,8 @@ import {
   verifyCosignatures,
   verifyNote,
 } from '../../../src/core/tlog';
+import { codeOf } from './helpers';
 
-function codeOf(f: () => unknown): string {
-  try {
-    f();
-  } catch (e) {
-    if (isTlogError(e)) return e.code;
-    throw e;
-  }
-  return 'ok';
-}
 
 // c2sp.org/signed-note, "Verifier keys" / "Example".
 const SPEC_VKEY = 'example.com/foo+530d903a+AekyeRrm56hApGFkyQR4ZCbV54Id2LKaANYcrnKv3U2k';

@@ -6,7 +6,6 @@ import {
   formatProofFile,
   generateSignerKey,
   inclusionProofSync,
-  isTlogError,
   leafHash,
   NodeId,
   parseProofFile,
@@ -16,16 +15,8 @@ import {
   TreeIntegrator,
   verifyProofFile,
 } from '../../../src/core/tlog';
+import { codeOf } from './helpers';
 
-function codeOf(f: () => unknown): string {
-  try {
-    f();
-  } catch (e) {
-    if (isTlogError(e)) return e.code;
-    throw e;
-  }
-  return 'ok';
-}
 
 const SPEC_EXAMPLE = `c2sp.org/tlog-proof@v1
 extra YWdlLXYxLjIuMS1kYXJ3aW4tYXJtNjQudGFyLmd6kYXJ3aW4tYXJ
