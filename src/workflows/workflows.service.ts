@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
 import { AppConfig } from '../config/configuration';
 import { randomUUID } from 'node:crypto';
-import { Check, has, isNonEmptyString, isObject, isUuid, JsonObject, MERKLE_CONSTRUCTION, merkleRoot, originOf, uuidKey, verifyWorkflow, WorkflowFinding, workflowFindings, WorkflowResult } from '../core/aer1';
+import { Check, has, isNonEmptyString, isObject, isUuid, JsonObject, MERKLE_CONSTRUCTION, merkleRoot, originOf, stepReceiptsAtHand, uuidKey, verifyWorkflow, WorkflowFinding, workflowFindings, WorkflowResult } from '../core/aer1';
 import { BadInputError, NotFoundError, UnprocessableError, VerificationFailedError } from '../common/errors';
 import { RawJson } from '../common/raw-json';
 import { httpUrlProblem } from '../core/text';
@@ -148,7 +148,7 @@ export class WorkflowsService {
       throw new UnprocessableError('url_has_userinfo', 'verify_url must not carry userinfo (user:password@ before the host); nothing was recorded', { field: 'verify_url' });
     }
     return this.db.write(async (tx) => {
-      const result = verifyWorkflow(value, atHand(await this.stepReceipts(tx, value)));
+      const result = verifyWorkflow(value, stepReceiptsAtHand(await this.stepReceipts(tx, value)));
       this.rejectInvalid(result);
       return this.append(tx, body.text, result, false, null, by);
     });
@@ -307,7 +307,9 @@ export class WorkflowsService {
         seq: s.seq,
         receipt_id: s.receipt_id,
         url: s.receipt_id && isUuid(s.receipt_id) ? this.urls.receipt(s.receipt_id) : null,
-        receipt: s.receipt,
+        // The ledger was asked for every step receipt: one it does not hold is missing here, also when it holds none
+        // (the core then answers as without step receipts, `not_supplied`, and the reason is step_receipts_unavailable).
+        receipt: s.receipt === 'not_supplied' && s.receipt_id !== null && isUuid(s.receipt_id) ? 'missing' : s.receipt,
         provenance_class: s.provenance_class,
         reasons: s.reasons,
         receipt_hash_matches_output_hash: s.receipt_hash_matches_output_hash,
@@ -390,7 +392,7 @@ export class WorkflowsService {
     const key = `${row.workflow_id}@${Number(row.position)}:${present.sort().join(',')}`;
     const kept = this.verified.get(key);
     if (kept) return kept;
-    const receipts = atHand(await this.stepReceipts(this.db, workflow));
+    const receipts = stepReceiptsAtHand(await this.stepReceipts(this.db, workflow));
     const fresh = { result: verifyWorkflow(workflow, receipts), findings: workflowFindings(workflow, receipts, originOf(this.urls.base)) };
     this.verified.set(key, fresh);
     return fresh;
@@ -427,16 +429,6 @@ function parseAssemble(v: unknown): AssembleRequest {
   else if (!(v.receipt_ids as unknown[]).every(isUuid)) problems.push('every receipt_ids element must be a UUID string');
   if (problems.length) throw new BadInputError('invalid_body', problems.join('; '), { problems });
   return v as unknown as AssembleRequest;
-}
-
-/**
- * The step receipts the ledger holds for the core, or undefined when it holds
- * none of them: then the core answers as for a workflow given without step
- * receipts (`step_receipts_unavailable`), exactly as `aer1 verify` does for
- * the same document; with some held, an absent one is `step_receipt_missing`.
- */
-function atHand(map: Map<string, unknown>): Map<string, unknown> | undefined {
-  return map.size === 0 ? undefined : map;
 }
 
 /** The lowercase UUIDs of a workflow document's step receipts, each once. */
