@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
 import { AppConfig } from '../config/configuration';
 
@@ -6,8 +6,14 @@ import { AppConfig } from '../config/configuration';
 @Injectable()
 export class PublicUrls {
   readonly base: string;
+  /** Whether the base's host is loopback (localhost, 127.0.0.0/8, ::1): such URLs reach no one else. */
+  readonly loopback: boolean;
   constructor(config: ConfigService<AppConfig, true>) {
-    this.base = config.get('PUBLIC_BASE_URL', { infer: true }) ?? `http://localhost:${config.get('PORT', { infer: true })}`;
+    const declared = config.get('PUBLIC_BASE_URL', { infer: true });
+    this.base = declared ?? `http://localhost:${config.get('PORT', { infer: true })}`;
+    this.loopback = isLoopbackUrl(this.base);
+    const warning = publicBaseUrlWarning(declared, config.get('NODE_ENV', { infer: true }), this.base);
+    if (warning) new Logger('PublicUrls').warn(warning);
   }
   receipt(id: string): string {
     return `${this.base}/run/${id.toLowerCase()}`;
@@ -53,4 +59,23 @@ export class PublicUrls {
   coverage(id: string): string {
     return `${this.base}/coverage/${id}`;
   }
+}
+
+/** The start warning when PUBLIC_BASE_URL is unset outside development and test, else null. */
+export function publicBaseUrlWarning(declared: string | undefined, nodeEnv: string | undefined, base: string): string | null {
+  if (declared !== undefined || nodeEnv === 'development' || nodeEnv === 'test') return null;
+  return `PUBLIC_BASE_URL is unset: records and pages will link to ${base}, and assembling a workflow (which writes that URL into its immutable bytes) is refused unless ALLOW_LOOPBACK_VERIFY_URL=true; set PUBLIC_BASE_URL to this ledger's public address`;
+}
+
+/** True when `url`'s host is loopback: `localhost` (or a name under it), 127.0.0.0/8, or ::1. */
+export function isLoopbackUrl(url: string): boolean {
+  let host: string;
+  try {
+    host = new URL(url).hostname.toLowerCase();
+  } catch {
+    return false;
+  }
+  if (host === 'localhost' || host.endsWith('.localhost')) return true;
+  if (host === '[::1]') return true;
+  return /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
 }

@@ -3,7 +3,7 @@
  * stops the process with a message naming the variable).
  */
 import { plainToInstance, Transform } from 'class-transformer';
-import { IsIn, IsInt, IsOptional, IsString, Matches, Max, Min, MinLength, validateSync } from 'class-validator';
+import { IsBoolean, IsIn, IsInt, IsOptional, IsString, Matches, Max, Min, MinLength, validateSync } from 'class-validator';
 import { DEFAULT_DATABASE_URL } from '../database/database-url';
 
 export class AppConfig {
@@ -24,6 +24,19 @@ export class AppConfig {
   @IsString()
   @Matches(/^https?:\/\/[^\s]+$/, { message: 'PUBLIC_BASE_URL must be an http(s) URL' })
   PUBLIC_BASE_URL?: string;
+
+  /**
+   * `true` lets `POST /api/workflows/assemble` write a loopback verify_url (PUBLIC_BASE_URL on localhost,
+   * 127.0.0.0/8 or ::1) into a workflow's immutable bytes; otherwise that is 422 `loopback_verify_url`.
+   */
+  @Transform(({ value }) => value === true || value === 'true')
+  @IsBoolean()
+  ALLOW_LOOPBACK_VERIFY_URL = false;
+
+  /** `development` or `test` silence the start warning about an unset PUBLIC_BASE_URL. */
+  @IsOptional()
+  @IsString()
+  NODE_ENV?: string;
 
   /** Optional bootstrap admin key (at least 16 characters). */
   @IsOptional()

@@ -35,6 +35,7 @@ export const LEDGER_ERROR_CODES = [
   'job_id_mismatch',
   'key_revoked',
   'link_mismatch',
+  'loopback_verify_url',
   'malformed_array',
   'malformed_json',
   'missing_key',

@@ -86,7 +86,11 @@ ${d.supersedes ? html`<div class="notice" id="supersedes">This receipt is a corr
 </section>
 ${d.workflows.length
   ? html`<section class="box" id="workflows"><strong>Part of workflow</strong><ul>${d.workflows.map(
-      (w) => html`<li>Part of workflow <a href="${workflowHref(w.workflow_id)}">${idCode(w.workflow_id)}</a>${w.goal ? html` (“${w.goal}”)` : ''}, step ${w.seq}</li>`,
+      // S8.3: the workflow reference links to the workflow's declared verify_url (when a safe http(s) URL), saying so.
+      (w) =>
+        html`<li>Part of workflow <a href="${w.link_to === 'declared_verify_url' ? w.link : workflowHref(w.workflow_id)}" data-link-to="${w.link_to}">${idCode(w.workflow_id)}</a>${w.goal ? html` (“${w.goal}”)` : ''}, step ${w.seq} <span class="muted">${
+          w.link_to === 'declared_verify_url' ? html`(links to the workflow's declared verify_url; <a href="${workflowHref(w.workflow_id)}">this ledger's page</a>)` : html`(links to this ledger's page: the workflow declares no usable verify_url)`
+        }</span></li>`,
     )}</ul></section>`
   : ''}
 ${d.claimed_by_workflows.length
@@ -148,6 +152,11 @@ export function workflowPage(d: WorkflowPageData): string {
   const body = html`
 <h1>Workflow ${idCode(v.workflow_id)}</h1>
 ${verdictBlock([{ ...headline, id: 'verdict-line' }], html`<p id="statement">${statement}</p><p class="muted">Verdict <code>${v.verdict}</code>, verification_status <code>${v.verification_status}</code>.</p>`)}
+${v.findings.length
+  ? html`<section class="box" id="findings"><strong>Findings (beside the verdict, S8.2 step 5)</strong><ul>${v.findings.map(
+      (f) => html`<li><code>${f.code}</code>${f.step === null ? '' : html` (step ${f.step})`}: ${f.message}</li>`,
+    )}</ul></section>`
+  : ''}
 <div class="scroll"><table class="kv">
 <tr><th>Goal</th><td>${String(d.goal ?? '')}</td></tr>
 <tr><th>Status</th><td>${String(d.status ?? '')}</td></tr>

@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { jobAssessment, TimelineVerifier, uuidKey, verifyReceipt, verifyWorkflow, VerificationResultBase } from '../core/aer1';
+import { jobAssessment, stepReceiptsAtHand, TimelineVerifier, uuidKey, verifyReceipt, verifyWorkflow, VerificationResultBase } from '../core/aer1';
 import { assessJobCommitments } from '../timelines/timelines.service';
 import { DatabaseService } from '../database/database.service';
 import { pages, parseStoredJson, Queryable } from '../database/rows';
@@ -163,6 +163,6 @@ export class VerificationProcessor {
     const raws = await this.rawById([...new Set(ids)]);
     const map = new Map<string, unknown>();
     for (const [k, raw] of raws) map.set(k, receiptOf(parseStored(raw)));
-    return verifyWorkflow(workflow, map);
+    return verifyWorkflow(workflow, stepReceiptsAtHand(map));
   }
 }

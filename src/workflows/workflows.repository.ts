@@ -1,4 +1,4 @@
-import { boolParam, int, Queryable } from '../database/rows';
+import { boolParam, int, parseStoredJson, Queryable } from '../database/rows';
 import type { Writer } from '../ledger/events.repository';
 
 /** A row of the `workflows` read model. */
@@ -19,6 +19,8 @@ export interface StepOfWorkflow {
   workflow_id: string;
   seq: number;
   goal: string | null;
+  /** The workflow receipt's declared `verify_url` as stored (null when absent or not a string). */
+  verify_url: string | null;
   writer: Writer | null;
 }
 
@@ -66,8 +68,8 @@ export class WorkflowsRepository {
 
   /** Workflows naming receipt `receiptId` (lowercase) as a step, in record order, each with its writer. */
   async naming(q: Queryable, receiptId: string): Promise<StepOfWorkflow[]> {
-    const rows = await q.query<{ workflow_id: string; seq: number | string; goal: string | null; key_id: string | null; key_name: string | null; owner: string | null }>(
-      `SELECT s.workflow_id AS workflow_id, s.seq AS seq, w.goal AS goal, e.key_id AS key_id, e.key_name AS key_name, k.owner AS owner
+    const rows = await q.query<{ workflow_id: string; seq: number | string; goal: string | null; raw: string; key_id: string | null; key_name: string | null; owner: string | null }>(
+      `SELECT s.workflow_id AS workflow_id, s.seq AS seq, w.goal AS goal, w.raw AS raw, e.key_id AS key_id, e.key_name AS key_name, k.owner AS owner
        FROM workflow_steps s JOIN workflows w ON w.workflow_id = s.workflow_id
        JOIN events e ON e.position = w.position LEFT JOIN api_keys k ON k.id = e.key_id
        WHERE s.receipt_id = ? ORDER BY w.position, s.seq`,
@@ -77,6 +79,7 @@ export class WorkflowsRepository {
       workflow_id: r.workflow_id,
       seq: int(r.seq),
       goal: r.goal,
+      verify_url: declaredVerifyUrl(r.raw),
       writer: r.key_id !== null && r.key_name !== null ? { key_id: r.key_id, name: r.key_name, owner: r.owner ?? null } : null,
     }));
   }
@@ -90,4 +93,10 @@ export class WorkflowsRepository {
       [p.after, p.limit + 1],
     );
   }
+}
+
+/** The `verify_url` member of stored workflow bytes, or null. */
+function declaredVerifyUrl(raw: string): string | null {
+  const w = parseStoredJson(raw) as { verify_url?: unknown } | null | undefined;
+  return typeof w?.verify_url === 'string' ? w.verify_url : null;
 }

@@ -1,6 +1,8 @@
 import { Injectable } from '@nestjs/common';
+import { ConfigService } from '@nestjs/config';
+import { AppConfig } from '../config/configuration';
 import { randomUUID } from 'node:crypto';
-import { Check, has, isNonEmptyString, isObject, isUuid, JsonObject, MERKLE_CONSTRUCTION, merkleRoot, uuidKey, verifyWorkflow, WorkflowResult } from '../core/aer1';
+import { Check, has, isNonEmptyString, isObject, isUuid, JsonObject, MERKLE_CONSTRUCTION, merkleRoot, originOf, stepReceiptsAtHand, uuidKey, verifyWorkflow, WorkflowFinding, workflowFindings, WorkflowResult } from '../core/aer1';
 import { BadInputError, NotFoundError, UnprocessableError, VerificationFailedError } from '../common/errors';
 import { RawJson } from '../common/raw-json';
 import { httpUrlProblem } from '../core/text';
@@ -59,6 +61,11 @@ export interface WorkflowVerification {
   merkle_root: { declared: unknown; computed: string | null; confirmed: boolean; construction: string };
   output_hash: { declared: unknown; computed: string | null; confirmed: boolean | null; construction: string };
   steps: WorkflowStepReport[];
+  /**
+   * What the stored observations show beside the verdict (S8.2 step 5), never changing it:
+   * `step_status_mismatch`, `step_receipt_hash_mismatch` (step = seq), `verify_url_foreign` (step null).
+   */
+  findings: WorkflowFinding[];
   checks: Check[];
   limits: string[];
   assembled: boolean;
@@ -75,6 +82,12 @@ export interface ContainingWorkflow {
   seq: number;
   goal: string | null;
   url: string;
+  /**
+   * Where the step page's workflow reference links (S8.3): the workflow's declared `verify_url` when it
+   * is a safe http(s) URL (`link_to` `declared_verify_url`), else this ledger's page (`local_page`).
+   */
+  link: string;
+  link_to: 'declared_verify_url' | 'local_page';
   recorded_by: RecordedBy | null;
 }
 
@@ -105,7 +118,7 @@ interface AssembleRequest {
 @Injectable()
 export class WorkflowsService {
   /** Workflow verification results per workflow and set of recorded step receipts (see verifiedSteps); shared, never modified. */
-  private readonly verified = new ResultCache<WorkflowResult>(256);
+  private readonly verified = new ResultCache<{ result: WorkflowResult; findings: WorkflowFinding[] }>(256);
 
   constructor(
     private readonly db: DatabaseService,
@@ -114,6 +127,7 @@ export class WorkflowsService {
     private readonly workflows: WorkflowsRepository,
     private readonly receipts: ReceiptsRepository,
     private readonly events: EventsRepository,
+    private readonly config: ConfigService<AppConfig, true>,
   ) {}
 
   /**
@@ -134,7 +148,7 @@ export class WorkflowsService {
       throw new UnprocessableError('url_has_userinfo', 'verify_url must not carry userinfo (user:password@ before the host); nothing was recorded', { field: 'verify_url' });
     }
     return this.db.write(async (tx) => {
-      const result = verifyWorkflow(value, await this.stepReceipts(tx, value));
+      const result = verifyWorkflow(value, stepReceiptsAtHand(await this.stepReceipts(tx, value)));
       this.rejectInvalid(result);
       return this.append(tx, body.text, result, false, null, by);
     });
@@ -144,10 +158,19 @@ export class WorkflowsService {
    * Build a workflow receipt from receipts already recorded (S8 tables 2
    * and 3, Merkle root per S8.1, output hash per {@link OUTPUT_HASH_CONSTRUCTION}),
    * then record it. 400 for a malformed body; 422 `duplicate_step_receipt_id`
-   * or `step_receipt_missing` (with `missing`).
+   * or `step_receipt_missing` (with `missing`); 422 `loopback_verify_url` when
+   * PUBLIC_BASE_URL is loopback (the verify_url written into the immutable
+   * bytes would reach no one else) unless ALLOW_LOOPBACK_VERIFY_URL=true.
    */
   async assemble(body: RawJson, by: Principal): Promise<WorkflowRecordOutcome & { merkle_root: string; workflow: JsonObject }> {
     const req = parseAssemble(body.value);
+    if (this.urls.loopback && !this.config.get('ALLOW_LOOPBACK_VERIFY_URL', { infer: true })) {
+      throw new UnprocessableError(
+        'loopback_verify_url',
+        `this ledger's PUBLIC_BASE_URL (${this.urls.base}) is a loopback address; an assembled workflow would carry it as its verify_url in bytes that never change. Set PUBLIC_BASE_URL, or ALLOW_LOOPBACK_VERIFY_URL=true to assemble anyway; nothing was recorded`,
+        { verify_url: this.urls.base },
+      );
+    }
     const seen = new Map<string, number>();
     const dups: string[] = [];
     req.receipt_ids.forEach((id, i) => {
@@ -227,7 +250,9 @@ export class WorkflowsService {
       const writer = r.writer;
       const base = { workflow_id: r.workflow_id, seq: r.seq, url: this.urls.workflow(r.workflow_id) };
       const same = writer === null && receiptWriter === null ? true : writer !== null && receiptWriter !== null && sameOwner(writer, receiptWriter);
-      if (same) own.push({ ...base, goal: r.goal, recorded_by: writer ? { key_id: writer.key_id, name: writer.name } : null });
+      const declared = r.verify_url !== null && httpUrlProblem(r.verify_url) === null ? r.verify_url : null;
+      const link = declared ? { link: declared, link_to: 'declared_verify_url' as const } : { link: base.url, link_to: 'local_page' as const };
+      if (same) own.push({ ...base, ...link, goal: r.goal, recorded_by: writer ? { key_id: writer.key_id, name: writer.name } : null });
       else claimed.push({ ...base, claimed_by: writer ? (writer.owner ?? writer.name) : 'a key before attribution was recorded', recorded_by: writer ? { key_id: writer.key_id, name: writer.name } : null });
     }
     return { own, claimed };
@@ -241,7 +266,7 @@ export class WorkflowsService {
   async verifyStored(workflowId: string): Promise<{ row: WorkflowRow; workflow: unknown; result: WorkflowResult; report: WorkflowVerification }> {
     const row = await this.get(workflowId);
     const workflow = parseStoredJson(row.raw);
-    const result = await this.verifiedSteps(row, workflow);
+    const { result, findings } = await this.verifiedSteps(row, workflow);
     const assembled = row.assembled === true || Number(row.assembled) === 1;
     const declaredOutput = isObject(workflow) ? workflow.output_hash : null;
     let output: WorkflowVerification['output_hash'] = { declared: declaredOutput, computed: null, confirmed: null, construction: OUTPUT_HASH_NOT_HELD };
@@ -282,11 +307,14 @@ export class WorkflowsService {
         seq: s.seq,
         receipt_id: s.receipt_id,
         url: s.receipt_id && isUuid(s.receipt_id) ? this.urls.receipt(s.receipt_id) : null,
-        receipt: s.receipt,
+        // The ledger was asked for every step receipt: one it does not hold is missing here, also when it holds none
+        // (the core then answers as without step receipts, `not_supplied`, and the reason is step_receipts_unavailable).
+        receipt: s.receipt === 'not_supplied' && s.receipt_id !== null && isUuid(s.receipt_id) ? 'missing' : s.receipt,
         provenance_class: s.provenance_class,
         reasons: s.reasons,
         receipt_hash_matches_output_hash: s.receipt_hash_matches_output_hash,
       })),
+      findings,
       checks,
       limits: assembled ? result.limits.filter((l) => !l.includes('implementation-defined')) : result.limits,
       assembled,
@@ -358,15 +386,16 @@ export class WorkflowsService {
    * a workflow with 150 large steps re-reads and re-verifies them only when a
    * missing step receipt has been recorded since.
    */
-  private async verifiedSteps(row: WorkflowRow, workflow: unknown): Promise<WorkflowResult> {
+  private async verifiedSteps(row: WorkflowRow, workflow: unknown): Promise<{ result: WorkflowResult; findings: WorkflowFinding[] }> {
     const ids = stepReceiptIds(workflow);
     const present = [...(await this.receipts.positions(this.db, ids))].map(([id, position]) => `${id}@${position}`);
     const key = `${row.workflow_id}@${Number(row.position)}:${present.sort().join(',')}`;
     const kept = this.verified.get(key);
     if (kept) return kept;
-    const result = verifyWorkflow(workflow, await this.stepReceipts(this.db, workflow));
-    this.verified.set(key, result);
-    return result;
+    const receipts = stepReceiptsAtHand(await this.stepReceipts(this.db, workflow));
+    const fresh = { result: verifyWorkflow(workflow, receipts), findings: workflowFindings(workflow, receipts, originOf(this.urls.base)) };
+    this.verified.set(key, fresh);
+    return fresh;
   }
 
   private async stepReceipts(q: Queryable, workflow: unknown): Promise<Map<string, unknown>> {

@@ -99,7 +99,7 @@ describe('aer1 batch submit counts every outcome', () => {
     const r = await cli(['batch', 'submit', '--server', server, '--key', t.keys.auditor, '--all', '--no-progress']);
     expect(r.code).toBe(1);
     expect(r.lines[0]).toMatch(/^batch [0-9a-f-]{36}: 3 records: 1 valid, 0 invalid, 1 historical, 1 incomplete, 0 not found$/);
-    expect(r.lines.slice(1, 3).sort()).toEqual([`  HISTORICAL job job-old: historical_06_construction`, `  INCOMPLETE workflow ${workflowId}: step_receipt_missing`]);
+    expect(r.lines.slice(1, 3).sort()).toEqual([`  HISTORICAL job job-old: historical_06_construction`, `  INCOMPLETE workflow ${workflowId}: step_receipts_unavailable`]);
   });
 
   it('a targets file of only those two: exit 1, JSON counts and both listed as failures (was: "2 verified", exit 0, "failures": [])', async () => {
@@ -119,7 +119,7 @@ describe('aer1 batch submit counts every outcome', () => {
     const r = await cli(['batch', 'submit', '--server', server, '--key', t.keys.auditor, file, '--no-progress']);
     expect(r.code).toBe(1);
     expect(r.lines[0]).toMatch(/: 4 records: 1 valid, 0 invalid, 1 historical, 1 incomplete, 1 not found$/);
-    expect(r.lines.slice(1, -1)).toEqual([`  HISTORICAL job job-old: historical_06_construction`, `  INCOMPLETE workflow ${workflowId}: step_receipt_missing`, '  NOT FOUND job job-nobody: not_found']);
+    expect(r.lines.slice(1, -1)).toEqual([`  HISTORICAL job job-old: historical_06_construction`, `  INCOMPLETE workflow ${workflowId}: step_receipts_unavailable`, '  NOT FOUND job job-nobody: not_found']);
     const valid1 = tmp.write('one.json', [{ kind: 'receipt', id: receiptId }]);
     const ok = await cli(['batch', 'submit', '--server', server, '--key', t.keys.auditor, valid1, '--json', '--no-progress']);
     expect(ok.code).toBe(0);

@@ -168,7 +168,7 @@ describe.each(DIALECTS)('verification batch counts per outcome (%s, in process)'
       ['receipt', 'valid', []],
       ['receipt', 'invalid', ['output_hash_mismatch']],
       ['job', 'historical', ['historical_06_construction']],
-      ['workflow', 'incomplete', ['step_receipt_missing']],
+      ['workflow', 'incomplete', ['step_receipts_unavailable']],
       ['job', 'invalid', ['not_found']],
       ['receipt', 'invalid', ['not_found']],
     ]);

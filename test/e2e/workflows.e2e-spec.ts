@@ -47,10 +47,10 @@ describe.each(DIALECTS)('workflows on %s', (dialect) => {
     const r = await post('/api/workflows', JSON.stringify(w));
     expect(r.status).toBe(201);
     expect(r.body.verdict).toBe('incomplete');
-    expect(r.body.reasons).toEqual(['step_receipt_missing']);
+    expect(r.body.reasons).toEqual(['step_receipts_unavailable']);
     const v = await t.http.get(`/api/workflow/${w.workflow_id}/verify`);
     expect(v.status).toBe(422);
-    expect(v.body).toMatchObject({ verification_status: 'incomplete', verdict: 'incomplete', reasons: ['step_receipt_missing'] });
+    expect(v.body).toMatchObject({ verification_status: 'incomplete', verdict: 'incomplete', reasons: ['step_receipts_unavailable'] });
     expect(v.body.merkle_root.confirmed).toBe(true);
     expect(v.body.steps.every((s: { receipt: string }) => s.receipt === 'missing')).toBe(true);
     const page = await t.http.get(`/workflow/${w.workflow_id}`);

@@ -19,3 +19,4 @@ export * from './merkle';
 export * from './workflow';
 export * from './verify';
 export * from '../json/duplicate-members';
+export * from './workflow-findings';

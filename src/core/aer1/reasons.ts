@@ -48,6 +48,12 @@ export const REASON_CODES = [
   'step_receipts_unavailable',
 ] as const;
 
+/**
+ * Workflow findings (S8.2 step 5): reported beside the verdict, never a
+ * reason code, so the corpus' verdicts and reasons are unchanged.
+ */
+export const WORKFLOW_FINDING_CODES = ['step_status_mismatch', 'step_receipt_hash_mismatch', 'verify_url_foreign'] as const;
+
 /** A member the schema requires is absent (`missing_field:<name>`) or has the wrong type or form (`invalid_field:<name>`). */
 export type FieldReasonCode = `missing_field:${string}` | `invalid_field:${string}`;
 

@@ -234,6 +234,17 @@ export function verifyWorkflow(input: unknown, stepReceipts?: Map<string, unknow
   return result;
 }
 
+/**
+ * The step receipts a ledger holds, as {@link verifyWorkflow} should be given
+ * them: undefined when it holds none, so the answer is the one for a workflow
+ * given without step receipts (`step_receipts_unavailable`), exactly as
+ * `aer1 verify` answers for the same document; with some held, one it does not
+ * hold is `step_receipt_missing`.
+ */
+export function stepReceiptsAtHand(held: Map<string, unknown>): Map<string, unknown> | undefined {
+  return held.size === 0 ? undefined : held;
+}
+
 function isHttpUrl(v: unknown): boolean {
   if (typeof v !== 'string') return false;
   try {

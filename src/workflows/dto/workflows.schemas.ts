@@ -52,6 +52,16 @@ export const WORKFLOW_SCHEMAS: Record<string, Schema> = {
       merkle_root: sideBySide,
       output_hash: sideBySide,
       steps: arrayOf(obj({ seq: { type: 'integer' }, receipt_id: { type: 'string' }, url: nullable({ type: 'string' }), receipt: { type: 'string' }, reasons: ref('ReasonCodes') })),
+      findings: arrayOf(
+        obj(
+          {
+            code: { type: 'string', enum: ['step_status_mismatch', 'step_receipt_hash_mismatch', 'verify_url_foreign'] },
+            step: nullable({ type: 'integer' }),
+            message: { type: 'string' },
+          },
+          'What the stored observations show beside the verdict (S8.2 step 5); a finding never changes the verdict. `step` is the step seq, null for the workflow as a whole.',
+        ),
+      ),
       checks: arrayOf(ref('Check')),
       limits: ref('Limits'),
       assembled: { type: 'boolean' },
