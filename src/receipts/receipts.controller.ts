@@ -10,6 +10,7 @@ import { ApiAnswer, ApiBodyContent, ApiCreated, ApiCursor, ApiErrors, ApiJsonBod
 import { parsePage } from '../common/pagination';
 import { RawJson } from '../common/raw-json';
 import { PublicUrls } from '../common/urls';
+import { isObject } from '../core/aer1';
 import { ReceiptsListing } from './receipts.listing';
 import { ReceiptsService } from './receipts.service';
 
@@ -92,6 +93,11 @@ export class ReceiptsController {
    * Machine verifier (S6): the stored bytes re-verified now. 200 when the
    * stored record verifies, 422 when it does not, 404 when unknown. Rate
    * limited (S13); reveals nothing beyond the record.
+   *
+   * The receipt's own `status` and `verification_status` are answered
+   * exactly as sent (absent when the receipt has none), never converted;
+   * this ledger's result is `verdict`, `reasons` and `output_commitment`
+   * `{matches, declared, computed}` (`matches` null when not evaluated).
    */
   @Get('api/receipts/:id/verify')
   @VerifyRateLimit()
@@ -100,12 +106,23 @@ export class ReceiptsController {
   @ApiAnswer(422, 'ReceiptVerification', 'the stored record does not verify (verdict invalid)')
   @ApiErrors([404, 429])
   async verify(@Param('id') id: string, @Res({ passthrough: true }) res: Response) {
-    const { row, result } = await this.receipts.verifyStored(id);
+    const { row, result, receipt } = await this.receipts.verifyStored(id);
     res.status(result.verdict === 'valid' ? 200 : 422);
+    const own = (name: 'status' | 'verification_status') => (isObject(receipt) && Object.hasOwn(receipt, name) ? { [name]: receipt[name] } : {});
+    const commitment = result.checks.find((c) => c.name === 'output_commitment');
+    const declared = isObject(receipt) ? receipt.output_hash : undefined;
     return {
       id: row.id,
-      verification_status: result.verdict === 'valid' ? 'verified' : 'failed',
+      // The receipt's own claims, exactly as sent (absent when the receipt has none): never converted.
+      ...own('status'),
+      ...own('verification_status'),
+      // This ledger's own result.
       verdict: result.verdict,
+      output_commitment: {
+        matches: commitment ? commitment.ok : null,
+        declared: typeof declared === 'string' ? declared : null,
+        computed: result.computed.output_hash,
+      },
       reasons: result.reasons,
       output_hash: result.computed.output_hash,
       declared_output_hash: row.output_hash,
