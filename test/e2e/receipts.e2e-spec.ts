@@ -72,7 +72,8 @@ describe.each(DIALECTS)('receipts on %s', (dialect) => {
     expect(core.body.verification_status).toBe('verified');
     // Inside a JSON-RPC wrapper, the wrapped receipt's own values.
     const rpc = await t.http.get('/api/receipts/c90ac30c-bf8d-5452-a36f-8b58a3a40241/verify');
-    expect(rpc.body).toMatchObject({ status: vector('transport-valid').status, verification_status: vector('transport-valid').verification_status, output_commitment: { matches: true } });
+    const tv = vector('transport-valid') as { status: string; verification_status: string };
+    expect(rpc.body).toMatchObject({ status: tv.status, verification_status: tv.verification_status, output_commitment: { matches: true } });
   });
 
   it('needs a producer key to write', async () => {
