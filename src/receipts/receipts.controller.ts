@@ -1,12 +1,12 @@
 import { Controller, Get, Param, Post, Query, Req, Res } from '@nestjs/common';
-import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { PublicRead, VerifyRateLimit } from '../common/rate-limit';
 import type { Request, Response } from 'express';
 import { Roles } from '../auth/roles.guard';
 import { Caller } from '../auth/caller.decorator';
 import { ApiKeysService, Principal } from '../auth/api-keys.service';
 import { JsonBody, RawBody } from '../common/json-body.decorator';
-import { ApiAnswer, ApiBodyContent, ApiCreated, ApiCursor, ApiErrors, ApiJsonBody, markDeprecated, WRITE_ERRORS } from '../common/openapi';
+import { ApiAnswer, ApiBodyContent, ApiCreated, ApiCursor, ApiErrors, ApiJsonBody, markDeprecated, ref, WRITE_ERRORS } from '../common/openapi';
 import { parsePage } from '../common/pagination';
 import { RawJson } from '../common/raw-json';
 import { PublicUrls } from '../common/urls';
@@ -150,6 +150,25 @@ export class ReceiptsController {
   async verifyDeprecated(@Param('id') id: string, @Res({ passthrough: true }) res: Response) {
     markDeprecated(res, this.urls.receiptVerify(encodeURIComponent(id)));
     return this.verify(id, res);
+  }
+
+  /**
+   * Export: the stored document exactly as recorded (the bytes sent, a
+   * JSON-RPC response stays one), `application/json`: what `aer1 verify`
+   * reads as is (`curl …/raw > r.json && aer1 verify r.json`). A `metadata`
+   * publication: auditor and admin keys only (403 `canonical_bytes_withheld`).
+   * 404 `not_found`.
+   */
+  @Get('api/receipts/:id/raw')
+  @PublicRead(1)
+  @ApiOperation({ operationId: 'exportReceipt', summary: 'The stored receipt document, byte for byte (for aer1 verify)' })
+  @ApiResponse({ status: 200, description: 'the stored document as recorded', content: { 'application/json': { schema: ref('ReceiptDocument') } } })
+  @ApiErrors([401, 403, 404, 429], { 403: '`canonical_bytes_withheld`: a `metadata` publication, and no auditor or admin key.' })
+  async raw(@Param('id') id: string, @Req() req: Request, @Res() res: Response): Promise<void> {
+    const viewer = await this.keys.fromHeader(req.headers.authorization);
+    const text = await this.listing.raw(id, viewer);
+    res.vary('Authorization');
+    res.status(200).type('application/json').send(Buffer.from(text, 'utf8'));
   }
 
   /**
