@@ -96,6 +96,19 @@ describe.each(DIALECTS)('exports read by the aer1 CLI on %s', (dialect) => {
     expect(JSON.parse(cov.out).report.integrity).toMatchObject({ verdict: 'valid', entry_count: 8 });
 
     expect((await t.http.get('/api/jobs/job-none/export')).body.error).toBe('not_found');
+
+    // The wrapped JSON answers are not AER-1 documents: aer1 verify says which export to use (exit 2), never a verdict.
+    const wrapped: [string, string][] = [
+      [`/api/jobs/${job}/timeline`, `/api/jobs/{id}/export`],
+      [`/api/jobs/${job}/verify`, `/api/jobs/{id}/export`],
+      ['/api/receipts/4e5e4a26-3286-5ef9-b758-8aefd9f610a5', '/api/receipts/{id}/raw'],
+    ];
+    for (const [path, hint] of wrapped) {
+      const served = await raw(t.http.get(path));
+      const run = await cli(['verify', tmp.write('wrapped.json', served.body as string)]);
+      expect([path, run.code, run.out]).toEqual([path, 2, '']);
+      expect(run.err).toContain(hint);
+    }
   });
 
   it('aer1 coverage --check-report recomputes a served coverage report\'s digest: 0 as served, 1 with one byte changed', async () => {
@@ -124,6 +137,10 @@ describe.each(DIALECTS)('exports read by the aer1 CLI on %s', (dialect) => {
     expect(answer).toMatchObject({ matches: false, declared: doc.digest });
     expect(answer.computed).toMatch(/^[0-9a-f]{64}$/);
     expect(answer.computed).not.toBe(doc.digest);
+
+    const asDocument = await cli(['verify', tmp.path('report.json')]);
+    expect([asDocument.code, asDocument.out]).toEqual([2, '']);
+    expect(asDocument.err).toContain('aer1 coverage --check-report');
 
     // Not a report: a usage error, and nothing else may be given with it.
     expect((await cli(['coverage', '--check-report', tmp.write('not-report.json', { digest: 'x' })])).code).toBe(2);
