@@ -10,6 +10,7 @@
  */
 export const LEDGER_ERROR_CODES = [
   'already_superseded',
+  'canonical_bytes_withheld',
   'commitment_too_large',
   'correction_same_id',
   'duplicate_member',

@@ -1,15 +1,16 @@
 import { Controller, Get, Param, Post, Query, Req, Res } from '@nestjs/common';
-import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { PublicRead, VerifyRateLimit } from '../common/rate-limit';
 import type { Request, Response } from 'express';
 import { Roles } from '../auth/roles.guard';
 import { Caller } from '../auth/caller.decorator';
 import { ApiKeysService, Principal } from '../auth/api-keys.service';
 import { JsonBody, RawBody } from '../common/json-body.decorator';
-import { ApiAnswer, ApiBodyContent, ApiCreated, ApiCursor, ApiErrors, ApiJsonBody, markDeprecated, WRITE_ERRORS } from '../common/openapi';
+import { ApiAnswer, ApiBodyContent, ApiCreated, ApiCursor, ApiErrors, ApiJsonBody, markDeprecated, ref, WRITE_ERRORS } from '../common/openapi';
 import { parsePage } from '../common/pagination';
 import { RawJson } from '../common/raw-json';
 import { PublicUrls } from '../common/urls';
+import { isObject } from '../core/aer1';
 import { ReceiptsListing } from './receipts.listing';
 import { ReceiptsService } from './receipts.service';
 
@@ -92,6 +93,11 @@ export class ReceiptsController {
    * Machine verifier (S6): the stored bytes re-verified now. 200 when the
    * stored record verifies, 422 when it does not, 404 when unknown. Rate
    * limited (S13); reveals nothing beyond the record.
+   *
+   * The receipt's own `status` and `verification_status` are answered
+   * exactly as sent (absent when the receipt has none), never converted;
+   * this ledger's result is `verdict`, `reasons` and `output_commitment`
+   * `{matches, declared, computed}` (`matches` null when not evaluated).
    */
   @Get('api/receipts/:id/verify')
   @VerifyRateLimit()
@@ -100,12 +106,23 @@ export class ReceiptsController {
   @ApiAnswer(422, 'ReceiptVerification', 'the stored record does not verify (verdict invalid)')
   @ApiErrors([404, 429])
   async verify(@Param('id') id: string, @Res({ passthrough: true }) res: Response) {
-    const { row, result } = await this.receipts.verifyStored(id);
+    const { row, result, receipt } = await this.receipts.verifyStored(id);
     res.status(result.verdict === 'valid' ? 200 : 422);
+    const own = (name: 'status' | 'verification_status') => (isObject(receipt) && Object.hasOwn(receipt, name) ? { [name]: receipt[name] } : {});
+    const commitment = result.checks.find((c) => c.name === 'output_commitment');
+    const declared = isObject(receipt) ? receipt.output_hash : undefined;
     return {
       id: row.id,
-      verification_status: result.verdict === 'valid' ? 'verified' : 'failed',
+      // The receipt's own claims, exactly as sent (absent when the receipt has none): never converted.
+      ...own('status'),
+      ...own('verification_status'),
+      // This ledger's own result.
       verdict: result.verdict,
+      output_commitment: {
+        matches: commitment ? commitment.ok : null,
+        declared: typeof declared === 'string' ? declared : null,
+        computed: result.computed.output_hash,
+      },
       reasons: result.reasons,
       output_hash: result.computed.output_hash,
       declared_output_hash: row.output_hash,
@@ -133,6 +150,25 @@ export class ReceiptsController {
   async verifyDeprecated(@Param('id') id: string, @Res({ passthrough: true }) res: Response) {
     markDeprecated(res, this.urls.receiptVerify(encodeURIComponent(id)));
     return this.verify(id, res);
+  }
+
+  /**
+   * Export: the stored document exactly as recorded (the bytes sent, a
+   * JSON-RPC response stays one), `application/json`: what `aer1 verify`
+   * reads as is (`curl …/raw > r.json && aer1 verify r.json`). A `metadata`
+   * publication: auditor and admin keys only (403 `canonical_bytes_withheld`).
+   * 404 `not_found`.
+   */
+  @Get('api/receipts/:id/raw')
+  @PublicRead(1)
+  @ApiOperation({ operationId: 'exportReceipt', summary: 'The stored receipt document, byte for byte (for aer1 verify)' })
+  @ApiResponse({ status: 200, description: 'the stored document as recorded', content: { 'application/json': { schema: ref('ReceiptDocument') } } })
+  @ApiErrors([401, 403, 404, 429], { 403: '`canonical_bytes_withheld`: a `metadata` publication, and no auditor or admin key.' })
+  async raw(@Param('id') id: string, @Req() req: Request, @Res() res: Response): Promise<void> {
+    const viewer = await this.keys.fromHeader(req.headers.authorization);
+    const text = await this.listing.raw(id, viewer);
+    res.vary('Authorization');
+    res.status(200).type('application/json').send(Buffer.from(text, 'utf8'));
   }
 
   /**

@@ -5,7 +5,7 @@
 import { Injectable } from '@nestjs/common';
 import { isUuid } from '../core/aer1';
 import type { Principal } from '../auth/api-keys.service';
-import { NotFoundError } from '../common/errors';
+import { LedgerError, NotFoundError } from '../common/errors';
 import { PageRequest, toPage } from '../common/pagination';
 import { PublicUrls } from '../common/urls';
 import { ReceiptsRepository } from './receipts.repository';
@@ -42,6 +42,21 @@ export class ReceiptsListing {
       recorded_by: by.get(Number(r.position)) ?? null,
       url: this.urls.receipt(r.id),
     }));
+  }
+
+  /**
+   * The stored document of `id`, byte for byte as recorded: what
+   * `aer1 verify` reads as is. 403 `canonical_bytes_withheld` under a
+   * `metadata` publication unless `viewer` is an auditor or admin; 404
+   * `not_found`.
+   */
+  async raw(id: string, viewer: Principal | null): Promise<string> {
+    if (!isUuid(id)) throw new NotFoundError('receipt', id);
+    const row = await this.receipts.get(id);
+    if (row.publication === 'metadata' && !mayReadWithheld(viewer)) {
+      throw new LedgerError(403, 'canonical_bytes_withheld', 'the recording key\'s publication setting is `metadata`: the stored document (with its canonical bytes) is served to auditor and admin keys only (S13)');
+    }
+    return row.raw;
   }
 
   /**

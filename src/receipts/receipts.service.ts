@@ -239,7 +239,7 @@ export class ReceiptsService {
   }
 
   /** Re-verify the stored bytes with the core (S6): never trusts the verdict recorded at ingestion. */
-  async verifyStored(id: string): Promise<{ row: ReceiptRow; result: ReceiptResult }> {
+  async verifyStored(id: string): Promise<{ row: ReceiptRow; result: ReceiptResult; receipt: unknown }> {
     const row = await this.get(id);
     let value: unknown;
     try {
@@ -247,7 +247,7 @@ export class ReceiptsService {
     } catch {
       value = undefined;
     }
-    return { row, result: verifyReceipt(value) };
+    return { row, result: verifyReceipt(value), receipt: receiptOfDocument(value) };
   }
 }
 

@@ -1,5 +1,5 @@
 import { Controller, Get, Param, Post, Put, Query, Res, Req } from '@nestjs/common';
-import { ApiBearerAuth, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiOperation, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { Roles } from '../auth/roles.guard';
 import { Caller } from '../auth/caller.decorator';
@@ -112,6 +112,38 @@ export class TimelinesController {
     const viewer = await this.keys.fromHeader(req.headers.authorization);
     res.vary('Authorization');
     return this.timelines.timeline(jobId, a, l, viewer);
+  }
+
+  /**
+   * Export: the entries exactly as recorded, one per line
+   * (`application/x-ndjson`), what `aer1 verify --kind chain` and
+   * `aer1 coverage --timeline` read as is. A timeline with entries under a
+   * `metadata` publication: auditor and admin keys only (403
+   * `canonical_bytes_withheld`). 404 `not_found`.
+   */
+  @Get('export')
+  @PublicRead(JOB_VERIFY_COST)
+  @ApiOperation({ operationId: 'exportJobTimeline', summary: 'The timeline entries as recorded, NDJSON (for aer1 verify --kind chain)' })
+  @ApiResponse({ status: 200, description: 'one recorded entry per line, in seq order', content: { 'application/x-ndjson': { schema: { type: 'string', description: 'one ChainEntry per line, as recorded (LF-terminated)' } } } })
+  @ApiErrors([401, 403, 404, 429], { 403: '`canonical_bytes_withheld`: entries under a `metadata` publication, and no auditor or admin key.' })
+  async export(@Param('job_id') jobId: string, @Req() req: Request, @Res() res: Response): Promise<void> {
+    const viewer = await this.keys.fromHeader(req.headers.authorization);
+    const lines = await this.timelines.exportLines(jobId, viewer);
+    res.vary('Authorization');
+    res.status(200).type('application/x-ndjson');
+    for await (const line of lines) {
+      if (res.destroyed) return; // the client went away
+      if (!res.write(line)) {
+        await new Promise<void>((resolve) => {
+          const done = () => {
+            res.off('drain', done).off('close', done);
+            resolve();
+          };
+          res.on('drain', done).on('close', done);
+        });
+      }
+    }
+    res.end();
   }
 
   /**

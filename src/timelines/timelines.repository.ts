@@ -175,6 +175,11 @@ export class TimelinesRepository {
     return (await q.query<Record<string, unknown>>('SELECT * FROM timeline_entries WHERE job_id = ? AND seq > ? ORDER BY seq LIMIT ?', [jobId, after, limit])).map(toEntry);
   }
 
+  /** True when any entry of the job was recorded under a `metadata` publication setting. */
+  async hasMetadataEntries(q: Queryable, jobId: string): Promise<boolean> {
+    return (await q.query<Record<string, unknown>>("SELECT 1 AS one FROM timeline_entries WHERE job_id = ? AND publication = 'metadata' LIMIT 1", [jobId])).length > 0;
+  }
+
   /** Every entry of the job, in seq order. */
   async entries(q: Queryable, jobId: string): Promise<TimelineEntryRow[]> {
     return (await q.query<Record<string, unknown>>('SELECT * FROM timeline_entries WHERE job_id = ? ORDER BY seq', [jobId])).map(toEntry);

@@ -26,7 +26,7 @@ import {
   JOB_ASSESSMENT_HEADLINE,
 } from '../core/aer1';
 import { commitmentTextProblems } from '../core/aer1/commitment-text';
-import { ConflictError, NotFoundError, UnprocessableError, VerificationFailedError } from '../common/errors';
+import { ConflictError, LedgerError, NotFoundError, UnprocessableError, VerificationFailedError } from '../common/errors';
 import { parseRawJson, RawJson, splitJsonArray } from '../common/raw-json';
 import { assertIdentifier, httpUrlProblem } from '../core/text';
 import { PublicUrls } from '../common/urls';
@@ -393,6 +393,28 @@ export class TimelinesService {
     const result = v.finish();
     if (key !== null) this.closedChains.set(key, result);
     return result;
+  }
+
+  /**
+   * GET /api/jobs/:job_id/export: the entries exactly as recorded, one per
+   * line (NDJSON), what `aer1 verify --kind chain` reads as is. A recorded
+   * text that spans lines has its line breaks (JSON white space, never
+   * inside a string) written as spaces, so each entry stays one line; the
+   * entry's value and digest are unchanged. 404 `not_found`; 403
+   * `canonical_bytes_withheld` when an entry was recorded under a
+   * `metadata` publication and `viewer` is not an auditor or admin. The
+   * checks run before the first line is produced.
+   */
+  async exportLines(jobId: string, viewer: Principal | null): Promise<AsyncGenerator<string>> {
+    await this.get(jobId);
+    const mayRead = viewer !== null && (viewer.role === 'auditor' || viewer.role === 'admin');
+    if (!mayRead && (await this.timelines.hasMetadataEntries(this.db, jobId))) {
+      throw new LedgerError(403, 'canonical_bytes_withheld', 'entries of this timeline were recorded under a `metadata` publication setting: their canonical bytes are served to auditor and admin keys only (S13)');
+    }
+    const rows = this.entryRows(this.db, jobId);
+    return (async function* () {
+      for await (const r of rows) yield r.raw.replace(/\r\n|\r|\n/g, ' ') + '\n';
+    })();
   }
 
   /**

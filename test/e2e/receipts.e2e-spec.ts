@@ -55,6 +55,27 @@ describe.each(DIALECTS)('receipts on %s', (dialect) => {
     expect(r.body.id).toBe('c90ac30c-bf8d-5452-a36f-8b58a3a40241');
   });
 
+  it('answers the receipt\'s own status and verification_status as sent, beside its own verdict (issue 12)', async () => {
+    await post('/api/receipts', JSON.stringify(vector('transport-provider-failure')));
+    const v = await t.http.get('/api/receipts/4e5e4a26-3286-5ef9-b758-8aefd9f610a5/verify');
+    expect(v.status).toBe(200);
+    expect(v.body).toMatchObject({
+      status: 'provider_unavailable',
+      verification_status: 'not_verified',
+      verdict: 'valid',
+      output_commitment: { matches: true, declared: 'sha256:c0dde99239b63ba9575ee5cbc159e497a37278d3a97565054a6d85bd390a92a4', computed: 'sha256:c0dde99239b63ba9575ee5cbc159e497a37278d3a97565054a6d85bd390a92a4' },
+    });
+    // A core receipt has no `status`: the member is absent, not invented.
+    const core = await t.http.get('/api/receipts/38b2097d-75ca-5ae7-8135-da763ecf0256/verify');
+    expect(core.body.status).toBeUndefined();
+    expect('status' in core.body).toBe(false);
+    expect(core.body.verification_status).toBe('verified');
+    // Inside a JSON-RPC wrapper, the wrapped receipt's own values.
+    const rpc = await t.http.get('/api/receipts/c90ac30c-bf8d-5452-a36f-8b58a3a40241/verify');
+    const tv = vector('transport-valid') as { status: string; verification_status: string };
+    expect(rpc.body).toMatchObject({ status: tv.status, verification_status: tv.verification_status, output_commitment: { matches: true } });
+  });
+
   it('needs a producer key to write', async () => {
     const body = JSON.stringify(vector('receipt-core-logged'));
     expect((await t.http.post('/api/receipts').send(body)).body.error).toBe('missing_key');

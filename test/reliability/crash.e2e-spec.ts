@@ -111,7 +111,7 @@ describe.each(DIALECTS)('crash: SIGKILL in the middle of bulk ingestion on %s', 
     const failures: string[] = [];
     await pool(ackedIds, 8, async (id) => {
       const r = await call(second.url, 'GET', `/api/receipt/${id}/verify`);
-      if (r.status !== 200 || r.body?.verification_status !== 'verified') failures.push(`${id}: ${r.status} ${r.text.slice(0, 200)}`);
+      if (r.status !== 200 || r.body?.verdict !== 'valid') failures.push(`${id}: ${r.status} ${r.text.slice(0, 200)}`);
     });
     expect(failures.slice(0, 5)).toEqual([]);
 

@@ -1,6 +1,7 @@
 /**
  * `aer1 coverage --plan FILE (--timeline FILE | --workflow FILE)
  *   [--commitment FILE]... [--receipts FILE] [--json]`
+ * `aer1 coverage --check-report FILE [--json]`
  *
  * The ledger's coverage reconciliation, offline: the same pure
  * `reconcile()` (src/core/coverage/reconcile.ts) over files. Exit codes: 0 full
@@ -19,7 +20,9 @@ import { CliError, CliIo, EXIT_NOT_VALID, EXIT_OK, RunContext, writeAll } from '
 import { safe } from '../report';
 
 export interface CoverageOptions {
-  plan: string;
+  plan?: string;
+  /** A coverage report as `GET /api/coverage-reports/{id}` answers it: its digest is recomputed offline. */
+  checkReport?: string;
   timeline?: string;
   workflow?: string;
   /** One file or several (`--commitment` repeated): every commitment is judged, none hides another's finding. */
@@ -112,15 +115,47 @@ function loadReceipts(value: unknown, into: Map<string, unknown>, rejected: Cove
   });
 }
 
+/**
+ * `--check-report FILE`: recompute the digest of a server coverage report
+ * (the JSON of `GET /api/coverage-reports/{id}`: `{digest, report, ...}`)
+ * with the same canonical writer (src/core/coverage/canonical.ts). Exit 0
+ * when it equals `digest`, 1 when not (both printed), 2 when the file is not
+ * such a report.
+ */
+export async function checkReport(file: string, io: CliIo, json = false): Promise<number> {
+  const doc = await readJson(file, io);
+  if (!isObject(doc) || typeof doc.digest !== 'string' || !isObject(doc.report)) {
+    throw new CliError(`${file} is not a coverage report as GET /api/coverage-reports/{id} answers it ({digest, report, ...})`);
+  }
+  const computed = canonicalDigest(doc.report);
+  const matches = computed === doc.digest;
+  if (json) await writeAll(io.stdout, JSON.stringify({ matches, declared: doc.digest, computed, report_id: doc.report_id ?? null }, null, 2) + '\n');
+  else {
+    await writeAll(
+      io.stdout,
+      `coverage report${typeof doc.report_id === 'string' ? ` ${safe(doc.report_id)}` : ''}: digest ${matches ? 'MATCHES' : 'DOES NOT MATCH'}\n  declared: ${safe(doc.digest)}\n  computed: ${computed}\n`,
+    );
+  }
+  return matches ? EXIT_OK : EXIT_NOT_VALID;
+}
+
 /** Run the reconciliation on files. Returns the exit code. */
 export async function runCoverage(opts: CoverageOptions, io: CliIo): Promise<number> {
+  if (opts.checkReport !== undefined) {
+    if (opts.plan !== undefined || opts.timeline !== undefined || opts.workflow !== undefined || opts.receipts !== undefined || (opts.commitment !== undefined && opts.commitment.length > 0)) {
+      throw new CliError('--check-report takes no other input');
+    }
+    return checkReport(opts.checkReport, io, opts.json);
+  }
+  if (opts.plan === undefined) throw new CliError('give --plan FILE (or --check-report FILE)');
   if ((opts.timeline === undefined) === (opts.workflow === undefined)) throw new CliError('give --timeline FILE (a job) or --workflow FILE (a workflow receipt)');
   const commitmentFiles = opts.commitment === undefined ? [] : Array.isArray(opts.commitment) ? opts.commitment : [opts.commitment];
   if (opts.workflow !== undefined && commitmentFiles.length > 0) throw new CliError('--commitment checks a timeline, not a workflow');
   const files = [opts.plan, opts.timeline, opts.workflow, ...commitmentFiles, opts.receipts].filter((f) => f !== undefined);
   if (files.filter((f) => f === '-').length > 1) throw new CliError('stdin can be read only once');
 
-  const loaded = loadPlan(await readJson(opts.plan, io), opts.plan);
+  const planFile = opts.plan;
+  const loaded = loadPlan(await readJson(planFile, io), planFile);
   const { plan } = loaded;
   const receipts = new Map<string, unknown>();
   const rejected: CoverageCliOutput['receipts']['rejected'] = [];
@@ -231,12 +266,13 @@ export function registerCoverage(program: Command, ctx: RunContext): void {
   program
     .command('coverage')
     .description('reconcile a job timeline (or a workflow receipt) against its expected-action plan, offline')
-    .requiredOption('--plan <file>', 'the plan: as registered ({job_id|workflow_id, title, expected_actions, unplanned}) or as GET /api/plans/{id}[/versions/{n}] returns it')
+    .option('--plan <file>', 'the plan: as registered ({job_id|workflow_id, title, expected_actions, unplanned}) or as GET /api/plans/{id}[/versions/{n}] returns it')
     .option('--timeline <file>', "the job's timeline: a JSON array of entries, NDJSON, or {timeline, commitment}")
     .option('--workflow <file>', 'a workflow receipt, or {workflow, step_receipts}')
     .option('--commitment <file>', 'an endpoint commitment {job_id, final_entry_digest, entry_count, published_at} (or {commitment, witness...}); repeat for every one published: all are judged, and one that shows truncation or substitution is a finding no binding one hides', collect, [])
     .option('--receipts <file>', 'receipts for outcomes and provenance: a JSON array or NDJSON; only receipts that verify are used')
-    .option('--json', 'print {digest, report, receipts} as JSON')
+    .option('--check-report <file>', 'recompute the digest of a coverage report as GET /api/coverage-reports/{id} answers it; exit 0 when it equals its digest, 1 otherwise')
+    .option('--json', 'print {digest, report, receipts} as JSON ({matches, declared, computed} with --check-report)')
     .addHelpText(
       'after',
       `
@@ -248,7 +284,9 @@ never satisfied. Receipt corrections (S9) are not followed offline.
 
 Exit codes: 0 full coverage (every expected action covered, the timeline
 valid with a binding endpoint commitment, no flagged unplanned action);
-1 any finding; 2 usage error, unreadable input or an invalid plan.`,
+1 any finding; 2 usage error, unreadable input or an invalid plan.
+With --check-report: 0 the recomputed digest equals the report's digest,
+1 it does not, 2 not a coverage report.`,
     )
     .action(async (opts: CoverageOptions) => {
       ctx.exitCode = await runCoverage(opts, ctx.io);

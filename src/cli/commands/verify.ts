@@ -33,6 +33,28 @@ import { CliError, CliIo, EXIT_NOT_VALID, EXIT_OK, RunContext, writeAll } from '
 import { NdjsonStats, renderReport, safe } from '../report';
 import { runBatch } from './batch';
 
+/**
+ * When `doc` is one of the ledger's JSON answers that wrap a record (not an
+ * AER-1 document), what it is and which export to verify instead; else null.
+ * Only `--kind auto` asks: an explicit kind is verified as given.
+ */
+export function serverWrapperHint(doc: unknown): string | null {
+  if (!isObject(doc)) return null;
+  if (typeof doc.job_id === 'string' && Array.isArray(doc.entries) && has(doc, 'verify_url')) {
+    return "the ledger's timeline JSON (GET /api/jobs/{id}/timeline), not a timeline: verify its export, GET /api/jobs/{id}/export (NDJSON), with --kind chain";
+  }
+  if (has(doc, 'document') && has(doc, 'raw') && has(doc, 'verdict_at_record')) {
+    return "the ledger's stored record of a receipt (GET /api/receipts/{id}), not a receipt: verify GET /api/receipts/{id}/raw";
+  }
+  if (typeof doc.job_id === 'string' && has(doc, 'assessment') && has(doc, 'verdict') && !has(doc, 'seq')) {
+    return "the ledger's verify answer for a job, not a timeline: verify the job's export, GET /api/jobs/{id}/export (NDJSON), with --kind chain";
+  }
+  if (typeof doc.digest === 'string' && isObject(doc.report) && has(doc, 'report_id')) {
+    return "a coverage report (GET /api/coverage-reports/{id}): check its digest with aer1 coverage --check-report";
+  }
+  return null;
+}
+
 export type KindOption = DocumentKind | 'auto';
 export const KIND_CHOICES: KindOption[] = ['auto', 'receipt', 'chain', 'commitment', 'workflow'];
 
@@ -147,6 +169,8 @@ export async function verifySingle(file: string, opts: VerifyOptions, io: CliIo)
       const parsed = parseJsonBytes(bytes);
       if (parsed.ok) {
         doc = parsed.value;
+        const wrapper = kind === 'auto' ? serverWrapperHint(doc) : null;
+        if (wrapper) throw new CliError(`${input.name} is ${wrapper}`);
         result = verifyDocument(doc, kind);
         if (result.kind === 'commitment' && isObject(doc) && has(doc, 'timeline')) result = commitmentAsWritten(result, bytes.toString('utf8'), ['commitment']);
       } else if (parsed.why === 'not_json' && kind === 'chain') {

@@ -51,7 +51,16 @@ export const RECEIPT_SCHEMAS: Record<string, Schema> = {
     {
       id: { type: 'string', format: 'uuid' },
       verdict: ref('Verdict'),
-      verification_status: { type: 'string', description: 'today `verified` when `verdict` is `valid`, else `failed`: read `verdict` for the verifier\'s result (issue 12 moves this member to the receipt\'s own value, as sent)' },
+      status: { description: 'the receipt\'s own `status` (transport form), exactly as sent; absent when the receipt has none. Not this ledger\'s result.' },
+      verification_status: { description: 'the receipt\'s own `verification_status`, exactly as sent (e.g. `not_verified`); absent when the receipt has none. Never converted: this ledger\'s result is `verdict`.' },
+      output_commitment: obj(
+        {
+          matches: nullable({ type: 'boolean', description: 'true when the decoded canonical bytes hash to the declared `output_hash`; null when not evaluated (bytes or declared hash unusable)' }),
+          declared: nullable({ type: 'string', description: 'the receipt\'s `output_hash` as declared' }),
+          computed: nullable({ type: 'string', description: '`sha256:` of the decoded canonical bytes' }),
+        },
+        'Whether the stored bytes match the output commitment (S6 step 4).',
+      ),
       reasons: ref('ReasonCodes'),
       output_hash: nullable({ type: 'string', description: 'recomputed from the stored canonical bytes' }),
       declared_output_hash: nullable({ type: 'string' }),
@@ -65,8 +74,8 @@ export const RECEIPT_SCHEMAS: Record<string, Schema> = {
       publication: { type: 'string', enum: ['full', 'metadata'] },
       statement: { type: 'string' },
     },
-    'Machine verifier answer (S6): the stored bytes re-verified now.',
-    ['statement', 'verification_status'],
+    'Machine verifier answer (S6): the stored bytes re-verified now. `verdict` and `output_commitment` are this ledger\'s result; `status` and `verification_status` are the receipt\'s own, as sent.',
+    ['statement', 'status', 'verification_status'],
   ),
   ReceiptSummary: obj(
     {
