@@ -15,6 +15,7 @@
 import 'reflect-metadata';
 import { Command, CommanderError } from 'commander';
 import { NestFactory } from '@nestjs/core';
+import type { LoggerService } from '@nestjs/common';
 import { AppModule } from './app.module';
 import { ApiKeysService, Publication, Role, ROLES } from './auth/api-keys.service';
 import { LedgerService } from './ledger/ledger.service';
@@ -22,8 +23,18 @@ import { LedgerError } from './common/errors';
 import { DEFAULT_DATABASE_URL } from './database/database-url';
 import { verifyLedgerDatabase } from './ledger/offline-verify';
 
+/**
+ * Warnings and errors go to stderr, one line each: stdout carries only the
+ * command's answer (`create-key` prints JSON that scripts parse).
+ */
+const STDERR_LOGGER: LoggerService = {
+  log: () => undefined,
+  error: (message: unknown) => void process.stderr.write(`ledger: ${String(message)}\n`),
+  warn: (message: unknown) => void process.stderr.write(`ledger: warning: ${String(message)}\n`),
+};
+
 async function withLedger<T>(fn: (app: Awaited<ReturnType<typeof NestFactory.createApplicationContext>>) => Promise<T>): Promise<T> {
-  const app = await NestFactory.createApplicationContext(AppModule.register({ ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' }), { logger: ['error', 'warn'], abortOnError: false });
+  const app = await NestFactory.createApplicationContext(AppModule.register({ ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' }), { logger: STDERR_LOGGER, abortOnError: false });
   try {
     return await fn(app);
   } finally {

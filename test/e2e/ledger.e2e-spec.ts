@@ -130,3 +130,24 @@ describe.each(DIALECTS)('ledger on %s', (dialect) => {
     expect(witnessed.expected_head.ok).toBe(false);
   });
 });
+
+describe('npm run ledger -- create-key, as the README pipes it', () => {
+  it('prints only the key JSON on stdout, with no PUBLIC_BASE_URL and no NODE_ENV (warnings go to stderr)', async () => {
+    const { spawnSync } = await import('node:child_process');
+    const dir = mkdtempSync(join(tmpdir(), 'aer1-ledger-cli-'));
+    try {
+      const env = { ...process.env, DATABASE_URL: `sqlite:${join(dir, 'l.sqlite')}` } as Record<string, string>;
+      delete env.NODE_ENV;
+      delete env.PUBLIC_BASE_URL;
+      delete env.LOG_LEVEL;
+      const r = spawnSync(process.execPath, [join(__dirname, '../../dist/src/ledger-cli.js'), 'create-key', '--role', 'producer', '--name', 'my-agent-platform'], { env, encoding: 'utf8', timeout: 60_000 });
+      expect(r.status).toBe(0);
+      const lines = r.stdout.trim().split('\n');
+      expect(lines).toHaveLength(1);
+      expect(JSON.parse(lines[0])).toMatchObject({ name: 'my-agent-platform', role: 'producer', key: expect.stringMatching(/^aer1_/) });
+      expect(r.stderr).toContain('PUBLIC_BASE_URL is unset'); // the warning, where scripts do not parse
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
