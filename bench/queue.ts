@@ -45,7 +45,9 @@ async function runBatch(base: string, key: string, n: number, timeoutS: number, 
   if (r.status !== 202 || !j.batch_id) throw new Error(`POST /api/verification-batches answered ${r.status}: ${JSON.stringify(j).slice(0, 300)}`);
   if (j.total !== n) throw new Error(`batch has ${j.total} targets, expected ${n}`);
   for (;;) {
-    await new Promise((res) => setTimeout(res, 50));
+    // Status reads spend the public read budget (VERIFY_RATE_LIMIT a minute): poll slowly. The figure is timed
+    // by the server's completed_at, not by when the poll sees it.
+    await new Promise((res) => setTimeout(res, 1000));
     const s = (await (await fetch(`${base}/api/verification-batches/${j.batch_id}?limit=1`)).json()) as BatchStatus;
     if (s.status === 'completed') {
       const secs = s.completed_at ? (Date.parse(s.completed_at) - wall0) / 1000 : now() - t0;
