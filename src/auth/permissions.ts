@@ -54,3 +54,8 @@ export function assertProvenance(p: Principal, provenanceClass: string | null, w
     permitted: allowed,
   }).withReasons();
 }
+
+/** Auditors and admins read canonical bytes that a `metadata` publication setting withholds from the public (S13). */
+export function mayReadWithheld(viewer: Pick<Principal, 'role'> | null): boolean {
+  return viewer !== null && (viewer.role === 'auditor' || viewer.role === 'admin');
+}

@@ -10,7 +10,7 @@ import { ReceiptsRepository } from '../receipts/receipts.repository';
 import { ClaimingWorkflow, ContainingWorkflow, WorkflowsService, WorkflowVerification } from '../workflows/workflows.service';
 import type { Principal } from '../auth/api-keys.service';
 import type { Writer } from '../ledger/events.repository';
-import { sameOwner } from '../auth/permissions';
+import { mayReadWithheld, sameOwner } from '../auth/permissions';
 import type { RecordedBy } from '../core/ledger/event-hash';
 import { linkableReceiptId, loadTimelineView, TimelineView } from './timeline-view';
 
@@ -176,10 +176,6 @@ export class PublicPagesService {
   }
 }
 
-/** Auditors and admins read canonical bytes that a `metadata` publication setting withholds from the public. */
-export function mayReadWithheld(viewer: Principal | null): boolean {
-  return viewer !== null && (viewer.role === 'auditor' || viewer.role === 'admin');
-}
 
 /** A display copy of a receipt without its `canonical_bytes` (the stored document is never changed). */
 function withoutCanonicalBytes(receipt: unknown): unknown {

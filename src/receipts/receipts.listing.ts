@@ -11,7 +11,7 @@ import { PublicUrls } from '../common/urls';
 import { ReceiptsRepository } from './receipts.repository';
 import { DatabaseService } from '../database/database.service';
 import { EventsRepository } from '../ledger/events.repository';
-import { mayReadWithheld } from '../public-pages/public-pages.service';
+import { mayReadWithheld } from '../auth/permissions';
 import { ReceiptsService } from './receipts.service';
 
 

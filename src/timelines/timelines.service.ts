@@ -38,7 +38,7 @@ import { eventData } from '../ledger/event';
 import { ResultCache } from '../common/result-cache';
 import type { Principal } from '../auth/api-keys.service';
 import type { RecordedBy } from '../core/ledger/event-hash';
-import { assertOwner, assertProvenance, recordedBy } from '../auth/permissions';
+import { assertOwner, assertProvenance, mayReadWithheld, recordedBy } from '../auth/permissions';
 import { assertPlanOwner } from '../coverage/plan-owner';
 import { streams } from '../ledger/streams';
 import { decideAppend, decideImport, EMPTY_HEAD, TimelineHead } from './timelines.decider';
@@ -407,7 +407,7 @@ export class TimelinesService {
    */
   async exportLines(jobId: string, viewer: Principal | null): Promise<AsyncGenerator<string>> {
     await this.get(jobId);
-    const mayRead = viewer !== null && (viewer.role === 'auditor' || viewer.role === 'admin');
+    const mayRead = mayReadWithheld(viewer);
     if (!mayRead && (await this.timelines.hasMetadataEntries(this.db, jobId))) {
       throw new LedgerError(403, 'canonical_bytes_withheld', 'entries of this timeline were recorded under a `metadata` publication setting: their canonical bytes are served to auditor and admin keys only (S13)');
     }
@@ -434,7 +434,7 @@ export class TimelinesService {
     const positions: number[] = [];
     const seqs: number[] = [];
     let lastSeq = after;
-    const mayRead = viewer !== null && (viewer.role === 'auditor' || viewer.role === 'admin');
+    const mayRead = mayReadWithheld(viewer);
     let bytes = 0;
     for await (const r of this.entryRows(this.db, jobId, after, limit)) {
       const value = parseStored(r.raw);
