@@ -12,6 +12,7 @@ import { DatabaseModule } from './database/database.module';
 import { RepositoriesModule } from './database/repositories.module';
 import { HealthController } from './health/health.controller';
 import { LedgerHttpModule, EventLedgerModule } from './ledger/ledger.module';
+import { LogModule, LogReadModule } from './log/log.module';
 import { ReceiptsModule } from './receipts/receipts.module';
 import { CoverageModule } from './coverage/coverage.module';
 import { WorkflowsModule } from './workflows/workflows.module';
@@ -55,6 +56,8 @@ export class AppModule {
         RepositoriesModule,
         EventLedgerModule,
         LedgerHttpModule,
+        LogReadModule,
+        LogModule,
         AuthModule,
         ReceiptsModule,
         CoverageModule,

@@ -77,6 +77,29 @@ export class AppConfig {
   @Matches(/^rediss?:\/\/.+/, { message: 'REDIS_URL must be redis://...' })
   REDIS_URL?: string;
 
+  /**
+   * The log's origin (C2SP tlog-checkpoint), a schema-less URL such as `ledger.example.com/aer1`: the
+   * first line of every checkpoint and the name of its signature. Default: the signing key's name, or
+   * PUBLIC_BASE_URL without its scheme.
+   */
+  @IsOptional()
+  @IsString()
+  @Matches(/^[^\s+]+$/, { message: 'LEDGER_ORIGIN must be non-empty, without spaces or +' })
+  LEDGER_ORIGIN?: string;
+
+  /** The log's Ed25519 signing key file (`npm run ledger -- create-signing-key --out FILE`). */
+  @IsOptional()
+  @IsString()
+  @MinLength(1)
+  LEDGER_SIGNING_KEY_FILE?: string;
+
+  /** Sign a checkpoint at most this often (milliseconds) while the tree grows. */
+  @Transform(({ value }) => (value === undefined || value === '' ? 1000 : Number(value)))
+  @IsInt()
+  @Min(10)
+  @Max(3_600_000)
+  CHECKPOINT_INTERVAL_MS = 1000;
+
   /** pino log level. */
   @IsOptional()
   @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])

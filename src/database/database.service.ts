@@ -10,6 +10,12 @@ export interface Tx {
   readonly dialect: Dialect;
   /** Run SQL written with `?` placeholders (rewritten to `$n` for PostgreSQL). */
   query<T = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<T[]>;
+  /**
+   * Run `hook` once, after the transaction's own work and before it commits
+   * (hooks run in the order they were added; a throw rolls everything back).
+   * Only a write transaction has hooks: elsewhere this throws.
+   */
+  beforeCommit(hook: () => Promise<void>): void;
 }
 
 export { toPostgresPlaceholders } from './rows';
@@ -108,10 +114,14 @@ export class DatabaseService implements OnApplicationShutdown {
     this.dialect = dataSource.options.type === 'postgres' ? 'postgres' : 'sqlite';
   }
 
-  private wrap(manager: EntityManager): Tx {
+  private wrap(manager: EntityManager, hooks?: (() => Promise<void>)[]): Tx {
     const dialect = this.dialect;
     return {
       dialect,
+      beforeCommit: (hook) => {
+        if (!hooks) throw new Error('beforeCommit outside a write transaction');
+        hooks.push(hook);
+      },
       query: async <T>(sql: string, params: unknown[] = []): Promise<T[]> => {
         refuseNul(params);
         const text = dialect === 'postgres' ? toPostgresPlaceholders(sql) : sql;
@@ -143,9 +153,12 @@ export class DatabaseService implements OnApplicationShutdown {
   write<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
     const run = async (): Promise<T> =>
       this.dataSource.transaction(async (manager) => {
-        const tx = this.wrap(manager);
+        const hooks: (() => Promise<void>)[] = [];
+        const tx = this.wrap(manager, hooks);
         if (this.dialect === 'postgres') await tx.query('SELECT pg_advisory_xact_lock(?)', [APPEND_LOCK_KEY]);
-        return fn(tx);
+        const result = await fn(tx);
+        for (let i = 0; i < hooks.length; i++) await hooks[i]();
+        return result;
       });
     const result = this.queue.then(run, run);
     this.queue = result.catch(() => undefined);

@@ -6,13 +6,15 @@ import { HealthCheck, HealthCheckResult, HealthCheckService, HealthIndicatorServ
 import type { Response } from 'express';
 import { DatabaseService } from '../database/database.service';
 import { BatchDispatcher } from '../verification-queue/dispatchers';
+import { CheckpointSigner } from '../log/checkpoint-signer';
+import { LogIdentityService } from '../log/log-identity.service';
 
 /** The body of `/health`: Terminus's result, with `degraded` when only Redis is down. */
 export type HealthAnswer = Omit<HealthCheckResult, 'status'> & { status: HealthCheckResult['status'] | 'degraded' };
 
 /**
- * `/health`: the database and, when REDIS_URL is set, Redis (the verification
- * queue).
+ * `/health`: the database, the verifiable log's checkpoint signer and, when
+ * REDIS_URL is set, Redis (the verification queue).
  *
  * - 200 `status: "ok"`: everything configured answers.
  * - 200 `status: "degraded"`, `details.redis.status: "down"`: the database is
@@ -21,6 +23,12 @@ export type HealthAnswer = Omit<HealthCheckResult, 'status'> & { status: HealthC
  *   routing to it (all replicas share the one Redis: taking them all out
  *   would stop ingestion for a batch-only fault); monitoring alerts on the
  *   body's status.
+ * - 200 `status: "degraded"`, `details.log.status: "down"`: checkpoints are
+ *   not being signed: `signing` is `stopped` (the stored tree disagreed with
+ *   what was signed: see `reason`; an operator must look) or `disabled` (no
+ *   signing key configured). Reads and writes go on; proofs stay at the last
+ *   checkpoint. `details.log` also gives the origin, the newest checkpoint's
+ *   size and age in seconds.
  * - 503 `status: "error"`: the database does not answer.
  */
 @ApiTags('health')
@@ -31,6 +39,8 @@ export class HealthController {
     private readonly indicator: HealthIndicatorService,
     private readonly db: DatabaseService,
     private readonly dispatcher: BatchDispatcher,
+    private readonly signer: CheckpointSigner,
+    private readonly identity: LogIdentityService,
   ) {}
 
   @Get()
@@ -46,6 +56,18 @@ export class HealthController {
         return (await this.db.ping()) ? i.up({ dialect: this.db.dialect }) : i.down({ dialect: this.db.dialect });
       },
       async () => {
+        const st = this.signer.state();
+        const i = this.indicator.check('log');
+        const info = {
+          origin: this.identity.current?.origin ?? null,
+          signing: st.signing,
+          ...(st.reason ? { reason: st.reason } : {}),
+          checkpoint_size: st.checkpoint_size,
+          checkpoint_age_seconds: st.signed_at === null ? null : Math.max(0, Math.round((Date.now() - Date.parse(st.signed_at)) / 1000)),
+        };
+        return st.signing === 'active' ? i.up(info) : i.down(info);
+      },
+      async () => {
         const redis = await this.dispatcher.redisHealth();
         if (redis === null) return {}; // no REDIS_URL: batches run in process
         const i = this.indicator.check('redis');
@@ -57,7 +79,7 @@ export class HealthController {
     } catch (e) {
       const body = e instanceof ServiceUnavailableException ? (e.getResponse() as HealthCheckResult) : undefined;
       const failed = body?.error ? Object.keys(body.error) : [];
-      if (body?.status === 'error' && failed.length === 1 && failed[0] === 'redis') {
+      if (body?.status === 'error' && failed.length > 0 && failed.every((f) => f === 'redis' || f === 'log')) {
         res.status(HttpStatus.OK);
         return { ...body, status: 'degraded' };
       }

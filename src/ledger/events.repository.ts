@@ -154,4 +154,25 @@ export class EventsRepository {
     if (!r || r.key_id === null || r.key_name === null) return null;
     return { key_id: r.key_id, name: r.key_name, owner: r.owner ?? null };
   }
+
+  /** The event at `position`, or null. */
+  async at(q: Queryable, position: number): Promise<StoredEvent | null> {
+    const rows = await q.query<StoredEvent>('SELECT * FROM events WHERE position = ?', [position]);
+    return rows[0] ? toStored(rows[0]) : null;
+  }
+
+  /** Positions of events whose stored `event_hash` is `eventHash` (one, unless the table was tampered with). */
+  async positionsOfHash(q: Queryable, eventHash: string): Promise<number[]> {
+    const rows = await q.query<{ position: number | string }>('SELECT position FROM events WHERE event_hash = ? ORDER BY position LIMIT 10', [eventHash]);
+    return rows.map((r) => int(r.position));
+  }
+
+  /** Positions in `(after, upTo]` whose event was written by a key with a `metadata` publication (its content is withheld from the public, S13). */
+  async withheldPositions(q: Queryable, after: number, upTo: number): Promise<Set<number>> {
+    const rows = await q.query<{ position: number | string }>(
+      "SELECT e.position AS position FROM events e JOIN api_keys k ON k.id = e.key_id WHERE e.position > ? AND e.position <= ? AND k.publication = 'metadata'",
+      [after, upTo],
+    );
+    return new Set(rows.map((r) => int(r.position)));
+  }
 }

@@ -2,7 +2,10 @@ import { Injectable } from '@nestjs/common';
 import { DatabaseService, emptyTable, Tx } from '../database/database.service';
 import { ExpectedVersionConflictError } from '../common/errors';
 import { AnyEvent, ExpectedVersion, NO_CONCURRENCY_CHECK, STREAM_DOES_NOT_EXIST } from './event';
-import { CURRENT_EVENT_FORMAT, eventHash, LEDGER_GENESIS_HASH, LedgerChainReport, LedgerChainVerifier, RecordedBy, StoredEvent } from '../core/ledger/event-hash';
+import { CURRENT_EVENT_FORMAT, eventHashInput, LEDGER_GENESIS_HASH, LedgerChainReport, LedgerChainVerifier, RecordedBy, StoredEvent } from '../core/ledger/event-hash';
+import { sha256Hex } from '../core/aer1';
+import { TreeIntegrator } from '../core/tlog';
+import { TreeRepository } from '../log/tree.repository';
 import { EventsRepository } from './events.repository';
 import { ProjectionRegistry } from './projections';
 
@@ -10,6 +13,17 @@ export { NO_CONCURRENCY_CHECK, STREAM_DOES_NOT_EXIST } from './event';
 export type { ExpectedVersion } from './event';
 
 const PAGE = 5000;
+
+/** The leaves a write transaction appended, integrated into the tree just before it commits. */
+interface PendingLeaves {
+  /** Position of the first event appended (its leaf index is this - 1). */
+  firstPosition: number;
+  /** The hash before it: the event hash at the tree size the leaves extend. */
+  prevHash: string;
+  /** Each event's leaf: its hash input (ASCII, so its UTF-8 bytes are its characters). */
+  leaves: string[];
+  lastHash: string;
+}
 
 /**
  * The append-only, tamper-evident event ledger.
@@ -19,12 +33,25 @@ const PAGE = 5000;
  * own hash (see event-hash.ts). Appends name the stream version they expect;
  * a stale one is an {@link ExpectedVersionConflictError} (409). Projections
  * are updated in the same transaction, so a read model never shows an event
- * that did not commit.
+ * that did not commit. Each event is also a leaf of the RFC 6962 tree
+ * (`tree_nodes`, issue 14): a transaction's leaves are integrated and their
+ * nodes written in one step just before it commits, so the tree always has
+ * exactly as many leaves as the ledger has events.
  */
 @Injectable()
 export class LedgerService {
   /** The head each open write transaction has appended up to (entries vanish with their Tx). */
   private readonly txHeads = new WeakMap<Tx, { position: number; event_hash: string }>();
+  private readonly pending = new WeakMap<Tx, PendingLeaves>();
+  /**
+   * The tree as this process last integrated it, with the event hash at its
+   * size. Used only when a transaction extends exactly that size and that
+   * hash (the hash pins the whole history, so a tree resumed elsewhere or a
+   * rolled-back integration is never reused); otherwise the right edge is
+   * read again (O(log n) nodes).
+   */
+  private tree: { integrator: TreeIntegrator; headHash: string } | null = null;
+  private readonly nodes = new TreeRepository();
 
   constructor(
     private readonly db: DatabaseService,
@@ -75,7 +102,9 @@ export class LedgerService {
         key_id: by.key_id,
         key_name: by.name,
       };
-      const ev: StoredEvent = { ...base, event_hash: eventHash(base) };
+      const input = eventHashInput(base);
+      const ev: StoredEvent = { ...base, event_hash: sha256Hex(input) };
+      this.leafFor(tx, ev, input);
       await this.events.insert(tx, ev);
       await this.projections.apply(tx, ev);
       stored.push(ev);
@@ -83,6 +112,34 @@ export class LedgerService {
     }
     if (stored.length > 0) this.txHeads.set(tx, { position, event_hash: prevHash });
     return stored;
+  }
+
+  /** Queue the event's leaf for integration when `tx` commits. */
+  private leafFor(tx: Tx, ev: StoredEvent, input: string): void {
+    let p = this.pending.get(tx);
+    if (!p) {
+      p = { firstPosition: ev.position, prevHash: ev.prev_hash, leaves: [], lastHash: ev.prev_hash };
+      this.pending.set(tx, p);
+      tx.beforeCommit(() => this.integrate(tx));
+    }
+    p.leaves.push(input);
+    p.lastHash = ev.event_hash;
+  }
+
+  /** Integrate the leaves `tx` appended and store the nodes they complete (one multi-row INSERT per 500 nodes). */
+  private async integrate(tx: Tx): Promise<void> {
+    const p = this.pending.get(tx);
+    if (!p) return;
+    this.pending.delete(tx);
+    const size = p.firstPosition - 1;
+    let t = this.tree;
+    this.tree = null;
+    if (!t || t.integrator.size !== size || t.headHash !== p.prevHash) {
+      t = { integrator: TreeIntegrator.resume(size, await this.nodes.rightEdgeHashes(tx, size)), headHash: p.prevHash };
+    }
+    const result = t.integrator.appendLeaves(p.leaves.map((l) => Buffer.from(l, 'latin1')));
+    await this.nodes.insert(tx, result.nodes);
+    this.tree = { integrator: t.integrator, headHash: p.lastHash };
   }
 
   /** Events of one stream, in order. */

@@ -98,4 +98,10 @@ export class ReceiptsRepository {
   async receiptsAfter(q: Queryable, p: { after: number; limit: number }): Promise<SummaryRow[]> {
     return q.query<SummaryRow>('SELECT id, recorded_at, position, provenance_class, tool, status, verdict, output_hash FROM receipts WHERE position > ? ORDER BY position LIMIT ?', [p.after, p.limit + 1]);
   }
+
+  /** Receipts whose declared `output_hash` is exactly `outputHash`, oldest first, at most `limit` (issue 14 search). */
+  async byOutputHash(q: Queryable, outputHash: string, limit: number): Promise<{ id: string; position: number }[]> {
+    const rows = await q.query<{ id: string; position: number | string }>('SELECT id, position FROM receipts WHERE output_hash = ? ORDER BY position LIMIT ?', [outputHash, limit]);
+    return rows.map((r) => ({ id: r.id, position: int(r.position) }));
+  }
 }

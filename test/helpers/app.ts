@@ -5,11 +5,29 @@
  */
 import { INestApplication } from '@nestjs/common';
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Client } from 'pg';
 import request from 'supertest';
 import type TestAgent from 'supertest/lib/agent';
 import { createApp } from '../../src/app.factory';
 import { ApiKeysService, Role } from '../../src/auth/api-keys.service';
+import { createSigningKeyFile } from '../../src/log/log-key';
+
+let pgKeyFile: string | undefined;
+/**
+ * A log signing key file for PostgreSQL test apps (one per test process: the
+ * embedded default makes one only beside a SQLite file). Origin `ledger.test`,
+ * matching the tests' PUBLIC_BASE_URL.
+ */
+export function testSigningKeyFile(): string {
+  if (!pgKeyFile) {
+    pgKeyFile = join(mkdtempSync(join(tmpdir(), 'aer1-logkey-')), 'log-signing.key');
+    createSigningKeyFile(pgKeyFile, 'ledger.test');
+  }
+  return pgKeyFile;
+}
 
 export type TestDialect = 'sqlite' | 'postgres';
 
@@ -54,7 +72,8 @@ export async function startApp(dialect: TestDialect, env: Record<string, string>
     drop = db.drop;
   }
   // Suites read freely (one shared public read budget per client would throttle them); a suite that tests the limit sets its own.
-  const app = await createApp({ NODE_ENV: 'test', PUBLIC_BASE_URL: 'https://ledger.test', LOG_LEVEL: 'silent', VERIFY_RATE_LIMIT: '1000000', ...env, DATABASE_URL: databaseUrl });
+  const signing = databaseUrl.startsWith('postgres') && env.LEDGER_SIGNING_KEY_FILE === undefined ? { LEDGER_SIGNING_KEY_FILE: testSigningKeyFile() } : {};
+  const app = await createApp({ NODE_ENV: 'test', PUBLIC_BASE_URL: 'https://ledger.test', LOG_LEVEL: 'silent', VERIFY_RATE_LIMIT: '1000000', ...signing, ...env, DATABASE_URL: databaseUrl });
   await app.init();
   const svc = app.get(ApiKeysService);
   const keys = {} as Record<Role, string>;

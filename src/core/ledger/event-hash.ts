@@ -75,6 +75,16 @@ export function eventHash(e: Omit<StoredEvent, 'event_hash'>): string {
   return sha256Hex(eventHashInput(e));
 }
 
+/**
+ * The event's leaf in the verifiable log (issue 14): the exact bytes whose
+ * SHA-256 is its `event_hash`, i.e. {@link eventHashInput} as UTF-8 (it is
+ * ASCII: the writer escapes every character above U+007E). Leaf index =
+ * position - 1; leaf hash = SHA-256(0x00 || leaf) (RFC 6962 section 2.1).
+ */
+export function eventLeaf(e: Omit<StoredEvent, 'event_hash'>): Buffer {
+  return Buffer.from(eventHashInput(e), 'utf8');
+}
+
 /** Outcome of recomputing the ledger chain. */
 export interface LedgerChainReport {
   ok: boolean;

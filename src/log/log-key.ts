@@ -1,0 +1,131 @@
+/**
+ * The log's identity: its origin (C2SP tlog-checkpoint: a schema-less URL
+ * such as `ledger.example.com/aer1`) and its Ed25519 signing key, whose
+ * name is the origin (the checkpoint's signature line is named by it).
+ *
+ * Where the key comes from, in order:
+ * 1. `LEDGER_SIGNING_KEY_FILE`: a signer key file (`PRIVATE+KEY+<origin>+<hex id>+<base64>`,
+ *    written by `npm run ledger -- create-signing-key --out FILE`).
+ * 2. The embedded default (a SQLite file): `log-signing.key` beside it, created
+ *    on first start (mode 0600).
+ * 3. An in-memory SQLite database: a key for the life of the process.
+ * 4. PostgreSQL without a key file: none. Replicas must share one key, so
+ *    none is invented; checkpoints are not signed and /health says why.
+ */
+import { closeSync, existsSync, fsyncSync, openSync, readFileSync, statSync, writeSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { formatSignerKey, generateSignerKey, isValidKeyName, NoteSigner, parseSignerKey, SIG_ED25519 } from '../core/tlog';
+
+/** The name of the default key file, beside the SQLite database. */
+export const DEFAULT_SIGNING_KEY_NAME = 'log-signing.key';
+
+/** A usable log key. */
+export interface LogIdentity {
+  origin: string;
+  signer: NoteSigner;
+  /** The C2SP vkey: `<origin>+<hex key id>+<base64(0x01 || public key)>`. */
+  vkey: string;
+  /** Where it came from: a configured file, a file created now, or memory only. */
+  source: { kind: 'file' | 'created' | 'ephemeral'; path?: string };
+}
+
+/** The answer of {@link resolveLogKey}: an identity, or why there is none. */
+export type LogKeyResolution = { ok: true; identity: LogIdentity; warnings: string[] } | { ok: false; reason: string; warnings: string[] };
+
+/** A configuration the service cannot start with (a bad key file, an origin that is not the key's). */
+export class LogKeyError extends Error {}
+
+/** The default origin when none is set: the PUBLIC_BASE_URL without its scheme, or `localhost:<port>`. */
+export function defaultOrigin(publicBaseUrl: string | undefined, port: number): string {
+  const base = publicBaseUrl ? publicBaseUrl.replace(/^https?:\/\//, '').replace(/\/+$/, '') : `localhost:${port}`;
+  return isValidKeyName(base) ? base : `localhost:${port}`;
+}
+
+/** Read a log signer key file (type 0x01). Throws LogKeyError naming the file; never shows key material. */
+export function readSigningKeyFile(path: string): { signer: NoteSigner; warnings: string[] } {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (e) {
+    throw new LogKeyError(`cannot read LEDGER_SIGNING_KEY_FILE ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+  }
+  let signer: NoteSigner;
+  try {
+    signer = parseSignerKey(text.trim());
+  } catch (e) {
+    throw new LogKeyError(`${path} is not a log signing key (${(e as Error).message}); make one with "npm run ledger -- create-signing-key --out FILE"`);
+  }
+  if (signer.type !== SIG_ED25519) throw new LogKeyError(`${path} is a witness key (type 0x04), not a log signing key (type 0x01)`);
+  const warnings: string[] = [];
+  try {
+    if ((statSync(path).mode & 0o077) !== 0) warnings.push(`${path} is readable by other users; chmod 600 it`);
+  } catch (_) {
+    /* statted above by the read */
+  }
+  return { signer, warnings };
+}
+
+/**
+ * Write a new log signing key named `origin` to `out` (mode 0600, fsynced;
+ * an existing file is never overwritten). Returns the signer.
+ */
+export function createSigningKeyFile(out: string, origin: string): NoteSigner {
+  if (!isValidKeyName(origin)) throw new LogKeyError(`the origin ${JSON.stringify(String(origin).slice(0, 200))} is not a valid key name (non-empty, no spaces, no +)`);
+  const { signer } = generateSignerKey(origin, SIG_ED25519);
+  let fd: number;
+  try {
+    fd = openSync(out, 'wx', 0o600);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'EEXIST') throw new LogKeyError(`${out} already exists; not overwriting a key`);
+    throw new LogKeyError(`cannot create ${out}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+  }
+  try {
+    writeSync(fd, `${formatSignerKey(signer)}\n`);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  return signer;
+}
+
+/** The SQLite file a DATABASE_URL names, or null (in memory, or PostgreSQL). */
+function sqliteFile(databaseUrl: string): string | null {
+  if (!databaseUrl.startsWith('sqlite:')) return null;
+  const path = databaseUrl.slice('sqlite:'.length);
+  return path === ':memory:' ? null : resolve(path);
+}
+
+/**
+ * Find or make the log key for this configuration (see the module comment).
+ * Throws {@link LogKeyError} for a configuration that must not start: an
+ * unreadable or wrong key file, or `LEDGER_ORIGIN` differing from the key's
+ * name (a new origin is a new log: make a new key).
+ */
+export function resolveLogKey(cfg: { keyFile?: string; origin?: string; databaseUrl: string; publicBaseUrl?: string; port: number }): LogKeyResolution {
+  const warnings: string[] = [];
+  const identity = (signer: NoteSigner, source: LogIdentity['source']): LogKeyResolution => {
+    if (cfg.origin !== undefined && cfg.origin !== signer.name) {
+      throw new LogKeyError(`LEDGER_ORIGIN is ${cfg.origin} but the signing key${source.path ? ` ${source.path}` : ''} is for ${signer.name}: a log keeps its origin (a new origin needs a new key)`);
+    }
+    return { ok: true, identity: { origin: signer.name, signer, vkey: signer.vkey, source }, warnings };
+  };
+  if (cfg.origin !== undefined && !isValidKeyName(cfg.origin)) throw new LogKeyError('LEDGER_ORIGIN must be non-empty, without spaces or +');
+  if (cfg.keyFile) {
+    const r = readSigningKeyFile(cfg.keyFile);
+    warnings.push(...r.warnings);
+    return identity(r.signer, { kind: 'file', path: cfg.keyFile });
+  }
+  const origin = cfg.origin ?? defaultOrigin(cfg.publicBaseUrl, cfg.port);
+  const file = sqliteFile(cfg.databaseUrl);
+  if (file !== null) {
+    const path = join(dirname(file), DEFAULT_SIGNING_KEY_NAME);
+    if (existsSync(path)) {
+      const r = readSigningKeyFile(path);
+      warnings.push(...r.warnings);
+      return identity(r.signer, { kind: 'file', path });
+    }
+    return identity(createSigningKeyFile(path, origin), { kind: 'created', path });
+  }
+  if (cfg.databaseUrl.startsWith('sqlite:')) return identity(generateSignerKey(origin, SIG_ED25519).signer, { kind: 'ephemeral' });
+  return { ok: false, reason: 'no LEDGER_SIGNING_KEY_FILE: with PostgreSQL every replica must sign with the same key, so none is created; checkpoints are not signed', warnings };
+}

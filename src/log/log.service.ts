@@ -1,0 +1,280 @@
+import { Injectable } from '@nestjs/common';
+import { BadInputError, LedgerError, NotFoundError, UnavailableError } from '../common/errors';
+import { eventLeaf, StoredEvent } from '../core/ledger/event-hash';
+import {
+  assembleHashes,
+  consistencyProofPlan,
+  HashPlan,
+  inclusionProofPlan,
+  isTlogError,
+  leafHash,
+  PROOF_FILE_HEADER,
+  formatProofFile,
+  treeHashPlan,
+  EMPTY_ROOT,
+  verifyInclusion,
+} from '../core/tlog';
+import { DatabaseService } from '../database/database.service';
+import { Queryable } from '../database/rows';
+import { EventsRepository } from '../ledger/events.repository';
+import { ReceiptsRepository } from '../receipts/receipts.repository';
+import type { Principal } from '../auth/api-keys.service';
+import { mayReadWithheld } from '../auth/permissions';
+import { LogIdentityService } from './log-identity.service';
+import { StoredCheckpoint, TreeRepository } from './tree.repository';
+
+/** Leaves per `GET /api/ledger/leaves` page at most. */
+export const MAX_LEAVES_PER_PAGE = 1000;
+
+/**
+ * One leaf as served: `leaf` is base64 of the exact leaf bytes, `leaf_hash`
+ * base64 of SHA-256(0x00 || leaf). A leaf whose content is not public has
+ * `leaf: null` and `withheld` saying why; its hash is always served.
+ */
+export interface LeafAnswer {
+  index: number;
+  position: number;
+  leaf: string | null;
+  leaf_hash: string;
+  withheld?: string;
+}
+
+/**
+ * Event types whose records anyone may read (receipts, timelines, commitments,
+ * workflow receipts): their leaf bytes are public unless the writing key's
+ * publication is `metadata`. Every other event (plans, coverage reports,
+ * verification batches, ...) is served in full to compliance, auditor and admin keys only.
+ */
+export const PUBLIC_EVENT_TYPES: ReadonlySet<string> = new Set(['ReceiptRecorded', 'ReceiptCorrected', 'TimelineEntryAppended', 'TimelineImported', 'EndpointCommitmentRecorded', 'WorkflowReceiptRecorded']);
+
+/** Why `viewer` may not read the leaf bytes of an event (null: it may). */
+export function leafWithheld(type: string, keyWithholds: boolean, viewer: Pick<Principal, 'role'> | null): string | null {
+  if (keyWithholds && !mayReadWithheld(viewer)) return 'recorded under a metadata publication setting (S13): the leaf bytes are served to auditor and admin keys';
+  if (!PUBLIC_EVENT_TYPES.has(type) && !(viewer && ['compliance', 'auditor', 'admin'].includes(viewer.role))) return `a ${type} event: its leaf bytes are served to compliance, auditor and admin keys`;
+  return null;
+}
+
+/**
+ * Where a record's event sits in the log, as a verifier or page shows it:
+ * its leaf, and (once a signed checkpoint covers it) the inclusion proof
+ * against the newest checkpoint, checked here before it is shown.
+ * `status`: `proven` (proof checked), `pending` (not yet in a signed
+ * checkpoint: wait a second), `unavailable` (this deployment signs no
+ * checkpoints) or `failed` (the proof did not check: never shown as proven).
+ */
+export interface LogLocation {
+  leaf_index: number;
+  position: number;
+  leaf_hash: string;
+  status: 'proven' | 'pending' | 'unavailable' | 'failed';
+  checkpoint: { origin: string; size: number; root: string; signed_at: string; url: string } | null;
+  inclusion_proof: string[] | null;
+  /** Where to download a proof file for offline checking (`aer1 log verify-proof`). */
+  proof_url: string;
+  detail?: string;
+}
+
+/** 400 with `invalid_query` unless `v` is a non-negative decimal safe integer (no sign, no leading zeros). */
+export function countParam(name: string, v: string | undefined, required = true): number | undefined {
+  if (v === undefined || v === '') {
+    if (required) throw new BadInputError('invalid_query', `${name} is required`);
+    return undefined;
+  }
+  if (!/^(0|[1-9][0-9]{0,15})$/.test(v) || !Number.isSafeInteger(Number(v))) throw new BadInputError('invalid_query', `${name} must be a non-negative integer (decimal, no leading zeros)`, { [name]: v.slice(0, 40) });
+  return Number(v);
+}
+
+const b64 = (h: Uint8Array): string => Buffer.from(h).toString('base64');
+
+/**
+ * The verifiable log's reads (issue 14; RFC 6962 / RFC 9162 section 2.1,
+ * C2SP tlog-checkpoint and tlog-proof): checkpoints, leaves, inclusion and
+ * consistency proofs (each O(log n) stored nodes, one query), proof files,
+ * and lookup by hash. Proofs are served for tree sizes up to the newest
+ * signed checkpoint; the tree itself is written by LedgerService.append and
+ * checkpoints by {@link CheckpointSigner}.
+ */
+@Injectable()
+export class LogService {
+  private readonly tree = new TreeRepository();
+
+  constructor(
+    private readonly db: DatabaseService,
+    private readonly events: EventsRepository,
+    private readonly receipts: ReceiptsRepository,
+    private readonly identity: LogIdentityService,
+  ) {}
+
+  /** The newest signed checkpoint, or null. */
+  latest(q: Queryable = this.db): Promise<StoredCheckpoint | null> {
+    return this.tree.latestCheckpoint(q);
+  }
+
+  /** The newest checkpoint; 503 `log_unavailable` when this deployment signs none, 404 `no_checkpoint` before the first. */
+  async requireLatest(): Promise<StoredCheckpoint> {
+    const cp = await this.latest();
+    if (cp) return cp;
+    if (!this.identity.current) throw new UnavailableError('log_unavailable', `this deployment signs no checkpoints: ${this.identity.reason}`);
+    throw new LedgerError(404, 'no_checkpoint', 'no checkpoint has been signed yet; try again in a second');
+  }
+
+  /** The stored checkpoint of exactly `size`; 404 `checkpoint_not_found`. */
+  async checkpoint(size: number): Promise<StoredCheckpoint> {
+    const cp = await this.tree.checkpoint(this.db, size);
+    if (!cp) throw new LedgerError(404, 'checkpoint_not_found', `no checkpoint of size ${size} was signed`, { size });
+    return cp;
+  }
+
+  /** Hashes a plan names, folded (see merkle.ts): one query. */
+  private async run(q: Queryable, plan: HashPlan): Promise<Buffer[]> {
+    return assembleHashes(plan, await this.tree.hashes(q, plan.nodes));
+  }
+
+  /** MTH of the first `size` leaves from stored nodes (O(log n) reads). */
+  async rootAt(size: number, q: Queryable = this.db): Promise<Buffer> {
+    if (size === 0) return Buffer.from(EMPTY_ROOT);
+    return (await this.run(q, treeHashPlan(size)))[0];
+  }
+
+  /** The tree size proofs may name: at most the newest checkpoint's (404 `tree_size_beyond_checkpoint` beyond). */
+  private async checkSize(size: number, latest?: StoredCheckpoint): Promise<StoredCheckpoint> {
+    const cp = latest ?? (await this.requireLatest());
+    if (size > cp.size) throw new LedgerError(404, 'tree_size_beyond_checkpoint', `tree size ${size} is beyond the newest checkpoint (${cp.size}); proofs are served up to it`, { tree_size: size, checkpoint_size: cp.size });
+    return cp;
+  }
+
+  /**
+   * PATH(index, D[0:tree_size]) (RFC 9162 section 2.1.3.1), `tree_size`
+   * defaulting to the newest checkpoint's. 400 `leaf_index_out_of_range`
+   * unless index < tree_size; 404 beyond the newest checkpoint.
+   */
+  async inclusion(index: number, treeSize?: number): Promise<{ index: number; tree_size: number; leaf_hash: string; proof: string[] }> {
+    const cp = await this.requireLatest();
+    const size = treeSize ?? cp.size;
+    await this.checkSize(size, cp);
+    if (index >= size) throw new BadInputError('leaf_index_out_of_range', `leaf index ${index} is not below tree size ${size}`, { index, tree_size: size });
+    const [leaf] = await this.tree.hashes(this.db, [{ level: 0, index }]);
+    const proof = await this.run(this.db, inclusionProofPlan(index, size));
+    return { index, tree_size: size, leaf_hash: b64(leaf), proof: proof.map(b64) };
+  }
+
+  /** PROOF(first, D[0:second]) (RFC 9162 section 2.1.4.1); empty for first = 0 or first = second. 400 unless first <= second. */
+  async consistency(first: number, second: number): Promise<{ first: number; second: number; proof: string[] }> {
+    if (first > second) throw new BadInputError('invalid_query', `first (${first}) must not exceed second (${second})`, { first, second });
+    await this.checkSize(second);
+    if (first === 0 || first === second) return { first, second, proof: [] };
+    const proof = await this.run(this.db, consistencyProofPlan(first, second));
+    return { first, second, proof: proof.map(b64) };
+  }
+
+  /**
+   * Leaves `[start, start + count)` (count 1..1000) that exist, computed
+   * from their events and checked against the stored tree: 409
+   * `tree_mismatch` when they differ (never served as the log's). 404 when
+   * `start` is not a leaf.
+   */
+  async leaves(start: number, count: number, viewer: Pick<Principal, 'role'> | null): Promise<LeafAnswer[]> {
+    if (count < 1 || count > MAX_LEAVES_PER_PAGE) throw new BadInputError('invalid_query', `count must be 1..${MAX_LEAVES_PER_PAGE}`, { count });
+    const rows = await this.events.page(this.db, start, start + count, count);
+    if (rows.length === 0) throw new LedgerError(404, 'leaf_index_out_of_range', `no leaf ${start}: the log has fewer leaves`, { index: start });
+    const stored = await this.tree.level(this.db, 0, start, start + rows.length);
+    const withheld = await this.events.withheldPositions(this.db, start, start + rows.length);
+    return rows.map((e, i) => {
+      const leaf = eventLeaf(e);
+      const h = leafHash(leaf);
+      if (!stored[i] || stored[i].idx !== e.position - 1 || !stored[i].hash.equals(h)) {
+        throw new LedgerError(409, 'tree_mismatch', `leaf ${e.position - 1} computed from its event does not match the stored tree`, { index: e.position - 1 });
+      }
+      const why = leafWithheld(e.type, withheld.has(e.position), viewer);
+      return { index: e.position - 1, position: e.position, leaf: why ? null : leaf.toString('base64'), leaf_hash: h.toString('base64'), ...(why ? { withheld: why } : {}) };
+    });
+  }
+
+  /** The public URL of the checkpoint of `size`. */
+  private checkpointUrl(size: number): string {
+    return `${this.identity.publicBase}/api/ledger/checkpoints/${size}`;
+  }
+
+  /**
+   * Where the event at `position` sits, with its inclusion proof against the
+   * newest checkpoint, checked before it is returned (see {@link LogLocation}).
+   * The leaf is computed from the event as stored now.
+   */
+  async locate(position: number, proofUrl: string, event?: StoredEvent): Promise<LogLocation> {
+    const ev = event ?? (await this.events.at(this.db, position));
+    if (!ev) throw new NotFoundError('event', String(position));
+    const index = position - 1;
+    const h = leafHash(eventLeaf(ev));
+    const base = { leaf_index: index, position, leaf_hash: h.toString('base64'), proof_url: proofUrl };
+    if (!this.identity.current) return { ...base, status: 'unavailable', checkpoint: null, inclusion_proof: null, detail: `this deployment signs no checkpoints: ${this.identity.reason}` };
+    const cp = await this.latest();
+    if (!cp || cp.size <= index) return { ...base, status: 'pending', checkpoint: null, inclusion_proof: null, detail: 'not yet in a signed checkpoint (one is signed within a second or so)' };
+    const checkpoint = { origin: this.identity.current.origin, size: cp.size, root: cp.root, signed_at: cp.signed_at, url: this.checkpointUrl(cp.size) };
+    let proof: Buffer[];
+    try {
+      proof = await this.run(this.db, inclusionProofPlan(index, cp.size));
+      verifyInclusion(index, cp.size, h, proof, Buffer.from(cp.root, 'base64'));
+    } catch (e) {
+      return { ...base, status: 'failed', checkpoint, inclusion_proof: null, detail: `the record's event is not proven by checkpoint ${cp.size}: ${isTlogError(e) ? e.message : (e as Error).message}` };
+    }
+    return { ...base, status: 'proven', checkpoint, inclusion_proof: proof.map(b64) };
+  }
+
+  /**
+   * A proof file for the event at `position` against the newest checkpoint:
+   * `tlog-proof` (C2SP tlog-proof, the leaf bytes on its `extra` line) or
+   * our JSON `aer1-log-proof/1`. 404 `no_checkpoint` until a checkpoint covers it.
+   */
+  async proofFile(position: number, format: 'json' | 'tlog-proof', viewer: Pick<Principal, 'role'> | null): Promise<{ type: string; body: string }> {
+    const ev = await this.events.at(this.db, position);
+    if (!ev) throw new NotFoundError('event', String(position));
+    const cp = await this.requireLatest();
+    const index = position - 1;
+    if (cp.size <= index) throw new LedgerError(404, 'no_checkpoint', `the event at position ${position} is not yet in a signed checkpoint (newest: ${cp.size}); try again in a second`, { position, checkpoint_size: cp.size });
+    const leaf = eventLeaf(ev);
+    const h = leafHash(leaf);
+    const proof = await this.run(this.db, inclusionProofPlan(index, cp.size));
+    try {
+      verifyInclusion(index, cp.size, h, proof, Buffer.from(cp.root, 'base64'));
+    } catch (e) {
+      throw new LedgerError(409, 'tree_mismatch', `the event at position ${position} is not proven by checkpoint ${cp.size}: ${(e as Error).message}`, { position });
+    }
+    const why = leafWithheld(ev.type, (await this.events.withheldPositions(this.db, position - 1, position)).has(position), viewer);
+    if (format === 'tlog-proof') {
+      // Without the leaf bytes (withheld) the file proves the leaf hash only: the verifier must be given the leaf.
+      return { type: 'text/plain; charset=utf-8', body: formatProofFile({ extra: why ? null : leaf, index, proof, checkpoint: cp.note }) };
+    }
+    const body = {
+      format: 'aer1-log-proof/1',
+      spec: PROOF_FILE_HEADER,
+      log_vkey: this.identity.current?.vkey ?? null,
+      leaf_index: index,
+      position,
+      leaf: why ? null : leaf.toString('base64'),
+      ...(why ? { withheld: why } : {}),
+      leaf_hash: h.toString('base64'),
+      tree_size: cp.size,
+      proof: proof.map(b64),
+      checkpoint: cp.note,
+    };
+    return { type: 'application/json; charset=utf-8', body: JSON.stringify(body, null, 2) + '\n' };
+  }
+
+  /** Receipts with this output commitment (at most 100), or the event with this hash, each with its leaf index. */
+  async search(by: { output_hash?: string; event_hash?: string }): Promise<{ receipts?: { id: string; position: number; leaf_index: number; url: string }[]; events?: { position: number; leaf_index: number; stream_id: string; type: string }[] }> {
+    if ((by.output_hash === undefined) === (by.event_hash === undefined)) throw new BadInputError('invalid_query', 'give exactly one of output_hash=sha256:<64 hex> or event_hash=<64 hex>');
+    if (by.output_hash !== undefined) {
+      if (!/^sha256:[0-9a-f]{64}$/.test(by.output_hash)) throw new BadInputError('invalid_query', 'output_hash is sha256: followed by 64 lowercase hex digits', { output_hash: by.output_hash.slice(0, 80) });
+      const rows = await this.receipts.byOutputHash(this.db, by.output_hash, 100);
+      return { receipts: rows.map((r) => ({ id: r.id, position: r.position, leaf_index: r.position - 1, url: `${this.identity.publicBase}/run/${encodeURIComponent(r.id)}` })) };
+    }
+    const hash = by.event_hash as string;
+    if (!/^[0-9a-f]{64}$/.test(hash)) throw new BadInputError('invalid_query', 'event_hash is 64 lowercase hex digits', { event_hash: hash.slice(0, 80) });
+    const out: { position: number; leaf_index: number; stream_id: string; type: string }[] = [];
+    for (const p of await this.events.positionsOfHash(this.db, hash)) {
+      const e = await this.events.at(this.db, p);
+      if (e) out.push({ position: p, leaf_index: p - 1, stream_id: e.stream_id, type: e.type });
+    }
+    return { events: out };
+  }
+}
