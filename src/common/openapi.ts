@@ -35,21 +35,21 @@ export const ERROR_CODES = [
   // 400
   'empty_body', 'malformed_json', 'invalid_utf8', 'duplicate_member', 'too_deep', 'not_object', 'lone_surrogate', 'invalid_body', 'invalid_request', 'invalid_query',
   'invalid_targets', 'too_many_targets', 'invalid_scope', 'invalid_version', 'wrapped_workflow', 'unsupported_character', 'value_too_large', 'invalid_content_encoding',
-  'request_aborted', 'bad_request', 'repeated_parameter', 'request_timeout', 'headers_too_large',
+  'request_aborted', 'bad_request', 'repeated_parameter', 'request_timeout', 'headers_too_large', 'leaf_index_out_of_range',
   // 401, 403
   'missing_key', 'invalid_key', 'invalid_authorization', 'key_revoked', 'forbidden_role', 'not_owner', 'provenance_not_permitted',
   // 404, 405
-  'not_found', 'method_not_allowed',
+  'not_found', 'method_not_allowed', 'no_checkpoint', 'checkpoint_not_found', 'tree_size_beyond_checkpoint',
   // 409
   'receipt_id_conflict', 'workflow_id_conflict', 'correction_same_id', 'already_superseded', 'timeline_exists', 'timeline_imported', 'timeline_closed',
-  'seq_not_contiguous', 'link_mismatch', 'genesis_prev_digest', 'timeline_not_closed', 'timeline_not_valid', 'plan_exists', 'plan_version_conflict', 'expected_version_conflict',
+  'seq_not_contiguous', 'link_mismatch', 'genesis_prev_digest', 'timeline_not_closed', 'timeline_not_valid', 'plan_exists', 'plan_version_conflict', 'expected_version_conflict', 'tree_mismatch',
   // 413, 415
   'body_too_large', 'unsupported_encoding', 'unsupported_media_type',
   // 422
   'verification_failed', 'invalid_commitment', 'job_id_mismatch', 'malformed_array', 'no_entries', 'invalid_plan', 'no_plan', 'position_beyond_head',
   'step_receipt_missing', 'duplicate_step_receipt_id', 'url_has_userinfo', 'not_http_url', 'invalid_role', 'invalid_name', 'invalid_key_options',
   // 429, 5xx
-  'rate_limited', 'quota_exceeded', 'queue_unavailable', 'internal_error',
+  'rate_limited', 'quota_exceeded', 'queue_unavailable', 'log_unavailable', 'internal_error',
 ] as const;
 
 /** The body of every error (src/common/error.filter.ts). */

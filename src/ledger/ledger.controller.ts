@@ -4,11 +4,15 @@ import { ApiAnswer, ApiErrors } from '../common/openapi';
 import { BadInputError } from '../common/errors';
 import { LEDGER_VERIFY_COST, PublicRead } from '../common/rate-limit';
 import { LedgerService } from './ledger.service';
+import { LogService } from '../log/log.service';
 
 @ApiTags('ledger')
 @Controller('api/ledger')
 export class LedgerController {
-  constructor(private readonly ledger: LedgerService) {}
+  constructor(
+    private readonly ledger: LedgerService,
+    private readonly log: LogService,
+  ) {}
 
   /** `{position, event_hash}` of the newest event (`{position: 0, event_hash: null}` when empty); publish it to a witness. */
   @Get('head')
@@ -21,7 +25,9 @@ export class LedgerController {
 
   /**
    * Recompute the ledger hash chain from the first event; names the first
-   * position that does not verify. With `head_position` and `head_hash`
+   * position that does not verify. `tree`: the RFC 6962 tree rebuilt from
+   * the events and compared node by node with the stored one, and every
+   * signed checkpoint's root and signature (first failure of each kind). With `head_position` and `head_hash`
    * (a head published earlier), also detects removed newest events.
    * Rate limited like the record verifiers (S13): it reads the whole ledger.
    * `verdict` is `valid` or `invalid` (the API's one word for an overall
@@ -43,7 +49,8 @@ export class LedgerController {
       }
       expected = { position, event_hash: headHash as string };
     }
-    const r = await this.ledger.verifyChain(expected);
-    return { verdict: r.ok ? 'valid' : 'invalid', ...r };
+    const [r, tree] = await Promise.all([this.ledger.verifyChain(expected), this.log.audit()]);
+    const ok = r.ok && tree.ok;
+    return { verdict: ok ? 'valid' : 'invalid', ...r, ok, tree };
   }
 }

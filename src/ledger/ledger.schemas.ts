@@ -12,6 +12,7 @@ export const LEDGER_SCHEMAS: Record<string, Schema> = {
       checked: { type: 'integer' },
       head: ref('LedgerHead'),
       first_failure: nullable({ type: 'object', additionalProperties: true }),
+      tree: ref('TreeAudit'),
     },
     'The ledger hash chain recomputed.',
   ),

@@ -4,7 +4,7 @@ import type { Request, Response } from 'express';
 import { ApiKeysService } from '../auth/api-keys.service';
 import { BadInputError, NotFoundError } from '../common/errors';
 import { ApiAnswer, ApiErrors } from '../common/openapi';
-import { FreeRead, PublicRead } from '../common/rate-limit';
+import { PublicRead } from '../common/rate-limit';
 import { DatabaseService } from '../database/database.service';
 import { CoverageReportsRepository } from '../coverage/coverage-reports.repository';
 import { ReceiptsRepository } from '../receipts/receipts.repository';
@@ -61,9 +61,10 @@ export class LogController {
 
   /** RFC 8615 discovery: the log's origin, verifier key and the endpoints of this deployment. */
   @Get('.well-known/aer1')
-  @FreeRead()
+  @PublicRead(1)
   @ApiOperation({ operationId: 'getDiscovery', summary: 'Discovery (RFC 8615): origin, log verifier key, endpoints' })
   @ApiAnswer(200, 'Discovery', 'what this deployment serves')
+  @ApiErrors([429])
   async discovery() {
     const b = this.identity.publicBase;
     const id = this.identity.current;

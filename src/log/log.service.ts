@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { BadInputError, LedgerError, NotFoundError, UnavailableError } from '../common/errors';
 import { eventLeaf, StoredEvent } from '../core/ledger/event-hash';
 import {
+  parseVerifierKey,
   assembleHashes,
   consistencyProofPlan,
   HashPlan,
@@ -21,6 +22,7 @@ import { ReceiptsRepository } from '../receipts/receipts.repository';
 import type { Principal } from '../auth/api-keys.service';
 import { mayReadWithheld } from '../auth/permissions';
 import { LogIdentityService } from './log-identity.service';
+import { auditTree, TreeAuditReport } from './tree-audit';
 import { StoredCheckpoint, TreeRepository } from './tree.repository';
 
 /** Leaves per `GET /api/ledger/leaves` page at most. */
@@ -276,5 +278,23 @@ export class LogService {
       if (e) out.push({ position: p, leaf_index: p - 1, stream_id: e.stream_id, type: e.type });
     }
     return { events: out };
+  }
+
+  private auditing: Promise<TreeAuditReport> | null = null;
+
+  /**
+   * The full tree check (see tree-audit.ts) up to the current head, shared by
+   * every caller while one runs (like the chain check). Checkpoint signatures
+   * are checked with this log's key when it has one.
+   */
+  audit(): Promise<TreeAuditReport> {
+    this.auditing ??= (async () => {
+      const size = (await this.events.head(this.db))?.position ?? 0;
+      const key = this.identity.current ? parseVerifierKey(this.identity.current.vkey) : undefined;
+      return auditTree(this.db, size, { logKey: key, yieldEvery: () => new Promise<void>((r) => setImmediate(r)) });
+    })().finally(() => {
+      this.auditing = null;
+    });
+    return this.auditing;
   }
 }

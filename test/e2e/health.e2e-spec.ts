@@ -4,6 +4,7 @@
  * Redis was down and every batch answered 503).
  */
 import { randomBytes } from 'node:crypto';
+import { CheckpointSigner } from '../../src/log/checkpoint-signer';
 import { startApp, TestApp } from '../helpers/app';
 
 const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -18,9 +19,12 @@ describe('/health', () => {
 
   it('without REDIS_URL: ok, the database only', async () => {
     t = await startApp('sqlite');
+    await t.app.get(CheckpointSigner).tick();
     const r = await t.http.get('/health');
     expect(r.status).toBe(200);
-    expect(r.body).toEqual({ status: 'ok', info: { database: { status: 'up', dialect: 'sqlite' } }, error: {}, details: { database: { status: 'up', dialect: 'sqlite' } } });
+    const log = { status: 'up', origin: 'ledger.test', signing: 'active', checkpoint_size: 0, checkpoint_age_seconds: expect.any(Number) };
+    expect(r.body.details.log.checkpoint_age_seconds).toBeLessThan(30);
+    expect(r.body).toEqual({ status: 'ok', info: { database: { status: 'up', dialect: 'sqlite' }, log }, error: {}, details: { database: { status: 'up', dialect: 'sqlite' }, log } });
   });
 
   it('with Redis up: ok, database and redis up', async () => {
@@ -28,7 +32,7 @@ describe('/health', () => {
     const r = await t.http.get('/health');
     expect(r.status).toBe(200);
     expect(r.body.status).toBe('ok');
-    expect(r.body.details).toEqual({ database: { status: 'up', dialect: 'sqlite' }, redis: { status: 'up' } });
+    expect(r.body.details).toEqual({ database: { status: 'up', dialect: 'sqlite' }, log: expect.objectContaining({ status: 'up', signing: 'active' }), redis: { status: 'up' } });
   });
 
   it('with Redis down: 200 degraded, redis down, while batches answer 503 (was: 200 ok, Redis not reported)', async () => {
@@ -45,7 +49,7 @@ describe('/health', () => {
     expect(r.status).toBe(200);
     expect(r.headers['cache-control']).toBe('no-cache, no-store, must-revalidate');
     expect(r.body.status).toBe('degraded');
-    expect(r.body.info).toEqual({ database: { status: 'up', dialect: 'sqlite' } });
+    expect(r.body.info).toEqual({ database: { status: 'up', dialect: 'sqlite' }, log: expect.objectContaining({ status: 'up', signing: 'active' }) });
     expect(r.body.details.database).toEqual({ status: 'up', dialect: 'sqlite' });
     expect(r.body.details.redis).toEqual({ status: 'down', message: expect.any(String) });
     expect(r.body.error).toEqual({ redis: r.body.details.redis });

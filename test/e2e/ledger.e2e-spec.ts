@@ -45,7 +45,7 @@ describe.each(DIALECTS)('ledger on %s', (dialect) => {
     expect(head.position).toBe(receipts.length);
     expect(head.event_hash).toMatch(/^[0-9a-f]{64}$/);
     const v = (await t.http.get('/api/ledger/verify')).body;
-    expect(v).toEqual({ verdict: 'valid', ok: true, checked: receipts.length, head, first_failure: null });
+    expect(v).toEqual({ verdict: 'valid', ok: true, checked: receipts.length, head, first_failure: null, tree: expect.objectContaining({ ok: true, leaves_checked: receipts.length, node_failure: null, extra_leaves: 0, checkpoint_failure: null }) });
     expect((await t.http.get(`/api/ledger/verify?head_position=${head.position}&head_hash=${head.event_hash}`)).body.expected_head.ok).toBe(true);
   });
 
@@ -117,14 +117,17 @@ describe.each(DIALECTS)('ledger on %s', (dialect) => {
     const online = (await t.http.get('/api/ledger/verify')).body;
     expect(online.ok).toBe(false);
     expect(online.first_failure).toMatchObject({ position: 3, reason: 'event_hash_mismatch' });
+    // The tree rebuilt from the events no longer matches the stored leaf of position 3.
+    expect(online.tree.node_failure).toMatchObject({ level: 0, index: 2, reason: 'node_mismatch' });
     const offline = await verifyLedgerDatabase(dialect === 'sqlite' ? join(dir, 'ledger.sqlite') : t.databaseUrl);
     expect(offline.ok).toBe(false);
     expect(offline.first_failure).toMatchObject({ position: 3, reason: 'event_hash_mismatch' });
-    // A deleted newest event is invisible to the chain alone, but not to a head published earlier.
+    // A deleted newest event is invisible to the chain alone; the tree still holds its leaf, and a head published earlier names it.
     await db.unsafeQuery('UPDATE events SET data = ? WHERE position = 3', [row.data]);
     if (dialect === 'sqlite') await db.unsafeQuery('DROP TRIGGER events_no_delete');
     await db.unsafeQuery('DELETE FROM events WHERE position = ?', [head.position]);
-    expect((await t.http.get('/api/ledger/verify')).body.ok).toBe(true);
+    const cut = (await t.http.get('/api/ledger/verify')).body;
+    expect([cut.first_failure, cut.tree.extra_leaves, cut.verdict]).toEqual([null, 1, 'invalid']);
     const witnessed = (await t.http.get(`/api/ledger/verify?head_position=${head.position}&head_hash=${head.event_hash}`)).body;
     expect(witnessed.ok).toBe(false);
     expect(witnessed.expected_head.ok).toBe(false);
