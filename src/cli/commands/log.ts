@@ -335,7 +335,7 @@ function indent(note: string): string {
   return note
     .replace(/\n$/, '')
     .split('\n')
-    .map((l) => `    ${safe(l, 400)}`)
+    .map((l) => (l === '' ? '' : `    ${safe(l, 400)}`))
     .join('\n');
 }
 
