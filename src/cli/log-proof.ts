@@ -46,11 +46,13 @@ export type LogCheckName =
   | 'inclusion'
   | 'timestamp'
   | 'leaf_record'
-  | 'receipt';
+  | 'receipt'
+  | 'leaf_is_receipt';
 
 /** The parts of a proof, whichever form it came in. */
 export interface ProofParts {
-  form: 'tlog-proof' | 'json';
+  /** `fetched`: parts fetched from the log's proof endpoints by `aer1 log inclusion` (no file). */
+  form: 'tlog-proof' | 'json' | 'fetched';
   index: number;
   /** The leaf bytes (null: a tlog-proof without `extra`). */
   leaf: Buffer | null;
@@ -261,7 +263,8 @@ export function malformedReport(form: ProofParts['form'], message: string): Proo
  * the signature, inclusion and leaf checks passed.
  */
 export async function checkProof(parts: ProofParts, policy: TrustPolicy): Promise<ProofReport> {
-  const checks: LogCheck[] = [{ name: 'proof_file', ok: true, detail: `${parts.form === 'json' ? JSON_PROOF_FORMAT : PROOF_FILE_HEADER}, leaf index ${parts.index}, ${parts.proof.length} proof hash${parts.proof.length === 1 ? '' : 'es'}` }];
+  const checks: LogCheck[] = [];
+  if (parts.form !== 'fetched') checks.push({ name: 'proof_file', ok: true, detail: `${parts.form === 'json' ? JSON_PROOF_FORMAT : PROOF_FILE_HEADER}, leaf index ${parts.index}, ${parts.proof.length} proof hash${parts.proof.length === 1 ? '' : 'es'}` });
   let cp: Checkpoint | null = null;
   try {
     cp = verifyCheckpoint(parts.checkpoint, [policy.log], policy.log.name).checkpoint;

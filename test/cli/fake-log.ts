@@ -145,6 +145,8 @@ export class FakeLogServer {
   checkpointOverride: string | null = null;
   /** When set, served at /api/ledger/leaves/{index} instead of the real leaf. */
   leafOverride: Buffer | null = null;
+  /** When set, the receipt proof endpoint answers the proof of this leaf instead of the receipt's. */
+  receiptIndexOverride: number | null = null;
   readonly requests: string[] = [];
   private server: Server | null = null;
   url = '';
@@ -192,7 +194,8 @@ export class FakeLogServer {
         return json(200, { index, position: index + 1, leaf: leaf.toString('base64'), leaf_hash: leafHash(leaf).toString('base64') });
       }
       if ((m = /^\/api\/receipts\/([^/]+)\/proof$/.exec(u.pathname))) {
-        const i = log.receiptIndex(decodeURIComponent(m[1]));
+        const found = log.receiptIndex(decodeURIComponent(m[1]));
+        const i = found >= 0 && this.receiptIndexOverride !== null ? this.receiptIndexOverride : found;
         if (i < 0) return json(404, { error: 'not_found' });
         if (u.searchParams.get('format') === 'tlog-proof' || req.headers.accept === 'text/plain') return text(200, log.tlogProof(i));
         return json(200, log.jsonProof(i));

@@ -69,6 +69,7 @@ describe('aer1 log', () => {
     srv.log = log;
     srv.checkpointOverride = null;
     srv.leafOverride = null;
+    srv.receiptIndexOverride = null;
   });
 
   describe('verify-proof (offline)', () => {
@@ -405,7 +406,8 @@ describe('aer1 log', () => {
       const r = await inclusion('--receipt', RECEIPT_ID);
       expect(r.err).toBe('');
       expect(r.code).toBe(0);
-      expect(r.out).toContain(`✓ leaf_record: the leaf is receipt ${RECEIPT_ID}'s ReceiptRecorded event`);
+      expect(r.out).toContain(`✓ leaf_is_receipt: the leaf is receipt ${RECEIPT_ID}'s ReceiptRecorded event`);
+      expect(r.out).toMatch(/^Inclusion: http:\/\/127\.0\.0\.1:\d+, leaf 5 \(checkpoint, inclusion proof and leaf fetched now\)\n/);
       expect(r.out).toContain(`Receipt: ${RECEIPT_ID}: AER-1 verdict VALID`);
       expect(r.out).toContain('Result: VERIFIED: leaf 5 is in log ledger.example.test/aer1 at tree size 10');
       expect(srv.requests).toEqual(expect.arrayContaining([`/api/receipts/${RECEIPT_ID}/proof`, '/checkpoint', '/api/ledger/proof/inclusion?index=5&tree_size=10', '/api/ledger/leaves/5']));
@@ -429,6 +431,15 @@ describe('aer1 log', () => {
       expect(swapped.code).toBe(1);
       expect(JSON.parse(swapped.out)).toMatchObject({ verified: false, failed: ['leaf_hash'] });
       srv.leafOverride = null;
+
+      srv.receiptIndexOverride = 6; // the other receipt's leaf, served for this one
+      const other = await inclusion('--receipt', RECEIPT_ID, '--json');
+      expect(other.code).toBe(1);
+      expect(JSON.parse(other.out)).toMatchObject({ verified: false, failed: ['receipt', 'leaf_is_receipt'], receipt: { id: BAD_ID } });
+      srv.receiptIndexOverride = 4; // a timeline event
+      const notReceipt = await inclusion('--receipt', RECEIPT_ID, '--json');
+      expect(JSON.parse(notReceipt.out)).toMatchObject({ verified: false, failed: ['leaf_is_receipt'] });
+      srv.receiptIndexOverride = null;
 
       const wrong = await cli(['log', 'inclusion', '--url', srv.url, '--vkey', otherKey.verifierKey, '--index', '1']);
       expect(wrong.code).toBe(1);

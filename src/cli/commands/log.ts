@@ -180,7 +180,8 @@ const MARK = (ok: boolean | null): string => (ok === true ? '✓' : ok === false
 
 /** The readable report of a proof. */
 export function proofText(r: ProofReport, source: string): string {
-  const out = [`Proof: ${safe(source)} (${r.form === 'json' ? JSON_PROOF_FORMAT : 'c2sp.org/tlog-proof'})`];
+  const form = r.form === 'json' ? JSON_PROOF_FORMAT : r.form === 'tlog-proof' ? 'c2sp.org/tlog-proof' : 'checkpoint, inclusion proof and leaf fetched now';
+  const out = [`${r.form === 'fetched' ? 'Inclusion' : 'Proof'}: ${safe(source)} (${form})`];
   for (const c of r.checks) out.push(`  ${MARK(c.ok)} ${c.name}: ${safe(c.detail, 400)}${c.ok === false && c.code ? ` [${c.code}]` : ''}`);
   if (r.record) {
     const e = r.record;
@@ -295,18 +296,18 @@ export async function inclusionCommand(opts: InclusionOptions, io: CliIo): Promi
   if (proofLeafHash !== null && !proofLeafHash.equals(statedLeafHash)) {
     return say(`Result: NOT VERIFIED: the inclusion proof is for leaf hash ${proofLeafHash.toString('base64')}, the leaf served is ${statedLeafHash.toString('base64')}`, { verified: false, failed: ['leaf_hash'] });
   }
-  const parts: ProofParts = { form: 'json', index, leaf, statedLeafHash, statedTreeSize: cp.size, proof: hashList(proof.proof, proofUrl), checkpoint: note, timestamp: null };
+  const parts: ProofParts = { form: 'fetched', index, leaf, statedLeafHash, statedTreeSize: null, proof: hashList(proof.proof, proofUrl), checkpoint: note, timestamp: null };
   const report = await checkProof(parts, policy);
   if (opts.receipt !== undefined) {
     // The leaf must be the receipt asked for, not some other event.
     const ok = report.record !== null && report.record.stream_id === `receipt:${opts.receipt}` && report.receipt !== null && report.receipt.id === opts.receipt;
-    report.checks.push({ name: 'leaf_record', ok, ...(ok ? {} : { code: 'not_this_receipt' }), detail: ok ? `the leaf is receipt ${opts.receipt}'s ReceiptRecorded event` : `the leaf is not the ReceiptRecorded event of receipt ${opts.receipt}` });
+    report.checks.push({ name: 'leaf_is_receipt', ok, ...(ok ? {} : { code: 'not_this_receipt' }), detail: ok ? `the leaf is receipt ${opts.receipt}'s ReceiptRecorded event` : `the leaf is not the ReceiptRecorded event of receipt ${opts.receipt}` });
     if (!ok) {
       report.verified = false;
-      if (!report.failed.includes('leaf_record')) report.failed.push('leaf_record');
+      report.failed.push('leaf_is_receipt');
     }
   }
-  await writeAll(io.stdout, opts.json ? proofJson(report, { url: base }) : proofText(report, `${base} (leaf ${index})`));
+  await writeAll(io.stdout, opts.json ? proofJson(report, { url: base }) : proofText(report, `${base}, leaf ${index}`));
   return report.verified ? EXIT_OK : EXIT_NOT_VALID;
 }
 
