@@ -60,8 +60,8 @@ export class FakeLog {
     private readonly clock = '2026-12-01T00:00:00.000Z',
   ) {}
 
-  /** Append events (format 2, key `k1`), integrating their leaves. */
-  append(events: NewEvent[]): this {
+  /** Append events (format 2, key `k1`; format 1: without the key, as events written before attribution), integrating their leaves. */
+  append(events: NewEvent[], format: 1 | 2 = 2): this {
     const streamPos = new Map<string, number>();
     for (const e of this.events) streamPos.set(e.stream_id, Math.max(streamPos.get(e.stream_id) ?? 0, e.stream_position));
     for (const n of events) {
@@ -69,7 +69,7 @@ export class FakeLog {
       const prev_hash = this.events.length ? this.events[this.events.length - 1].event_hash : LEDGER_GENESIS_HASH;
       const stream_position = (streamPos.get(n.stream_id) ?? 0) + 1;
       streamPos.set(n.stream_id, stream_position);
-      const ev = { position, prev_hash, recorded_at: this.clock, stream_id: n.stream_id, stream_position, type: n.type, data: n.data, format: 2, key_id: 'k1', key_name: 'producer-one' };
+      const ev = { position, prev_hash, recorded_at: this.clock, stream_id: n.stream_id, stream_position, type: n.type, data: n.data, ...(format === 2 ? { format: 2, key_id: 'k1', key_name: 'producer-one' } : { format: 1 }) };
       const stored = { ...ev, event_hash: eventHash(ev) };
       this.events.push(stored);
       const leaf = Buffer.from(eventHashInput(stored), 'utf8');

@@ -11,7 +11,7 @@ import { createServer } from 'node:http';
 import { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { monitorCommand } from '../../src/cli/commands/log';
-import { generateSignerKey, NoteSigner, SIG_COSIGNATURE_V1 } from '../../src/core/tlog';
+import { checkpointNoteText, generateSignerKey, inclusionProofSync, leafHash, NoteSigner, SIG_COSIGNATURE_V1, signNote, TreeIntegrator } from '../../src/core/tlog';
 import { requestTimestamp } from '../../src/timestamp/tsa-client';
 import { checkpointTimestampDigest } from '../../src/timestamp/rfc3161';
 import { startOpenSslTsa } from '../helpers/openssl-tsa';
@@ -106,6 +106,31 @@ describe('aer1 log', () => {
       const r = await cli(['log', 'verify-proof', tmp.write('t.proof.json', srv.log.jsonProof(2)), '--vkey', vkey, '--json']);
       expect(r.code).toBe(0);
       expect(JSON.parse(r.out)).toMatchObject({ verified: true, receipt: null, record: { position: 3, type: 'TimelineEntryAppended' } });
+    });
+
+    it('verifies a leaf of format 1 (an event written before key attribution, hashed without the key)', async () => {
+      const old = new FakeLog(ORIGIN, logKey.signer).append([receiptEvent(RECEIPT_ID, VALID_RAW)], 1).appendTimeline(2);
+      old.publish();
+      expect(old.leaves[0].toString('utf8')).toMatch(/^\["aer1-ledger-event\/1",1,/);
+      const r = await cli(['log', 'verify-proof', tmp.write('f1.json', old.jsonProof(0)), '--vkey', vkey]);
+      expect(r.code).toBe(0);
+      expect(r.out).toContain('✓ leaf_record: ledger event (format 1) at position 1 = leaf index + 1');
+      expect(r.out).toContain('by an unattributed writer (format 1)');
+      expect(r.out).toContain(`Receipt: ${RECEIPT_ID}: AER-1 verdict VALID`);
+    });
+
+    it('fails a leaf that is not the canonical serialization of a ledger event (exit 1, leaf_record)', async () => {
+      const canonical = new FakeLog(ORIGIN, logKey.signer).appendTimeline(3).leaves;
+      // The same values written with other white space: an honest tree over these leaves, but leaf 1 is not an event's hash input.
+      const leaves = [canonical[0], Buffer.from(JSON.stringify(JSON.parse(canonical[1].toString('utf8')), null, 1)), canonical[2]];
+      const tree = TreeIntegrator.empty();
+      const nodes = new Map<string, Buffer>();
+      for (const nd of tree.appendLeaves(leaves).nodes.toArray()) nodes.set(`${nd.level}/${nd.index}`, Buffer.from(nd.hash));
+      const note = signNote(checkpointNoteText({ origin: ORIGIN, size: 3, rootHash: tree.root(), extensions: [] }), [logKey.signer]);
+      const proof = inclusionProofSync(1, 3, { readHashes: (ids) => ids.map((id) => nodes.get(`${id.level}/${id.index}`)!) });
+      const file = { format: 'aer1-log-proof/1', leaf_index: 1, leaf: leaves[1].toString('base64'), leaf_hash: leafHash(leaves[1]).toString('base64'), tree_size: 3, proof: proof.map((h) => h.toString('base64')), checkpoint: note };
+      const r = await failing(file);
+      expect(r).toEqual({ code: 1, failed: ['leaf_record'], codes: { leaf_record: 'leaf_not_event' } });
     });
 
     /** Run verify-proof --json on `content`; returns the exit code and the failing checks with their codes. */
@@ -287,15 +312,20 @@ describe('aer1 log', () => {
       const state = tmp.path('state-fork-grown');
       expect((await monitor(state)).code).toBe(0);
       const saved = readFileSync(state, 'utf8');
-      const forked = rewritten().appendTimeline(4, 'job-4');
-      forked.publish();
+      const forked = rewritten();
+      const forkedAt10 = forked.publish(); // the rewritten log also signed size 10: more evidence
+      forked.appendTimeline(4, 'job-4').publish();
       srv.log = forked;
       const r = await monitor(state, '--json');
       expect(r.code).toBe(1);
       const out = JSON.parse(r.out);
-      expect(out).toMatchObject({ result: 'fork', saved: { size: 10 }, fetched: { size: 14 }, saved_checkpoint: saved, served_checkpoint: forked.latest, log_checkpoint_at_saved_size: forked.checkpoints.get(10) ?? null });
-      expect(out.error).toMatch(/consistency proof from size 10 to 14 does not verify \(.*\)/);
+      expect(out).toMatchObject({ result: 'fork', saved: { size: 10 }, fetched: { size: 14 }, saved_checkpoint: saved, served_checkpoint: forked.latest, log_checkpoint_at_saved_size: forkedAt10 });
+      expect(out.error).toMatch(/consistency proof from size 10 to 14 does not verify \(root_mismatch: .*\)/);
       expect(readFileSync(state, 'utf8')).toBe(saved);
+      const text = await monitor(state);
+      expect(text.code).toBe(1);
+      expect(text.out).toMatch(/\n {2}checkpoint the log now serves for size 10 \(.*\/api\/ledger\/checkpoints\/10; signed by the log\):\n/);
+      for (const line of forkedAt10.trim().split('\n').filter(Boolean)) expect(text.out).toContain(`    ${line}`);
     });
 
     it('refuses a smaller tree than the saved one (ROLLBACK), a bad signature and a wrong --vkey; exit 1, state kept', async () => {

@@ -430,7 +430,14 @@ async function monitorRound(base: string, file: string, policy: TrustPolicy, tim
     } catch {
       atSaved = null;
     }
-    const extra = atSaved === null ? '' : `\n  checkpoint the log now serves for size ${old.size} (${safe(`${base}/api/ledger/checkpoints/${old.size}`)}):\n${indent(atSaved)}`;
+    if (atSaved === fetchedNote) atSaved = null; // the served one again: nothing new
+    let signed = false;
+    try {
+      signed = atSaved !== null && verifyCheckpoint(atSaved, [policy.log], policy.log.name).checkpoint.size === old.size;
+    } catch {
+      signed = false;
+    }
+    const extra = atSaved === null ? '' : `\n  checkpoint the log now serves for size ${old.size} (${safe(`${base}/api/ledger/checkpoints/${old.size}`)}; ${signed ? 'signed by the log' : 'NOT a valid checkpoint of that size signed by the log'}):\n${indent(atSaved)}`;
     const msg = `FORK: ${why}. The log has shown two histories; ${safe(file)} is kept as it was.`;
     return { result: 'fork', exit: EXIT_NOT_VALID, message: msg, evidence: both('two checkpoints signed by the log that cannot both be true') + extra, json: { result: 'fork', error: why, saved: summary(old), fetched: current, ...evidenceJson, log_checkpoint_at_saved_size: atSaved } };
   };
