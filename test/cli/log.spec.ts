@@ -379,6 +379,18 @@ describe('aer1 log', () => {
       expect(down.out).toBe('');
       expect(existsSync(tmp.path('state-down'))).toBe(false);
 
+      const hanging = createServer(() => undefined); // accepts, never answers
+      await new Promise<void>((resolve) => hanging.listen(0, '127.0.0.1', resolve));
+      try {
+        const url = `http://127.0.0.1:${(hanging.address() as AddressInfo).port}`;
+        const slow = await cli(['log', 'monitor', '--url', url, '--vkey', vkey, '--state', tmp.path('state-slow'), '--timeout', '1']);
+        expect(slow.code).toBe(2);
+        expect(slow.err).toBe(`aer1: cannot reach ${url}: no answer in 1 s\n`);
+      } finally {
+        hanging.closeAllConnections();
+        await new Promise<void>((resolve) => hanging.close(() => resolve()));
+      }
+
       const state = tmp.path('state-errors');
       expect((await monitor(state)).code).toBe(0);
       const saved = readFileSync(state, 'utf8');
