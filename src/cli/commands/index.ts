@@ -11,10 +11,11 @@ import { registerCoverage } from './coverage';
 import { registerConformance } from './conformance';
 import { registerGenerate } from './generate';
 import { registerLedger } from './ledger';
+import { registerLog } from './log';
 import { registerSubmit } from './submit';
 import { registerVerify } from './verify';
 import { registerWitness } from './witness';
 
 export type Register = (program: Command, ctx: RunContext) => void;
 
-export const COMMANDS: readonly Register[] = [registerVerify, registerConformance, registerGenerate, registerCoverage, registerLedger, registerSubmit, registerWitness];
+export const COMMANDS: readonly Register[] = [registerVerify, registerConformance, registerGenerate, registerCoverage, registerLedger, registerSubmit, registerWitness, registerLog];

@@ -1,0 +1,591 @@
+/**
+ * `aer1 log ...`: the auditor's side of the verifiable log (issue 14, "For
+ * auditors"; issue 15, witnesses).
+ *
+ * - `aer1 log verify-proof FILE --vkey VKEY [--witness VKEY]... [--quorum K] [--tsa-certs PEM] [--json]`:
+ *   a proof file (c2sp.org/tlog-proof with the leaf in `extra`, or
+ *   `aer1-log-proof/1` JSON), checked with no network (src/cli/log-proof.ts).
+ *   Exit 0 verified; 1 a check failed (each failing check is named); 2 usage
+ *   error, or a file that cannot be read or is not a proof file.
+ * - `aer1 log monitor --url BASE --vkey VKEY --state FILE [--watch SECONDS] [--witness VKEY]... [--quorum K] [--json]`:
+ *   fetch `GET BASE/checkpoint`, check its signature (and the witness
+ *   quorum), check it is consistent with the checkpoint saved in FILE
+ *   (`GET BASE/api/ledger/proof/consistency`), then save it (temp file,
+ *   fsync, rename). Exit 0 consistent (or first run: trust on first use);
+ *   1 a fork (same size and another root, or a consistency proof that fails),
+ *   a rollback (smaller than the saved one), a bad signature or a missing
+ *   quorum: both checkpoints are printed and FILE is never overwritten;
+ *   2 usage error, unusable state file, or the log could not be reached or
+ *   answered nonsense. With `--watch S` it checks every S seconds until
+ *   SIGINT or SIGTERM and exits with the worst result seen (1 over 2 over 0).
+ * - `aer1 log inclusion --url BASE --vkey VKEY (--receipt ID | --index I) [--witness VKEY]... [--quorum K] [--json]`:
+ *   fetch the checkpoint, the inclusion proof and the leaf, check them as
+ *   verify-proof does. Exit 0 included; 1 a check failed, the receipt is not
+ *   recorded, or the leaf is not yet under the checkpoint; 2 usage or network.
+ */
+import { Command, InvalidArgumentError } from 'commander';
+import { randomBytes } from 'node:crypto';
+import { closeSync, fsyncSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
+import { decodeStrictBase64, isObject, JsonObject } from '../../core/aer1';
+import { Checkpoint, NoteVerifier, parseVerifierKey, SIG_COSIGNATURE_V1, SIG_ED25519, verifyCheckpoint, verifyConsistency } from '../../core/tlog';
+import { CliError, CliIo, errorText, EXIT_NOT_VALID, EXIT_OK, EXIT_USAGE, RunContext, writeAll } from '../io';
+import { checkProof, JSON_PROOF_FORMAT, malformedReport, NotAProofFile, ProofParts, ProofReport, quorumCheck, readProofFile, TrustPolicy } from '../log-proof';
+import { safe } from '../report';
+
+/** Largest answer read from the log, in bytes. */
+const MAX_ANSWER_BYTES = 4 * 1024 * 1024;
+/** Default HTTP timeout, in seconds. */
+export const DEFAULT_TIMEOUT_S = 30;
+
+// ---------------------------------------------------------------- options
+
+function collect(value: string, previous: string[] | undefined): string[] {
+  return [...(previous ?? []), value];
+}
+
+function wholeNumber(min: number, what: string): (v: string) => number {
+  return (v: string) => {
+    const n = Number(v);
+    if (!/^[0-9]+$/.test(v) || !Number.isSafeInteger(n) || n < min) throw new InvalidArgumentError(`expected ${what} (a whole number${min > 0 ? ` of at least ${min}` : ''})`);
+    return n;
+  };
+}
+
+/** Parse `--vkey`: a log vkey (type 0x01) whose name is the log origin. */
+export function logKey(vkey: string | undefined): NoteVerifier {
+  if (vkey === undefined) throw new CliError('--vkey VKEY (the log verifier key, <origin>+<key id>+<key>) is required');
+  let k: NoteVerifier;
+  try {
+    k = parseVerifierKey(vkey.trim());
+  } catch (e) {
+    throw new CliError(`--vkey is not a verifier key: ${errorText(e)}`);
+  }
+  if (k.type !== SIG_ED25519) throw new CliError(`--vkey ${k.name} is not a log key (type 0x01); witness keys go to --witness`);
+  return k;
+}
+
+/** The trust policy from `--vkey`, `--witness` (repeatable) and `--quorum` (default: every witness given). */
+export function trustPolicy(opts: { vkey?: string; witness?: string[]; quorum?: number; tsaCerts?: string }): TrustPolicy {
+  const log = logKey(opts.vkey);
+  const witnesses = (opts.witness ?? []).map((v) => {
+    let k: NoteVerifier;
+    try {
+      k = parseVerifierKey(v.trim());
+    } catch (e) {
+      throw new CliError(`--witness ${JSON.stringify(v.slice(0, 80))} is not a verifier key: ${errorText(e)}`);
+    }
+    if (k.type !== SIG_COSIGNATURE_V1) throw new CliError(`--witness ${k.name} is not a witness key (type 0x04)`);
+    return k;
+  });
+  if (new Set(witnesses.map((w) => w.vkey)).size !== witnesses.length) throw new CliError('a --witness key is given twice');
+  if (opts.quorum !== undefined && witnesses.length === 0) throw new CliError('--quorum K needs the witnesses: give each with --witness VKEY');
+  const quorum = opts.quorum ?? witnesses.length;
+  if (quorum > witnesses.length) throw new CliError(`--quorum ${quorum} is more than the ${witnesses.length} witness${witnesses.length === 1 ? '' : 'es'} given`);
+  let tsaCertsPem: string | undefined;
+  if (opts.tsaCerts !== undefined) {
+    try {
+      tsaCertsPem = readFileSync(opts.tsaCerts, 'utf8');
+    } catch (e) {
+      throw new CliError(`cannot read --tsa-certs ${opts.tsaCerts}: ${errorText(e)}`);
+    }
+  }
+  return { log, witnesses, quorum, ...(tsaCertsPem === undefined ? {} : { tsaCertsPem }) };
+}
+
+/** `--url`: an http(s) base URL, without a trailing slash. */
+export function baseUrl(url: string | undefined): string {
+  if (url === undefined) throw new CliError('--url BASE (the ledger, e.g. http://localhost:3000) is required');
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    throw new CliError(`--url must be a URL such as http://localhost:3000, got ${JSON.stringify(url.slice(0, 200))}`);
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new CliError(`--url must be http or https, got ${u.protocol}`);
+  if (u.search || u.hash) throw new CliError('--url is a base URL, without ?query or #fragment');
+  return url.replace(/\/+$/, '');
+}
+
+// ---------------------------------------------------------------- HTTP
+
+/** The log could not be reached, timed out, or answered something unusable (exit 2). */
+class LogUnreachable extends CliError {}
+
+interface Answer {
+  status: number;
+  body: Buffer;
+}
+
+/** GET `url` with a timeout; a body above {@link MAX_ANSWER_BYTES} or a network failure is a {@link LogUnreachable}. */
+export async function httpGet(url: string, timeoutS: number, accept: string): Promise<Answer> {
+  let res: Response;
+  try {
+    res = await fetch(url, { headers: { Accept: accept }, signal: AbortSignal.timeout(timeoutS * 1000) });
+  } catch (e) {
+    const cause = (e as { cause?: unknown }).cause ?? e;
+    const timedOut = (e as Error).name === 'TimeoutError';
+    throw new LogUnreachable(`cannot reach ${new URL(url).origin}: ${timedOut ? `no answer in ${timeoutS} s` : errorText(cause)}`);
+  }
+  const declared = Number(res.headers.get('content-length') ?? '0');
+  if (declared > MAX_ANSWER_BYTES) {
+    await res.body?.cancel();
+    throw new LogUnreachable(`${url} answered ${declared} bytes, more than ${MAX_ANSWER_BYTES}`);
+  }
+  let body: Buffer;
+  try {
+    body = Buffer.from(await res.arrayBuffer());
+  } catch (e) {
+    throw new LogUnreachable(`reading ${url}: ${errorText((e as { cause?: unknown }).cause ?? e)}`);
+  }
+  if (body.length > MAX_ANSWER_BYTES) throw new LogUnreachable(`${url} answered more than ${MAX_ANSWER_BYTES} bytes`);
+  return { status: res.status, body };
+}
+
+async function getOk(url: string, timeoutS: number, accept: string): Promise<Buffer> {
+  const a = await httpGet(url, timeoutS, accept);
+  if (a.status !== 200) throw new LogUnreachable(`${url} answered ${a.status}${shortBody(a.body)}`);
+  return a.body;
+}
+
+function shortBody(b: Buffer): string {
+  const s = b.toString('utf8').trim();
+  return s ? `: ${safe(s, 160)}` : '';
+}
+
+async function getJson(url: string, timeoutS: number): Promise<JsonObject> {
+  const body = await getOk(url, timeoutS, 'application/json');
+  let v: unknown;
+  try {
+    v = JSON.parse(body.toString('utf8'));
+  } catch {
+    throw new LogUnreachable(`${url} did not answer JSON`);
+  }
+  if (!isObject(v)) throw new LogUnreachable(`${url} did not answer a JSON object`);
+  return v;
+}
+
+function hashList(v: unknown, url: string): Buffer[] {
+  if (!Array.isArray(v) || v.length > 63) throw new LogUnreachable(`${url}: "proof" is not an array of at most 63 hashes`);
+  return v.map((h) => {
+    const b = decodeStrictBase64(h);
+    if (b === null || b.length !== 32) throw new LogUnreachable(`${url}: a proof hash is not base64 of 32 bytes`);
+    return b;
+  });
+}
+
+// ---------------------------------------------------------------- output
+
+const MARK = (ok: boolean | null): string => (ok === true ? '✓' : ok === false ? '✗' : '–');
+
+/** The readable report of a proof. */
+export function proofText(r: ProofReport, source: string): string {
+  const form = r.form === 'json' ? JSON_PROOF_FORMAT : r.form === 'tlog-proof' ? 'c2sp.org/tlog-proof' : 'checkpoint, inclusion proof and leaf fetched now';
+  const out = [`${r.form === 'fetched' ? 'Inclusion' : 'Proof'}: ${safe(source)} (${form})`];
+  for (const c of r.checks) out.push(`  ${MARK(c.ok)} ${c.name}: ${safe(c.detail, 400)}${c.ok === false && c.code ? ` [${c.code}]` : ''}`);
+  if (r.record) {
+    const e = r.record;
+    out.push(`Record: position ${e.position}, stream ${safe(e.stream_id)} #${e.stream_position}, type ${safe(e.type)}, recorded ${safe(e.recorded_at)}, by ${e.key_id === null ? 'an unattributed writer (format 1)' : `key ${safe(e.key_id)} (${safe(e.key_name ?? '')})`}`);
+  }
+  if (r.receipt) out.push(`Receipt: ${safe(r.receipt.id ?? '(no id)')}: AER-1 verdict ${r.receipt.verdict.toUpperCase()}${r.receipt.reasons.length ? ` (${r.receipt.reasons.map((x) => safe(x)).join(', ')})` : ''}`);
+  if (r.verified) {
+    const cp = r.checkpoint!;
+    const extra = r.checks.some((c) => c.name === 'timestamp' && c.ok === null) ? ' (the timestamp was not checked)' : '';
+    out.push(`Result: VERIFIED: leaf ${r.leaf_index} is in log ${safe(cp.origin)} at tree size ${cp.size}${extra}`);
+  } else {
+    out.push(`Result: NOT VERIFIED: ${r.failed.length ? `failed: ${r.failed.join(', ')}` : 'a required check could not be made'}`);
+  }
+  return out.join('\n') + '\n';
+}
+
+function proofJson(r: ProofReport, extra: Record<string, unknown> = {}): string {
+  return JSON.stringify({ ...extra, ...r }, null, 2) + '\n';
+}
+
+// ---------------------------------------------------------------- verify-proof
+
+interface PolicyOptions {
+  vkey?: string;
+  witness?: string[];
+  quorum?: number;
+  tsaCerts?: string;
+  json?: boolean;
+}
+
+/** `aer1 log verify-proof`: returns the exit code. */
+export async function verifyProofCommand(file: string, opts: PolicyOptions, io: CliIo): Promise<number> {
+  const policy = trustPolicy(opts);
+  let bytes: Buffer;
+  try {
+    bytes = readFileSync(file);
+  } catch (e) {
+    throw new CliError(`cannot read ${file}: ${errorText(e)}`);
+  }
+  let read: ReturnType<typeof readProofFile>;
+  try {
+    read = readProofFile(bytes);
+  } catch (e) {
+    if (e instanceof NotAProofFile) throw new CliError(`${file} is ${e.message}`);
+    throw e;
+  }
+  const report = 'parts' in read ? await checkProof(read.parts, policy) : malformedReport(read.form, read.malformed);
+  await writeAll(io.stdout, opts.json ? proofJson(report, { file }) : proofText(report, file));
+  return report.verified ? EXIT_OK : EXIT_NOT_VALID;
+}
+
+// ---------------------------------------------------------------- inclusion
+
+interface InclusionOptions extends PolicyOptions {
+  url?: string;
+  receipt?: string;
+  index?: number;
+  timeout?: number;
+}
+
+/** `aer1 log inclusion`: returns the exit code. */
+export async function inclusionCommand(opts: InclusionOptions, io: CliIo): Promise<number> {
+  const policy = trustPolicy(opts);
+  const base = baseUrl(opts.url);
+  if ((opts.receipt === undefined) === (opts.index === undefined)) throw new CliError('give exactly one of --receipt ID and --index I');
+  const t = opts.timeout ?? DEFAULT_TIMEOUT_S;
+  const say = async (text: string, json: Record<string, unknown>): Promise<number> => {
+    await writeAll(io.stdout, opts.json ? JSON.stringify(json, null, 2) + '\n' : text + '\n');
+    return EXIT_NOT_VALID;
+  };
+  let index: number;
+  if (opts.receipt !== undefined) {
+    const url = `${base}/api/receipts/${encodeURIComponent(opts.receipt)}/proof`;
+    const a = await httpGet(url, t, 'application/json');
+    if (a.status === 404) return say(`Result: NOT VERIFIED: the log holds no receipt ${safe(opts.receipt)} (404)`, { verified: false, failed: ['not_found'], receipt_id: opts.receipt });
+    if (a.status !== 200) throw new LogUnreachable(`${url} answered ${a.status}${shortBody(a.body)}`);
+    let doc: unknown;
+    try {
+      doc = JSON.parse(a.body.toString('utf8'));
+    } catch {
+      doc = null;
+    }
+    if (!isObject(doc) || typeof doc.leaf_index !== 'number' || !Number.isSafeInteger(doc.leaf_index) || doc.leaf_index < 0) throw new LogUnreachable(`${url} did not answer a proof file with a leaf_index`);
+    index = doc.leaf_index;
+  } else index = opts.index as number;
+
+  const note = (await getOk(`${base}/checkpoint`, t, 'text/plain')).toString('utf8');
+  let cp: Checkpoint;
+  try {
+    cp = verifyCheckpoint(note, [policy.log], policy.log.name).checkpoint;
+  } catch (e) {
+    return say(`Result: NOT VERIFIED: the log's checkpoint does not verify with --vkey: ${safe(errorText(e), 300)}\nCheckpoint served at ${base}/checkpoint:\n${indent(note)}`, {
+      verified: false,
+      failed: ['checkpoint_signature'],
+      error: errorText(e),
+      served_checkpoint: note,
+    });
+  }
+  if (index >= cp.size) {
+    return say(`Result: NOT VERIFIED: leaf ${index} is not under the latest checkpoint yet (size ${cp.size}); try again after the next checkpoint`, { verified: false, failed: ['not_yet_in_checkpoint'], leaf_index: index, tree_size: cp.size });
+  }
+  const proofUrl = `${base}/api/ledger/proof/inclusion?index=${index}&tree_size=${cp.size}`;
+  const proof = await getJson(proofUrl, t);
+  if (proof.index !== index || proof.tree_size !== cp.size) throw new LogUnreachable(`${proofUrl} answered a proof for index ${String(proof.index)} and tree size ${String(proof.tree_size)}`);
+  const leafUrl = `${base}/api/ledger/leaves/${index}`;
+  const leafDoc = await getJson(leafUrl, t);
+  const leaf = decodeStrictBase64(leafDoc.leaf);
+  if (leaf === null || leaf.length === 0) throw new LogUnreachable(`${leafUrl}: "leaf" is not base64`);
+  const statedLeafHash = decodeStrictBase64(leafDoc.leaf_hash);
+  const proofLeafHash = decodeStrictBase64(proof.leaf_hash);
+  if (statedLeafHash === null || statedLeafHash.length !== 32) throw new LogUnreachable(`${leafUrl}: "leaf_hash" is not base64 of 32 bytes`);
+  if (proofLeafHash !== null && !proofLeafHash.equals(statedLeafHash)) {
+    return say(`Result: NOT VERIFIED: the inclusion proof is for leaf hash ${proofLeafHash.toString('base64')}, the leaf served is ${statedLeafHash.toString('base64')}`, { verified: false, failed: ['leaf_hash'] });
+  }
+  const parts: ProofParts = { form: 'fetched', index, leaf, statedLeafHash, statedTreeSize: null, proof: hashList(proof.proof, proofUrl), checkpoint: note, timestamp: null };
+  const report = await checkProof(parts, policy);
+  if (opts.receipt !== undefined) {
+    // The leaf must be the receipt asked for, not some other event.
+    const ok = report.record !== null && report.record.stream_id === `receipt:${opts.receipt}` && report.receipt !== null && report.receipt.id === opts.receipt;
+    report.checks.push({ name: 'leaf_is_receipt', ok, ...(ok ? {} : { code: 'not_this_receipt' }), detail: ok ? `the leaf is receipt ${opts.receipt}'s ReceiptRecorded event` : `the leaf is not the ReceiptRecorded event of receipt ${opts.receipt}` });
+    if (!ok) {
+      report.verified = false;
+      report.failed.push('leaf_is_receipt');
+    }
+  }
+  await writeAll(io.stdout, opts.json ? proofJson(report, { url: base }) : proofText(report, `${base}, leaf ${index}`));
+  return report.verified ? EXIT_OK : EXIT_NOT_VALID;
+}
+
+// ---------------------------------------------------------------- monitor
+
+/** The outcome of one monitor round. */
+export type MonitorResult = 'first_use' | 'consistent' | 'fork' | 'rollback' | 'bad_signature' | 'quorum_not_met' | 'error';
+
+interface MonitorOptions extends PolicyOptions {
+  url?: string;
+  state?: string;
+  watch?: number;
+  timeout?: number;
+}
+
+interface Round {
+  result: MonitorResult;
+  exit: number;
+  message: string;
+  /** Text printed after the message (evidence). */
+  evidence?: string;
+  json: Record<string, unknown>;
+}
+
+function indent(note: string): string {
+  return note
+    .replace(/\n$/, '')
+    .split('\n')
+    .map((l) => (l === '' ? '' : `    ${safe(l, 400)}`))
+    .join('\n');
+}
+
+function summary(cp: Checkpoint): { origin: string; size: number; root: string } {
+  return { origin: cp.origin, size: cp.size, root: cp.rootHash.toString('base64') };
+}
+
+/**
+ * Write `text` to `file` atomically: a temporary file beside it, written
+ * and fsynced, renamed over `file`, then the directory fsynced.
+ */
+export function saveAtomically(file: string, text: string): void {
+  const dir = dirname(resolve(file));
+  const tmp = join(dir, `.${basename(file)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
+  let fd: number | null = null;
+  try {
+    fd = openSync(tmp, 'wx', 0o644);
+    writeSync(fd, text);
+    fsyncSync(fd);
+    closeSync(fd);
+    fd = null;
+    renameSync(tmp, file);
+  } catch (e) {
+    if (fd !== null) closeSync(fd);
+    rmSync(tmp, { force: true });
+    throw new CliError(`cannot save the checkpoint to ${file}: ${errorText(e)}`);
+  }
+  try {
+    const d = openSync(dir, 'r');
+    try {
+      fsyncSync(d);
+    } finally {
+      closeSync(d);
+    }
+  } catch {
+    // some file systems cannot fsync a directory; the rename is done
+  }
+}
+
+/** The saved checkpoint (null: none yet). Throws CliError (exit 2) for a state file that is unreadable or does not verify. */
+function readState(file: string, log: NoteVerifier): { note: string; cp: Checkpoint } | null {
+  let note: string;
+  try {
+    note = readFileSync(file, 'utf8');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw new CliError(`cannot read the state file ${file}: ${errorText(e)}`);
+  }
+  try {
+    return { note, cp: verifyCheckpoint(note, [log], log.name).checkpoint };
+  } catch (e) {
+    throw new CliError(`the checkpoint saved in ${file} does not verify with --vkey (${errorText(e)}); the file or the key changed. Not touching it: move it away to start over (trust on first use)`);
+  }
+}
+
+/** One monitor check. Network and state problems throw CliError (exit 2). */
+async function monitorRound(base: string, file: string, policy: TrustPolicy, timeoutS: number): Promise<Round> {
+  const saved = readState(file, policy.log);
+  const url = `${base}/checkpoint`;
+  const fetchedNote = (await getOk(url, timeoutS, 'text/plain')).toString('utf8');
+  const both = (why: string): string =>
+    [`Evidence (${why}):`, `  saved checkpoint (${safe(file)}):`, saved ? indent(saved.note) : '    (none)', `  checkpoint served at ${safe(url)}:`, indent(fetchedNote)].join('\n');
+  const evidenceJson = { saved_checkpoint: saved?.note ?? null, served_checkpoint: fetchedNote };
+  let fetched: Checkpoint;
+  try {
+    fetched = verifyCheckpoint(fetchedNote, [policy.log], policy.log.name).checkpoint;
+  } catch (e) {
+    const msg = `BAD SIGNATURE: the checkpoint served at ${url} does not verify with --vkey ${policy.log.name}: ${errorText(e)}. ${safe(file)} is kept as it was.`;
+    return { result: 'bad_signature', exit: EXIT_NOT_VALID, message: msg, evidence: both('the served checkpoint is not signed by the log key'), json: { result: 'bad_signature', error: errorText(e), saved: saved ? summary(saved.cp) : null, ...evidenceJson } };
+  }
+  const current = summary(fetched);
+  if (policy.witnesses.length > 0) {
+    const q = quorumCheck(fetchedNote, policy);
+    if (q.check.ok !== true) {
+      const msg = `QUORUM NOT MET: the checkpoint of size ${fetched.size} is not cosigned by enough witnesses (${q.check.detail}). ${safe(file)} is kept as it was.`;
+      return { result: 'quorum_not_met', exit: EXIT_NOT_VALID, message: msg, evidence: both('witness quorum not met'), json: { result: 'quorum_not_met', error: q.check.detail, saved: saved ? summary(saved.cp) : null, fetched: current, ...evidenceJson } };
+    }
+  }
+  if (saved === null) {
+    saveAtomically(file, fetchedNote);
+    const msg = `FIRST RUN: no checkpoint was saved in ${safe(file)}; trusting this one on first use (nothing earlier to compare it with): ${safe(fetched.origin)} size ${fetched.size}, root ${current.root}. Saved.`;
+    return { result: 'first_use', exit: EXIT_OK, message: msg, json: { result: 'first_use', saved: null, fetched: current } };
+  }
+  const old = saved.cp;
+  const fork = async (why: string): Promise<Round> => {
+    // What the log now serves for the saved size, when it keeps it: more evidence, never trusted.
+    let atSaved: string | null = null;
+    try {
+      const a = await httpGet(`${base}/api/ledger/checkpoints/${old.size}`, timeoutS, 'text/plain');
+      if (a.status === 200) atSaved = a.body.toString('utf8');
+    } catch {
+      atSaved = null;
+    }
+    if (atSaved === fetchedNote) atSaved = null; // the served one again: nothing new
+    let signed = false;
+    try {
+      signed = atSaved !== null && verifyCheckpoint(atSaved, [policy.log], policy.log.name).checkpoint.size === old.size;
+    } catch {
+      signed = false;
+    }
+    const extra = atSaved === null ? '' : `\n  checkpoint the log now serves for size ${old.size} (${safe(`${base}/api/ledger/checkpoints/${old.size}`)}; ${signed ? 'signed by the log' : 'NOT a valid checkpoint of that size signed by the log'}):\n${indent(atSaved)}`;
+    const msg = `FORK: ${why}. The log has shown two histories; ${safe(file)} is kept as it was.`;
+    return { result: 'fork', exit: EXIT_NOT_VALID, message: msg, evidence: both('two checkpoints signed by the log that cannot both be true') + extra, json: { result: 'fork', error: why, saved: summary(old), fetched: current, ...evidenceJson, log_checkpoint_at_saved_size: atSaved } };
+  };
+  if (fetched.size < old.size) {
+    const msg = `ROLLBACK: the log serves size ${fetched.size}, smaller than the saved size ${old.size}. ${safe(file)} is kept as it was.`;
+    return { result: 'rollback', exit: EXIT_NOT_VALID, message: msg, evidence: both('the log went back in time'), json: { result: 'rollback', saved: summary(old), fetched: current, ...evidenceJson } };
+  }
+  if (fetched.size === old.size) {
+    if (!fetched.rootHash.equals(old.rootHash)) return fork(`same size ${old.size}, different root (saved ${old.rootHash.toString('base64')}, served ${current.root})`);
+    saveAtomically(file, fetchedNote); // same tree; may carry newer cosignatures
+    return { result: 'consistent', exit: EXIT_OK, message: `CONSISTENT: ${safe(fetched.origin)} unchanged at size ${fetched.size} (same root)`, json: { result: 'consistent', saved: summary(old), fetched: current } };
+  }
+  if (old.size > 0) {
+    const proofUrl = `${base}/api/ledger/proof/consistency?first=${old.size}&second=${fetched.size}`;
+    const body = await getJson(proofUrl, timeoutS);
+    if (body.first !== old.size || body.second !== fetched.size) throw new LogUnreachable(`${proofUrl} answered a proof from ${String(body.first)} to ${String(body.second)}`);
+    try {
+      verifyConsistency(old.size, fetched.size, hashList(body.proof, proofUrl), old.rootHash, fetched.rootHash);
+    } catch (e) {
+      return fork(`the log's consistency proof from size ${old.size} to ${fetched.size} does not verify (${errorText(e)}): the tree of size ${fetched.size} does not extend the saved one`);
+    }
+  }
+  saveAtomically(file, fetchedNote);
+  const msg = `CONSISTENT: ${safe(fetched.origin)} grew from size ${old.size} to ${fetched.size} (consistency proof verified); saved to ${safe(file)}`;
+  return { result: 'consistent', exit: EXIT_OK, message: msg, json: { result: 'consistent', saved: summary(old), fetched: current } };
+}
+
+/** Worst of two exit codes: 1 (fork, bad signature) over 2 (could not check) over 0. */
+function worse(a: number, b: number): number {
+  const rank = (x: number): number => (x === EXIT_NOT_VALID ? 2 : x === EXIT_USAGE ? 1 : 0);
+  return rank(b) > rank(a) ? b : a;
+}
+
+/**
+ * `aer1 log monitor`: returns the exit code. With `watch`, rounds repeat
+ * every `watch` seconds until SIGINT, SIGTERM or `stop` aborts.
+ */
+export async function monitorCommand(opts: MonitorOptions, io: CliIo, stop?: AbortSignal): Promise<number> {
+  const policy = trustPolicy(opts);
+  const base = baseUrl(opts.url);
+  if (opts.state === undefined) throw new CliError('--state FILE (where the last checkpoint seen is kept) is required');
+  const file = opts.state;
+  const t = opts.timeout ?? DEFAULT_TIMEOUT_S;
+  const once = async (): Promise<number> => {
+    let round: Round;
+    try {
+      round = await monitorRound(base, file, policy, t);
+    } catch (e) {
+      if (!(e instanceof CliError) || opts.watch === undefined) throw e;
+      // In a watch loop, an unreachable log is reported and the loop goes on.
+      round = { result: 'error', exit: e.exitCode, message: `ERROR: ${firstLineOf(e.message)}`, json: { result: 'error', error: e.message } };
+    }
+    const at = new Date().toISOString();
+    if (opts.json) await writeAll(io.stdout, JSON.stringify({ checked_at: at, url: base, origin: policy.log.name, state: file, ...round.json }) + '\n');
+    else await writeAll(io.stdout, `${opts.watch !== undefined ? `${at} ` : ''}${round.message}\n${round.evidence ? round.evidence + '\n' : ''}`);
+    return round.exit;
+  };
+  if (opts.watch === undefined) return once();
+
+  const ac = new AbortController();
+  const onSignal = (): void => ac.abort();
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  if (stop?.aborted) ac.abort();
+  else stop?.addEventListener('abort', onSignal);
+  let worst = EXIT_OK;
+  try {
+    while (!ac.signal.aborted) {
+      worst = worse(worst, await once());
+      await new Promise<void>((done) => {
+        const timer = setTimeout(finish, (opts.watch as number) * 1000);
+        function finish(): void {
+          clearTimeout(timer);
+          ac.signal.removeEventListener('abort', finish);
+          done();
+        }
+        ac.signal.addEventListener('abort', finish);
+      });
+    }
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    stop?.removeEventListener('abort', onSignal);
+  }
+  return worst;
+}
+
+function firstLineOf(s: string): string {
+  return s.split('\n')[0];
+}
+
+// ---------------------------------------------------------------- registration
+
+function policyOptions(cmd: Command): Command {
+  return cmd
+    .option('--vkey <vkey>', 'the log verifier key, <origin>+<hex key id>+<base64 key> (GET /.well-known/aer1 shows it; get it from the operator, not only from the log)')
+    .option('--witness <vkey>', 'a witness verifier key (type 0x04) whose cosignature counts; repeat for each witness', collect)
+    .option('--quorum <k>', 'valid witness cosignatures needed (default: every --witness given)', wholeNumber(1, 'a quorum'))
+    .option('--json', 'print the result as JSON');
+}
+
+/** Register `log verify-proof`, `log monitor` and `log inclusion` on `program`. */
+export function registerLog(program: Command, ctx: RunContext): void {
+  const log = program.command('log').description("audit the ledger's verifiable log: proofs offline, a monitor for forks, inclusion of a record");
+  policyOptions(
+    log
+      .command('verify-proof')
+      .description('check a proof file (c2sp.org/tlog-proof or aer1-log-proof/1 JSON) offline: checkpoint signature, witness quorum, inclusion, and what the leaf is')
+      .argument('<file>', 'the proof file, e.g. from GET /api/receipts/{id}/proof'),
+  )
+    .option('--tsa-certs <pem>', 'PEM of the TSA certificate chain, to check an RFC 3161 timestamp the proof carries')
+    .addHelpText('after', '\nExit codes: 0 verified; 1 a check failed (each failing check is named); 2 usage error, or a file that cannot be read or is not a proof file.')
+    .action(async (file: string, opts: PolicyOptions) => {
+      ctx.exitCode = await verifyProofCommand(file, opts, ctx.io);
+    });
+  policyOptions(
+    log
+      .command('monitor')
+      .description("check the log's checkpoint is signed and consistent with the one saved in FILE, then save it")
+      .option('--url <base>', 'the ledger, e.g. https://ledger.example.com')
+      .option('--state <file>', 'where the last checkpoint seen is kept (created on the first run: trust on first use)')
+      .option('--watch <seconds>', 'check again every SECONDS until SIGINT or SIGTERM', wholeNumber(1, 'seconds'))
+      .option('--timeout <seconds>', `HTTP timeout (default ${DEFAULT_TIMEOUT_S})`, wholeNumber(1, 'seconds')),
+  )
+    .addHelpText(
+      'after',
+      `
+Exit codes: 0 consistent (or first run, trusted on first use); 1 a fork (same
+size with another root, or a consistency proof that fails), a rollback, a bad
+signature or a missing witness quorum: both checkpoints are printed and FILE
+is not overwritten; 2 usage error, unusable state file, or the log could not be
+reached. With --watch: the worst result seen (1 over 2 over 0) when stopped.
+From cron:  */10 * * * * aer1 log monitor --url URL --vkey VKEY --state /var/lib/aer1/checkpoint`,
+    )
+    .action(async (opts: MonitorOptions) => {
+      ctx.exitCode = await monitorCommand(opts, ctx.io);
+    });
+  policyOptions(
+    log
+      .command('inclusion')
+      .description("fetch the log's checkpoint, an inclusion proof and the leaf of one record, and check them")
+      .option('--url <base>', 'the ledger, e.g. https://ledger.example.com')
+      .option('--receipt <id>', 'the receipt to prove')
+      .option('--index <i>', 'the leaf index (ledger position - 1)', wholeNumber(0, 'a leaf index'))
+      .option('--timeout <seconds>', `HTTP timeout (default ${DEFAULT_TIMEOUT_S})`, wholeNumber(1, 'seconds')),
+  )
+    .addHelpText('after', '\nExit codes: 0 included and verified; 1 a check failed, the receipt is not recorded, or it is not yet under the checkpoint; 2 usage error or the log could not be reached.')
+    .action(async (opts: InclusionOptions) => {
+      ctx.exitCode = await inclusionCommand(opts, ctx.io);
+    });
+}
