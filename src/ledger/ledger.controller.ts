@@ -61,7 +61,7 @@ export class LedgerController {
     @Headers('last-event-id') lastEventId?: string,
   ): Promise<void> {
     const start = lastEventId !== undefined && lastEventId.trim() !== '' ? positionParam(lastEventId.trim(), 'Last-Event-ID') : after !== undefined ? positionParam(after, 'after') : 0;
-    if (prefix !== undefined && (prefix.length === 0 || prefix.length > 200 || /[\u0000-\u001f\u007f]/.test(prefix))) {
+    if (prefix !== undefined && (prefix.length === 0 || prefix.length > 200 || [...prefix].some((ch) => ch.charCodeAt(0) < 0x20 || ch.charCodeAt(0) === 0x7f))) {
       throw new BadInputError('invalid_query', 'stream_prefix must be 1 to 200 characters without control characters');
     }
     const release = this.stream.reserve(caller);

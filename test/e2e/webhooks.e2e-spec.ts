@@ -6,12 +6,15 @@
  * loopback or private address without WEBHOOK_ALLOW_PRIVATE=true.
  */
 import Ajv from 'ajv';
+import { Queue } from 'bullmq';
+import { randomBytes } from 'node:crypto';
 import { createServer, IncomingHttpHeaders, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { ApiKeysService } from '../../src/auth/api-keys.service';
 import { postOnce } from '../../src/webhooks/webhook-http';
-import { WebhookDispatcher } from '../../src/webhooks/webhook.dispatcher';
+import { redisOptionsFromUrl } from '../../src/verification-queue/queue-options';
+import { WEBHOOK_QUEUE, WebhookDispatcher } from '../../src/webhooks/webhook.dispatcher';
 import { WitnessLagPayload } from '../../src/webhooks/webhook.events';
 import { buildTimeline, EIGHT_STEPS, eightStepPlan } from '../coverage/fixtures';
 import { DIALECTS, startApp, TestApp } from '../helpers/app';
@@ -278,4 +281,41 @@ describe.each(DIALECTS)('webhooks without WEBHOOK_ALLOW_PRIVATE on %s', (dialect
     expect(r).toMatchObject({ status: null, reason: expect.stringContaining('resolves to 127.0.0.1') });
     expect(rx.got).toEqual([]);
   });
+});
+
+describe('webhooks through the BullMQ queue (REDIS_URL) on postgres', () => {
+  const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+  const prefix = `aer1t_wh_${randomBytes(4).toString('hex')}`;
+  let t: TestApp;
+  let rx: Receiver;
+  let queue: Queue;
+  beforeAll(async () => {
+    t = await startApp('postgres', { REDIS_URL, QUEUE_PREFIX: prefix, WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_BACKOFF_MS: '50', WEBHOOK_MAX_ATTEMPTS: '4' });
+    rx = new Receiver();
+    await rx.start();
+    queue = new Queue(WEBHOOK_QUEUE, { connection: redisOptionsFromUrl(REDIS_URL), prefix });
+  });
+  afterAll(async () => {
+    await t.close();
+    await queue.obliterate({ force: true });
+    await queue.close();
+    await rx.stop();
+  });
+
+  it('delivers a job whose id is the delivery id, retries a 500 with that id, and does not queue the same event twice', async () => {
+    const sub = (await t.http.post('/api/webhooks').set('Authorization', `Bearer ${t.keys.compliance}`).set('Content-Type', 'application/json').send(JSON.stringify({ url: `${rx.url}/q`, events: ['ledger.checkpoint.witness_lag'] }))).body as { secret: string };
+    let calls = 0;
+    rx.answer = () => (++calls === 1 ? { status: 500 } : { status: 200 });
+    const dispatcher = t.app.get(WebhookDispatcher);
+    const [id] = await dispatcher.emit('ledger.checkpoint.witness_lag', LAG, 'redis-1');
+    await rx.until(() => rx.got.length >= 2, 10_000);
+    expect(await dispatcher.emit('ledger.checkpoint.witness_lag', LAG, 'redis-1')).toEqual([id]);
+    await sleep(500);
+    expect(rx.got.map((g) => g.headers['webhook-id'])).toEqual([id, id]);
+    for (const g of rx.got) expect(new Webhook(sub.secret).verify(g.body, g.headers as Record<string, string>)).toMatchObject({ type: 'ledger.checkpoint.witness_lag', data: LAG });
+    const job = await queue.getJob(id);
+    expect(job?.id).toBe(id);
+    expect(job?.attemptsMade).toBe(2);
+    expect(await job?.isCompleted()).toBe(true);
+  }, 30_000);
 });
