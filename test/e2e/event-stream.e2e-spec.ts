@@ -7,13 +7,18 @@
  */
 import { INestApplication } from '@nestjs/common';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { get } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import request from 'supertest';
 import { createApp } from '../../src/app.factory';
 import { ApiKeysService } from '../../src/auth/api-keys.service';
-import { eventHash } from '../../src/core/ledger/event-hash';
+import { eventHash, SYSTEM } from '../../src/core/ledger/event-hash';
+import { DatabaseService } from '../../src/database/database.service';
+import { EventsRepository } from '../../src/ledger/events.repository';
+import { LedgerNotifier } from '../../src/ledger/ledger-notifier';
+import { LedgerService, NO_CONCURRENCY_CHECK } from '../../src/ledger/ledger.service';
 import { EventStreamService, StreamedEvent } from '../../src/ledger/event-stream.service';
 import { buildTimeline, EIGHT_STEPS } from '../coverage/fixtures';
 import { createPgDatabase, DIALECTS, startApp, TestApp } from '../helpers/app';
@@ -144,6 +149,56 @@ describe.each(DIALECTS)('live event stream on %s', (dialect) => {
     const svc = t.app.get(EventStreamService);
     for (let i = 0; i < 50 && svc.open > 3; i++) await new Promise((r) => setTimeout(r, 20));
     expect((await sse('/api/ledger/events/stream?stream_prefix=none:', t.keys.admin)).status).toBe(200);
+  });
+
+  it('reads pages only as a slow client drains (no unbounded buffering), and delivers every event once it reads', async () => {
+    const db = t.app.get(DatabaseService);
+    const ledger = t.app.get(LedgerService);
+    const before = (await ledger.head())?.position ?? 0;
+    const big = 'x'.repeat(50_000);
+    // 1000 events of 50 KB (50 MB): far more than the socket buffers hold.
+    await db.write((tx) => ledger.append(tx, 'test:bulk', NO_CONCURRENCY_CHECK, Array.from({ length: 1000 }, (_, i) => ({ type: 'TestBulkAppended', data: { i, big } })), SYSTEM));
+    const repo = t.app.get(EventsRepository);
+    const pages = jest.spyOn(repo, 'pageWithPrefix');
+    try {
+      const res = await new Promise<import('node:http').IncomingMessage>((resolve) =>
+        get(new URL(`/api/ledger/events/stream?stream_prefix=test:bulk`, base), { headers: { Authorization: `Bearer ${t.keys.auditor}` } }, resolve),
+      );
+      res.pause(); // a client that does not read
+      await new Promise((r) => setTimeout(r, 1000));
+      const whilePaused = pages.mock.calls.length;
+      // 1000 events are 5 pages of 200; a stalled client holds the server at its first pages.
+      expect(whilePaused).toBeLessThanOrEqual(3);
+      let rest = '';
+      const ids: string[] = [];
+      res.setEncoding('utf8');
+      await new Promise<void>((resolve) => {
+        res.on('data', (c: string) => {
+          // Only complete lines are looked at; the 50 KB data lines are skipped, not kept.
+          const lines = (rest + c).split('\n');
+          rest = lines.pop() ?? '';
+          for (const line of lines) if (line.startsWith('id: ')) ids.push(line.slice(4));
+          if (ids.length >= 1000) resolve();
+        });
+        res.resume();
+      });
+      res.destroy();
+      expect(ids.map(Number)).toEqual(Array.from({ length: 1000 }, (_, i) => before + 1 + i));
+      expect(pages.mock.calls.length).toBeGreaterThan(whilePaused);
+    } finally {
+      pages.mockRestore();
+    }
+  }, 60_000);
+
+  it('tells waiting streams only about committed appends (a refused append notifies nothing)', async () => {
+    const notifier = t.app.get(LedgerNotifier);
+    const head = (await t.app.get(LedgerService).head())!.position;
+    expect(notifier.committedHead).toBe(head);
+    const gap = buildTimeline('job-sse-a', EIGHT_STEPS)[0]; // seq 1 again: 409, rolled back
+    const r = await t.http.post('/api/jobs/job-sse-a/entries').set('Authorization', `Bearer ${t.keys.producer}`).set('Content-Type', 'application/json').send(JSON.stringify(gap));
+    expect(r.status).toBe(409);
+    expect(notifier.committedHead).toBe(head);
+    expect((await t.app.get(LedgerService).head())!.position).toBe(head);
   });
 
   it('withholds the data of events recorded under a metadata publication from compliance keys, not from auditors', async () => {
