@@ -20,6 +20,7 @@ import { PublicPagesModule } from './public-pages/public-pages.module';
 import { TimelinesModule } from './timelines/timelines.module';
 import { readQueueOptions } from './verification-queue/queue-options';
 import { VerificationQueueModule } from './verification-queue/verification-queue.module';
+import { WebhooksModule } from './webhooks/webhooks.module';
 
 /**
  * The service. `env` overrides process.env (tests pass their own DATABASE_URL
@@ -65,6 +66,7 @@ export class AppModule {
         PublicPagesModule,
         TimelinesModule,
         VerificationQueueModule.forRoot(env),
+        WebhooksModule.forRoot(env),
       ],
       controllers: [HealthController],
       providers: [{ provide: APP_GUARD, useClass: PublicReadGuard }],

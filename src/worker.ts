@@ -19,6 +19,7 @@ import { RepositoriesModule } from './database/repositories.module';
 import { EventLedgerModule } from './ledger/ledger.module';
 import { readQueueOptions, VERIFICATION_QUEUE } from './verification-queue/queue-options';
 import { VerificationQueueModule } from './verification-queue/verification-queue.module';
+import { WebhooksModule } from './webhooks/webhooks.module';
 
 @Module({})
 export class WorkerModule {
@@ -39,6 +40,7 @@ export class WorkerModule {
         RepositoriesModule,
         EventLedgerModule,
         VerificationQueueModule.forWorker(env),
+        WebhooksModule.forWorker(env),
       ],
     };
   }

@@ -6,8 +6,9 @@ import { LOG_SCHEMAS } from '../log/log.schemas';
 import { RECEIPT_SCHEMAS } from '../receipts/dto/receipts.schemas';
 import { TIMELINE_SCHEMAS } from '../timelines/dto/timelines.schemas';
 import { BATCH_SCHEMAS } from '../verification-queue/dto/batches.schemas';
+import { WEBHOOK_SCHEMAS } from '../webhooks/dto/webhooks.schemas';
 import { WORKFLOW_SCHEMAS } from '../workflows/dto/workflows.schemas';
 import { COMMON_SCHEMAS } from './common.schemas';
 import type { Schema } from './openapi';
 
-export const API_SCHEMAS: Record<string, Schema>[] = [COMMON_SCHEMAS, RECEIPT_SCHEMAS, TIMELINE_SCHEMAS, WORKFLOW_SCHEMAS, COVERAGE_SCHEMAS, BATCH_SCHEMAS, KEY_SCHEMAS, LEDGER_SCHEMAS, LOG_SCHEMAS];
+export const API_SCHEMAS: Record<string, Schema>[] = [COMMON_SCHEMAS, RECEIPT_SCHEMAS, TIMELINE_SCHEMAS, WORKFLOW_SCHEMAS, COVERAGE_SCHEMAS, BATCH_SCHEMAS, KEY_SCHEMAS, LEDGER_SCHEMAS, LOG_SCHEMAS, WEBHOOK_SCHEMAS];

@@ -48,8 +48,9 @@ export const ERROR_CODES = [
   // 422
   'verification_failed', 'invalid_commitment', 'job_id_mismatch', 'malformed_array', 'no_entries', 'invalid_plan', 'no_plan', 'position_beyond_head',
   'step_receipt_missing', 'duplicate_step_receipt_id', 'url_has_userinfo', 'not_http_url', 'invalid_role', 'invalid_name', 'invalid_key_options',
+  'invalid_webhook_url', 'webhook_address_refused', 'unknown_webhook_event',
   // 429, 5xx
-  'rate_limited', 'quota_exceeded', 'queue_unavailable', 'log_unavailable', 'internal_error',
+  'rate_limited', 'quota_exceeded', 'stream_limit_key', 'stream_limit_server', 'queue_unavailable', 'log_unavailable', 'internal_error',
 ] as const;
 
 /** The body of every error (src/common/error.filter.ts). */
@@ -75,7 +76,7 @@ const STATUS_TEXT: Record<number, string> = {
   413: '`body_too_large`: the body exceeds BODY_LIMIT_BYTES; the rest is not read.',
   415: '`unsupported_encoding` / `unsupported_media_type`: a Content-Encoding, charset or Content-Type the endpoint does not take.',
   422: 'Well-formed but does not verify or breaks a rule: `error` is the code, `reasons` the AER-1 reason codes. Nothing was recorded.',
-  429: '`rate_limited` (public read budget, VERIFY_RATE_LIMIT per minute per client) or `quota_exceeded` (REPORT_QUOTA_PER_HOUR per key); see Retry-After.',
+  429: '`rate_limited` (public read budget, VERIFY_RATE_LIMIT per minute per client), `quota_exceeded` (REPORT_QUOTA_PER_HOUR per key), or `stream_limit_key` / `stream_limit_server` (open event streams, SSE_MAX_PER_KEY / SSE_MAX_STREAMS); see Retry-After.',
   503: '`queue_unavailable`: the verification queue (Redis) does not answer; nothing was recorded.',
 };
 

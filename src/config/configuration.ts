@@ -100,6 +100,58 @@ export class AppConfig {
   @Max(3_600_000)
   CHECKPOINT_INTERVAL_MS = 1000;
 
+  /** Live event stream (GET /api/ledger/events/stream): a heartbeat comment line every this many ms (default 15000). */
+  @Transform(({ value }) => (value === undefined || value === '' ? 15_000 : Number(value)))
+  @IsInt()
+  @Min(50)
+  @Max(300_000)
+  SSE_HEARTBEAT_MS = 15_000;
+
+  /** Live event stream: how often an idle stream polls the ledger head for other processes' appends, in ms (default 1000). */
+  @Transform(({ value }) => (value === undefined || value === '' ? 1000 : Number(value)))
+  @IsInt()
+  @Min(20)
+  @Max(60_000)
+  SSE_POLL_MS = 1000;
+
+  /** Live event stream: open streams per API key (default 2); one more is 429 `stream_limit_key`. */
+  @Transform(({ value }) => (value === undefined || value === '' ? 2 : Number(value)))
+  @IsInt()
+  @Min(1)
+  SSE_MAX_PER_KEY = 2;
+
+  /** Live event stream: open streams in this process (default 64); one more is 429 `stream_limit_server`. */
+  @Transform(({ value }) => (value === undefined || value === '' ? 64 : Number(value)))
+  @IsInt()
+  @Min(1)
+  SSE_MAX_STREAMS = 64;
+
+  /** `true` lets webhooks be delivered to loopback, link-local and private addresses (tests, private deployments). */
+  @Transform(({ value }) => value === true || value === 'true')
+  @IsBoolean()
+  WEBHOOK_ALLOW_PRIVATE = false;
+
+  /** Webhook delivery attempts before giving up (default 8). */
+  @Transform(({ value }) => (value === undefined || value === '' ? 8 : Number(value)))
+  @IsInt()
+  @Min(1)
+  @Max(30)
+  WEBHOOK_MAX_ATTEMPTS = 8;
+
+  /** First retry delay of a webhook delivery in ms, doubled each attempt (default 1000). */
+  @Transform(({ value }) => (value === undefined || value === '' ? 1000 : Number(value)))
+  @IsInt()
+  @Min(10)
+  @Max(3_600_000)
+  WEBHOOK_BACKOFF_MS = 1000;
+
+  /** Time a receiver has to answer one delivery, in ms (default 10000). */
+  @Transform(({ value }) => (value === undefined || value === '' ? 10_000 : Number(value)))
+  @IsInt()
+  @Min(100)
+  @Max(120_000)
+  WEBHOOK_TIMEOUT_MS = 10_000;
+
   /** pino log level. */
   @IsOptional()
   @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])

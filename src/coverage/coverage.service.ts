@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Optional } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { describe, has, isObject, isUuid } from '../core/aer1';
 import { BadInputError, NotFoundError, UnprocessableError } from '../common/errors';
@@ -18,6 +18,7 @@ import { NormalizedPlan, PlanSubject } from '../core/coverage/plan';
 import { PlansRepository } from './plans.repository';
 import type { Principal } from '../auth/api-keys.service';
 import { recordedBy } from '../auth/permissions';
+import { WebhookDispatcher } from '../webhooks/webhook.dispatcher';
 import type { RecordedBy } from '../core/ledger/event-hash';
 import { CoverageReportContent, reconcile, RecordInput, reportDigest } from '../core/coverage/reconcile';
 
@@ -87,10 +88,12 @@ export class CoverageService {
     private readonly plans: PlansRepository,
     private readonly reports: CoverageReportsRepository,
     private readonly events: EventsRepository,
+    @Optional() private readonly webhooks?: WebhookDispatcher,
   ) {}
 
   /**
-   * Build and record a report. 422 `position_beyond_head` when as_of_position
+   * Build and record a report, then emit the `coverage.report.issued` webhook
+   * (its result and findings) to subscribers, after the commit. 422 `position_beyond_head` when as_of_position
    * is past the ledger head; 422 `no_plan` when no plan version for the subject
    * is recorded at or before the position.
    */
@@ -165,6 +168,11 @@ export class CoverageService {
     const data: CoverageReportIssuedData = { report_id: reportId, issued_at: new Date().toISOString(), digest, report };
     // A fresh UUID names the stream.
     await this.db.write((w) => this.ledger.append<CoverageEvent>(w, streams.coverage(reportId), STREAM_DOES_NOT_EXIST, [{ type: 'CoverageReportIssued', data }], recordedBy(by)));
+    await this.webhooks?.emit(
+      'coverage.report.issued',
+      { report_id: reportId, url: this.urls.coverageReport(reportId), subject: report.subject, result: report.result, findings: report.findings, digest, as_of_position: position, issued_at: data.issued_at },
+      reportId,
+    );
     return { report_id: reportId, url: this.urls.coverage(reportId), digest, as_of_position: position, result: report.result };
   }
 

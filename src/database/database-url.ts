@@ -20,6 +20,8 @@ import { ListIndexesSqlite1764490000000 } from '../../migrations/sqlite/17644900
 import { ListIndexesPostgres1764490000000 } from '../../migrations/postgres/1764490000000-ListIndexes';
 import { VerifiableLogSqlite1764500000000 } from '../../migrations/sqlite/1764500000000-VerifiableLog';
 import { VerifiableLogPostgres1764500000000 } from '../../migrations/postgres/1764500000000-VerifiableLog';
+import { WebhooksSqlite1764520000000 } from '../../migrations/sqlite/1764520000000-Webhooks';
+import { WebhooksPostgres1764520000000 } from '../../migrations/postgres/1764520000000-Webhooks';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -34,8 +36,8 @@ export function dialectOf(url: string): Dialect {
 
 /** The migrations of each dialect, in order. */
 export const MIGRATIONS: Record<Dialect, MigrationClass[]> = {
-  sqlite: [CreateLedgerSqlite1764450000000, CreatePlansSqlite1764460000000, CreateVerificationBatchesSqlite1764470000000, KeyAttributionSqlite1764480000000, ListIndexesSqlite1764490000000, VerifiableLogSqlite1764500000000],
-  postgres: [CreateLedgerPostgres1764450000000, CreatePlansPostgres1764460000000, CreateVerificationBatchesPostgres1764470000000, KeyAttributionPostgres1764480000000, ListIndexesPostgres1764490000000, VerifiableLogPostgres1764500000000],
+  sqlite: [CreateLedgerSqlite1764450000000, CreatePlansSqlite1764460000000, CreateVerificationBatchesSqlite1764470000000, KeyAttributionSqlite1764480000000, ListIndexesSqlite1764490000000, VerifiableLogSqlite1764500000000, WebhooksSqlite1764520000000],
+  postgres: [CreateLedgerPostgres1764450000000, CreatePlansPostgres1764460000000, CreateVerificationBatchesPostgres1764470000000, KeyAttributionPostgres1764480000000, ListIndexesPostgres1764490000000, VerifiableLogPostgres1764500000000, WebhooksPostgres1764520000000],
 };
 
 /**

@@ -136,6 +136,27 @@ export class DatabaseService implements OnApplicationShutdown {
     };
   }
 
+  /**
+   * True when reads outside a write may see a write still in progress (an
+   * in-memory SQLite database has one connection for both): readers that must
+   * not show uncommitted events bound themselves by what was seen committed.
+   */
+  get readsMaySeeUncommitted(): boolean {
+    return this.dialect === 'sqlite' && this.readDataSource === undefined;
+  }
+
+  /** Hooks to run once each open write transaction has committed. */
+  private readonly commitHooks = new WeakMap<Tx, (() => void)[]>();
+
+  /**
+   * Run `fn` (synchronous, must not throw) after the write transaction `tx`
+   * commits; never when it rolls back. A no-op for a `tx` not opened by
+   * {@link write}. The ledger's in-process "new events" notification uses it.
+   */
+  afterCommit(tx: Tx, fn: () => void): void {
+    this.commitHooks.get(tx)?.push(fn);
+  }
+
   /** Read outside a write transaction: sees committed data only. */
   query<T = Record<string, unknown>>(sql: string, params: unknown[] = []): Promise<T[]> {
     return this.wrap((this.readDataSource ?? this.dataSource).manager).query<T>(sql, params);
@@ -151,15 +172,26 @@ export class DatabaseService implements OnApplicationShutdown {
    * Serialized with every other write transaction (see class comment).
    */
   write<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
-    const run = async (): Promise<T> =>
-      this.dataSource.transaction(async (manager) => {
-        const hooks: (() => Promise<void>)[] = [];
-        const tx = this.wrap(manager, hooks);
+    const run = async (): Promise<T> => {
+      const afterHooks: (() => void)[] = [];
+      const result = await this.dataSource.transaction(async (manager) => {
+        const beforeHooks: (() => Promise<void>)[] = [];
+        const tx = this.wrap(manager, beforeHooks);
+        this.commitHooks.set(tx, afterHooks);
         if (this.dialect === 'postgres') await tx.query('SELECT pg_advisory_xact_lock(?)', [APPEND_LOCK_KEY]);
-        const result = await fn(tx);
-        for (let i = 0; i < hooks.length; i++) await hooks[i]();
-        return result;
+        const value = await fn(tx);
+        for (let i = 0; i < beforeHooks.length; i++) await beforeHooks[i]();
+        return value;
       });
+      for (const h of afterHooks) {
+        try {
+          h();
+        } catch {
+          // A hook is a notification after the fact: it cannot undo or fail the committed write.
+        }
+      }
+      return result;
+    };
     const result = this.queue.then(run, run);
     this.queue = result.catch(() => undefined);
     return result;

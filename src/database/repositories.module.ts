@@ -6,6 +6,7 @@ import { EventsRepository } from '../ledger/events.repository';
 import { ReceiptsRepository } from '../receipts/receipts.repository';
 import { TimelinesRepository } from '../timelines/timelines.repository';
 import { VerificationBatchesRepository } from '../verification-queue/verification-batches.repository';
+import { WebhooksRepository } from '../webhooks/webhooks.repository';
 import { WorkflowsRepository } from '../workflows/workflows.repository';
 
 /**
@@ -23,6 +24,7 @@ export const REPOSITORIES = [
   PlansRepository,
   CoverageReportsRepository,
   VerificationBatchesRepository,
+  WebhooksRepository,
 ];
 
 @Global()

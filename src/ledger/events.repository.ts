@@ -67,6 +67,17 @@ export class EventsRepository {
     return (await q.query<StoredEvent>('SELECT * FROM events WHERE position > ? AND position <= ? ORDER BY position LIMIT ?', [after, upTo, limit])).map(toStored);
   }
 
+  /**
+   * At most `limit` events with `after < position <= upTo` whose stream id
+   * starts with `prefix` (every stream when null), in position order: the
+   * pages of the live event stream.
+   */
+  async pageWithPrefix(q: Queryable, after: number, upTo: number, prefix: string | null, limit: number): Promise<StoredEvent[]> {
+    if (prefix === null) return this.page(q, after, upTo, limit);
+    const rows = await q.query<StoredEvent>('SELECT * FROM events WHERE position > ? AND position <= ? AND substr(stream_id, 1, ?) = ? ORDER BY position LIMIT ?', [after, upTo, [...prefix].length, prefix, limit]);
+    return rows.map(toStored);
+  }
+
   /** The data text of the first event of `type` in a stream, or null. */
   async firstData(q: Queryable, streamId: string, type: string): Promise<string | null> {
     const rows = await q.query<{ data: string }>('SELECT data FROM events WHERE stream_id = ? AND type = ? ORDER BY stream_position LIMIT 1', [streamId, type]);

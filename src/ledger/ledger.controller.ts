@@ -1,10 +1,22 @@
-import { Controller, Get, Query } from '@nestjs/common';
-import { ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
-import { ApiAnswer, ApiErrors } from '../common/openapi';
+import { Controller, Get, Headers, Query, Res } from '@nestjs/common';
+import { ApiBearerAuth, ApiHeader, ApiOperation, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
+import type { Response } from 'express';
+import { Caller } from '../auth/caller.decorator';
+import type { Principal } from '../auth/api-keys.service';
+import { Roles } from '../auth/roles.guard';
+import { ApiAnswer, ApiErrors, ref } from '../common/openapi';
 import { BadInputError } from '../common/errors';
 import { LEDGER_VERIFY_COST, PublicRead } from '../common/rate-limit';
+import { EventStreamService } from './event-stream.service';
 import { LedgerService } from './ledger.service';
 import { LogService } from '../log/log.service';
+
+/** A position given by a client (`after`, `Last-Event-ID`): a non-negative safe integer, else 400 `invalid_query`. */
+function positionParam(raw: string, name: string): number {
+  const n = /^\d{1,16}$/.test(raw) ? Number(raw) : NaN;
+  if (!Number.isSafeInteger(n)) throw new BadInputError('invalid_query', `${name} must be a ledger position (a non-negative integer)`);
+  return n;
+}
 
 @ApiTags('ledger')
 @Controller('api/ledger')
@@ -12,7 +24,51 @@ export class LedgerController {
   constructor(
     private readonly ledger: LedgerService,
     private readonly log: LogService,
+    private readonly stream: EventStreamService,
   ) {}
+
+  /**
+   * The ledger's events as Server-Sent Events, in position order, then live:
+   * each event is `id: <position>` and `data: <StreamedEvent JSON>` (every
+   * stored column, the data text as stored; see event-stream.service.ts), a
+   * comment line `: heartbeat` every SSE_HEARTBEAT_MS. Starts after the
+   * `Last-Event-ID` header when given (a reconnecting client: exactly the
+   * events after it), else after `after` (default 0: from the first event).
+   * `stream_prefix` keeps events whose stream id starts with it (`timeline:`,
+   * `receipt:`, `coverage:`, `batch:`, `plan:`, `workflow:`, or a whole id).
+   * Needs an auditor, compliance or admin key: the stream carries every
+   * record's text; for compliance keys the data of events recorded under a
+   * `metadata` publication is withheld (S13), as on every other read.
+   * 400 `invalid_query`; 401/403; 429 `stream_limit_key` (SSE_MAX_PER_KEY
+   * open streams for this key) or `stream_limit_server` (SSE_MAX_STREAMS).
+   */
+  @Get('events/stream')
+  @Roles('auditor', 'compliance')
+  @ApiBearerAuth()
+  @ApiOperation({ operationId: 'streamLedgerEvents', summary: 'Live feed of ledger events (Server-Sent Events), resumable with Last-Event-ID (auditor, compliance)' })
+  @ApiQuery({ name: 'after', required: false, schema: { type: 'integer', minimum: 0 }, description: 'start after this position (ignored when Last-Event-ID is sent)' })
+  @ApiQuery({ name: 'stream_prefix', required: false, schema: { type: 'string', minLength: 1, maxLength: 200 }, description: 'only events whose stream id starts with this' })
+  @ApiHeader({ name: 'Last-Event-ID', required: false, description: 'the last `id:` received: the stream resumes exactly after it' })
+  @ApiResponse({
+    status: 200,
+    description: 'an endless `text/event-stream`: `id: <position>` and `data: <StreamedEvent>` per event, `: heartbeat` comments',
+    content: { 'text/event-stream': { schema: ref('StreamedEvent') } },
+  })
+  @ApiErrors([400, 401, 403, 429])
+  async events(
+    @Caller() caller: Principal,
+    @Res() res: Response,
+    @Query('after') after?: string,
+    @Query('stream_prefix') prefix?: string,
+    @Headers('last-event-id') lastEventId?: string,
+  ): Promise<void> {
+    const start = lastEventId !== undefined && lastEventId.trim() !== '' ? positionParam(lastEventId.trim(), 'Last-Event-ID') : after !== undefined ? positionParam(after, 'after') : 0;
+    if (prefix !== undefined && (prefix.length === 0 || prefix.length > 200 || [...prefix].some((ch) => ch.charCodeAt(0) < 0x20 || ch.charCodeAt(0) === 0x7f))) {
+      throw new BadInputError('invalid_query', 'stream_prefix must be 1 to 200 characters without control characters');
+    }
+    const release = this.stream.reserve(caller);
+    this.stream.serve(res, caller, { after: start, prefix: prefix ?? null }, release);
+  }
 
   /** `{position, event_hash}` of the newest event (`{position: 0, event_hash: null}` when empty); publish it to a witness. */
   @Get('head')

@@ -1,16 +1,18 @@
 import { Global, Module } from '@nestjs/common';
+import { EventStreamService } from './event-stream.service';
 import { LedgerController } from './ledger.controller';
 import { LedgerService } from './ledger.service';
 import { ProjectionRegistry } from './projections';
+import { LedgerNotifier } from './ledger-notifier';
 
 /** The event ledger: append, read, verify, rebuild projections. Used by the API and by workers. */
 @Global()
 @Module({
-  providers: [LedgerService, ProjectionRegistry],
-  exports: [LedgerService, ProjectionRegistry],
+  providers: [LedgerService, ProjectionRegistry, LedgerNotifier],
+  exports: [LedgerService, ProjectionRegistry, LedgerNotifier],
 })
 export class EventLedgerModule {}
 
-/** The ledger's HTTP endpoints (head, verify): API processes only, not workers. */
-@Module({ controllers: [LedgerController] })
+/** The ledger's HTTP endpoints (head, verify, the live event stream): API processes only, not workers. */
+@Module({ controllers: [LedgerController], providers: [EventStreamService] })
 export class LedgerHttpModule {}

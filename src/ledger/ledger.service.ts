@@ -8,6 +8,7 @@ import { TreeIntegrator } from '../core/tlog';
 import { TreeRepository } from '../log/tree.repository';
 import { EventsRepository } from './events.repository';
 import { ProjectionRegistry } from './projections';
+import { LedgerNotifier } from './ledger-notifier';
 
 export { NO_CONCURRENCY_CHECK, STREAM_DOES_NOT_EXIST } from './event';
 export type { ExpectedVersion } from './event';
@@ -57,6 +58,7 @@ export class LedgerService {
     private readonly db: DatabaseService,
     private readonly projections: ProjectionRegistry,
     private readonly events: EventsRepository,
+    private readonly notifier: LedgerNotifier,
   ) {}
 
   /** Current version of a stream: the number of events in it (0 when empty). */
@@ -110,7 +112,11 @@ export class LedgerService {
       stored.push(ev);
       prevHash = ev.event_hash;
     }
-    if (stored.length > 0) this.txHeads.set(tx, { position, event_hash: prevHash });
+    if (stored.length > 0) {
+      // Once per transaction: after it commits, tell this process's waiting readers (the event stream) the new head.
+      if (!this.txHeads.has(tx)) this.db.afterCommit(tx, () => this.notifier.committed(this.txHeads.get(tx)?.position ?? 0));
+      this.txHeads.set(tx, { position, event_hash: prevHash });
+    }
     return stored;
   }
 

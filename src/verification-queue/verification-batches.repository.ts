@@ -99,6 +99,15 @@ export class VerificationBatchesRepository {
     return rows.map((r) => ({ kind: r.target_kind, id: r.target_id, verdict: r.verdict, reasons: JSON.parse(r.reasons) as string[], verified_at: r.verified_at }));
   }
 
+  /** At most `limit` results of the batch whose verdict is not `valid`, in target order. */
+  async failures(q: Queryable, batchId: string, limit: number): Promise<{ kind: string; id: string; verdict: string; reasons: string[] }[]> {
+    const rows = await q.query<{ target_kind: string; target_id: string; verdict: string; reasons: string }>(
+      "SELECT target_kind, target_id, verdict, reasons FROM verification_results WHERE batch_id = ? AND verdict <> 'valid' ORDER BY seq LIMIT ?",
+      [batchId, limit],
+    );
+    return rows.map((r) => ({ kind: r.target_kind, id: r.target_id, verdict: r.verdict, reasons: JSON.parse(r.reasons) as string[] }));
+  }
+
   /** Results per verdict, split by whether their reasons are exactly `reasons` (the JSON text). */
   async countsByVerdict(q: Queryable, batchId: string, reasons: string): Promise<{ verdict: string; matches: boolean; n: number }[]> {
     const rows = await q.query<{ verdict: string; nf: number | string; n: number | string }>(

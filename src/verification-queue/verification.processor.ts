@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { jobAssessment, stepReceiptsAtHand, TimelineVerifier, uuidKey, verifyReceipt, verifyWorkflow, VerificationResultBase } from '../core/aer1';
 import { assessJobCommitments } from '../timelines/timelines.service';
@@ -15,6 +15,9 @@ import { VerificationBatchesRepository } from './verification-batches.repository
 import { BatchEvent, ResultsRecordedData } from './verification.events';
 import { SYSTEM } from '../core/ledger/event-hash';
 import { QUEUE_OPTIONS, VerificationQueueOptions } from './queue-options';
+import { PublicUrls } from '../common/urls';
+import { WebhookDispatcher } from '../webhooks/webhook.dispatcher';
+import { MAX_BATCH_FAILURES } from '../webhooks/webhook.events';
 
 const IN_LIST = 500;
 
@@ -44,6 +47,8 @@ export class VerificationProcessor {
     private readonly receipts: ReceiptsRepository,
     private readonly timelines: TimelinesRepository,
     private readonly workflows: WorkflowsRepository,
+    private readonly urls: PublicUrls,
+    @Optional() private readonly webhooks?: WebhookDispatcher,
   ) {}
 
   /**
@@ -82,8 +87,35 @@ export class VerificationProcessor {
       await this.ledger.append<BatchEvent>(tx, streams.batch(chunk.batch_id), NO_CONCURRENCY_CHECK, [{ type: 'VerificationResultsRecorded', data }], SYSTEM);
       return fresh.length;
     });
+    if (recorded > 0) await this.emitIfCompleted(chunk.batch_id);
     if (recorded < results.length) this.log.warn(`batch ${chunk.batch_id} chunk ${chunk.chunk_index}: ${results.length - recorded} results were already recorded by another run`);
     return { recorded, skipped: chunk.targets.length - recorded };
+  }
+
+  /**
+   * After a chunk's results committed: when the batch is now complete, emit
+   * `verification.batch.completed` with its failures. Two chunks finishing at
+   * once may both see it complete: the delivery id is the batch's, so
+   * subscribers get it once.
+   */
+  private async emitIfCompleted(batchId: string): Promise<void> {
+    if (!this.webhooks) return;
+    const b = await this.batches.get(this.db, batchId);
+    if (!b || b.completed_at === null) return;
+    const failures = await this.batches.failures(this.db, batchId, MAX_BATCH_FAILURES + 1);
+    await this.webhooks.emit(
+      'verification.batch.completed',
+      {
+        batch_id: batchId,
+        url: this.urls.path(`/api/verification-batches/${batchId}`),
+        total: b.total,
+        invalid: b.invalid,
+        completed_at: b.completed_at,
+        failures: failures.slice(0, MAX_BATCH_FAILURES),
+        failures_truncated: failures.length > MAX_BATCH_FAILURES,
+      },
+      batchId,
+    );
   }
 
   private recordedKeys(q: Queryable, chunk: ChunkData): Promise<Set<string>> {

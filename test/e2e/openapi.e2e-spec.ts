@@ -99,9 +99,9 @@ describe.each(DIALECTS)('OpenAPI contract on %s', (dialect) => {
       if (!op.operationId || !/^[a-z][A-Za-z]+$/.test(op.operationId) || /Controller/.test(op.operationId)) problems.push(`${where}: operationId ${op.operationId}`);
       for (const [status, r] of Object.entries(op.responses)) {
         if (status === '204') continue;
-        // A success may be NDJSON (the timeline export), documented with its own media type and schema.
-        // ...or a signed note (checkpoints: text/plain, exactly as signed).
-        const json = r.content?.['application/json']?.schema ?? (status.startsWith('2') ? (r.content?.['application/x-ndjson'] ?? r.content?.['text/plain; charset=utf-8'])?.schema : undefined);
+        // A success may be NDJSON (the timeline export), Server-Sent Events (the live event stream) or a signed note
+        // (checkpoints: text/plain, exactly as signed), each documented with its own media type and schema.
+        const json = r.content?.['application/json']?.schema ?? (status.startsWith('2') ? (r.content?.['application/x-ndjson'] ?? r.content?.['text/event-stream'] ?? r.content?.['text/plain; charset=utf-8'])?.schema : undefined);
         if (!json) problems.push(`${where} ${status}: no JSON schema`);
         else if (!refOk(json)) problems.push(`${where} ${status}: dangling $ref`);
         // Errors answer the Error body; only a verifier's 422 (its full answer, verdict not valid) and /health's 503 differ.
@@ -128,6 +128,9 @@ describe.each(DIALECTS)('OpenAPI contract on %s', (dialect) => {
     expect(doc.paths['/api/receipt/{id}/verify'].get).toEqual(expect.objectContaining({ deprecated: true, operationId: 'verifyReceiptDeprecated' }));
     const errorCodes = (doc.components.schemas.Error.properties as Record<string, { enum: string[] }>).error.enum;
     expect(errorCodes).toEqual(expect.arrayContaining(['verification_failed', 'missing_key', 'forbidden_role', 'body_too_large', 'rate_limited', 'quota_exceeded', 'timeline_exists', 'invalid_plan']));
+    // The live feed is documented as an event stream of StreamedEvent; the webhook endpoints need a key.
+    expect(doc.paths['/api/ledger/events/stream'].get.responses['200'].content?.['text/event-stream']?.schema).toEqual({ $ref: '#/components/schemas/StreamedEvent' });
+    expect(doc.paths['/api/webhooks'].post.requestBody!.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/CreateWebhook' });
     expect(problems).toEqual([]);
   });
 

@@ -3,7 +3,6 @@
  * PATH and PROOF/SUBPROOF written as the recursive definitions of RFC 6962
  * section 2.1, over the whole leaf list. No shared code with src/.
  */
-import { createHash } from 'node:crypto';
 import {
   assembleHashes,
   consistencyProof,

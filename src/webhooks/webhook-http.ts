@@ -1,0 +1,151 @@
+/**
+ * Sending a webhook without reaching inside the network: every address a
+ * receiver's host resolves to is checked (a host with any loopback,
+ * link-local, private, shared, multicast or reserved address is refused), the
+ * connection is made to an address that was checked (no second lookup a DNS
+ * rebinding could change), and redirects are never followed (a 3xx is a
+ * failed attempt), so a redirect cannot lead a delivery to an internal
+ * address. WEBHOOK_ALLOW_PRIVATE=true lifts the address rule (tests, private
+ * deployments).
+ */
+import { lookup as dnsLookup, LookupAddress } from 'node:dns';
+import { request as httpRequest } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { BlockList, isIP } from 'node:net';
+
+const BLOCKED = new BlockList();
+for (const [net, prefix] of [
+  ['0.0.0.0', 8], // "this network"
+  ['10.0.0.0', 8], // private
+  ['100.64.0.0', 10], // shared (carrier-grade NAT)
+  ['127.0.0.0', 8], // loopback
+  ['169.254.0.0', 16], // link-local (cloud metadata services)
+  ['172.16.0.0', 12], // private
+  ['192.0.0.0', 24], // IETF protocol assignments
+  ['192.0.2.0', 24], // documentation
+  ['192.168.0.0', 16], // private
+  ['198.18.0.0', 15], // benchmarking
+  ['198.51.100.0', 24], // documentation
+  ['203.0.113.0', 24], // documentation
+  ['224.0.0.0', 4], // multicast
+  ['240.0.0.0', 4], // reserved, broadcast
+] as const) {
+  BLOCKED.addSubnet(net, prefix, 'ipv4');
+}
+for (const [net, prefix] of [
+  ['::', 128], // unspecified
+  ['::1', 128], // loopback
+  ['fc00::', 7], // unique local (private)
+  ['fe80::', 10], // link-local
+  ['fec0::', 10], // site-local (deprecated)
+  ['ff00::', 8], // multicast
+  ['2001:db8::', 32], // documentation
+  ['100::', 64], // discard
+] as const) {
+  BLOCKED.addSubnet(net, prefix, 'ipv6');
+}
+
+/** The IPv4 address inside an IPv4-mapped (`::ffff:a.b.c.d`) or NAT64 (`64:ff9b::a.b.c.d`) IPv6 address, else null. */
+function embeddedIpv4(ip: string): string | null {
+  const m = /^(?:::ffff:|64:ff9b::)(?:0:)?(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
+  if (m) return m[1];
+  const h = /^(?:::ffff:|64:ff9b::)([0-9a-f]{1,4}):([0-9a-f]{1,4})$/i.exec(ip);
+  if (!h) return null;
+  const hi = parseInt(h[1], 16);
+  const lo = parseInt(h[2], 16);
+  return `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
+}
+
+/** True when `ip` (a literal address) is loopback, link-local, private or otherwise not a public unicast address. */
+export function isNonPublicAddress(ip: string): boolean {
+  const family = isIP(ip);
+  if (family === 4) return BLOCKED.check(ip, 'ipv4');
+  if (family === 6) {
+    const v4 = embeddedIpv4(ip);
+    if (v4 !== null) return BLOCKED.check(v4, 'ipv4');
+    return BLOCKED.check(ip, 'ipv6');
+  }
+  return true; // not an address at all: never connect to it
+}
+
+/** A receiver's host resolves to an address deliveries may not reach (or does not resolve). */
+export class AddressRefusedError extends Error {
+  constructor(
+    message: string,
+    readonly addresses: string[],
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * Every address `host` resolves to (a literal address: itself), checked:
+ * throws {@link AddressRefusedError} when any is not public (unless
+ * `allowPrivate`) or when the host does not resolve.
+ */
+export async function resolveAllowed(host: string, allowPrivate: boolean): Promise<LookupAddress[]> {
+  const bare = host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
+  let addrs: LookupAddress[];
+  if (isIP(bare) !== 0) addrs = [{ address: bare, family: isIP(bare) }];
+  else {
+    try {
+      addrs = await new Promise<LookupAddress[]>((resolve, reject) => dnsLookup(bare, { all: true, verbatim: true }, (e, a) => (e ? reject(e) : resolve(a))));
+    } catch (e) {
+      throw new AddressRefusedError(`host ${JSON.stringify(bare)} does not resolve (${e instanceof Error ? e.message : String(e)})`, []);
+    }
+  }
+  if (addrs.length === 0) throw new AddressRefusedError(`host ${JSON.stringify(bare)} has no address`, []);
+  if (!allowPrivate) {
+    const bad = addrs.filter((a) => isNonPublicAddress(a.address)).map((a) => a.address);
+    if (bad.length > 0) throw new AddressRefusedError(`host ${JSON.stringify(bare)} resolves to ${bad.join(', ')}: a loopback, link-local, private or reserved address; webhooks are not sent inside the network (WEBHOOK_ALLOW_PRIVATE=true allows it)`, bad);
+  }
+  return addrs;
+}
+
+/** The outcome of one delivery attempt. */
+export type AttemptResult = { ok: true; status: number } | { ok: false; status: number | null; reason: string };
+
+/**
+ * POST `body` to `url` once, to an address {@link resolveAllowed} accepted,
+ * within `timeoutMs`. 2xx is success; a 3xx (not followed), another status,
+ * a refused address, a timeout or a network error is a failure with its reason.
+ */
+export async function postOnce(url: string, body: string, headers: Record<string, string>, opts: { allowPrivate: boolean; timeoutMs: number }): Promise<AttemptResult> {
+  const u = new URL(url);
+  let addrs: LookupAddress[];
+  try {
+    addrs = await resolveAllowed(u.hostname, opts.allowPrivate);
+  } catch (e) {
+    return { ok: false, status: null, reason: e instanceof Error ? e.message : String(e) };
+  }
+  const pinned = addrs[0];
+  const send = u.protocol === 'https:' ? httpsRequest : httpRequest;
+  return new Promise<AttemptResult>((resolve) => {
+    const req = send(
+      u,
+      {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', 'Content-Length': String(Buffer.byteLength(body)), 'User-Agent': 'aer1-ledger-webhooks', ...headers },
+        timeout: opts.timeoutMs,
+        // Connect to the address that was checked, not to a second lookup's answer.
+        lookup: (_host, options, cb) => {
+          if ((options as { all?: boolean }).all) (cb as unknown as (e: null, a: LookupAddress[]) => void)(null, [pinned]);
+          else cb(null, pinned.address, pinned.family);
+        },
+      },
+      (res) => {
+        const status = res.statusCode ?? 0;
+        res.resume(); // the receiver's body is not read
+        res.on('end', () => {
+          if (status >= 200 && status < 300) resolve({ ok: true, status });
+          else if (status >= 300 && status < 400) resolve({ ok: false, status, reason: `redirect to ${JSON.stringify(res.headers.location ?? '')} not followed` });
+          else resolve({ ok: false, status, reason: `answered ${status}` });
+        });
+        res.on('error', () => resolve({ ok: false, status, reason: 'the answer broke off' }));
+      },
+    );
+    req.on('timeout', () => req.destroy(new Error(`no answer within ${opts.timeoutMs} ms`)));
+    req.on('error', (e) => resolve({ ok: false, status: null, reason: e.message }));
+    req.end(body);
+  });
+}
