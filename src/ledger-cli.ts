@@ -6,6 +6,9 @@
  *                                        print a new API key (shown once)
  *   revoke-key ID                        revoke a key
  *   list-keys                            keys without secrets
+ *   create-signing-key --out FILE [--origin ORIGIN]
+ *                                        write a new log signing key (Ed25519, mode 0600, never
+ *                                        overwritten) for LEDGER_SIGNING_KEY_FILE; prints its vkey
  *   verify                               recompute the ledger hash chain: the check of
  *                                        `aer1 ledger verify --database "$DATABASE_URL"`
  *                                        (one code path, read-only, no migrations run)
@@ -22,6 +25,7 @@ import { LedgerService } from './ledger/ledger.service';
 import { LedgerError } from './common/errors';
 import { DEFAULT_DATABASE_URL } from './database/database-url';
 import { verifyLedgerDatabase } from './ledger/offline-verify';
+import { createSigningKeyFile, defaultOrigin, LogKeyError } from './log/log-key';
 
 /**
  * Warnings and errors go to stderr, one line each: stdout carries only the
@@ -74,6 +78,17 @@ export async function main(argv: string[]): Promise<number> {
     const keys = await withLedger((app) => app.get(ApiKeysService).list());
     for (const k of keys) process.stdout.write(`${JSON.stringify(k)}\n`);
   });
+  program
+    .command('create-signing-key')
+    .description('write a new log signing key (Ed25519, mode 0600) for LEDGER_SIGNING_KEY_FILE; prints its verifier key (vkey)')
+    .requiredOption('--out <file>', 'the key file to create (never overwritten)')
+    .option('--origin <origin>', 'the log origin, e.g. ledger.example.com/aer1 (default: LEDGER_ORIGIN, else PUBLIC_BASE_URL without its scheme)')
+    .action((o: { out: string; origin?: string }) => {
+      const origin = o.origin ?? process.env.LEDGER_ORIGIN ?? defaultOrigin(process.env.PUBLIC_BASE_URL, Number(process.env.PORT ?? 3000));
+      const signer = createSigningKeyFile(o.out, origin);
+      process.stdout.write(`${signer.vkey}\n`);
+      process.stderr.write(`ledger: wrote ${o.out} (mode 0600) for origin ${origin}; start the server with LEDGER_SIGNING_KEY_FILE=${o.out}, give auditors the vkey above\n`);
+    });
   program.command('verify').description('recompute the ledger hash chain').action(async () => {
     const r = await verifyLedgerDatabase(process.env.DATABASE_URL || DEFAULT_DATABASE_URL);
     process.stdout.write(`${JSON.stringify(r)}\n`);
@@ -84,8 +99,8 @@ export async function main(argv: string[]): Promise<number> {
   } catch (e) {
     if (e instanceof CommanderError) return e.exitCode === 0 ? 0 : 2;
     process.stderr.write(`ledger: ${e instanceof Error ? e.message : String(e)}\n`);
-    // A refused argument (unknown role, unknown key id) is a usage error like a bad option.
-    return e instanceof LedgerError && e.status < 500 ? 2 : 1;
+    // A refused argument (unknown role, unknown key id, an existing key file) is a usage error like a bad option.
+    return (e instanceof LedgerError && e.status < 500) || e instanceof LogKeyError ? 2 : 1;
   }
   return code;
 }

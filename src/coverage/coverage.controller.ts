@@ -8,6 +8,7 @@ import { RawJson } from '../common/raw-json';
 import { renderCoveragePage } from './coverage.page';
 import { Caller } from '../auth/caller.decorator';
 import type { Principal } from '../auth/api-keys.service';
+import { LogService } from '../log/log.service';
 import { CoverageService } from './coverage.service';
 import { ApiAnswer, ApiCreated, ApiCursor, ApiErrors, ApiJsonBody, ref, WRITE_ERRORS } from '../common/openapi';
 import { parsePage } from '../common/pagination';
@@ -22,6 +23,7 @@ export class CoverageController {
     private readonly quota: KeyQuota,
     private readonly listing: CoverageListing,
     private readonly urls: PublicUrls,
+    private readonly log: LogService,
   ) {}
 
   /**
@@ -51,7 +53,8 @@ export class CoverageController {
   @ApiAnswer(200, 'CoverageReport', 'the report with its digest recomputed')
   @ApiErrors([404, 429])
   async get(@Param('report_id') id: string) {
-    return this.coverage.get(id);
+    const r = await this.coverage.get(id);
+    return { ...r, log: await this.log.locate(Number(r.position), this.urls.path(`/api/coverage-reports/${r.report_id}/proof`)) };
   }
 
   /** The public page of a report: HTML, or JSON with `Accept: application/json`. */

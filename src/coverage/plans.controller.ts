@@ -8,6 +8,7 @@ import { JsonBody } from '../common/json-body.decorator';
 import { RawJson } from '../common/raw-json';
 import { Caller } from '../auth/caller.decorator';
 import type { Principal } from '../auth/api-keys.service';
+import { LogService } from '../log/log.service';
 import { PlansService } from './plans.service';
 import { ApiAnswer, ApiCreated, ApiCursor, ApiErrors, ApiJsonBody, ref, WRITE_ERRORS } from '../common/openapi';
 import { parsePage } from '../common/pagination';
@@ -21,6 +22,7 @@ export class PlansController {
     private readonly plans: PlansService,
     private readonly listing: CoverageListing,
     private readonly urls: PublicUrls,
+    private readonly log: LogService,
   ) {}
 
   /** Register the expected-action plan of a job or workflow, before execution. 201 with `Location`; 409 `plan_exists`; 422 `invalid_plan` with `reasons` (codes) and `problems` (path, code, message). */
@@ -94,7 +96,8 @@ export class PlansController {
   @ApiAnswer(200, 'PlanVersion', 'the version')
   @ApiErrors([400, 401, 403, 404])
   async version(@Param('plan_id') planId: string, @Param('n') n: string) {
-    return this.plans.getVersion(planId, n);
+    const v = await this.plans.getVersion(planId, n);
+    return { ...v, log: await this.log.locate(v.position, this.urls.path(`/api/ledger/events/${v.position}/proof`)) };
   }
 }
 

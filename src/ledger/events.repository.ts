@@ -186,4 +186,10 @@ export class EventsRepository {
     );
     return new Set(rows.map((r) => int(r.position)));
   }
+
+  /** The position of the newest event of a stream, or null when it has none. */
+  async lastPositionOf(q: Queryable, streamId: string): Promise<number | null> {
+    const r = await q.query<{ p: number | string | null }>('SELECT MAX(position) AS p FROM events WHERE stream_id = ?', [streamId]);
+    return r[0]?.p === null || r[0]?.p === undefined ? null : int(r[0].p);
+  }
 }

@@ -13,6 +13,7 @@ import type { Writer } from '../ledger/events.repository';
 import { mayReadWithheld, sameOwner } from '../auth/permissions';
 import type { RecordedBy } from '../core/ledger/event-hash';
 import { linkableReceiptId, loadTimelineView, TimelineView } from './timeline-view';
+import { LogLocation, LogService } from '../log/log.service';
 
 /** Everything the receipt page shows (also its JSON variant). */
 export interface ReceiptPageData {
@@ -49,6 +50,8 @@ export interface ReceiptPageData {
   position: number;
   url: string;
   verify_url: string;
+  /** Where the receipt's event sits in the verifiable log, with its checked inclusion proof. */
+  log: LogLocation;
 }
 
 /** Everything the workflow page shows. */
@@ -62,6 +65,8 @@ export interface WorkflowPageData {
   declared_verify_url: unknown;
   verification: WorkflowVerification;
   steps: { seq: unknown; tool: unknown; receipt_id: unknown; started_at: unknown; ended_at: unknown; status: unknown; receipt_hash: unknown }[];
+  /** Where the workflow receipt's event sits in the verifiable log. */
+  log: LogLocation;
 }
 
 export const PROVENANCE_NOTE =
@@ -78,6 +83,7 @@ export class PublicPagesService {
     private readonly timelines: TimelinesRepository,
     private readonly events: EventsRepository,
     private readonly receiptsRepo: ReceiptsRepository,
+    private readonly log: LogService,
   ) {}
 
   /**
@@ -140,6 +146,7 @@ export class PublicPagesService {
       position: Number(row.position),
       url: this.urls.receipt(row.id),
       verify_url: this.urls.receiptVerify(row.id),
+      log: await this.log.locate(Number(row.position), this.urls.path(`/api/receipts/${row.id}/proof`)),
     };
   }
 
@@ -161,18 +168,23 @@ export class PublicPagesService {
         const o = (s && typeof s === 'object' ? s : {}) as Record<string, unknown>;
         return { seq: o.seq, tool: o.tool, receipt_id: o.receipt_id, started_at: o.started_at, ended_at: o.ended_at, status: o.status, receipt_hash: o.receipt_hash };
       }),
+      log: await this.log.locate(Number(row.position), this.urls.path(`/api/workflows/${row.workflow_id}/proof`)),
     };
   }
 
   /** The job page's data; `range` pages the entries (the verdict and commitments cover the whole timeline). */
-  async timeline(jobId: string, range?: { after: number; limit: number }): Promise<TimelineView & { url: string; verify_url: string }> {
+  async timeline(jobId: string, range?: { after: number; limit: number }): Promise<TimelineView & { url: string; verify_url: string; log: LogLocation | null }> {
     const view = await loadTimelineView(this.timelines, this.db, jobId, range);
     if (!view) throw new NotFoundError('job', jobId);
     // Which of this page's entry receipts the ledger holds: the page links only those (no link to "Not found").
     const ids = [...new Set(view.entries.map((e) => e.receipt_id).filter(linkableReceiptId).map((id) => id.toLowerCase()))];
     const held = new Set((await this.receiptsRepo.positions(this.db, ids)).keys());
     view.entries = view.entries.map((e) => ({ ...e, receipt_recorded: linkableReceiptId(e.receipt_id) && held.has(e.receipt_id.toLowerCase()) }));
-    return { ...view, url: this.urls.job(jobId), verify_url: this.urls.jobVerify(jobId) };
+    // The newest event of the job: its leaf's inclusion proves the whole chain up to it (every entry links to the one before).
+    const row = await this.timelines.get(this.db, jobId);
+    const last = row ? Number(row.last_position) : 0;
+    const log = last > 0 ? await this.log.locate(last, this.urls.path(`/api/ledger/events/${last}/proof`)) : null;
+    return { ...view, url: this.urls.job(jobId), verify_url: this.urls.jobVerify(jobId), log };
   }
 }
 

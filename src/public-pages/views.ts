@@ -4,6 +4,8 @@ import { html, safeHttpUrl, SafeHtml, seg } from './html';
 import { checksTable, idCode, layout, limitsList, okBadge, provenanceLabel, shortId, Tone, verdictBadge, verdictBlock } from './layout';
 import { ReceiptPageData, WorkflowPageData } from './public-pages.service';
 import { linkableReceiptId, TimelineEntryView, TimelineView } from './timeline-view';
+import { logSection } from './log-view';
+import type { LogLocation } from '../log/log.service';
 
 const runHref = (id: string): string => `/run/${seg(id.toLowerCase())}`;
 const jobHref = (job: string): string => `/jobs/${seg(job)}`;
@@ -125,6 +127,7 @@ ${d.claimed_by_timelines.length
       (p) => html`<li>Claimed by ${p.claimed_by}: entry ${p.seq} of the job timeline <a href="${jobHref(p.job_id)}">${p.job_id}</a> names this receipt. That timeline was not recorded by this receipt's owner.</li>`,
     )}</ul>`
   : ''}
+${logSection(d.log)}
 <h2>Raw JSON (exactly as stored)</h2>
 ${d.raw === null ? html`<p class="muted" id="raw">Withheld with the canonical bytes (see above).</p>` : html`<pre id="raw">${d.raw}</pre>`}
 ${limitsList([...v.limits, 'A result preview or decoded text is not the source dataset; only the canonical bytes are committed (S4).'])}
@@ -193,6 +196,7 @@ ${d.steps.map((s, i) => {
 <p class="muted">Provenance applies per step; the workflow receipt does not upgrade the provenance of its steps (S8.2 step 6).</p>
 <h2>Checks</h2>
 ${checksTable(v.checks)}
+${logSection(d.log)}
 <h2>Raw JSON (exactly as stored)</h2>
 <pre id="raw">${d.raw}</pre>
 ${limitsList(v.limits)}
@@ -217,7 +221,7 @@ export function timelineHeadline(t: Pick<TimelineView, 'verdict' | 'reasons' | '
   return { tone: 'warn', text: `Chain valid — truncation not excluded (${t.commitment_status === 'absent' ? 'no endpoint commitment' : 'no binding endpoint commitment'})` };
 }
 
-export function timelinePage(t: TimelineView & { verify_url: string }): string {
+export function timelinePage(t: TimelineView & { verify_url: string; log?: LogLocation | null }): string {
   const binding = t.commitments.filter((c) => c.binding);
   const construction = t.construction === '-06' ? html`-06 <span class="badge warn">historical</span> (S7.4: never reported valid)` : html`${t.construction ?? 'undetermined'}`;
   const head = timelineHeadline(t);
@@ -259,6 +263,7 @@ ${t.entries.map(
 </tbody></table></div>
 <h2>Checks</h2>
 ${checksTable(t.checks)}
+${t.log ? html`${logSection(t.log)}<p class="muted">The job's newest event is shown: each entry is a leaf of its own, and the newest one's inclusion covers the chain that links every entry to the one before.</p>` : ''}
 ${limitsList(t.limits)}
 `;
   return layout(`Job ${t.job_id}`, body);

@@ -12,6 +12,7 @@ import { RawJson } from '../common/raw-json';
 import { PublicUrls } from '../common/urls';
 import { isObject } from '../core/aer1';
 import { ReceiptsListing } from './receipts.listing';
+import { LogService } from '../log/log.service';
 import { ReceiptsService } from './receipts.service';
 
 @ApiTags('receipts')
@@ -22,6 +23,7 @@ export class ReceiptsController {
     private readonly listing: ReceiptsListing,
     private readonly keys: ApiKeysService,
     private readonly urls: PublicUrls,
+    private readonly log: LogService,
   ) {}
 
   /**
@@ -134,6 +136,8 @@ export class ReceiptsController {
       superseded_by: row.superseded_by,
       recorded_by: await this.receipts.recordedBy(row),
       publication: row.publication,
+      // Where the receipt's event sits in the verifiable log, its inclusion proof checked against the newest checkpoint.
+      log: await this.log.locate(Number(row.position), this.urls.path(`/api/receipts/${row.id}/proof`)),
       ...(row.publication === 'metadata'
         ? { statement: 'The canonical bytes are withheld from the public by the publication setting of the key that recorded this receipt (S13); this ledger recomputed the output commitment from the stored bytes, server-side.' }
         : {}),

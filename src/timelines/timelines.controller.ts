@@ -12,6 +12,10 @@ import { JOB_VERIFY_COST, PublicRead } from '../common/rate-limit';
 import { parseNdjsonRequest, parseRequestJson, RawJson } from '../common/raw-json';
 import { PublicUrls } from '../common/urls';
 import { TimelinesListing } from './timelines.listing';
+import { LogService } from '../log/log.service';
+import { DatabaseService } from '../database/database.service';
+import { EventsRepository } from '../ledger/events.repository';
+import { streams } from '../ledger/streams';
 import { TimelinesService } from './timelines.service';
 
 /** Media types read as NDJSON by `PUT /api/jobs/{id}/timeline` (one entry per line, as `aer1 generate timeline` writes). */
@@ -24,6 +28,9 @@ export class TimelinesController {
     private readonly timelines: TimelinesService,
     private readonly keys: ApiKeysService,
     private readonly urls: PublicUrls,
+    private readonly log: LogService,
+    private readonly db: DatabaseService,
+    private readonly events: EventsRepository,
   ) {}
 
   /**
@@ -164,7 +171,9 @@ export class TimelinesController {
   async verify(@Param('job_id') jobId: string, @Res({ passthrough: true }) res: Response) {
     const r = await this.timelines.verify(jobId);
     res.status(r.assessment === 'clean' ? 200 : 422);
-    return r;
+    // The job's newest event in the verifiable log: its inclusion covers the chain linking every entry to the one before.
+    const last = await this.events.lastPositionOf(this.db, streams.timeline(jobId));
+    return { ...r, ...(last === null ? {} : { log: await this.log.locate(last, this.urls.path(`/api/ledger/events/${last}/proof`)) }) };
   }
 
   /** The ledger's own endpoint `{job_id, final_entry_digest, entry_count, published_at}` for a closed, verifying job. */

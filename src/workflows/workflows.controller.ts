@@ -11,6 +11,7 @@ import { PublicUrls } from '../common/urls';
 import { WorkflowsListing } from './workflows.listing';
 import { Caller } from '../auth/caller.decorator';
 import type { Principal } from '../auth/api-keys.service';
+import { LogService } from '../log/log.service';
 import { WorkflowsService } from './workflows.service';
 
 @ApiTags('workflows')
@@ -20,6 +21,7 @@ export class WorkflowsController {
     private readonly workflows: WorkflowsService,
     private readonly listing: WorkflowsListing,
     private readonly urls: PublicUrls,
+    private readonly log: LogService,
   ) {}
 
   /**
@@ -87,9 +89,9 @@ export class WorkflowsController {
   @ApiAnswer(422, 'WorkflowVerification', 'verdict invalid or incomplete')
   @ApiErrors([404, 429])
   async verify(@Param('workflow_id') id: string, @Res({ passthrough: true }) res: Response) {
-    const { report } = await this.workflows.verifyStored(id);
+    const { row, report } = await this.workflows.verifyStored(id);
     res.status(report.verification_status === 'verified' ? 200 : 422);
-    return report;
+    return { ...report, log: await this.log.locate(Number(row.position), this.urls.path(`/api/workflows/${row.workflow_id}/proof`)) };
   }
 
   /** Deprecated alias of {@link verify} (kept for one release): the same answer with `Deprecation` and `Link: rel="successor-version"`. */

@@ -34,6 +34,7 @@ export const COVERAGE_SCHEMAS: Record<string, Schema> = {
   },
   PlanVersion: obj(
     {
+      log: ref('LogLocation'),
       plan_id: { type: 'string', format: 'uuid' },
       version: { type: 'integer' },
       plan: { type: 'object', additionalProperties: true, description: 'the normalized plan (defaults written out)' },
@@ -42,8 +43,7 @@ export const COVERAGE_SCHEMAS: Record<string, Schema> = {
       position: { type: 'integer' },
       recorded_by: ref('RecordedBy'),
     },
-    'One version of a plan.',
-  ),
+    'One version of a plan.', ['log']),
   PlanRecord: obj(
     {
       plan_id: { type: 'string', format: 'uuid' },
@@ -82,6 +82,7 @@ export const COVERAGE_SCHEMAS: Record<string, Schema> = {
   ),
   CoverageReport: obj(
     {
+      log: ref('LogLocation'),
       report_id: { type: 'string', format: 'uuid' },
       url: { type: 'string', format: 'uri' },
       issued_at: { type: 'string', format: 'date-time' },
@@ -91,8 +92,7 @@ export const COVERAGE_SCHEMAS: Record<string, Schema> = {
       issued_by: ref('RecordedBy'),
       report: { type: 'object', additionalProperties: true, required: ['format', 'result'], properties: { format: { type: 'string' }, result: { type: 'string' } }, description: 'the report content (format aer1-coverage-report/1), digested as recorded' },
     },
-    'A recorded coverage report with its digest recomputed.',
-  ),
+    'A recorded coverage report with its digest recomputed.', ['log']),
   CoverageReportSummary: obj(
     {
       report_id: { type: 'string', format: 'uuid' },

@@ -49,6 +49,7 @@ export const RECEIPT_SCHEMAS: Record<string, Schema> = {
   ),
   ReceiptVerification: obj(
     {
+      log: ref('LogLocation'),
       id: { type: 'string', format: 'uuid' },
       verdict: ref('Verdict'),
       status: { description: 'the receipt\'s own `status` (transport form), exactly as sent; absent when the receipt has none. Not this ledger\'s result.' },

@@ -101,6 +101,7 @@ export const TIMELINE_SCHEMAS: Record<string, Schema> = {
   ),
   TimelineVerification: obj(
     {
+      log: ref('LogLocation'),
       job_id: { type: 'string' },
       source: { type: 'string', enum: ['append', 'import'] },
       verdict: ref('Verdict'),

@@ -45,6 +45,7 @@ export const WORKFLOW_SCHEMAS: Record<string, Schema> = {
   ),
   WorkflowVerification: obj(
     {
+      log: ref('LogLocation'),
       workflow_id: { type: 'string' },
       verdict: ref('Verdict'),
       verification_status: { type: 'string', enum: ['verified', 'failed', 'incomplete'], deprecated: true, description: 'deprecated: read `verdict` (`verified` is `valid`, `failed` is `invalid`)' },
