@@ -19,6 +19,7 @@ import { PublicPagesModule } from './public-pages/public-pages.module';
 import { TimelinesModule } from './timelines/timelines.module';
 import { readQueueOptions } from './verification-queue/queue-options';
 import { VerificationQueueModule } from './verification-queue/verification-queue.module';
+import { MetricsHttpModule, MetricsModule } from './metrics/metrics.module';
 
 /**
  * The service. `env` overrides process.env (tests pass their own DATABASE_URL
@@ -52,6 +53,8 @@ export class AppModule {
         TerminusModule,
         CommonModule,
         DatabaseModule,
+        MetricsModule,
+        MetricsHttpModule,
         RepositoriesModule,
         EventLedgerModule,
         LedgerHttpModule,

@@ -56,6 +56,17 @@ export function inputError(e: unknown): StorageInputError | null {
   return null;
 }
 
+/** What a write transaction reports to an observer of write transactions (the metrics, src/metrics/ledger-metrics.ts). */
+export interface WriteObserver {
+  /**
+   * One write transaction ended. `tx` is the transaction handle the ledger
+   * appended through; times in seconds: `waited` in the in-process write
+   * queue before BEGIN, `total` from BEGIN to the end of COMMIT (or
+   * ROLLBACK), `commit` the COMMIT alone (its WAL flush; 0 on rollback).
+   */
+  writeFinished(tx: object, committed: boolean, times: { waited: number; total: number; commit: number }): void;
+}
+
 /** Advisory lock key held while migrations run, so replicas started together do not race. */
 const MIGRATION_LOCK_KEY = 0x4145_524d; // "AERM"
 
@@ -93,6 +104,7 @@ const APPEND_LOCK_KEY = 0x4145_5231; // "AER1"
 export class DatabaseService implements OnApplicationShutdown {
   readonly dialect: Dialect;
   private queue: Promise<unknown> = Promise.resolve();
+  private observer: WriteObserver | null = null;
 
   /**
    * @param dataSource the read-write connection (migrations already run).
@@ -136,17 +148,37 @@ export class DatabaseService implements OnApplicationShutdown {
     return this.wrap(this.dataSource.manager).query<T>(sql, params);
   }
 
+  /** Report every write transaction's times and outcome to `observer` (the metrics; one observer, the last set). */
+  observeWrites(observer: WriteObserver): void {
+    this.observer = observer;
+  }
+
   /**
    * Run `fn` in one write transaction: all of it commits or none of it does.
    * Serialized with every other write transaction (see class comment).
    */
   write<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
-    const run = async (): Promise<T> =>
-      this.dataSource.transaction(async (manager) => {
-        const tx = this.wrap(manager);
-        if (this.dialect === 'postgres') await tx.query('SELECT pg_advisory_xact_lock(?)', [APPEND_LOCK_KEY]);
-        return fn(tx);
-      });
+    const queuedAt = performance.now();
+    const run = async (): Promise<T> => {
+      const begun = performance.now();
+      let tx: Tx | undefined;
+      let bodyDone = 0;
+      try {
+        const out = await this.dataSource.transaction(async (manager) => {
+          tx = this.wrap(manager);
+          if (this.dialect === 'postgres') await tx.query('SELECT pg_advisory_xact_lock(?)', [APPEND_LOCK_KEY]);
+          const r = await fn(tx);
+          bodyDone = performance.now();
+          return r;
+        });
+        const end = performance.now();
+        if (tx) this.observer?.writeFinished(tx, true, { waited: (begun - queuedAt) / 1000, total: (end - begun) / 1000, commit: (end - bodyDone) / 1000 });
+        return out;
+      } catch (e) {
+        if (tx) this.observer?.writeFinished(tx, false, { waited: (begun - queuedAt) / 1000, total: (performance.now() - begun) / 1000, commit: 0 });
+        throw e;
+      }
+    };
     const result = this.queue.then(run, run);
     this.queue = result.catch(() => undefined);
     return result;

@@ -1,10 +1,11 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Optional } from '@nestjs/common';
 import { DatabaseService, emptyTable, Tx } from '../database/database.service';
 import { ExpectedVersionConflictError } from '../common/errors';
 import { AnyEvent, ExpectedVersion, NO_CONCURRENCY_CHECK, STREAM_DOES_NOT_EXIST } from './event';
 import { CURRENT_EVENT_FORMAT, eventHash, LEDGER_GENESIS_HASH, LedgerChainReport, LedgerChainVerifier, RecordedBy, StoredEvent } from '../core/ledger/event-hash';
 import { EventsRepository } from './events.repository';
 import { ProjectionRegistry } from './projections';
+import { LedgerMetrics } from '../metrics/ledger-metrics';
 
 export { NO_CONCURRENCY_CHECK, STREAM_DOES_NOT_EXIST } from './event';
 export type { ExpectedVersion } from './event';
@@ -30,6 +31,7 @@ export class LedgerService {
     private readonly db: DatabaseService,
     private readonly projections: ProjectionRegistry,
     private readonly events: EventsRepository,
+    @Optional() private readonly metrics?: LedgerMetrics,
   ) {}
 
   /** Current version of a stream: the number of events in it (0 when empty). */
@@ -82,6 +84,7 @@ export class LedgerService {
       prevHash = ev.event_hash;
     }
     if (stored.length > 0) this.txHeads.set(tx, { position, event_hash: prevHash });
+    this.metrics?.appended(tx, stored); // counted when tx commits
     return stored;
   }
 

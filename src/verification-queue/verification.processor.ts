@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { jobAssessment, stepReceiptsAtHand, TimelineVerifier, uuidKey, verifyReceipt, verifyWorkflow, VerificationResultBase } from '../core/aer1';
 import { assessJobCommitments } from '../timelines/timelines.service';
@@ -15,6 +15,7 @@ import { VerificationBatchesRepository } from './verification-batches.repository
 import { BatchEvent, ResultsRecordedData } from './verification.events';
 import { SYSTEM } from '../core/ledger/event-hash';
 import { QUEUE_OPTIONS, VerificationQueueOptions } from './queue-options';
+import { LedgerMetrics } from '../metrics/ledger-metrics';
 
 const IN_LIST = 500;
 
@@ -44,16 +45,25 @@ export class VerificationProcessor {
     private readonly receipts: ReceiptsRepository,
     private readonly timelines: TimelinesRepository,
     private readonly workflows: WorkflowsRepository,
+    @Optional() private readonly metrics?: LedgerMetrics,
   ) {}
 
   /**
    * Process one chunk; returns how many results it newly recorded. Logs one
    * `chunk verified` line: batch_id, chunk_index, count (targets in the chunk),
-   * recorded, skipped (already recorded), duration_ms.
+   * recorded, skipped (already recorded), duration_ms. Its duration goes to
+   * `aer1_verification_chunk_seconds` (outcome ok, or error when it throws).
    */
   async processChunk(chunk: ChunkData): Promise<{ recorded: number; skipped: number }> {
     const started = performance.now();
-    const r = await this.processChunkUnlogged(chunk);
+    let r: { recorded: number; skipped: number };
+    try {
+      r = await this.processChunkUnlogged(chunk);
+    } catch (e) {
+      this.metrics?.chunkProcessed((performance.now() - started) / 1000, false);
+      throw e;
+    }
+    this.metrics?.chunkProcessed((performance.now() - started) / 1000, true);
     this.log.log({
       msg: 'chunk verified',
       batch_id: chunk.batch_id,
