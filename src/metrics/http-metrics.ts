@@ -4,10 +4,13 @@ import { LedgerMetrics } from './ledger-metrics';
 /**
  * The route template a request matched (`/api/receipts/:id`, with the
  * router's mount path), or null when no route matched it. Never the URL.
+ * A wildcard template (`/{*path}`: Nest registers app-wide middleware, such
+ * as the request logger's, as a route on it) is no route: null too.
  */
 export function routeTemplate(req: Request): string | null {
   const path = (req.route as { path?: unknown } | undefined)?.path;
-  return typeof path === 'string' ? `${req.baseUrl ?? ''}${path}` : null;
+  if (typeof path !== 'string' || path.includes('*')) return null;
+  return `${req.baseUrl ?? ''}${path}`;
 }
 
 /**

@@ -99,8 +99,9 @@ describe.each(DIALECTS)('OpenAPI contract on %s', (dialect) => {
       if (!op.operationId || !/^[a-z][A-Za-z]+$/.test(op.operationId) || /Controller/.test(op.operationId)) problems.push(`${where}: operationId ${op.operationId}`);
       for (const [status, r] of Object.entries(op.responses)) {
         if (status === '204') continue;
-        // A success may be NDJSON (the timeline export), documented with its own media type and schema.
-        const json = r.content?.['application/json']?.schema ?? (status.startsWith('2') ? r.content?.['application/x-ndjson']?.schema : undefined);
+        // A success may be NDJSON (the timeline export), documented with its own media type and schema; /metrics answers the Prometheus text format.
+        const text = path === '/metrics' && status === '200' ? r.content?.['text/plain']?.schema : undefined;
+        const json = r.content?.['application/json']?.schema ?? (status.startsWith('2') ? (r.content?.['application/x-ndjson']?.schema ?? text) : undefined);
         if (!json) problems.push(`${where} ${status}: no JSON schema`);
         else if (!refOk(json)) problems.push(`${where} ${status}: dangling $ref`);
         // Errors answer the Error body; only a verifier's 422 (its full answer, verdict not valid) and /health's 503 differ.
