@@ -5,7 +5,7 @@
  * (never ids), appended events and group sizes, rate-limit refusals, chunk
  * durations and the gauges another module sets through LedgerMetrics.
  */
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { LedgerMetrics } from '../../src/metrics/ledger-metrics';
 import { DIALECTS, startApp, TestApp } from '../helpers/app';
@@ -13,6 +13,7 @@ import { vector } from '../helpers/corpus';
 import { has, parseProm, Sample, value } from '../metrics/prom-text';
 
 const TOKEN = 'metrics-scrape-token-0123456789';
+const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const receiptText = (id = randomUUID()): string => JSON.stringify({ ...(vector('receipt-core-valid') as Record<string, unknown>), id });
 
 describe('/metrics disabled (the default)', () => {
@@ -161,6 +162,32 @@ describe.each(DIALECTS)('/metrics enabled (%s)', (dialect) => {
     expect(value(after, 'aer1_checkpoint_age_seconds')).toBeLessThan(60);
     expect(value(after, 'aer1_witness_lag_entries', { witness: 'witness-a' })).toBe(20);
     expect(has(after, 'process_resident_memory_bytes')).toBe(true);
+  });
+});
+
+describe('/metrics with REDIS_URL: the queue depth is BullMQ\'s', () => {
+  jest.setTimeout(30_000);
+  it('reports waiting, active, delayed and failed chunks; no depth sample while Redis does not answer', async () => {
+    const up = await startApp('sqlite', { METRICS_ENABLED: 'true', REDIS_URL, QUEUE_PREFIX: `aer1t_metrics_${randomBytes(4).toString('hex')}` });
+    try {
+      const r = await up.http.get('/metrics').set('Authorization', `Bearer ${up.keys.admin}`);
+      expect(r.status).toBe(200);
+      const s = parseProm(r.text);
+      for (const state of ['waiting', 'active', 'delayed', 'failed']) expect(value(s, 'aer1_verification_queue_depth', { state })).toBe(0);
+      expect(has(s, 'aer1_verification_queue_depth', { state: 'waiting' })).toBe(true);
+    } finally {
+      await up.close();
+    }
+    const down = await startApp('sqlite', { METRICS_ENABLED: 'true', REDIS_URL: 'redis://127.0.0.1:6391', QUEUE_PREFIX: `aer1t_metrics_${randomBytes(4).toString('hex')}` });
+    try {
+      const started = Date.now();
+      const r = await down.http.get('/metrics').set('Authorization', `Bearer ${down.keys.admin}`);
+      expect(r.status).toBe(200);
+      expect(Date.now() - started).toBeLessThan(5000);
+      expect(has(parseProm(r.text), 'aer1_verification_queue_depth')).toBe(false);
+    } finally {
+      await down.close();
+    }
   });
 });
 
