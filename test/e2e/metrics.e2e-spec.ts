@@ -165,6 +165,25 @@ describe.each(DIALECTS)('/metrics enabled (%s)', (dialect) => {
   });
 });
 
+describe('/metrics: per-key quota refusals', () => {
+  jest.setTimeout(30_000);
+  it('counts a verification batch refused by REPORT_QUOTA_PER_HOUR under limiter="verification_batches"', async () => {
+    const t = await startApp('sqlite', { METRICS_ENABLED: 'true', REPORT_QUOTA_PER_HOUR: '1' });
+    try {
+      const submit = () => t.http.post('/api/verification-batches').set('Authorization', `Bearer ${t.keys.auditor}`).set('Content-Type', 'application/json').send('{"scope":"all"}');
+      expect((await submit()).status).toBe(202);
+      const refused = await submit();
+      expect([refused.status, refused.body.error]).toEqual([429, 'quota_exceeded']);
+      const s = parseProm((await t.http.get('/metrics').set('Authorization', `Bearer ${t.keys.admin}`)).text);
+      expect(value(s, 'aer1_rate_limit_refusals_total', { limiter: 'verification_batches' })).toBe(1);
+      expect(value(s, 'aer1_rate_limit_refusals_total', { limiter: 'public_read' })).toBe(0);
+      expect(value(s, 'aer1_http_requests_total', { method: 'POST', route: '/api/verification-batches', status: '429' })).toBe(1);
+    } finally {
+      await t.close();
+    }
+  });
+});
+
 describe('/metrics with REDIS_URL: the queue depth is BullMQ\'s', () => {
   jest.setTimeout(30_000);
   it('reports waiting, active, delayed and failed chunks; no depth sample while Redis does not answer', async () => {
