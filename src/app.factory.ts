@@ -11,6 +11,8 @@ import { ReadBodyInterceptor } from './common/raw-body';
 import { addSchemas, operationIdFactory } from './common/openapi';
 import { API_SCHEMAS } from './common/api-schemas';
 import { AppConfig, trustProxy, validateConfig } from './config/configuration';
+import { LedgerMetrics } from './metrics/ledger-metrics';
+import { httpMetrics } from './metrics/http-metrics';
 
 /**
  * Build the application exactly as `npm start` runs it: raw bodies (kept
@@ -28,6 +30,8 @@ export async function createApp(env: Record<string, string | undefined> = proces
   app.useGlobalInterceptors(new ReadBodyInterceptor(config.get('BODY_LIMIT_BYTES', { infer: true })));
   app.set('trust proxy', trustProxy(config.get('TRUST_PROXY', { infer: true })));
   app.disable('x-powered-by');
+  const metrics = app.get(LedgerMetrics);
+  if (metrics.enabled) app.use(httpMetrics(metrics)); // first: it sees every answer, refusals included
   app.use(securityHeaders());
   app.use(rejectRepeatedQuery());
   hardenServer(app.getHttpServer());

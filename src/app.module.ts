@@ -21,6 +21,7 @@ import { TimelinesModule } from './timelines/timelines.module';
 import { readQueueOptions } from './verification-queue/queue-options';
 import { VerificationQueueModule } from './verification-queue/verification-queue.module';
 import { WebhooksModule } from './webhooks/webhooks.module';
+import { MetricsHttpModule, MetricsModule } from './metrics/metrics.module';
 
 /**
  * The service. `env` overrides process.env (tests pass their own DATABASE_URL
@@ -54,6 +55,8 @@ export class AppModule {
         TerminusModule,
         CommonModule,
         DatabaseModule,
+        MetricsModule,
+        MetricsHttpModule,
         RepositoriesModule,
         EventLedgerModule,
         LedgerHttpModule,

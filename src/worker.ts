@@ -17,6 +17,7 @@ import { AppConfig, validateConfig } from './config/configuration';
 import { DatabaseModule } from './database/database.module';
 import { RepositoriesModule } from './database/repositories.module';
 import { EventLedgerModule } from './ledger/ledger.module';
+import { MetricsModule } from './metrics/metrics.module';
 import { readQueueOptions, VERIFICATION_QUEUE } from './verification-queue/queue-options';
 import { VerificationQueueModule } from './verification-queue/verification-queue.module';
 import { WebhooksModule } from './webhooks/webhooks.module';
@@ -37,6 +38,7 @@ export class WorkerModule {
         }),
         CommonModule,
         DatabaseModule,
+        MetricsModule,
         RepositoriesModule,
         EventLedgerModule,
         VerificationQueueModule.forWorker(env),

@@ -4,13 +4,14 @@
  * counted in the throttler's storage (Redis when REDIS_URL is set).
  */
 import { ThrottlerStorageRedisService } from '@nest-lab/throttler-storage-redis';
-import { ExecutionContext, Global, Injectable, Logger, Module, SetMetadata } from '@nestjs/common';
+import { ExecutionContext, Global, Inject, Injectable, Logger, Module, Optional, SetMetadata } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
-import { InjectThrottlerStorage, ThrottlerGuard, ThrottlerRequest, ThrottlerStorage, ThrottlerStorageService } from '@nestjs/throttler';
+import { InjectThrottlerStorage, ThrottlerGuard, ThrottlerLimitDetail, ThrottlerRequest, ThrottlerStorage, ThrottlerStorageService } from '@nestjs/throttler';
 import type { ThrottlerStorageRecord } from '@nestjs/throttler/dist/throttler-storage-record.interface';
 import type { Request } from 'express';
 import type { AppConfig } from '../config/configuration';
 import { LedgerError } from './errors';
+import { LedgerMetrics } from '../metrics/ledger-metrics';
 
 /** Weight of a read that re-verifies a job's whole chain (`/api/jobs/{id}/verify`, `/endpoint`, the `/jobs/{id}` page). */
 export const JOB_VERIFY_COST = 5;
@@ -51,6 +52,14 @@ export const VerifyRateLimit = (): MethodDecorator & ClassDecorator => PublicRea
  */
 @Injectable()
 export class PublicReadGuard extends ThrottlerGuard {
+  /** Counts refusals (`aer1_rate_limit_refusals_total{limiter="public_read"}`); property-injected, the throttler owns the constructor. */
+  @Optional() @Inject(LedgerMetrics) private readonly metrics?: LedgerMetrics;
+
+  protected override async throwThrottlingException(context: ExecutionContext, detail: ThrottlerLimitDetail): Promise<void> {
+    this.metrics?.rateLimited('public_read');
+    return super.throwThrottlingException(context, detail);
+  }
+
   protected override async shouldSkip(context: ExecutionContext): Promise<boolean> {
     if (context.getType() !== 'http') return true;
     const targets = [context.getHandler(), context.getClass()];
@@ -154,6 +163,7 @@ export class KeyQuota {
   constructor(
     @InjectThrottlerStorage() private readonly storage: ThrottlerStorage,
     private readonly config: ConfigService<AppConfig, true>,
+    @Optional() private readonly metrics?: LedgerMetrics,
   ) {}
 
   /** Spend one unit of `kind` for the key of `req` (set by the roles guard); throws 429 past the quota. */
@@ -164,6 +174,7 @@ export class KeyQuota {
     const hour = 3_600_000;
     const r = await this.storage.increment(`quota:${kind}:${principal.key_id}`, hour, limit, hour, 'quota');
     if (r.isBlocked) {
+      this.metrics?.rateLimited(kind);
       throw new LedgerError(429, 'quota_exceeded', `a key may issue ${limit} ${kind.replace(/_/g, ' ')} per hour (REPORT_QUOTA_PER_HOUR); retry after the Retry-After seconds`, {
         kind,
         limit,

@@ -152,6 +152,21 @@ export class AppConfig {
   @Max(120_000)
   WEBHOOK_TIMEOUT_MS = 10_000;
 
+  /**
+   * `true` serves `GET /metrics` (Prometheus text format) and records the metrics;
+   * otherwise nothing is recorded and /metrics answers 404. Readable only with
+   * METRICS_TOKEN or an admin key (README, "Operations").
+   */
+  @Transform(({ value }) => value === true || value === 'true')
+  @IsBoolean()
+  METRICS_ENABLED = false;
+
+  /** Optional bearer secret (at least 16 characters) that reads `/metrics` and nothing else. */
+  @IsOptional()
+  @IsString()
+  @MinLength(16)
+  METRICS_TOKEN?: string;
+
   /** pino log level. */
   @IsOptional()
   @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])

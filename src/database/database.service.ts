@@ -62,6 +62,17 @@ export function inputError(e: unknown): StorageInputError | null {
   return null;
 }
 
+/** What a write transaction reports to an observer of write transactions (the metrics, src/metrics/ledger-metrics.ts). */
+export interface WriteObserver {
+  /**
+   * One write transaction ended. `tx` is the transaction handle the ledger
+   * appended through; times in seconds: `waited` in the in-process write
+   * queue before BEGIN, `total` from BEGIN to the end of COMMIT (or
+   * ROLLBACK), `commit` the COMMIT alone (its WAL flush; 0 on rollback).
+   */
+  writeFinished(tx: object, committed: boolean, times: { waited: number; total: number; commit: number }): void;
+}
+
 /** Advisory lock key held while migrations run, so replicas started together do not race. */
 const MIGRATION_LOCK_KEY = 0x4145_524d; // "AERM"
 
@@ -99,6 +110,7 @@ const APPEND_LOCK_KEY = 0x4145_5231; // "AER1"
 export class DatabaseService implements OnApplicationShutdown {
   readonly dialect: Dialect;
   private queue: Promise<unknown> = Promise.resolve();
+  private observer: WriteObserver | null = null;
 
   /**
    * @param dataSource the read-write connection (migrations already run).
@@ -167,22 +179,41 @@ export class DatabaseService implements OnApplicationShutdown {
     return this.wrap(this.dataSource.manager).query<T>(sql, params);
   }
 
+  /** Report every write transaction's times and outcome to `observer` (the metrics; one observer, the last set). */
+  observeWrites(observer: WriteObserver): void {
+    this.observer = observer;
+  }
+
   /**
    * Run `fn` in one write transaction: all of it commits or none of it does.
    * Serialized with every other write transaction (see class comment).
    */
   write<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
+    const queuedAt = performance.now();
     const run = async (): Promise<T> => {
+      const begun = performance.now();
       const afterHooks: (() => void)[] = [];
-      const result = await this.dataSource.transaction(async (manager) => {
-        const beforeHooks: (() => Promise<void>)[] = [];
-        const tx = this.wrap(manager, beforeHooks);
-        this.commitHooks.set(tx, afterHooks);
-        if (this.dialect === 'postgres') await tx.query('SELECT pg_advisory_xact_lock(?)', [APPEND_LOCK_KEY]);
-        const value = await fn(tx);
-        for (let i = 0; i < beforeHooks.length; i++) await beforeHooks[i]();
-        return value;
-      });
+      let tx: Tx | undefined;
+      let bodyDone = 0;
+      let result: T;
+      try {
+        result = await this.dataSource.transaction(async (manager) => {
+          const beforeHooks: (() => Promise<void>)[] = [];
+          const t = this.wrap(manager, beforeHooks);
+          tx = t;
+          this.commitHooks.set(t, afterHooks);
+          if (this.dialect === 'postgres') await t.query('SELECT pg_advisory_xact_lock(?)', [APPEND_LOCK_KEY]);
+          const value = await fn(t);
+          for (let i = 0; i < beforeHooks.length; i++) await beforeHooks[i]();
+          bodyDone = performance.now();
+          return value;
+        });
+        const end = performance.now();
+        if (tx) this.observer?.writeFinished(tx, true, { waited: (begun - queuedAt) / 1000, total: (end - begun) / 1000, commit: (end - bodyDone) / 1000 });
+      } catch (e) {
+        if (tx) this.observer?.writeFinished(tx, false, { waited: (begun - queuedAt) / 1000, total: (performance.now() - begun) / 1000, commit: 0 });
+        throw e;
+      }
       for (const h of afterHooks) {
         try {
           h();

@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Optional } from '@nestjs/common';
 import { DatabaseService, emptyTable, Tx } from '../database/database.service';
 import { ExpectedVersionConflictError } from '../common/errors';
 import { AnyEvent, ExpectedVersion, NO_CONCURRENCY_CHECK, STREAM_DOES_NOT_EXIST } from './event';
@@ -9,6 +9,7 @@ import { TreeRepository } from '../log/tree.repository';
 import { EventsRepository } from './events.repository';
 import { ProjectionRegistry } from './projections';
 import { LedgerNotifier } from './ledger-notifier';
+import { LedgerMetrics } from '../metrics/ledger-metrics';
 
 export { NO_CONCURRENCY_CHECK, STREAM_DOES_NOT_EXIST } from './event';
 export type { ExpectedVersion } from './event';
@@ -59,6 +60,7 @@ export class LedgerService {
     private readonly projections: ProjectionRegistry,
     private readonly events: EventsRepository,
     private readonly notifier: LedgerNotifier,
+    @Optional() private readonly metrics?: LedgerMetrics,
   ) {}
 
   /** Current version of a stream: the number of events in it (0 when empty). */
@@ -117,6 +119,7 @@ export class LedgerService {
       if (!this.txHeads.has(tx)) this.db.afterCommit(tx, () => this.notifier.committed(this.txHeads.get(tx)?.position ?? 0));
       this.txHeads.set(tx, { position, event_hash: prevHash });
     }
+    this.metrics?.appended(tx, stored); // counted when tx commits
     return stored;
   }
 

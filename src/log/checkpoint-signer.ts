@@ -1,4 +1,5 @@
-import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown, Optional } from '@nestjs/common';
+import { LedgerMetrics } from '../metrics/ledger-metrics';
 import { ConfigService } from '@nestjs/config';
 import { AppConfig } from '../config/configuration';
 import { eventHashInput, LEDGER_GENESIS_HASH } from '../core/ledger/event-hash';
@@ -55,6 +56,7 @@ export class CheckpointSigner implements OnApplicationBootstrap, OnApplicationSh
     private readonly identity: LogIdentityService,
     private readonly log: LogService,
     private readonly config: ConfigService<AppConfig, true>,
+    @Optional() private readonly metrics?: LedgerMetrics,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -123,6 +125,7 @@ export class CheckpointSigner implements OnApplicationBootstrap, OnApplicationSh
     }
     this.mine = { integrator, headHash };
     this.last = { size: cp.size, signed_at: cp.signed_at };
+    this.metrics?.checkpointSigned(cp.size, Date.parse(cp.signed_at));
     return true;
   }
 
@@ -186,5 +189,6 @@ export class CheckpointSigner implements OnApplicationBootstrap, OnApplicationSh
     }
     this.mine = { integrator: work, headHash: prev };
     this.last = { size: to, signed_at: inserted ? signedAt : (await this.tree.checkpoint(this.db, to))!.signed_at };
+    this.metrics?.checkpointSigned(to, Date.parse(this.last.signed_at));
   }
 }

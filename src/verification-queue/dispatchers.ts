@@ -1,5 +1,5 @@
 import { InjectQueue } from '@nestjs/bullmq';
-import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
+import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy, Optional } from '@nestjs/common';
 import { Queue } from 'bullmq';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { UnavailableError } from '../common/errors';
@@ -13,6 +13,7 @@ import { BatchEvent } from './verification.events';
 import { QUEUE_OPTIONS, VERIFICATION_QUEUE, VerificationQueueOptions } from './queue-options';
 import { dropConnectionIfUnreachable } from './redis-shutdown';
 import { VerificationProcessor } from './verification.processor';
+import { LedgerMetrics } from '../metrics/ledger-metrics';
 
 /** How a recorded batch gets processed. */
 export abstract class BatchDispatcher {
@@ -57,10 +58,16 @@ export class RedisDispatcher extends BatchDispatcher implements BeforeApplicatio
     private readonly batches: VerificationBatchesRepository,
     private readonly events: EventsRepository,
     @Inject(QUEUE_OPTIONS) private readonly options: VerificationQueueOptions,
+    @Optional() metrics?: LedgerMetrics,
   ) {
     super();
     // Connection errors are reported to submitters as 503; keep them out of the crash path.
     this.queue.on('error', (e: Error) => this.log.debug?.(`redis: ${e.message}`));
+    // Queue depth at each scrape: BullMQ's job counts (every process that shares the queue); none while Redis does not answer.
+    metrics?.setQueueDepthSource(async () => {
+      const c = await withTimeout(this.queue.getJobCounts('waiting', 'prioritized', 'active', 'delayed', 'failed'), HEALTH_PING_TIMEOUT_MS, 'redis job counts');
+      return { waiting: (c.waiting ?? 0) + (c.prioritized ?? 0), active: c.active ?? 0, delayed: c.delayed ?? 0, failed: c.failed ?? 0 };
+    });
   }
 
   private async ping(timeoutMs = PING_TIMEOUT_MS): Promise<void> {
@@ -167,6 +174,9 @@ export class InProcessDispatcher extends BatchDispatcher implements OnApplicatio
   private readonly log = new Logger('VerificationQueue');
   private tail: Promise<void> = Promise.resolve();
   private stopping = false;
+  /** Chunks handed to {@link afterCommit} and not yet run (or given up), and the one running (0 or 1). */
+  private waiting = 0;
+  private active = 0;
 
   constructor(
     private readonly processor: VerificationProcessor,
@@ -174,8 +184,10 @@ export class InProcessDispatcher extends BatchDispatcher implements OnApplicatio
     private readonly batches: VerificationBatchesRepository,
     private readonly events: EventsRepository,
     @Inject(QUEUE_OPTIONS) private readonly options: VerificationQueueOptions,
+    @Optional() metrics?: LedgerMetrics,
   ) {
     super();
+    metrics?.setQueueDepthSource(async () => ({ waiting: this.waiting, active: this.active }));
   }
 
   async ensureAvailable(): Promise<void> {
@@ -189,23 +201,42 @@ export class InProcessDispatcher extends BatchDispatcher implements OnApplicatio
   }
 
   afterCommit(batchId: string, chunks: ChunkData[]): void {
-    this.tail = this.tail.then(() => this.run(batchId, chunks));
+    this.waiting += chunks.length;
+    this.tail = this.tail.then(async () => {
+      let left = chunks.length;
+      try {
+        await this.run(batchId, chunks, () => {
+          left--;
+          this.waiting--;
+        });
+      } finally {
+        this.waiting -= left; // given up or stopping: no longer queued in this process
+      }
+    });
   }
 
-  private async run(batchId: string, chunks: ChunkData[]): Promise<void> {
+  /** `started` is called as each chunk starts (for the queue depth). */
+  private async run(batchId: string, chunks: ChunkData[], started: () => void): Promise<void> {
     for (const chunk of chunks) {
-      for (let attempt = 1; ; attempt++) {
-        if (this.stopping) return;
-        try {
-          await this.processor.processChunk(chunk);
-          break;
-        } catch (e) {
-          if (attempt >= 5) {
-            this.log.error(`batch ${batchId} chunk ${chunk.chunk_index} failed ${attempt} times, left for the next start: ${e instanceof Error ? e.message : String(e)}`);
-            return;
+      if (this.stopping) return;
+      started();
+      this.active = 1;
+      try {
+        for (let attempt = 1; ; attempt++) {
+          if (this.stopping) return;
+          try {
+            await this.processor.processChunk(chunk);
+            break;
+          } catch (e) {
+            if (attempt >= 5) {
+              this.log.error(`batch ${batchId} chunk ${chunk.chunk_index} failed ${attempt} times, left for the next start: ${e instanceof Error ? e.message : String(e)}`);
+              return;
+            }
+            await sleep(200 * 2 ** attempt);
           }
-          await sleep(200 * 2 ** attempt);
         }
+      } finally {
+        this.active = 0;
       }
       await new Promise<void>((resolve) => setImmediate(resolve)); // let requests in between chunks
     }

@@ -18,6 +18,7 @@ import { QUEUE_OPTIONS, VerificationQueueOptions } from './queue-options';
 import { PublicUrls } from '../common/urls';
 import { WebhookDispatcher } from '../webhooks/webhook.dispatcher';
 import { MAX_BATCH_FAILURES } from '../webhooks/webhook.events';
+import { LedgerMetrics } from '../metrics/ledger-metrics';
 
 const IN_LIST = 500;
 
@@ -49,16 +50,25 @@ export class VerificationProcessor {
     private readonly workflows: WorkflowsRepository,
     private readonly urls: PublicUrls,
     @Optional() private readonly webhooks?: WebhookDispatcher,
+    @Optional() private readonly metrics?: LedgerMetrics,
   ) {}
 
   /**
    * Process one chunk; returns how many results it newly recorded. Logs one
    * `chunk verified` line: batch_id, chunk_index, count (targets in the chunk),
-   * recorded, skipped (already recorded), duration_ms.
+   * recorded, skipped (already recorded), duration_ms. Its duration goes to
+   * `aer1_verification_chunk_seconds` (outcome ok, or error when it throws).
    */
   async processChunk(chunk: ChunkData): Promise<{ recorded: number; skipped: number }> {
     const started = performance.now();
-    const r = await this.processChunkUnlogged(chunk);
+    let r: { recorded: number; skipped: number };
+    try {
+      r = await this.processChunkUnlogged(chunk);
+    } catch (e) {
+      this.metrics?.chunkProcessed((performance.now() - started) / 1000, false);
+      throw e;
+    }
+    this.metrics?.chunkProcessed((performance.now() - started) / 1000, true);
     this.log.log({
       msg: 'chunk verified',
       batch_id: chunk.batch_id,
