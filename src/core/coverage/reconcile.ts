@@ -19,6 +19,8 @@ import { allocate } from './allocation';
 import { actionsFromTimeline, actionsFromWorkflow, evidenceItem, noEvidence } from './evidence';
 import { describeRecorders, recordedBySection, timelineIntegrity, workflowIntegrity } from './integrity';
 import { judge } from './judgement';
+import { reconcileOutcomes } from './outcomes';
+import { OutcomeRequirement } from './plan';
 import { ActionStatus, CoverageReportContent, DOES_NOT_PROVE, Finding, IntegritySection, MATCHING_RULES_REF, PlanMeta, ReconcileInput, RecordedAction, REPORT_FORMAT } from './types';
 
 /** Build the coverage report content. Pure and deterministic: the same inputs give the same content, and so the same digest. */
@@ -41,6 +43,8 @@ export function reconcile(input: ReconcileInput): CoverageReportContent {
   const foreign = who.section.plan_owner_check === 'recorded_by_other_owner';
   const { allocations, unplanned } = allocate(plan, foreign ? [] : items);
   const actions = judge(allocations);
+  const requirements = new Map<string, OutcomeRequirement>(plan.expected_actions.flatMap((a) => (a.outcome ? [[a.action_id, a.outcome] as [string, OutcomeRequirement]] : [])));
+  const outcomeResult = reconcileOutcomes(actions, requirements, foreign ? [] : items, input.outcomes ?? [], receipts);
 
   const meta = input.plan_meta;
   const after = meta.registered_position !== null && meta.registered_position !== undefined && input.as_of_position !== null
@@ -122,6 +126,7 @@ export function reconcile(input: ReconcileInput): CoverageReportContent {
   for (const a of actions) {
     if (a.status !== 'covered') findings.push({ code: a.status, action_id: a.action_id, message: `${a.action_id} (${a.tool}): ${a.detail}` });
   }
+  findings.push(...outcomeResult.findings);
   if (plan.unplanned === 'flag') {
     for (const u of unplanned) findings.push({ code: 'unplanned_action', seq: u.seq, message: `seq ${u.seq}: ${u.tool === null ? 'an entry without a tool name' : `tool ${u.tool}`} is not in the plan` });
   }
@@ -158,6 +163,7 @@ export function reconcile(input: ReconcileInput): CoverageReportContent {
     findings,
     matching_rules: MATCHING_RULES_REF,
     does_not_prove: doesNotProve,
+    ...(outcomeResult.section ? { outcomes: outcomeResult.section } : {}),
   };
 }
 
@@ -168,3 +174,5 @@ export function reportDigest(content: CoverageReportContent): string {
 
 export * from './types';
 export { actionsFromTimeline, actionsFromWorkflow, receiptDisagreement, receiptOutcome } from './evidence';
+export { OUTCOME_STATUSES, reconcileOutcomes } from './outcomes';
+export type { ActionOutcome, OutcomeRecord, OutcomeStatus, OutcomesSection } from './outcomes';
