@@ -13,6 +13,7 @@ import { RepositoriesModule } from './database/repositories.module';
 import { HealthController } from './health/health.controller';
 import { LedgerHttpModule, EventLedgerModule } from './ledger/ledger.module';
 import { ReceiptsModule } from './receipts/receipts.module';
+import { OutcomesModule } from './outcomes/outcomes.module';
 import { CoverageModule } from './coverage/coverage.module';
 import { WorkflowsModule } from './workflows/workflows.module';
 import { PublicPagesModule } from './public-pages/public-pages.module';
@@ -57,6 +58,7 @@ export class AppModule {
         LedgerHttpModule,
         AuthModule,
         ReceiptsModule,
+        OutcomesModule,
         CoverageModule,
         WorkflowsModule,
         PublicPagesModule,

@@ -18,6 +18,8 @@ import { KeyAttributionSqlite1764480000000 } from '../../migrations/sqlite/17644
 import { KeyAttributionPostgres1764480000000 } from '../../migrations/postgres/1764480000000-KeyAttribution';
 import { ListIndexesSqlite1764490000000 } from '../../migrations/sqlite/1764490000000-ListIndexes';
 import { ListIndexesPostgres1764490000000 } from '../../migrations/postgres/1764490000000-ListIndexes';
+import { OutcomesSqlite1764510000000 } from '../../migrations/sqlite/1764510000000-Outcomes';
+import { OutcomesPostgres1764510000000 } from '../../migrations/postgres/1764510000000-Outcomes';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -32,8 +34,8 @@ export function dialectOf(url: string): Dialect {
 
 /** The migrations of each dialect, in order. */
 export const MIGRATIONS: Record<Dialect, MigrationClass[]> = {
-  sqlite: [CreateLedgerSqlite1764450000000, CreatePlansSqlite1764460000000, CreateVerificationBatchesSqlite1764470000000, KeyAttributionSqlite1764480000000, ListIndexesSqlite1764490000000],
-  postgres: [CreateLedgerPostgres1764450000000, CreatePlansPostgres1764460000000, CreateVerificationBatchesPostgres1764470000000, KeyAttributionPostgres1764480000000, ListIndexesPostgres1764490000000],
+  sqlite: [CreateLedgerSqlite1764450000000, CreatePlansSqlite1764460000000, CreateVerificationBatchesSqlite1764470000000, KeyAttributionSqlite1764480000000, ListIndexesSqlite1764490000000, OutcomesSqlite1764510000000],
+  postgres: [CreateLedgerPostgres1764450000000, CreatePlansPostgres1764460000000, CreateVerificationBatchesPostgres1764470000000, KeyAttributionPostgres1764480000000, ListIndexesPostgres1764490000000, OutcomesPostgres1764510000000],
 };
 
 /**
