@@ -69,7 +69,7 @@ function evidenceList(items: EvidenceItem[], links: Links): string {
 /** One outcome report in a list: system, effect, result, linked to its page; superseded or not counted said so. */
 function outcomeLine(o: OutcomeItem): string {
   const why = o.note === 'superseded' ? `, superseded by ${id(o.superseded_by)}` : o.note === 'other_system' ? ', <b>another system: shown, never counted</b>' : o.note === 'other_effect' ? ', another effect: not counted' : o.note === 'latest' ? ', <b>latest: decides</b>' : '';
-  return `<li><a href="/outcome/${encodeURIComponent(o.outcome_id)}">${id(o.outcome_id)}</a>: ${text(o.system)} reports <span class="${o.result === 'confirmed' ? 'ok' : 'bad'}">${text(o.result)}</span> for ${text(o.effect)}, observed ${text(o.observed_at)}${why}</li>`;
+  return `<li><a href="/outcome/${encodeURIComponent(o.outcome_id)}">${id(o.outcome_id)}</a>: ${text(o.system)} reports <span class="${o.result !== 'confirmed' ? 'bad' : o.counted ? 'ok' : ''}">${text(o.result)}</span> for ${text(o.effect)}, observed ${text(o.observed_at)}${why}</li>`;
 }
 
 /** The outcome evidence section (issue 18): each action that requires an outcome, its status and the outcomes seen. */
@@ -86,7 +86,7 @@ function outcomesSection(r: StoredReport['report'], links: Links): string {
             .map((e) => `<li><a href="${escapeHtml(links.entry(e.seq))}">seq ${Number(e.seq)}</a>: <span class="o-${escapeHtml(e.status)}">${text(e.status)}</span>${e.late ? ' (late)' : ''}; agent's receipt: ${text(e.receipt_outcome)}${e.outcomes.length ? `<ul>${e.outcomes.map(outcomeLine).join('')}</ul>` : ''}</li>`)
             .join('')}</ul>${more(o.evidence.length, PAGE_EVIDENCE_ITEMS)}`
         : '&ndash;';
-      return `<tr><td>${id(a.action_id)}</td><td>${text(o.required.effect)} from ${text(o.required.from_system)}${o.required.within_seconds !== null ? ` within ${text(o.required.within_seconds)} s` : ''}</td><td class="o-${escapeHtml(o.status)}">${text(o.status)}</td><td>${ev}</td><td>${text(o.detail)}</td></tr>`;
+      return `<tr><td>${id(a.action_id)}</td><td class="o-${escapeHtml(o.status)}">${text(o.status)}</td><td>${text(o.required.effect)} from ${text(o.required.from_system)}${o.required.within_seconds !== null ? ` within ${text(o.required.within_seconds)} s` : ''}</td><td>${ev}</td><td>${text(o.detail)}</td></tr>`;
     })
     .join('\n');
   const info = r.outcomes.information.length
@@ -98,7 +98,7 @@ function outcomesSection(r: StoredReport['report'], links: Links): string {
   return `<h2 id="outcomes">Outcome evidence</h2>
 <p>${text(r.outcomes.statement)}</p>
 <p>Required outcomes: ${text(c.required)}; confirmed ${text(c.confirmed)}, contradicted ${text(c.contradicted)}, unconfirmed ${text(c.unconfirmed)}, wrong system ${text(c.wrong_system)}; ${text(c.outcomes_matched)} outcome report(s) matched by receipt id.</p>
-${rows ? `<div class="scroll"><table id="outcome-actions"><thead><tr><th>Action</th><th>Required</th><th>Outcome status</th><th>Evidence and outcomes</th><th>Detail</th></tr></thead><tbody>\n${rows}</tbody></table></div>` : ''}
+${rows ? `<div class="scroll"><table id="outcome-actions"><thead><tr><th>Action</th><th>Outcome status</th><th>Required</th><th>Evidence and outcomes</th><th>Detail</th></tr></thead><tbody>\n${rows}</tbody></table></div>` : ''}
 ${info}`;
 }
 

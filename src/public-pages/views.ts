@@ -10,9 +10,14 @@ const jobHref = (job: string): string => `/jobs/${seg(job)}`;
 const workflowHref = (id: string): string => `/workflow/${seg(id.toLowerCase())}`;
 const outcomeHref = (id: string): string => `/outcome/${seg(id.toLowerCase())}`;
 
-/** What a system's result says, in words; only `confirmed` is shown as the effect having happened. */
-function outcomeResultTone(result: string): Tone {
-  return result === 'confirmed' ? 'ok' : 'bad';
+/**
+ * The tone of a system's result: only a `confirmed` that no later outcome of
+ * the same system and effect supersedes is shown green; a superseded
+ * confirmation is a warning, anything else bad.
+ */
+function outcomeResultTone(result: string, superseded: boolean): Tone {
+  if (result !== 'confirmed') return 'bad';
+  return superseded ? 'warn' : 'ok';
 }
 
 /**
@@ -23,9 +28,13 @@ function outcomeResultTone(result: string): Tone {
  */
 function outcomesTable(list: ReceiptOutcomeView[], current?: string): SafeHtml {
   if (list.length === 0) return html`<p class="muted" id="outcomes-none">No outcome has been reported against this receipt by the system that owns its effect.</p>`;
-  return html`<div class="scroll"><table id="outcomes-table"><thead><tr><th>Observed</th><th>System</th><th>Effect</th><th>Result</th><th>Reported by</th><th>Outcome</th></tr></thead><tbody>${list.map(
-    (o) => html`<tr class="${o.superseded_by ? 'superseded' : ''}"><td>${idCode(o.observed_at)}<div class="muted">recorded ${idCode(o.recorded_at)}, position ${o.position}</div></td><td>${o.system}</td><td>${o.effect}</td><td><span class="badge ${o.result === 'confirmed' ? 'ok' : 'bad'}">${o.result}</span>${o.superseded_by ? html`<div class="muted">superseded by <a href="${outcomeHref(o.superseded_by)}">${shortId(o.superseded_by)}</a></div>` : html`<div class="muted">latest of this system and effect</div>`}</td><td>${o.reported_by ? html`key <code>${o.reported_by.name}</code>` : html`<span class="muted">unknown</span>`}</td><td>${o.outcome_id === current ? html`<strong>this outcome</strong>` : html`<a href="${outcomeHref(o.outcome_id)}">${shortId(o.outcome_id)}</a>`}</td></tr>`,
-  )}</tbody></table></div>`;
+  // A list, not a table: each outcome wraps at any width, its result first (phones see it without scrolling sideways).
+  return html`<ul id="outcomes-list" class="outcomes">${list.map(
+    (o) =>
+      html`<li class="${o.superseded_by ? 'superseded' : 'latest'}"><span class="badge ${outcomeResultTone(o.result, o.superseded_by !== null)}">${o.result}</span> system ${o.system} reports ${o.result} for effect ${o.effect}, observed ${idCode(o.observed_at)}.<br>${
+        o.superseded_by ? html`<span class="muted">Superseded by <a href="${outcomeHref(o.superseded_by)}">${shortId(o.superseded_by)}</a> (a later outcome of the same system and effect).</span>` : html`<span class="muted">The latest of this system and effect.</span>`
+      } Reported by ${o.reported_by ? html`key <code>${o.reported_by.name}</code>` : html`<span class="muted">an unknown key</span>`}, ledger position ${o.position}. ${o.outcome_id === current ? html`<strong>This outcome.</strong>` : html`<a href="${outcomeHref(o.outcome_id)}">Outcome ${shortId(o.outcome_id)}</a>`}</li>`,
+  )}</ul>`;
 }
 
 export function outcomePage(d: OutcomePageData): string {
@@ -39,8 +48,8 @@ export function outcomePage(d: OutcomePageData): string {
         ? { tone: 'ok', text: html`Commitment: VALID: the stored bytes match the output commitment`, id: 'verdict-line' }
         : { tone: 'bad', text: html`Commitment: ${v.verdict.toUpperCase()}: ${v.reasons.length ? v.reasons.join(', ') : 'the outcome report does not verify'}`, id: 'verdict-line' },
       {
-        tone: outcomeResultTone(d.result),
-        text: html`System ${d.system} reports ${d.result.toUpperCase()} for effect ${d.effect} <span class="muted">(as the system states it, observed ${d.observed_at})</span>`,
+        tone: outcomeResultTone(d.result, d.superseded_by !== null),
+        text: html`System ${d.system} reports ${d.result.toUpperCase()} for effect ${d.effect} <span class="muted">(as the system states it, observed ${d.observed_at}${d.superseded_by ? '; superseded' : ''})</span>`,
         id: 'outcome-result',
       },
       ...(d.superseded_by ? [{ tone: 'warn' as Tone, text: html`Superseded: a later outcome of the same system and effect, <a href="${outcomeHref(d.superseded_by.id)}">${idCode(d.superseded_by.id)}</a>, is the one that counts`, id: 'superseded-line' }] : []),
