@@ -5,6 +5,7 @@
  * payment system reports outcomes with its own `outcome` key, the auditor
  * issues the report. Each scenario is its own job with exact statuses.
  */
+import Ajv from 'ajv';
 import { ApiKeysService } from '../../src/auth/api-keys.service';
 import { CoverageReportContent } from '../../src/core/coverage/reconcile';
 import { canonicalDigest } from '../../src/core/coverage/canonical';
@@ -197,6 +198,35 @@ describe.each(DIALECTS)('outcome evidence on %s', (dialect) => {
     expect(pay(r).outcome).toMatchObject({ status: 'unconfirmed', required: { within_seconds: 300 }, evidence: [{ status: 'unconfirmed', late: true, elapsed_ms: 600_000 }] });
     expect(outcomeFindings(r)).toEqual(['outcome_unconfirmed']);
     expect(r.result).toBe('findings');
+  });
+
+  it('the answers of the outcome endpoints validate against their OpenAPI schemas', async () => {
+    const doc = (await t.http.get('/docs-json')).body as { paths: Record<string, Record<string, { operationId: string; responses: Record<string, { content?: Record<string, { schema: unknown }> }> }>>; components: Record<string, unknown> };
+    const op = (path: string, method: string) => doc.paths[path][method];
+    expect(op('/api/outcomes', 'post').operationId).toBe('reportOutcome');
+    expect(op('/api/outcomes/{id}/verify', 'get').operationId).toBe('verifyOutcome');
+    expect(op('/api/jobs/{job_id}/outcomes', 'get').operationId).toBe('exportJobOutcomes');
+    expect(op('/outcome/{id}', 'get').operationId).toBe('getOutcomePage');
+    const ajv = new Ajv({ strict: false, allErrors: true, validateFormats: false });
+    const check = (path: string, method: string, status: number, body: unknown): void => {
+      const schema = op(path, method).responses[String(status)]?.content?.['application/json']?.schema;
+      expect([path, status, schema === undefined]).toEqual([path, status, false]);
+      const validate = ajv.compile({ ...(schema as object), components: doc.components });
+      expect([path, status, validate(body) ? null : ajv.errorsText(validate.errors)]).toEqual([path, status, null]);
+    };
+    const tl = await execute('job-out-contract');
+    const outcome = outcomeFor({ name: 'contract', job_id: 'job-out-contract', receipt_id: tl[1].id });
+    const created = await post('/api/outcomes', outcome, payments);
+    check('/api/outcomes', 'post', 201, created.body);
+    check('/api/outcomes', 'post', 200, (await post('/api/outcomes', outcome, payments)).body);
+    check('/api/outcomes', 'post', 403, (await post('/api/outcomes', outcome, crm)).body);
+    check('/api/outcomes', 'post', 409, (await post('/api/outcomes', { ...outcome, result: 'failed' }, payments)).body);
+    check('/api/outcomes', 'post', 422, (await post('/api/outcomes', { ...outcome, output_hash: 'sha256:' + '0'.repeat(64) }, payments)).body);
+    check('/api/outcomes/{id}/verify', 'get', 200, (await t.http.get(`/api/outcomes/${outcome.outcome_id}/verify`)).body);
+    check('/api/outcomes/{id}/verify', 'get', 404, (await t.http.get('/api/outcomes/00000000-0000-4000-8000-000000000000/verify')).body);
+    // The request schema accepts the report and refuses an unknown member.
+    const request = ajv.compile({ $ref: '#/components/schemas/OutcomeReport', components: doc.components });
+    expect([request(outcome), request({ ...outcome, supersedes: 'x' })]).toEqual([true, false]);
   });
 
   it('aer1 coverage --outcomes on the exports gives the same outcome evidence and digest of it as the server', async () => {

@@ -310,6 +310,10 @@ Matching rules, statuses and the digest are documented in docs/coverage.md.
 Files carry no keys or owners: who recorded the job is not checked offline,
 and a plan's recorded_by_owner is a finding (recorded_by_owner_not_checked),
 never satisfied. Receipt corrections (S9) are not followed offline.
+Outcome reports (--outcomes) are matched by receipt id in file order (the
+order GET /api/jobs/{job_id}/outcomes exports: ledger order); who reported
+them is not checked offline (the ledger accepts each only from a key that
+speaks for its system).
 
 Exit codes: 0 full coverage (every expected action covered, the timeline
 valid with a binding endpoint commitment, no flagged unplanned action);
