@@ -8,6 +8,9 @@
 import Ajv from 'ajv';
 import { ApiKeysService } from '../../src/auth/api-keys.service';
 import { CoverageReportContent } from '../../src/core/coverage/reconcile';
+import { DatabaseService } from '../../src/database/database.service';
+import { LedgerService } from '../../src/ledger/ledger.service';
+import { OutcomesRepository } from '../../src/outcomes/outcomes.repository';
 import { canonicalDigest } from '../../src/core/coverage/canonical';
 import { buildTimeline, commitmentFor, Entry, receiptFor, StepSpec } from '../coverage/fixtures';
 import { cli, TmpDir } from '../cli/helpers';
@@ -138,6 +141,16 @@ describe.each(DIALECTS)('outcome evidence on %s', (dialect) => {
     expect((await t.http.get(`/api/outcomes/${settled.outcome_id}/verify`)).body.superseded_by).toBe(reversed.outcome_id);
   });
 
+  it('the outcomes read model is rebuilt from the events exactly as it was', async () => {
+    const repo = t.app.get(OutcomesRepository);
+    const db = t.app.get(DatabaseService);
+    const before = await repo.ofJob(db, 'job-out-reversed');
+    expect(before.map((o) => o.result)).toEqual(['confirmed', 'reversed']);
+    const r = await t.app.get(LedgerService).rebuildProjections();
+    expect(r.projections).toContain('outcomes');
+    expect(await repo.ofJob(db, 'job-out-reversed')).toEqual(before);
+  });
+
   it('unconfirmed: nothing from the payment system', async () => {
     await execute('job-out-unconfirmed');
     const { report: r } = await issue('job-out-unconfirmed');
@@ -188,6 +201,26 @@ describe.each(DIALECTS)('outcome evidence on %s', (dialect) => {
     expect((await post('/api/outcomes', '{"outcome_id": 1, "outcome_id": 2}', payments)).status).toBe(400);
     expect(await head()).toBe(before);
     expect((await t.http.get(`/api/outcomes/${doc.outcome_id}/verify`)).status).toBe(404);
+  });
+
+  it('hostile bodies are answered 400, 403 or 422 with a reason code, never 500, and write nothing', async () => {
+    const tl = await execute('job-out-hostile');
+    const good = outcomeFor({ name: 'hostile', job_id: 'job-out-hostile', receipt_id: tl[1].id });
+    const before = await head();
+    const values: unknown[] = [null, 0, -1, 1.5, true, '', ' ', 'x'.repeat(70_000), '\u202e', '\ud800', [], {}, { $ne: 1 }, '2026-13-01T00:00:00Z', 'sha256:' + 'g'.repeat(64)];
+    const bodies: string[] = ['', 'null', '[]', '"x"', '{', '{"a":1,"a":2}', '\u00ff', JSON.stringify({ ...good, extra: 1 })];
+    // A printable string is a valid job id or effect (any identifier): those are left out for these two.
+    const printable = (v: unknown): boolean => typeof v === 'string' && /^[\x21-\x7e]+$/.test(v);
+    for (const k of Object.keys(good)) for (const v of values) if (!((k === 'job_id' || k === 'effect') && printable(v))) bodies.push(JSON.stringify({ ...good, [k]: v }));
+    const seen: Record<string, number> = {};
+    for (const b of bodies) {
+      const r = await post('/api/outcomes', b, payments);
+      seen[r.status] = (seen[r.status] ?? 0) + 1;
+      expect([b.slice(0, 80), [400, 403, 413, 422].includes(r.status), typeof r.body.error]).toEqual([b.slice(0, 80), true, 'string']);
+    }
+    // 403: a printable system this key does not speak for.
+    expect(Object.keys(seen).sort()).toEqual(['400', '403', '422']);
+    expect(await head()).toBe(before);
   });
 
   it('required outcome within a window, late: confirmed after within_seconds is unconfirmed (late)', async () => {
