@@ -91,6 +91,10 @@ export interface OutcomesSection {
 export const OUTCOMES_STATEMENT =
   'An outcome is the observation of the system that owns the effect, accepted only from a key that speaks for that system; it does not change the provenance class of the call it answers (S5). Matching is by receipt id; among outcomes of the required system and effect the latest in ledger order decides.';
 
+/** What outcome evidence does not prove (added to a report's `does_not_prove` when it has an `outcomes` member). */
+export const OUTCOME_LIMIT =
+  'An outcome is the owning system\'s statement of what it observed, bound to its bytes by its output commitment: the ledger checks that the reporting key speaks for that system, not that the observation is true (S13).';
+
 /** The receipt's own time (`created_at`, or transport `timestamp`) in ms since the epoch, or null. */
 export function receiptTime(doc: unknown): number | null {
   const r = receiptOfDocument(doc);

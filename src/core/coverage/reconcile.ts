@@ -19,7 +19,7 @@ import { allocate } from './allocation';
 import { actionsFromTimeline, actionsFromWorkflow, evidenceItem, noEvidence } from './evidence';
 import { describeRecorders, recordedBySection, timelineIntegrity, workflowIntegrity } from './integrity';
 import { judge } from './judgement';
-import { reconcileOutcomes } from './outcomes';
+import { OUTCOME_LIMIT, reconcileOutcomes } from './outcomes';
 import { OutcomeRequirement } from './plan';
 import { ActionStatus, CoverageReportContent, DOES_NOT_PROVE, Finding, IntegritySection, MATCHING_RULES_REF, PlanMeta, ReconcileInput, RecordedAction, REPORT_FORMAT } from './types';
 
@@ -137,6 +137,7 @@ export function reconcile(input: ReconcileInput): CoverageReportContent {
   const permille = Math.floor((covered * 1000) / total);
   const doesNotProve = [...DOES_NOT_PROVE];
   if (!who.section.checked) doesNotProve.push(`Who recorded the ${record.kind} and its receipts is not checked offline: files carry no keys or owners${plan.recorded_by_owner !== undefined ? `, so the plan's recorded_by_owner ${JSON.stringify(plan.recorded_by_owner)} is not checked (never satisfied)` : ''}. Issue the report on the ledger to check it.`);
+  if (outcomeResult.section) doesNotProve.push(OUTCOME_LIMIT);
   if (c.state !== 'binding') doesNotProve.push(record.kind === 'timeline' ? 'Without a binding endpoint commitment the visible timeline is not bound to its end: entries removed from the end and rebuilt away would not show here (S7.3).' : c.statement);
   return {
     format: REPORT_FORMAT,
