@@ -14,6 +14,7 @@ import { HealthController } from './health/health.controller';
 import { LedgerHttpModule, EventLedgerModule } from './ledger/ledger.module';
 import { LogModule, LogReadModule } from './log/log.module';
 import { ReceiptsModule } from './receipts/receipts.module';
+import { OutcomesModule } from './outcomes/outcomes.module';
 import { CoverageModule } from './coverage/coverage.module';
 import { WorkflowsModule } from './workflows/workflows.module';
 import { PublicPagesModule } from './public-pages/public-pages.module';
@@ -64,6 +65,7 @@ export class AppModule {
         LogModule,
         AuthModule,
         ReceiptsModule,
+        OutcomesModule,
         CoverageModule,
         WorkflowsModule,
         PublicPagesModule,

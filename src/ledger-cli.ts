@@ -3,6 +3,7 @@
  * configured DATABASE_URL:
  *   rebuild-projections                 replay every event into fresh read models
  *   create-key --role ROLE --name NAME [--owner O] [--systems A,B] [--gateway] [--publication full|metadata]
+ *     (`--role outcome --systems PAYMENTS`: a key of the system that owns an effect, issue 18)
  *                                        print a new API key (shown once)
  *   revoke-key ID                        revoke a key
  *   list-keys                            keys without secrets
@@ -60,7 +61,7 @@ export async function main(argv: string[]): Promise<number> {
     .requiredOption('--role <role>', `one of ${ROLES.join(', ')}`)
     .requiredOption('--name <name>', 'who holds the key')
     .option('--owner <owner>', 'who the key belongs to: keys of one owner may act on each other\'s records')
-    .option('--systems <list>', 'comma-separated systems the key may claim as "EXECUTED BY <system>" (restricts the key; "" for none)')
+    .option('--systems <list>', 'comma-separated systems: a producer key may claim them as "EXECUTED BY <system>" (restricts the key; "" for none); an outcome key speaks for them (required with --role outcome)')
     .option('--gateway', 'a restricted key may also claim "OBSERVED VIA GATEWAY"')
     .option('--publication <setting>', 'full (default) or metadata: canonical bytes served to auditors only')
     .action(async (o: { role: string; name: string; owner?: string; systems?: string; gateway?: boolean; publication?: string }) => {

@@ -7,7 +7,11 @@ import { LedgerError, NotFoundError } from '../common/errors';
 import { assertIdentifier, IDENTIFIER_MAX_LENGTH, identifierProblem } from '../core/text';
 import { AppConfig } from '../config/configuration';
 
-export const ROLES = ['producer', 'compliance', 'auditor', 'admin'] as const;
+/**
+ * `outcome` (issue 18): a system that owns effects (a payment ledger, a CRM)
+ * reporting what it observed; it speaks only for the systems in its list.
+ */
+export const ROLES = ['producer', 'compliance', 'auditor', 'admin', 'outcome'] as const;
 export type Role = (typeof ROLES)[number];
 
 /**
@@ -29,6 +33,7 @@ export interface KeyProfile {
   /**
    * Systems the key may claim as `EXECUTED BY <system>`; null = any provenance
    * class (keys created without a list, as before). See {@link provenancePermitted}.
+   * For an `outcome` key: the systems it speaks for (never null, at least one).
    */
   systems: string[] | null;
   /** May claim `OBSERVED VIA GATEWAY` when the key is restricted (systems not null). */
@@ -95,7 +100,7 @@ export function checkKeyOptions(o: KeyOptions): Required<KeyOptions> {
 
 /**
  * API keys: `aer1_` + 43 base64url characters, shown once at creation and
- * stored only as SHA-256. Roles: producer, compliance, auditor, admin. A key
+ * stored only as SHA-256. Roles: producer, compliance, auditor, admin, outcome. A key
  * may name its owner, the systems it may claim, and its publication setting.
  */
 @Injectable()
@@ -112,9 +117,15 @@ export class ApiKeysService {
     if (!name || typeof name !== 'string') throw new LedgerError(422, 'invalid_name', `name must be 1 to ${IDENTIFIER_MAX_LENGTH} characters`);
     assertIdentifier('name', name);
     const o = checkKeyOptions(options);
-    if (role !== 'producer' && (o.systems !== null || o.gateway)) {
+    if (role === 'outcome') {
+      // An outcome key speaks for named systems only: without a list it would speak for none (or, worse, for any).
+      if (o.gateway) throw new LedgerError(422, 'invalid_key_options', 'gateway applies to producer keys only', { problems: ['gateway applies to producer keys only'] });
+      if (o.systems === null || o.systems.length === 0) {
+        throw new LedgerError(422, 'invalid_key_options', 'an outcome key names the systems it speaks for (systems: ["PAYMENTS"])', { problems: ['an outcome key needs a non-empty systems list'] });
+      }
+    } else if (role !== 'producer' && (o.systems !== null || o.gateway)) {
       // Only a producer's records carry a provenance class: a list on any other key would restrict nothing and mislead.
-      throw new LedgerError(422, 'invalid_key_options', `systems and gateway restrict the provenance a producer key may claim; a ${role} key records no provenance`, { problems: ['systems and gateway apply to producer keys only'] });
+      throw new LedgerError(422, 'invalid_key_options', `systems and gateway restrict the provenance a producer key may claim (and name the systems an outcome key speaks for); a ${role} key records no provenance`, { problems: ['systems and gateway apply to producer and outcome keys only'] });
     }
     const key = `aer1_${randomBytes(32).toString('base64url')}`;
     const id = randomUUID();

@@ -59,3 +59,19 @@ export function assertProvenance(p: Principal, provenanceClass: string | null, w
 export function mayReadWithheld(viewer: Pick<Principal, 'role'> | null): boolean {
   return viewer !== null && (viewer.role === 'auditor' || viewer.role === 'admin');
 }
+
+/**
+ * 403 `system_not_permitted` unless `p` is an `outcome` key whose systems
+ * list names `system` (issue 18). Admin keys are refused too: an outcome is
+ * the word of the owning system, and only its own key can give it.
+ */
+export function assertSpeaksFor(p: Principal, system: string): void {
+  if (p.role === 'outcome' && p.systems !== null && p.systems.includes(system)) return;
+  const may = p.role === 'outcome' ? (p.systems ?? []) : [];
+  throw new LedgerError(
+    403,
+    'system_not_permitted',
+    `key ${JSON.stringify(p.name)} (role ${p.role}) may not report outcomes for system ${JSON.stringify(system)}; ${may.length ? `it speaks for ${may.map((s) => JSON.stringify(s)).join(', ')}` : 'only an outcome key naming that system may'}; nothing was recorded`,
+    { system, permitted: may },
+  ).withReasons();
+}

@@ -56,6 +56,14 @@ export class PublicUrls {
   path(p: string): string {
     return `${this.base}${p}`;
   }
+  /** The public page of an outcome report (issue 18). */
+  outcome(id: string): string {
+    return `${this.base}/outcome/${id.toLowerCase()}`;
+  }
+  /** The machine verifier of an outcome report. */
+  outcomeVerify(id: string): string {
+    return `${this.base}/api/outcomes/${id.toLowerCase()}/verify`;
+  }
   coverage(id: string): string {
     return `${this.base}/coverage/${id}`;
   }

@@ -8,6 +8,7 @@
 import { unsafeRaw, userText } from '../public-pages/html';
 import { layout, provenanceLabel, Tone, verdictBlock } from '../public-pages/layout';
 import { ActionReport, EvidenceItem, RecordedBySection } from '../core/coverage/reconcile';
+import type { OutcomeItem } from '../core/coverage/outcomes';
 import type { StoredReport } from './coverage.service';
 
 /** Escape text for HTML element content and double-quoted attributes. */
@@ -25,7 +26,9 @@ function text(s: unknown): string {
 const STYLE = `<style>.s-covered{color:var(--ok);font-weight:600}.s-missing,.s-failed,.s-reported_only,.s-out_of_order,.s-over_count{color:var(--bad);font-weight:600}
 .s-covered::before{content:"\\2713\\00a0"}.s-missing::before,.s-failed::before,.s-reported_only::before,.s-out_of_order::before,.s-over_count::before{content:"\\2717\\00a0"}
 .note{background:#fff8c5;border-left:4px solid var(--warn);padding:.5rem .8rem}.ok{color:var(--ok)}.bad{color:var(--bad);font-weight:600}
-ul.evidence{margin:0;padding-left:1rem}ul.evidence li{margin:.15rem 0}</style>`;
+ul.evidence{margin:0;padding-left:1rem}ul.evidence li{margin:.15rem 0}
+.o-confirmed{color:var(--ok);font-weight:600}.o-contradicted,.o-unconfirmed,.o-wrong_system{color:var(--bad);font-weight:600}
+.o-confirmed::before{content:"\\2713\\00a0"}.o-contradicted::before,.o-unconfirmed::before,.o-wrong_system::before{content:"\\2717\\00a0"}</style>`;
 
 /** Evidence items shown per list on the page; the rest are counted (the JSON report has every one). */
 export const PAGE_EVIDENCE_ITEMS = 50;
@@ -61,6 +64,42 @@ function evidenceList(items: EvidenceItem[], links: Links): string {
       return `<li><a href="${escapeHtml(links.entry(e.seq))}">seq ${Number(e.seq)}</a>: ${receipt} ${provenanceLabel(e.provenance_class ?? null).value}, outcome ${text(e.outcome)}${e.receipt_status ? ` (${text(e.receipt_status)})` : ''}${e.receipt_provenance_class ? `, receipt says ${text(e.receipt_provenance_class)}` : ''}${e.superseded_by ? `, <b>corrected by</b> ${id(e.superseded_by)}` : ''}${e.receipt_recorded_by ? `, <b>receipt recorded by another owner</b> ${text(e.receipt_recorded_by.join(', '))}` : ''}</li>`;
     })
     .join('')}</ul>${more(items.length, PAGE_EVIDENCE_ITEMS)}`;
+}
+
+/** One outcome report in a list: system, effect, result, linked to its page; superseded or not counted said so. */
+function outcomeLine(o: OutcomeItem): string {
+  const why = o.note === 'superseded' ? `, superseded by ${id(o.superseded_by)}` : o.note === 'other_system' ? ', <b>another system: shown, never counted</b>' : o.note === 'other_effect' ? ', another effect: not counted' : o.note === 'latest' ? ', <b>latest: decides</b>' : '';
+  return `<li><a href="/outcome/${encodeURIComponent(o.outcome_id)}">${id(o.outcome_id)}</a>: ${text(o.system)} reports <span class="${o.result !== 'confirmed' ? 'bad' : o.counted ? 'ok' : ''}">${text(o.result)}</span> for ${text(o.effect)}, observed ${text(o.observed_at)}${why}</li>`;
+}
+
+/** The outcome evidence section (issue 18): each action that requires an outcome, its status and the outcomes seen. */
+function outcomesSection(r: StoredReport['report'], links: Links): string {
+  if (!r.outcomes) return '';
+  const c = r.outcomes.counts;
+  const rows = r.actions
+    .filter((a) => a.outcome)
+    .map((a) => {
+      const o = a.outcome!;
+      const ev = o.evidence.length
+        ? `<ul class="evidence">${o.evidence
+            .slice(0, PAGE_EVIDENCE_ITEMS)
+            .map((e) => `<li><a href="${escapeHtml(links.entry(e.seq))}">seq ${Number(e.seq)}</a>: <span class="o-${escapeHtml(e.status)}">${text(e.status)}</span>${e.late ? ' (late)' : ''}; agent's receipt: ${text(e.receipt_outcome)}${e.outcomes.length ? `<ul>${e.outcomes.map(outcomeLine).join('')}</ul>` : ''}</li>`)
+            .join('')}</ul>${more(o.evidence.length, PAGE_EVIDENCE_ITEMS)}`
+        : '&ndash;';
+      return `<tr><td>${id(a.action_id)}</td><td class="o-${escapeHtml(o.status)}">${text(o.status)}</td><td>${text(o.required.effect)} from ${text(o.required.from_system)}${o.required.within_seconds !== null ? ` within ${text(o.required.within_seconds)} s` : ''}</td><td>${ev}</td><td>${text(o.detail)}</td></tr>`;
+    })
+    .join('\n');
+  const info = r.outcomes.information.length
+    ? `<h3>Outcomes for calls that required none (information, not counted)</h3><ul class="evidence">${r.outcomes.information
+        .slice(0, PAGE_EVIDENCE_ITEMS)
+        .map((i) => `<li><a href="${escapeHtml(links.entry(i.seq))}">seq ${Number(i.seq)}</a>${i.action_id ? ` (${id(i.action_id)})` : ' (unplanned or not accepted evidence)'}<ul>${i.outcomes.map(outcomeLine).join('')}</ul></li>`)
+        .join('')}</ul>${more(r.outcomes.information.length, PAGE_EVIDENCE_ITEMS)}`
+    : '';
+  return `<h2 id="outcomes">Outcome evidence</h2>
+<p>${text(r.outcomes.statement)}</p>
+<p>Required outcomes: ${text(c.required)}; confirmed ${text(c.confirmed)}, contradicted ${text(c.contradicted)}, unconfirmed ${text(c.unconfirmed)}, wrong system ${text(c.wrong_system)}; ${text(c.outcomes_matched)} outcome report(s) matched by receipt id.</p>
+${rows ? `<div class="scroll"><table id="outcome-actions"><thead><tr><th>Action</th><th>Outcome status</th><th>Required</th><th>Evidence and outcomes</th><th>Detail</th></tr></thead><tbody>\n${rows}</tbody></table></div>` : ''}
+${info}`;
 }
 
 function actionRow(a: ActionReport, links: Links): string {
@@ -153,6 +192,7 @@ ${(i.commitments ?? []).map((x) => `<tr><th>Commitment ${'job_id' in r.subject &
 <div class="scroll"><table><thead><tr><th>Action</th><th>Tool</th><th>Status</th><th>Expectation</th><th>Evidence (entry, receipt)</th><th>Detail</th></tr></thead><tbody>
 ${r.actions.map((a) => actionRow(a, links)).join('\n')}</tbody></table></div>
 <p>Counts: ${text(Object.entries(r.counts).map(([k, v]) => `${k.replace(/_/g, ' ')} ${v}`).join(', '))}.</p>
+${outcomesSection(r, links)}
 
 <h2>Unplanned actions (${text(r.unplanned.policy === 'flag' ? 'flagged' : 'allowed')})</h2>
 ${r.unplanned.actions.length ? evidenceList(r.unplanned.actions, links) : '<p>None recorded.</p>'}

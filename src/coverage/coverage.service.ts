@@ -16,6 +16,9 @@ import { CoverageEvent, CoverageReportIssuedData } from './coverage.events';
 import { correctionsAsOf, entryReceiptIds, jobFirstPosition, receiptsAsOf, recordersAsOf, timelineAsOf, workflowAsOf } from './ledger-reader';
 import { NormalizedPlan, PlanSubject } from '../core/coverage/plan';
 import { PlansRepository } from './plans.repository';
+import { OutcomesRepository } from '../outcomes/outcomes.repository';
+import type { OutcomeRecord } from '../core/coverage/outcomes';
+import type { OutcomeResult } from '../core/outcomes/outcome';
 import type { Principal } from '../auth/api-keys.service';
 import { recordedBy } from '../auth/permissions';
 import { WebhookDispatcher } from '../webhooks/webhook.dispatcher';
@@ -88,6 +91,7 @@ export class CoverageService {
     private readonly plans: PlansRepository,
     private readonly reports: CoverageReportsRepository,
     private readonly events: EventsRepository,
+    private readonly outcomes: OutcomesRepository,
     @Optional() private readonly webhooks?: WebhookDispatcher,
   ) {}
 
@@ -146,6 +150,17 @@ export class CoverageService {
       record: recordStreams.get(subjectStream) ?? null,
       receipts: new Map([...receiptStreams].map(([k, v]) => [k.slice('receipt:'.length), v])),
     };
+    // Outcome reports answering the recorded calls (by receipt id) as of the position, in ledger order (issue 18).
+    const outcomes: OutcomeRecord[] = (await this.outcomes.ofReceiptsAsOf(tx, receiptIds, position)).map((o) => ({
+      outcome_id: o.outcome_id,
+      job_id: o.job_id,
+      receipt_id: o.receipt_id,
+      effect: o.effect,
+      result: o.result as OutcomeResult,
+      observed_at: o.observed_at,
+      system: o.system,
+      output_hash: o.output_hash,
+    }));
     const report = reconcile({
       plan,
       plan_meta: {
@@ -161,6 +176,7 @@ export class CoverageService {
       receipts,
       corrections,
       recorders,
+      outcomes,
       as_of_position: position,
     });
     const digest = reportDigest(report);

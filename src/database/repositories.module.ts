@@ -3,6 +3,7 @@ import { ApiKeysRepository } from '../auth/api-keys.repository';
 import { CoverageReportsRepository } from '../coverage/coverage-reports.repository';
 import { PlansRepository } from '../coverage/plans.repository';
 import { EventsRepository } from '../ledger/events.repository';
+import { OutcomesRepository } from '../outcomes/outcomes.repository';
 import { ReceiptsRepository } from '../receipts/receipts.repository';
 import { TimelinesRepository } from '../timelines/timelines.repository';
 import { VerificationBatchesRepository } from '../verification-queue/verification-batches.repository';
@@ -25,6 +26,7 @@ export const REPOSITORIES = [
   CoverageReportsRepository,
   VerificationBatchesRepository,
   WebhooksRepository,
+  OutcomesRepository,
 ];
 
 @Global()

@@ -1,6 +1,6 @@
 /**
  * Stream ids come from these helpers only: `receipt:<id>`, `timeline:<job_id>`,
- * `workflow:<id>`, `plan:<id>`, `coverage:<id>`, `batch:<id>`. Receipt and
+ * `workflow:<id>`, `plan:<id>`, `coverage:<id>`, `batch:<id>`, `outcome:<id>`. Receipt and
  * workflow ids are UUIDs, compared case-insensitively, so they are lowercased.
  */
 export const streams = {
@@ -10,4 +10,6 @@ export const streams = {
   plan: (planId: string): string => `plan:${planId}`,
   coverage: (reportId: string): string => `coverage:${reportId}`,
   batch: (batchId: string): string => `batch:${batchId}`,
+  /** An outcome report (issue 18); outcome ids are UUIDs, lowercased. */
+  outcome: (outcomeId: string): string => `outcome:${outcomeId.toLowerCase()}`,
 };

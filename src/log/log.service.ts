@@ -47,7 +47,7 @@ export interface LeafAnswer {
  * publication is `metadata`. Every other event (plans, coverage reports,
  * verification batches, ...) is served in full to compliance, auditor and admin keys only.
  */
-export const PUBLIC_EVENT_TYPES: ReadonlySet<string> = new Set(['ReceiptRecorded', 'ReceiptCorrected', 'TimelineEntryAppended', 'TimelineImported', 'EndpointCommitmentRecorded', 'WorkflowReceiptRecorded']);
+export const PUBLIC_EVENT_TYPES: ReadonlySet<string> = new Set(['ReceiptRecorded', 'ReceiptCorrected', 'OutcomeReported', 'TimelineEntryAppended', 'TimelineImported', 'EndpointCommitmentRecorded', 'WorkflowReceiptRecorded']);
 
 /** Why `viewer` may not read the leaf bytes of an event (null: it may). */
 export function leafWithheld(type: string, keyWithholds: boolean, viewer: Pick<Principal, 'role'> | null): string | null {

@@ -51,6 +51,7 @@ details.passed>summary{cursor:pointer;color:var(--ok);font-weight:600}
 .provenance .class{font-size:1.35rem;font-weight:700;letter-spacing:.02em}
 .notice{border:2px solid var(--warn);background:#fff8c5;border-radius:8px;padding:.75rem 1rem;margin:1rem 0;font-weight:600}
 .notice.bad{border-color:var(--bad);background:#ffebe9}
+ul.outcomes{padding-left:1.2rem}ul.outcomes li{margin:.5rem 0;overflow-wrap:anywhere}
 .badge{display:inline-block;padding:.05rem .5rem;border-radius:1rem;font-size:.85rem;font-weight:600;border:1px solid currentColor}
 .ok{color:var(--ok)}.bad{color:var(--bad)}.na{color:var(--muted)}.warn{color:var(--warn)}
 .badge.ok::before{content:"\\2713\\00a0"}.badge.bad::before{content:"\\2717\\00a0"}.badge.warn::before{content:"!\\00a0"}

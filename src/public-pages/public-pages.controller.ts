@@ -7,7 +7,7 @@ import { JOB_VERIFY_COST, PublicRead, VerifyRateLimit } from '../common/rate-lim
 import { PublicPagesService } from './public-pages.service';
 import { ApiKeysService } from '../auth/api-keys.service';
 import { DEFAULT_PAGE_ENTRIES, MAX_PAGE_ENTRIES } from './timeline-view';
-import { indexPage, notFoundPage, receiptPage, timelinePage, workflowPage } from './views';
+import { indexPage, notFoundPage, outcomePage, receiptPage, timelinePage, workflowPage } from './views';
 
 /** No scripts, no external resources: only the inline stylesheet. */
 const CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
@@ -30,7 +30,7 @@ export class PublicPagesController {
   @ApiResponse({ status: 200, description: 'HTML, or JSON with Accept: application/json', content: { 'text/html': { schema: { type: 'string' } }, 'application/json': { schema: ref('Page') } } })
   @ApiProduces('text/html', 'application/json')
   index(@Req() req: Request, @Res() res: Response): void {
-    send(req, res, 200, { service: 'AER-1 audit ledger', docs: '/docs', pages: ['/run/{id}', '/jobs/{job_id}', '/workflow/{workflow_id}'] }, indexPage);
+    send(req, res, 200, { service: 'AER-1 audit ledger', docs: '/docs', pages: ['/run/{id}', '/jobs/{job_id}', '/workflow/{workflow_id}', '/outcome/{id}'] }, indexPage);
   }
 
   /** Receipt page: fields, provenance, verification re-run now, chain positions, "Part of workflow", corrections, raw JSON. */
@@ -44,6 +44,22 @@ export class PublicPagesController {
     // An auditor's key (optional) is served canonical bytes a `metadata` publication withholds.
     const viewer = await this.keys.fromHeader(req.headers.authorization);
     await render(req, res, () => this.pages.receipt(id, viewer), receiptPage);
+  }
+
+  /**
+   * Outcome page (issue 18): what the owning system observed, the output
+   * commitment re-verified now, who reported it, the receipt it answers and
+   * the other outcomes of that receipt (newest first, supersession shown).
+   */
+  @Get('outcome/:id')
+  @VerifyRateLimit()
+  @ApiOperation({ operationId: 'getOutcomePage', summary: 'Public outcome page (issue 18)' })
+  @ApiProduces('text/html', 'application/json')
+  @ApiResponse({ status: 200, description: 'HTML, or the page data as JSON with Accept: application/json', content: { 'text/html': { schema: { type: 'string' } }, 'application/json': { schema: ref('Page') } } })
+  @ApiErrors([404, 429])
+  async outcome(@Param('id') id: string, @Req() req: Request, @Res() res: Response): Promise<void> {
+    const viewer = await this.keys.fromHeader(req.headers.authorization);
+    await render(req, res, () => this.pages.outcome(id, viewer), outcomePage);
   }
 
   /** Job timeline page: chain verdict, endpoint-commitment status, entries. */

@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { OutcomesModule } from '../outcomes/outcomes.module';
 import { ReceiptsModule } from '../receipts/receipts.module';
 import { WorkflowsModule } from '../workflows/workflows.module';
 import { PublicPagesController } from './public-pages.controller';
@@ -6,7 +7,7 @@ import { PublicPagesService } from './public-pages.service';
 
 /** Public HTML pages (S9) with JSON content negotiation. */
 @Module({
-  imports: [ReceiptsModule, WorkflowsModule],
+  imports: [ReceiptsModule, WorkflowsModule, OutcomesModule],
   controllers: [PublicPagesController],
   providers: [PublicPagesService],
 })

@@ -14,6 +14,49 @@ import { mayReadWithheld, sameOwner } from '../auth/permissions';
 import type { RecordedBy } from '../core/ledger/event-hash';
 import { linkableReceiptId, loadTimelineView, TimelineView } from './timeline-view';
 import { LogLocation, LogService } from '../log/log.service';
+import { OutcomesService } from '../outcomes/outcomes.service';
+import type { OutcomeVerification } from '../core/outcomes/outcome';
+
+/** One outcome reported against a receipt, as its page lists it (newest first). */
+export interface ReceiptOutcomeView {
+  outcome_id: string;
+  url: string;
+  system: string;
+  effect: string;
+  result: string;
+  observed_at: string;
+  recorded_at: string;
+  position: number;
+  /** The key that reported it. */
+  reported_by: RecordedBy | null;
+  /** A later outcome of the same system and effect that supersedes it (the latest wins), or null. */
+  superseded_by: string | null;
+}
+
+/** Everything the outcome page shows (also its JSON variant). */
+export interface OutcomePageData {
+  /** The report as recorded; `canonical_bytes` shown as "(withheld)" when withheld from this reader. */
+  outcome: unknown;
+  raw: string | null;
+  canonical_bytes_withheld: boolean;
+  outcome_id: string;
+  receipt_id: string;
+  receipt_url: string;
+  job_id: string;
+  system: string;
+  effect: string;
+  result: string;
+  observed_at: string;
+  verification: { verdict: string; reasons: string[]; declared_output_hash: string | null; computed_output_hash: string | null; checks: OutcomeVerification['checks']; limits: string[] };
+  reported_by: RecordedBy | null;
+  superseded_by: { id: string; url: string } | null;
+  /** Every outcome answering the same receipt, newest first. */
+  others: ReceiptOutcomeView[];
+  recorded_at: string;
+  position: number;
+  url: string;
+  verify_url: string;
+}
 
 /** Everything the receipt page shows (also its JSON variant). */
 export interface ReceiptPageData {
@@ -46,6 +89,8 @@ export interface ReceiptPageData {
   claimed_by_workflows: ClaimingWorkflow[];
   superseded_by: { id: string; url: string } | null;
   supersedes: { id: string; url: string } | null;
+  /** Outcomes the owning systems reported against this receipt (issue 18), newest first, with who reported them. */
+  outcomes: ReceiptOutcomeView[];
   recorded_at: string;
   position: number;
   url: string;
@@ -84,7 +129,68 @@ export class PublicPagesService {
     private readonly events: EventsRepository,
     private readonly receiptsRepo: ReceiptsRepository,
     private readonly log: LogService,
+    private readonly outcomes: OutcomesService,
   ) {}
+
+  /** Outcomes answering receipt `id` (lowercase), newest first. */
+  private async outcomeViews(id: string): Promise<ReceiptOutcomeView[]> {
+    return (await this.outcomes.ofReceipt(id))
+      .map((o) => ({
+        outcome_id: o.row.outcome_id,
+        url: this.urls.outcome(o.row.outcome_id),
+        system: o.row.system,
+        effect: o.row.effect,
+        result: o.row.result,
+        observed_at: o.row.observed_at,
+        recorded_at: o.row.recorded_at,
+        position: o.row.position,
+        reported_by: o.reported_by,
+        superseded_by: o.superseded_by,
+      }))
+      .reverse();
+  }
+
+  /** The outcome page's data (issue 18): the stored report re-verified now. 404 when unknown. */
+  async outcome(id: string, viewer: Principal | null = null): Promise<OutcomePageData> {
+    if (!isUuid(id)) throw new NotFoundError('outcome', id);
+    const { row, result, reported_by, superseded_by } = await this.outcomes.verifyStored(id);
+    const withheld = row.publication === 'metadata' && !mayReadWithheld(viewer);
+    let doc: unknown = null;
+    try {
+      doc = JSON.parse(row.raw);
+    } catch {
+      doc = null;
+    }
+    const declared = doc && typeof doc === 'object' && !Array.isArray(doc) ? (doc as Record<string, unknown>).output_hash : null;
+    return {
+      outcome: withheld ? withoutCanonicalBytes(doc) : doc,
+      raw: withheld ? null : row.raw,
+      canonical_bytes_withheld: withheld,
+      outcome_id: row.outcome_id,
+      receipt_id: row.receipt_id,
+      receipt_url: this.urls.receipt(row.receipt_id),
+      job_id: row.job_id,
+      system: row.system,
+      effect: row.effect,
+      result: row.result,
+      observed_at: row.observed_at,
+      verification: {
+        verdict: result.verdict,
+        reasons: result.reasons,
+        declared_output_hash: typeof declared === 'string' ? declared : null,
+        computed_output_hash: result.computed.output_hash,
+        checks: result.checks,
+        limits: result.limits,
+      },
+      reported_by,
+      superseded_by: superseded_by ? { id: superseded_by, url: this.urls.outcome(superseded_by) } : null,
+      others: await this.outcomeViews(row.receipt_id),
+      recorded_at: row.recorded_at,
+      position: row.position,
+      url: this.urls.outcome(row.outcome_id),
+      verify_url: this.urls.outcomeVerify(row.outcome_id),
+    };
+  }
 
   /**
    * The receipt page's data. `viewer` is the caller when it sent a key: an
@@ -142,6 +248,7 @@ export class PublicPagesService {
       claimed_by_workflows: containing.claimed,
       superseded_by: link(this.urls, row.superseded_by),
       supersedes: link(this.urls, row.supersedes),
+      outcomes: await this.outcomeViews(row.id),
       recorded_at: row.recorded_at,
       position: Number(row.position),
       url: this.urls.receipt(row.id),

@@ -2,7 +2,7 @@
 import { isUuid } from '../core/aer1';
 import { html, safeHttpUrl, SafeHtml, seg } from './html';
 import { checksTable, idCode, layout, limitsList, okBadge, provenanceLabel, shortId, Tone, verdictBadge, verdictBlock } from './layout';
-import { ReceiptPageData, WorkflowPageData } from './public-pages.service';
+import { OutcomePageData, ReceiptOutcomeView, ReceiptPageData, WorkflowPageData } from './public-pages.service';
 import { linkableReceiptId, TimelineEntryView, TimelineView } from './timeline-view';
 import { logSection } from './log-view';
 import type { LogLocation } from '../log/log.service';
@@ -10,6 +10,84 @@ import type { LogLocation } from '../log/log.service';
 const runHref = (id: string): string => `/run/${seg(id.toLowerCase())}`;
 const jobHref = (job: string): string => `/jobs/${seg(job)}`;
 const workflowHref = (id: string): string => `/workflow/${seg(id.toLowerCase())}`;
+const outcomeHref = (id: string): string => `/outcome/${seg(id.toLowerCase())}`;
+
+/**
+ * The tone of a system's result: only a `confirmed` that no later outcome of
+ * the same system and effect supersedes is shown green; a superseded
+ * confirmation is a warning, anything else bad.
+ */
+function outcomeResultTone(result: string, superseded: boolean): Tone {
+  if (result !== 'confirmed') return 'bad';
+  return superseded ? 'warn' : 'ok';
+}
+
+/**
+ * The outcomes reported against a receipt, newest first, with who reported
+ * them and which later outcome supersedes each (the latest of a system and
+ * effect wins). Each is the reporting system's word, accepted only from a
+ * key that speaks for it.
+ */
+function outcomesTable(list: ReceiptOutcomeView[], current?: string): SafeHtml {
+  if (list.length === 0) return html`<p class="muted" id="outcomes-none">No outcome has been reported against this receipt by the system that owns its effect.</p>`;
+  // A list, not a table: each outcome wraps at any width, its result first (phones see it without scrolling sideways).
+  return html`<ul id="outcomes-list" class="outcomes">${list.map(
+    (o) =>
+      html`<li class="${o.superseded_by ? 'superseded' : 'latest'}"><span class="badge ${outcomeResultTone(o.result, o.superseded_by !== null)}">${o.result}</span> system ${o.system} reports ${o.result} for effect ${o.effect}, observed ${idCode(o.observed_at)}.<br>${
+        o.superseded_by ? html`<span class="muted">Superseded by <a href="${outcomeHref(o.superseded_by)}">${shortId(o.superseded_by)}</a> (a later outcome of the same system and effect).</span>` : html`<span class="muted">The latest of this system and effect.</span>`
+      } Reported by ${o.reported_by ? html`key <code>${o.reported_by.name}</code>` : html`<span class="muted">an unknown key</span>`}, ledger position ${o.position}. ${o.outcome_id === current ? html`<strong>This outcome.</strong>` : html`<a href="${outcomeHref(o.outcome_id)}">Outcome ${shortId(o.outcome_id)}</a>`}</li>`,
+  )}</ul>`;
+}
+
+export function outcomePage(d: OutcomePageData): string {
+  const v = d.verification;
+  const o = (d.outcome && typeof d.outcome === 'object' && !Array.isArray(d.outcome) ? d.outcome : {}) as Record<string, unknown>;
+  const preview = d.canonical_bytes_withheld ? null : decodedPreview(o.canonical_bytes);
+  const hashMatch = v.declared_output_hash !== null && v.declared_output_hash === v.computed_output_hash;
+  const headline = verdictBlock(
+    [
+      v.verdict === 'valid'
+        ? { tone: 'ok', text: html`Commitment: VALID: the stored bytes match the output commitment`, id: 'verdict-line' }
+        : { tone: 'bad', text: html`Commitment: ${v.verdict.toUpperCase()}: ${v.reasons.length ? v.reasons.join(', ') : 'the outcome report does not verify'}`, id: 'verdict-line' },
+      {
+        tone: outcomeResultTone(d.result, d.superseded_by !== null),
+        text: html`System ${d.system} reports ${d.result.toUpperCase()} for effect ${d.effect} <span class="muted">(as the system states it, observed ${d.observed_at}${d.superseded_by ? '; superseded' : ''})</span>`,
+        id: 'outcome-result',
+      },
+      ...(d.superseded_by ? [{ tone: 'warn' as Tone, text: html`Superseded: a later outcome of the same system and effect, <a href="${outcomeHref(d.superseded_by.id)}">${idCode(d.superseded_by.id)}</a>, is the one that counts`, id: 'superseded-line' }] : []),
+    ],
+    html`<p class="muted">An outcome is the word of the system that owns the effect, accepted only from a key that speaks for it. It does not change the provenance of the call it answers (S5).</p>`,
+  );
+  const body = html`
+<h1>Outcome ${idCode(d.outcome_id)}</h1>
+${headline}
+<table class="kv">
+<tr><th>Answers receipt</th><td><a href="${runHref(d.receipt_id)}">${idCode(d.receipt_id)}</a></td></tr>
+<tr><th>Job</th><td><a href="${jobHref(d.job_id)}">${idCode(d.job_id)}</a></td></tr>
+<tr><th>System</th><td id="outcome-system">${d.system}</td></tr>
+<tr><th>Effect</th><td id="outcome-effect">${d.effect}</td></tr>
+<tr><th>Result</th><td>${d.result}</td></tr>
+<tr><th>Observed at</th><td>${idCode(d.observed_at)}</td></tr>
+<tr id="reported-by"><th>Reported by</th><td>${d.reported_by ? html`key <code>${d.reported_by.name}</code> <span class="muted">(${idCode(d.reported_by.key_id)})</span>` : html`<span class="muted">unknown</span>`}</td></tr>
+<tr><th class="muted">recorded_at (ledger)</th><td>${idCode(d.recorded_at)} at ledger position ${d.position}</td></tr>
+</table>
+<h2>Verification (re-run now)</h2>
+<table class="kv">
+<tr><th>Declared output_hash</th><td>${idCode(v.declared_output_hash ?? '')}</td></tr>
+<tr><th>Recomputed output hash</th><td>${idCode(v.computed_output_hash ?? 'not computable')} ${okBadge(v.computed_output_hash === null ? null : hashMatch)}</td></tr>
+<tr><th>Machine verifier</th><td><a href="${d.verify_url}">${idCode(d.verify_url)}</a></td></tr>
+</table>
+${checksTable(v.checks)}
+<h2>Outcomes of this receipt (newest first)</h2>
+${outcomesTable(d.others, d.outcome_id)}
+${d.canonical_bytes_withheld ? html`<div class="notice" id="bytes-withheld">Canonical bytes withheld by the publication setting of the reporting key (S13): served to authenticated auditors only.</div>` : ''}
+${preview !== null ? html`<p class="muted">Decoded canonical bytes (UTF-8), for reading only:</p><pre>${preview}</pre>` : ''}
+<h2>Raw JSON (exactly as stored)</h2>
+${d.raw === null ? html`<p class="muted" id="raw">Withheld with the canonical bytes.</p>` : html`<pre id="raw">${d.raw}</pre>`}
+${limitsList(v.limits)}
+`;
+  return layout(`Outcome ${d.outcome_id}`, body);
+}
 /** The job page showing entry `seq` (its page starts there), at the entry's row. */
 export const entryHref = (job: string, seq: number): string => `/jobs/${seg(job)}?after=${Math.max(0, seq - 1)}#entry-${seq}`;
 
@@ -128,6 +206,9 @@ ${d.claimed_by_timelines.length
     )}</ul>`
   : ''}
 ${logSection(d.log)}
+<h2 id="outcomes">Outcomes reported by the systems that own the effect</h2>
+<p class="muted">Newest first. Each is the reporting system's observation, accepted only from a key that speaks for that system; a later outcome of the same system and effect supersedes an earlier one. None changes this receipt or its provenance.</p>
+${outcomesTable(d.outcomes)}
 <h2>Raw JSON (exactly as stored)</h2>
 ${d.raw === null ? html`<p class="muted" id="raw">Withheld with the canonical bytes (see above).</p>` : html`<pre id="raw">${d.raw}</pre>`}
 ${limitsList([...v.limits, 'A result preview or decoded text is not the source dataset; only the canonical bytes are committed (S4).'])}
@@ -296,6 +377,7 @@ export function indexPage(): string {
 <li>Receipt pages: <code>/run/&lt;receipt id&gt;</code></li>
 <li>Job timelines: <code>/jobs/&lt;job id&gt;</code></li>
 <li>Workflows: <code>/workflow/&lt;workflow id&gt;</code></li>
+<li>Outcomes reported by the systems that own effects: <code>/outcome/&lt;outcome id&gt;</code></li>
 <li>Machine verifiers: <code>/api/receipts/&lt;id&gt;/verify</code>, <code>/api/workflows/&lt;id&gt;/verify</code></li>
 <li><a href="/docs">API documentation (OpenAPI)</a></li>
 </ul>

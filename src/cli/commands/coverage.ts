@@ -1,6 +1,6 @@
 /**
  * `aer1 coverage --plan FILE (--timeline FILE | --workflow FILE)
- *   [--commitment FILE]... [--receipts FILE] [--json]`
+ *   [--commitment FILE]... [--receipts FILE] [--outcomes FILE] [--json]`
  * `aer1 coverage --check-report FILE [--json]`
  *
  * The ledger's coverage reconciliation, offline: the same pure
@@ -15,6 +15,8 @@ import { canonicalDigest } from '../../core/coverage/canonical';
 import { NormalizedPlan, validatePlan } from '../../core/coverage/plan';
 import { CoverageReportContent, reconcile, RecordInput, reportDigest } from '../../core/coverage/reconcile';
 import { commitmentValueAsWritten } from '../../core/aer1/commitment-text';
+import type { OutcomeRecord } from '../../core/coverage/outcomes';
+import { verifyOutcome } from '../../core/outcomes/outcome';
 import { Input, parseJsonBytes, parseLine, readJsonDocument, readJsonDocumentBytes, splitLines } from '../input';
 import { CliError, CliIo, EXIT_NOT_VALID, EXIT_OK, RunContext, writeAll } from '../io';
 import { safe } from '../report';
@@ -28,6 +30,8 @@ export interface CoverageOptions {
   /** One file or several (`--commitment` repeated): every commitment is judged, none hides another's finding. */
   commitment?: string | string[];
   receipts?: string;
+  /** Outcome reports (issue 18): NDJSON or a JSON array, in ledger order (as `GET /api/jobs/{job_id}/outcomes` exports them). */
+  outcomes?: string;
   json?: boolean;
 }
 
@@ -36,6 +40,8 @@ export interface CoverageCliOutput {
   digest: string;
   report: CoverageReportContent;
   receipts: { used: number; rejected: { index: number; id: unknown; reasons: string[] }[] };
+  /** Present with --outcomes: reports used, and those that do not verify (not used). */
+  outcomes?: { used: number; rejected: { index: number; outcome_id: unknown; reasons: string[] }[] };
 }
 
 async function* once(b: Buffer): AsyncGenerator<Buffer> {
@@ -115,6 +121,19 @@ function loadReceipts(value: unknown, into: Map<string, unknown>, rejected: Cove
   });
 }
 
+/** Outcome reports: an array, one report, or NDJSON, in ledger order. Only reports that verify are used (the server refuses the others). */
+function loadOutcomes(value: unknown): { used: OutcomeRecord[]; rejected: NonNullable<CoverageCliOutput['outcomes']>['rejected'] } {
+  const list = Array.isArray(value) ? value : [value];
+  const used: OutcomeRecord[] = [];
+  const rejected: NonNullable<CoverageCliOutput['outcomes']>['rejected'] = [];
+  list.forEach((doc, index) => {
+    const v = verifyOutcome(doc);
+    if (v.verdict === 'valid' && v.fields) used.push({ ...v.fields });
+    else rejected.push({ index, outcome_id: isObject(doc) ? (doc.outcome_id ?? null) : null, reasons: v.reasons });
+  });
+  return { used, rejected };
+}
+
 /**
  * `--check-report FILE`: recompute the digest of a server coverage report
  * (the JSON of `GET /api/coverage-reports/{id}`: `{digest, report, ...}`)
@@ -142,7 +161,7 @@ export async function checkReport(file: string, io: CliIo, json = false): Promis
 /** Run the reconciliation on files. Returns the exit code. */
 export async function runCoverage(opts: CoverageOptions, io: CliIo): Promise<number> {
   if (opts.checkReport !== undefined) {
-    if (opts.plan !== undefined || opts.timeline !== undefined || opts.workflow !== undefined || opts.receipts !== undefined || (opts.commitment !== undefined && opts.commitment.length > 0)) {
+    if (opts.plan !== undefined || opts.timeline !== undefined || opts.workflow !== undefined || opts.receipts !== undefined || opts.outcomes !== undefined || (opts.commitment !== undefined && opts.commitment.length > 0)) {
       throw new CliError('--check-report takes no other input');
     }
     return checkReport(opts.checkReport, io, opts.json);
@@ -151,7 +170,7 @@ export async function runCoverage(opts: CoverageOptions, io: CliIo): Promise<num
   if ((opts.timeline === undefined) === (opts.workflow === undefined)) throw new CliError('give --timeline FILE (a job) or --workflow FILE (a workflow receipt)');
   const commitmentFiles = opts.commitment === undefined ? [] : Array.isArray(opts.commitment) ? opts.commitment : [opts.commitment];
   if (opts.workflow !== undefined && commitmentFiles.length > 0) throw new CliError('--commitment checks a timeline, not a workflow');
-  const files = [opts.plan, opts.timeline, opts.workflow, ...commitmentFiles, opts.receipts].filter((f) => f !== undefined);
+  const files = [opts.plan, opts.timeline, opts.workflow, ...commitmentFiles, opts.receipts, opts.outcomes].filter((f) => f !== undefined);
   if (files.filter((f) => f === '-').length > 1) throw new CliError('stdin can be read only once');
 
   const planFile = opts.plan;
@@ -198,6 +217,7 @@ export async function runCoverage(opts: CoverageOptions, io: CliIo): Promise<num
     record = { kind: 'workflow', workflow };
   }
   if (opts.receipts !== undefined) loadReceipts((await readJsonOrNdjson(opts.receipts, io)).value, receipts, rejected);
+  const outcomes = opts.outcomes === undefined ? null : loadOutcomes((await readJsonOrNdjson(opts.outcomes, io)).value);
 
   const report = reconcile({
     plan,
@@ -211,20 +231,21 @@ export async function runCoverage(opts: CoverageOptions, io: CliIo): Promise<num
     },
     record,
     receipts,
+    ...(outcomes ? { outcomes: outcomes.used } : {}),
     as_of_position: null,
   });
   const digest = reportDigest(report);
   if (opts.json) {
-    const out: CoverageCliOutput = { digest, report, receipts: { used: receipts.size, rejected } };
+    const out: CoverageCliOutput = { digest, report, receipts: { used: receipts.size, rejected }, ...(outcomes ? { outcomes: { used: outcomes.used.length, rejected: outcomes.rejected } } : {}) };
     await writeAll(io.stdout, JSON.stringify(out, null, 2) + '\n');
   } else {
-    await writeAll(io.stdout, renderCoverageText(report, digest, { used: receipts.size, rejected }));
+    await writeAll(io.stdout, renderCoverageText(report, digest, { used: receipts.size, rejected }, outcomes ? { used: outcomes.used.length, rejected: outcomes.rejected } : undefined));
   }
   return report.result === 'full_coverage' ? EXIT_OK : EXIT_NOT_VALID;
 }
 
 /** The readable report; every input string passes through {@link safe}. */
-export function renderCoverageText(r: CoverageReportContent, digest: string, receipts: CoverageCliOutput['receipts']): string {
+export function renderCoverageText(r: CoverageReportContent, digest: string, receipts: CoverageCliOutput['receipts'], outcomes?: CoverageCliOutput['outcomes']): string {
   const out: string[] = [];
   const subject = 'job_id' in r.subject ? `job ${safe(r.subject.job_id)}` : `workflow ${safe(r.subject.workflow_id)}`;
   out.push(`coverage: ${subject}: ${r.result === 'full_coverage' ? 'FULL COVERAGE' : `${r.findings.length} FINDING(S)`}`);
@@ -245,7 +266,14 @@ export function renderCoverageText(r: CoverageReportContent, digest: string, rec
     const seqs = a.evidence.map((e) => e.seq).join(',') || '-';
     out.push(`  ${a.status.padEnd(13)} ${safe(a.action_id)} (${safe(a.tool)}) evidence seq ${seqs}${a.over_count_evidence.length ? `, over count seq ${a.over_count_evidence.map((e) => e.seq).join(',')}` : ''}${a.reported_only_evidence.length ? `, reported only seq ${a.reported_only_evidence.map((e) => e.seq).join(',')}` : ''}`);
     out.push(`                ${safe(a.detail, 400)}`);
+    if (a.outcome) out.push(`                outcome ${a.outcome.status.toUpperCase()} (${safe(a.outcome.required.effect)} from ${safe(a.outcome.required.from_system)}${a.outcome.required.within_seconds !== null ? ` within ${a.outcome.required.within_seconds} s` : ''}): ${safe(a.outcome.detail, 400)}`);
   }
+  if (r.outcomes) {
+    const c = r.outcomes.counts;
+    out.push(`outcomes (matched by receipt id): ${c.required} required, ${c.confirmed} confirmed, ${c.contradicted} contradicted, ${c.unconfirmed} unconfirmed, ${c.wrong_system} wrong system; ${c.outcomes_matched} outcome report(s) matched`);
+    for (const i of r.outcomes.information) out.push(`  information: seq ${i.seq}${i.action_id ? ` (${safe(i.action_id)}, no outcome required)` : ''}: ${i.outcomes.map((o) => `${safe(o.system)} ${safe(o.effect)} ${o.result}`).join('; ')}`);
+  }
+  if (outcomes && outcomes.rejected.length) out.push(`outcome reports: ${outcomes.used} used, ${outcomes.rejected.length} rejected (do not verify): ${outcomes.rejected.map((x) => `#${x.index + 1} ${x.reasons.join('/')}`).join(', ')}`);
   out.push(`unplanned actions (${r.unplanned.policy}): ${r.unplanned.actions.length ? r.unplanned.actions.map((u) => `seq ${u.seq} ${safe(u.tool ?? '(no tool)')}`).join(', ') : 'none'}`);
   if (receipts.rejected.length) out.push(`receipts: ${receipts.used} used, ${receipts.rejected.length} rejected (do not verify): ${receipts.rejected.map((x) => `#${x.index + 1} ${x.reasons.join('/')}`).join(', ')}`);
   out.push('findings:');
@@ -271,6 +299,7 @@ export function registerCoverage(program: Command, ctx: RunContext): void {
     .option('--workflow <file>', 'a workflow receipt, or {workflow, step_receipts}')
     .option('--commitment <file>', 'an endpoint commitment {job_id, final_entry_digest, entry_count, published_at} (or {commitment, witness...}); repeat for every one published: all are judged, and one that shows truncation or substitution is a finding no binding one hides', collect, [])
     .option('--receipts <file>', 'receipts for outcomes and provenance: a JSON array or NDJSON; only receipts that verify are used')
+    .option('--outcomes <file>', 'outcome reports of the systems that own the effects (NDJSON or a JSON array, in ledger order, as GET /api/jobs/{job_id}/outcomes exports them); only reports that verify are used')
     .option('--check-report <file>', 'recompute the digest of a coverage report as GET /api/coverage-reports/{id} answers it; exit 0 when it equals its digest, 1 otherwise')
     .option('--json', 'print {digest, report, receipts} as JSON ({matches, declared, computed} with --check-report)')
     .addHelpText(
@@ -281,6 +310,10 @@ Matching rules, statuses and the digest are documented in docs/coverage.md.
 Files carry no keys or owners: who recorded the job is not checked offline,
 and a plan's recorded_by_owner is a finding (recorded_by_owner_not_checked),
 never satisfied. Receipt corrections (S9) are not followed offline.
+Outcome reports (--outcomes) are matched by receipt id in file order (the
+order GET /api/jobs/{job_id}/outcomes exports: ledger order); who reported
+them is not checked offline (the ledger accepts each only from a key that
+speaks for its system).
 
 Exit codes: 0 full coverage (every expected action covered, the timeline
 valid with a binding endpoint commitment, no flagged unplanned action);

@@ -32,6 +32,22 @@ export interface ExpectedAction {
   must_succeed: boolean;
   /** Sorted, without duplicates: actions whose evidence must come first. */
   after: string[];
+  /**
+   * The outcome the owning system must confirm for this action's evidence
+   * (issue 18). Absent when the plan requires none (the member is then left
+   * out, so plans without it keep their digest).
+   */
+  outcome?: OutcomeRequirement;
+}
+
+/** `outcome: {effect, from_system, within_seconds?}` of an expected action. */
+export interface OutcomeRequirement {
+  /** The effect the system must confirm, e.g. `payment.settled` (compared exactly). */
+  effect: string;
+  /** The system that owns the effect: only its outcomes count (compared exactly with an outcome's `system`). */
+  from_system: string;
+  /** When set: the confirmation must be observed at most this many seconds after the receipt's own time (`created_at`, or `timestamp`). */
+  within_seconds?: number;
 }
 
 /** A normalized plan: the content its digest covers. */
@@ -65,7 +81,8 @@ export type PlanValidation = { ok: true; plan: NormalizedPlan } | { ok: false; p
 export const LIMITS = { title: 500, actions: 500, id: IDENTIFIER_MAX_LENGTH, tool: 500, provenance: 200, after: 100 };
 
 const PLAN_MEMBERS = new Set(['job_id', 'workflow_id', 'title', 'expected_actions', 'unplanned', 'recorded_by_owner']);
-const ACTION_MEMBERS = new Set(['action_id', 'tool', 'min_count', 'max_count', 'accepted_provenance', 'must_succeed', 'after']);
+const ACTION_MEMBERS = new Set(['action_id', 'tool', 'min_count', 'max_count', 'accepted_provenance', 'must_succeed', 'after', 'outcome']);
+const OUTCOME_REQUIREMENT_MEMBERS = new Set(['effect', 'from_system', 'within_seconds']);
 
 /** True when `p` is a provenance class a plan may name: a valid S5 class, or `EXECUTED BY *`. */
 export function isPlanProvenance(p: unknown): p is string {
@@ -223,6 +240,12 @@ export function validatePlan(input: unknown, options: { inherit?: PlanSubject } 
         } else after = a.after;
       }
       rawAfter.push({ index: i, after });
+      let outcome: OutcomeRequirement | undefined;
+      if (has(a, 'outcome')) {
+        const r = outcomeRequirement(a.outcome, `${at}.outcome`, add);
+        if (r === null) ok = false;
+        else outcome = r;
+      }
       if (ok) {
         actions.push({
           action_id: a.action_id as string,
@@ -232,6 +255,7 @@ export function validatePlan(input: unknown, options: { inherit?: PlanSubject } 
           accepted_provenance: sortedUnique(accepted),
           must_succeed: mustSucceed,
           after: [],
+          ...(outcome !== undefined ? { outcome } : {}),
         });
       } else {
         actions.push(null as unknown as ExpectedAction); // placeholder: keeps indexes; never returned
@@ -263,6 +287,41 @@ export function validatePlan(input: unknown, options: { inherit?: PlanSubject } 
     return { ok: false, problems };
   }
   return { ok: true, plan: { subject, title: p.title as string, unplanned, expected_actions: actions, ...(recordedByOwner !== undefined ? { recorded_by_owner: recordedByOwner } : {}) } };
+}
+
+/** Validate `outcome: {effect, from_system, within_seconds?}`; null (with problems added) when it is not one. */
+function outcomeRequirement(v: unknown, at: string, add: (path: string, code: string, message: string) => void): OutcomeRequirement | null {
+  if (!isObject(v)) {
+    add(at, 'invalid_outcome', 'outcome must be an object {effect, from_system, within_seconds?}');
+    return null;
+  }
+  let ok = true;
+  for (const k of Object.keys(v)) {
+    if (!OUTCOME_REQUIREMENT_MEMBERS.has(k)) {
+      add(`${at}.${k}`, 'unknown_member', `unknown member ${describe(k)}`);
+      ok = false;
+    }
+  }
+  for (const name of ['effect', 'from_system'] as const) {
+    const s = v[name];
+    const problem = typeof s === 'string' && s.length > 0 ? identifierProblem(`${at}.${name}`, s) : null;
+    if (typeof s !== 'string' || s.length === 0) {
+      add(`${at}.${name}`, `invalid_outcome_${name}`, `${name} must be a non-empty string of at most ${LIMITS.id} characters, got ${describe(s)}`);
+      ok = false;
+    } else if (problem) {
+      add(`${at}.${name}`, problem.code, problem.message);
+      ok = false;
+    }
+  }
+  let within: number | undefined;
+  if (has(v, 'within_seconds') && v.within_seconds !== null) {
+    if (!Number.isSafeInteger(v.within_seconds) || (v.within_seconds as number) < 1) {
+      add(`${at}.within_seconds`, 'invalid_within_seconds', `within_seconds must be an integer >= 1 (or absent), got ${describe(v.within_seconds)}`);
+      ok = false;
+    } else within = v.within_seconds as number;
+  }
+  if (!ok) return null;
+  return { effect: v.effect as string, from_system: v.from_system as string, ...(within !== undefined ? { within_seconds: within } : {}) };
 }
 
 /**

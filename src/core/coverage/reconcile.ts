@@ -19,6 +19,8 @@ import { allocate } from './allocation';
 import { actionsFromTimeline, actionsFromWorkflow, evidenceItem, noEvidence } from './evidence';
 import { describeRecorders, recordedBySection, timelineIntegrity, workflowIntegrity } from './integrity';
 import { judge } from './judgement';
+import { OUTCOME_LIMIT, reconcileOutcomes } from './outcomes';
+import { OutcomeRequirement } from './plan';
 import { ActionStatus, CoverageReportContent, DOES_NOT_PROVE, Finding, IntegritySection, MATCHING_RULES_REF, PlanMeta, ReconcileInput, RecordedAction, REPORT_FORMAT } from './types';
 
 /** Build the coverage report content. Pure and deterministic: the same inputs give the same content, and so the same digest. */
@@ -41,6 +43,8 @@ export function reconcile(input: ReconcileInput): CoverageReportContent {
   const foreign = who.section.plan_owner_check === 'recorded_by_other_owner';
   const { allocations, unplanned } = allocate(plan, foreign ? [] : items);
   const actions = judge(allocations);
+  const requirements = new Map<string, OutcomeRequirement>(plan.expected_actions.flatMap((a) => (a.outcome ? [[a.action_id, a.outcome] as [string, OutcomeRequirement]] : [])));
+  const outcomeResult = reconcileOutcomes(actions, requirements, foreign ? [] : items, input.outcomes ?? [], receipts);
 
   const meta = input.plan_meta;
   const after = meta.registered_position !== null && meta.registered_position !== undefined && input.as_of_position !== null
@@ -122,6 +126,7 @@ export function reconcile(input: ReconcileInput): CoverageReportContent {
   for (const a of actions) {
     if (a.status !== 'covered') findings.push({ code: a.status, action_id: a.action_id, message: `${a.action_id} (${a.tool}): ${a.detail}` });
   }
+  findings.push(...outcomeResult.findings);
   if (plan.unplanned === 'flag') {
     for (const u of unplanned) findings.push({ code: 'unplanned_action', seq: u.seq, message: `seq ${u.seq}: ${u.tool === null ? 'an entry without a tool name' : `tool ${u.tool}`} is not in the plan` });
   }
@@ -132,6 +137,7 @@ export function reconcile(input: ReconcileInput): CoverageReportContent {
   const permille = Math.floor((covered * 1000) / total);
   const doesNotProve = [...DOES_NOT_PROVE];
   if (!who.section.checked) doesNotProve.push(`Who recorded the ${record.kind} and its receipts is not checked offline: files carry no keys or owners${plan.recorded_by_owner !== undefined ? `, so the plan's recorded_by_owner ${JSON.stringify(plan.recorded_by_owner)} is not checked (never satisfied)` : ''}. Issue the report on the ledger to check it.`);
+  if (outcomeResult.section) doesNotProve.push(OUTCOME_LIMIT);
   if (c.state !== 'binding') doesNotProve.push(record.kind === 'timeline' ? 'Without a binding endpoint commitment the visible timeline is not bound to its end: entries removed from the end and rebuilt away would not show here (S7.3).' : c.statement);
   return {
     format: REPORT_FORMAT,
@@ -158,6 +164,7 @@ export function reconcile(input: ReconcileInput): CoverageReportContent {
     findings,
     matching_rules: MATCHING_RULES_REF,
     does_not_prove: doesNotProve,
+    ...(outcomeResult.section ? { outcomes: outcomeResult.section } : {}),
   };
 }
 
@@ -168,3 +175,5 @@ export function reportDigest(content: CoverageReportContent): string {
 
 export * from './types';
 export { actionsFromTimeline, actionsFromWorkflow, receiptDisagreement, receiptOutcome } from './evidence';
+export { OUTCOME_STATUSES, reconcileOutcomes } from './outcomes';
+export type { ActionOutcome, OutcomeRecord, OutcomeStatus, OutcomesSection } from './outcomes';

@@ -1,5 +1,6 @@
 /** The coverage report's types and fixed texts (docs/coverage.md); the report is built in reconcile.ts. */
 import { NormalizedPlan, UnplannedPolicy } from './plan';
+import type { ActionOutcome, OutcomeRecord, OutcomesSection } from './outcomes';
 
 export const REPORT_FORMAT = 'aer1-coverage-report/1';
 
@@ -83,6 +84,8 @@ export interface ActionReport {
   /** Why `after` holds or not, per prerequisite. */
   order: { after: string; ok: boolean; detail: string }[];
   detail: string;
+  /** Set when the plan requires an outcome for this action (issue 18): its outcome status, beside `status`. */
+  outcome?: ActionOutcome;
 }
 
 export interface Finding {
@@ -212,6 +215,8 @@ export interface CoverageReportContent {
   findings: Finding[];
   matching_rules: string;
   does_not_prove: string[];
+  /** Outcome evidence (issue 18): present when the plan requires an outcome or a recorded call has one. */
+  outcomes?: OutcomesSection;
 }
 
 /** What the recorded timeline or workflow is, as of the report. */
@@ -248,6 +253,11 @@ export interface ReconcileInput {
    * not checked, never as satisfied.
    */
   recorders?: { record: Recorders | null; receipts: ReadonlyMap<string, Recorders> };
+  /**
+   * Outcome reports that verified (issue 18), in ledger order (offline: file
+   * order). Matched to recorded calls by receipt id; others are ignored.
+   */
+  outcomes?: readonly OutcomeRecord[];
 }
 
 export const MATCHING_RULES_REF = 'docs/coverage.md#matching-rules';

@@ -23,6 +23,15 @@ export const COVERAGE_SCHEMAS: Record<string, Schema> = {
           max_count: nullable({ type: 'integer' }),
           must_succeed: { type: 'boolean' },
           accepted_provenance: arrayOf({ type: 'string' }),
+          outcome: obj(
+            {
+              effect: { type: 'string', description: 'the effect the owning system must confirm, e.g. `payment.settled`' },
+              from_system: { type: 'string', description: 'the system that owns the effect: only its outcomes count' },
+              within_seconds: { type: 'integer', minimum: 1, description: 'the confirmation must be observed at most this many seconds after the receipt\'s own time' },
+            },
+            'Requires an outcome from the system that owns the effect (issue 18).',
+            ['within_seconds'],
+          ),
         },
       }),
     },

@@ -1,0 +1,35 @@
+import { Injectable, OnModuleInit } from '@nestjs/common';
+import { Tx } from '../database/database.service';
+import { RecordedEvent } from '../ledger/event';
+import { Projection, ProjectionRegistry, unhandled } from '../ledger/projections';
+import { OUTCOME_EVENT_TYPES, OutcomeEvent } from './outcomes.events';
+import { OutcomesRepository } from './outcomes.repository';
+
+/** The `outcomes` read model. */
+@Injectable()
+export class OutcomesProjection implements Projection<OutcomeEvent>, OnModuleInit {
+  readonly name = 'outcomes';
+  readonly tables = ['outcomes'];
+  readonly eventTypes = OUTCOME_EVENT_TYPES;
+
+  constructor(
+    private readonly registry: ProjectionRegistry,
+    private readonly outcomes: OutcomesRepository,
+  ) {}
+
+  onModuleInit(): void {
+    this.registry.register(this);
+  }
+
+  async evolve(tx: Tx, e: RecordedEvent<OutcomeEvent>): Promise<void> {
+    switch (e.type) {
+      case 'OutcomeReported':
+        return this.outcomes.insert(tx, e.data, e.position, e.recorded_at);
+      default: {
+        // A one-member union narrows the event's type, not the event: a new member makes this a compile error.
+        const missed: never = e.type;
+        return unhandled(missed);
+      }
+    }
+  }
+}

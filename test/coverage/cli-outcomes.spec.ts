@@ -1,0 +1,48 @@
+/**
+ * `aer1 coverage --outcomes` (issue 18) on the files of examples/outcomes
+ * (the README's walk-through): the payment confirmed is full coverage
+ * (exit 0); confirmed then reversed is a contradiction (exit 1); a report
+ * whose commitment does not verify is not used, and said so.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { cli, TmpDir } from '../cli/helpers';
+
+const EX = join(__dirname, '../../examples/outcomes');
+const base = ['coverage', '--plan', join(EX, 'plan.json'), '--timeline', join(EX, 'timeline.json'), '--commitment', join(EX, 'commitment.json'), '--receipts', join(EX, 'receipts.ndjson')];
+const line = (f: string): string => JSON.stringify(JSON.parse(readFileSync(join(EX, f), 'utf8')));
+
+describe('aer1 coverage --outcomes', () => {
+  const tmp = new TmpDir();
+  afterAll(() => tmp.cleanup());
+
+  it('the payment system confirmed within the window: full coverage, exit 0', async () => {
+    const r = await cli([...base, '--outcomes', tmp.write('settled.ndjson', line('outcome-settled.json') + '\n')]);
+    expect([r.code, r.err]).toEqual([0, '']);
+    expect(r.out).toContain('FULL COVERAGE');
+    expect(r.out).toContain('outcome CONFIRMED (payment.settled from PAYMENTS within 3600 s)');
+  });
+
+  it('settled, then reversed (file order = ledger order): contradicted, exit 1; the same files without --outcomes: unconfirmed', async () => {
+    const file = tmp.write('both.ndjson', `${line('outcome-settled.json')}\n${line('outcome-reversed.json')}\n`);
+    const r = await cli([...base, '--outcomes', file, '--json']);
+    expect(r.code).toBe(1);
+    const out = JSON.parse(r.out);
+    expect(out.outcomes).toEqual({ used: 2, rejected: [] });
+    expect(out.report.actions[1].outcome.status).toBe('contradicted');
+    expect(out.report.findings.map((f: { code: string }) => f.code)).toEqual(['outcome_contradicted']);
+    const none = await cli([...base, '--json']);
+    expect(JSON.parse(none.out).report.actions[1].outcome.status).toBe('unconfirmed');
+    expect(JSON.parse(none.out).outcomes).toBeUndefined();
+  });
+
+  it('an outcome report whose commitment does not verify is not used, and named', async () => {
+    const bad = JSON.parse(line('outcome-settled.json')) as Record<string, string>;
+    bad.output_hash = 'sha256:' + '0'.repeat(64);
+    const r = await cli([...base, '--outcomes', tmp.write('bad.ndjson', JSON.stringify(bad) + '\n')]);
+    expect(r.code).toBe(1);
+    expect(r.out).toContain('outcome reports: 0 used, 1 rejected (do not verify): #1 output_hash_mismatch');
+    expect(r.out).toContain('outcome UNCONFIRMED');
+    expect((await cli(['coverage', '--check-report', join(EX, 'plan.json'), '--outcomes', 'x'])).code).toBe(2);
+  });
+});
