@@ -44,7 +44,9 @@ export class CheckpointSigner implements OnApplicationBootstrap, OnApplicationSh
   private readonly logger = new Logger('CheckpointSigner');
   private readonly tree = new TreeRepository();
   private timer: NodeJS.Timeout | null = null;
-  private running: Promise<void> | null = null;
+  /** The last run queued (runs are serial), and the one waiting to start, if any. */
+  private chain: Promise<void> = Promise.resolve();
+  private queued: Promise<void> | null = null;
   private stopped: string | null = null;
   /** This signer's own tree (leaves recomputed from events), and the event hash at its size. */
   private mine: { integrator: TreeIntegrator; headHash: string } | null = null;
@@ -70,7 +72,7 @@ export class CheckpointSigner implements OnApplicationBootstrap, OnApplicationSh
   async onApplicationShutdown(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
-    await this.running?.catch(() => undefined);
+    await this.chain;
   }
 
   /** The signer's state for /health. */
@@ -83,15 +85,26 @@ export class CheckpointSigner implements OnApplicationBootstrap, OnApplicationSh
     };
   }
 
-  /** Sign a checkpoint now if the tree has grown (one at a time; callers share a running one). Returns when done. */
+  /**
+   * Sign a checkpoint if the tree has grown. Runs one at a time; resolves
+   * when a run that started after this call has finished (calls made while
+   * one waits to start share it), so a caller that has just appended sees
+   * its events in the next checkpoint.
+   */
   tick(): Promise<void> {
     if (!this.identity.current || this.stopped) return Promise.resolve();
-    this.running ??= this.signIfGrown()
-      .catch((e: unknown) => this.logger.error(`checkpoint not signed this time: ${(e as Error).message}`))
-      .finally(() => {
-        this.running = null;
-      });
-    return this.running;
+    if (this.queued) return this.queued;
+    const run = this.chain.then(async () => {
+      this.queued = null;
+      try {
+        await this.signIfGrown();
+      } catch (e) {
+        this.logger.error(`checkpoint not signed this time: ${(e as Error).message}`);
+      }
+    });
+    this.queued = run;
+    this.chain = run;
+    return run;
   }
 
   private stop(reason: string): void {
