@@ -106,7 +106,7 @@ export class CheckpointTimestamper implements OnApplicationBootstrap, OnApplicat
     const r = await requestTimestamp(tsa.url, checkpointTimestampDigest(cp.note), { certsPem: tsa.certsPem });
     if (!r.ok) return this.fail(`the RFC 3161 token for checkpoint ${cp.size} was refused (${r.code}): ${r.message}`);
     const receivedAt = new Date().toISOString();
-    await this.repo.insertTimestamp(this.db, { size: cp.size, token: r.token, gen_time: r.genTime, tsa_name: r.tsaName, received_at: receivedAt });
+    await this.db.write((tx) => this.repo.insertTimestamp(tx, { size: cp.size, token: r.token, gen_time: r.genTime, tsa_name: r.tsaName, received_at: receivedAt }));
     this.newest = { size: cp.size, gen_time: r.genTime, tsa_name: r.tsaName };
     this.failures = 0;
     this.retryAt = 0;

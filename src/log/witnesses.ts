@@ -39,7 +39,7 @@ export interface WitnessHealth {
   lag_sizes: number;
   /** Seconds the newest signed checkpoint has waited for this witness (0 when it has cosigned it). */
   lag_seconds: number;
-  /** Cosigned the newest signed checkpoint, or lagging by less than WITNESS_LAG_SECONDS. */
+  /** Cosigned the newest signed checkpoint, or lagging by less than WITNESS_LAG_SECONDS without having refused it. */
   current: boolean;
   /** The last failure (unreachable, refusal), cleared by the next cosignature. */
   last_error?: string;
@@ -65,6 +65,8 @@ interface Runtime {
   failures: number;
   retryAt: number;
   lastError: string | null;
+  /** The last answer was a refusal (4xx, or a size beyond ours): not current until it cosigns again. */
+  refused: boolean;
   alerted: string | null;
 }
 
@@ -101,7 +103,7 @@ export class WitnessCoordinator implements OnApplicationBootstrap, OnApplication
     private readonly config: ConfigService<AppConfig, true>,
     @Optional() private readonly webhooks?: WebhookDispatcher,
   ) {
-    this.runtimes = witnessed.policy.witnesses.map((cfg) => ({ cfg, known: null, cosigned: null, lagSince: null, busy: false, failures: 0, retryAt: 0, lastError: null, alerted: null }));
+    this.runtimes = witnessed.policy.witnesses.map((cfg) => ({ cfg, known: null, cosigned: null, lagSince: null, busy: false, failures: 0, retryAt: 0, lastError: null, refused: false, alerted: null }));
   }
 
   onApplicationBootstrap(): void {
@@ -134,7 +136,7 @@ export class WitnessCoordinator implements OnApplicationBootstrap, OnApplication
         cosigned_at: r.cosigned?.at ?? null,
         lag_sizes: lagSizes,
         lag_seconds: lagSeconds,
-        current: lagSizes === 0 || lagSeconds < WITNESS_LAG_SECONDS,
+        current: lagSizes === 0 || (lagSeconds < WITNESS_LAG_SECONDS && !r.refused),
         ...(r.lastError ? { last_error: r.lastError } : {}),
       };
     });
@@ -195,6 +197,7 @@ export class WitnessCoordinator implements OnApplicationBootstrap, OnApplication
 
   private failed(r: Runtime, why: string, level: 'warn' | 'error' = 'warn'): void {
     r.failures += 1;
+    r.refused = level === 'error';
     r.lastError = why;
     const delay = Math.min(WITNESS_BACKOFF_MS * 2 ** (r.failures - 1), WITNESS_MAX_BACKOFF_MS);
     r.retryAt = Date.now() + delay;
@@ -230,12 +233,13 @@ export class WitnessCoordinator implements OnApplicationBootstrap, OnApplication
       const c = cosignatures[0];
       if (!c) return this.failed(r, 'answered 200 without a valid cosignature by its key', 'error');
       const at = new Date().toISOString();
-      await this.repo.insertCosignature(this.db, { size: cp.size, witness_vkey: r.cfg.vkey, witness_name: c.name, line: c.line, timestamp: c.timestamp, received_at: at });
+      await this.db.write((tx) => this.repo.insertCosignature(tx, { size: cp.size, witness_vkey: r.cfg.vkey, witness_name: c.name, line: c.line, timestamp: c.timestamp, received_at: at }));
       r.known = cp.size;
       if (!r.cosigned || r.cosigned.size < cp.size) r.cosigned = { size: cp.size, at };
       r.failures = 0;
       r.retryAt = 0;
       r.lastError = null;
+      r.refused = false;
       if (this.newest && cp.size >= this.newest.size) r.lagSince = null;
       return;
     }

@@ -80,7 +80,16 @@ describe.each(DIALECTS)('witnessing with two real witnesses (%s)', (dialect) => 
     return ids;
   }
 
-  async function health(base: string): Promise<{ status: string; log: any }> {
+  interface WitnessRow {
+  name: string;
+  cosigned_size: number | null;
+  lag_sizes: number;
+  lag_seconds: number;
+  current: boolean;
+  last_error?: string;
+}
+
+async function health(base: string): Promise<{ status: string; log: { witnessing: { quorum: number; current: number; witnesses: WitnessRow[] } } }> {
     const h = await call(base, 'GET', '/health');
     return { status: h.body.status, log: h.body.details.log };
   }
@@ -143,7 +152,7 @@ describe.each(DIALECTS)('witnessing with two real witnesses (%s)', (dialect) => 
     const h = await health(ledger.url);
     expect(h.status).toBe('ok');
     expect(h.log.witnessing.quorum).toBe(2);
-    expect(h.log.witnessing.witnesses.map((w: any) => [w.name, w.cosigned_size !== null && w.cosigned_size >= 3, w.current])).toEqual([
+    expect(h.log.witnessing.witnesses.map((w: WitnessRow) => [w.name, w.cosigned_size !== null && w.cosigned_size >= 3, w.current])).toEqual([
       ['witness1.test', true, true],
       ['witness2.test', true, true],
     ]);
@@ -195,7 +204,7 @@ describe.each(DIALECTS)('witnessing with two real witnesses (%s)', (dialect) => 
     await waitUntil('ledger B signed the same size', 30_000, async () => ((await checkpointSize(b.server.url, '/checkpoint/latest')) ?? 0) === witnessedSize);
     await waitUntil('both witnesses refused it', 30_000, async () => {
       const h = await health(b.server.url);
-      return h.log.witnessing.witnesses.every((w: any) => /HTTP 422/.test(w.last_error ?? ''));
+      return h.log.witnessing.witnesses.every((w: WitnessRow) => /HTTP 422/.test(w.last_error ?? ''));
     });
     // One more event: a size the witnesses never saw, still refused (the proof from their size does not hold).
     await append(b.server.url, b.producer, 1);
