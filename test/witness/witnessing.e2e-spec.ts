@@ -30,6 +30,15 @@ interface Witness {
   proc?: WitnessProcess;
 }
 
+interface WitnessRow {
+  name: string;
+  cosigned_size: number | null;
+  lag_sizes: number;
+  lag_seconds: number;
+  current: boolean;
+  last_error?: string;
+}
+
 async function checkpointSize(base: string, path = '/checkpoint'): Promise<number | null> {
   const r = await call(base, 'GET', path);
   if (r.status !== 200) return null;
@@ -80,15 +89,7 @@ describe.each(DIALECTS)('witnessing with two real witnesses (%s)', (dialect) => 
     return ids;
   }
 
-  interface WitnessRow {
-  name: string;
-  cosigned_size: number | null;
-  lag_sizes: number;
-  lag_seconds: number;
-  current: boolean;
-  last_error?: string;
-}
-
+  
 async function health(base: string): Promise<{ status: string; log: { witnessing: { quorum: number; current: number; witnesses: WitnessRow[] } } }> {
     const h = await call(base, 'GET', '/health');
     return { status: h.body.status, log: h.body.details.log };
@@ -225,6 +226,63 @@ async function health(base: string): Promise<{ status: string; log: { witnessing
     for (const w of witnesses) {
       const probe = await addCheckpoint(`http://${w.listen}`, `old 0\n\n${latest}`);
       expect([probe.status, probe.body]).toEqual([409, `${witnessedSize}\n`]);
+    }
+  });
+});
+
+describe('two API processes on one PostgreSQL, both submitting to the same two witnesses', () => {
+  const tmp = tempDir('aer1-witnessing-multi-');
+  const procs: WitnessProcess[] = [];
+  const servers: ServerProcess[] = [];
+  let drop: (() => Promise<void>) | undefined;
+
+  afterAll(async () => {
+    for (const s of servers) await s.stop();
+    await Promise.all(procs.map((p) => stop(p, 'SIGKILL')));
+    await killAll();
+    await drop?.();
+    tmp.cleanup();
+  });
+
+  (DIALECTS.includes('postgres') ? it : it.skip)('both serve the same witnessed checkpoints; cosignatures are stored once, none lost', async () => {
+    requireBuild();
+    const keyFile = join(tmp.path, 'log.key');
+    const logVkey = createSigningKeyFile(keyFile, 'ledger2.test').vkey;
+    const ws: { url: string; vkey: string }[] = [];
+    for (const n of [1, 2]) {
+      const key = join(tmp.path, `m${n}.key`);
+      const r = aer1(['witness', 'create-key', '--name', `multi${n}.test`, '--out', key]);
+      expect(r.code).toBe(0);
+      const p = await startWitnessProcess({ key, logs: [logVkey], state: join(tmp.path, `m${n}-state`) });
+      procs.push(p);
+      ws.push({ url: p.url, vkey: r.out.trim() });
+    }
+    const db = await createPgDatabase();
+    drop = db.drop;
+    const env = { DATABASE_URL: db.url, LEDGER_SIGNING_KEY_FILE: keyFile, PUBLIC_BASE_URL: 'https://ledger2.test', LEDGER_ADMIN_KEY: ADMIN, CHECKPOINT_INTERVAL_MS: '100', VERIFY_RATE_LIMIT: '1000000', LOG_LEVEL: 'warn', WITNESSES: JSON.stringify(ws), WITNESS_QUORUM: '2' };
+    servers.push(await ServerProcess.start(env));
+    servers.push(await ServerProcess.start(env));
+    const k = await call(servers[0].url, 'POST', '/api/keys', { key: ADMIN, body: JSON.stringify({ name: 'producer', role: 'producer' }) });
+    for (let i = 0; i < 8; i++) {
+      const res = await call(servers[i % 2].url, 'POST', '/api/receipts', { key: k.body.key as string, body: freshReceipt().text });
+      expect(res.status).toBe(201);
+      await new Promise((r) => setTimeout(r, 150));
+    }
+    const verifiers = ws.map((w) => parseVerifierKey(w.vkey));
+    await waitUntil('both serve a witnessed checkpoint of size 8', 60_000, async () => (await checkpointSize(servers[0].url)) === 8 && (await checkpointSize(servers[1].url)) === 8);
+    const a = (await call(servers[0].url, 'GET', '/checkpoint')).text;
+    const b = (await call(servers[1].url, 'GET', '/checkpoint')).text;
+    expect(a).toBe(b);
+    expect(verifyCosignatures(a, verifiers).cosignatures).toHaveLength(2);
+    expect(verifyCheckpoint(a, [parseVerifierKey(logVkey)], 'ledger2.test').checkpoint.size).toBe(8);
+    for (const s of servers) {
+      const log = s.stdout.text + s.stderr.text;
+      expect(log).not.toMatch(/"context":"(WitnessCoordinator|Witnessing)".*"level":50|"level":50.*"context":"(WitnessCoordinator|Witnessing)"/);
+      const h = await call(s.url, 'GET', '/health');
+      expect(h.body.details.log.witnessing.witnesses.map((w: WitnessRow) => [w.cosigned_size, w.lag_sizes])).toEqual([
+        [8, 0],
+        [8, 0],
+      ]);
     }
   });
 });
