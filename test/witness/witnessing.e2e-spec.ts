@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import { parseNote, parseVerifierKey, verifyCheckpoint, verifyCosignatures } from '../../src/core/tlog';
 import { createSigningKeyFile } from '../../src/log/log-key';
 import { createPgDatabase, DIALECTS } from '../helpers/app';
+import { OpenSslTsa, startOpenSslTsa } from '../helpers/openssl-tsa';
 import { call, freePort, freshReceipt, killAll, ServerProcess, waitUntil } from '../reliability/helpers';
 import { addCheckpoint, aer1, requireBuild, startWitnessProcess, stop, tempDir, WitnessProcess } from './helpers';
 
@@ -53,6 +54,8 @@ describe.each(DIALECTS)('witnessing with two real witnesses (%s)', (dialect) => 
   let keyFile = '';
   let ledger: ServerProcess | undefined;
   let producer = '';
+  let tsa: OpenSslTsa;
+  let tsaCerts = '';
 
   async function databaseUrl(name: string): Promise<string> {
     if (dialect === 'sqlite') return `sqlite:${join(tmp.path, `${name}.sqlite`)}`;
@@ -72,6 +75,9 @@ describe.each(DIALECTS)('witnessing with two real witnesses (%s)', (dialect) => 
       LOG_LEVEL: 'warn',
       WITNESSES: JSON.stringify(witnesses.map((w) => ({ url: `http://${w.listen}`, vkey: w.vkey }))),
       WITNESS_QUORUM: '2',
+      TSA_URL: tsa.url,
+      TSA_CERTS: tsaCerts,
+      TSA_INTERVAL_MS: '0',
     });
     const k = await call(server.url, 'POST', '/api/keys', { key: ADMIN, body: JSON.stringify({ name: 'producer', role: 'producer' }) });
     expect(k.status).toBe(201);
@@ -99,6 +105,9 @@ async function health(base: string): Promise<{ status: string; log: { witnessing
     requireBuild();
     keyFile = join(tmp.path, 'log-signing.key');
     logVkey = createSigningKeyFile(keyFile, 'ledger.test').vkey;
+    tsa = await startOpenSslTsa({ name: 'Witnessing TSA' });
+    tsaCerts = join(tmp.path, 'tsa.pem');
+    writeFileSync(tsaCerts, tsa.chainPem);
     for (const n of [1, 2]) {
       const key = join(tmp.path, `w${n}.key`);
       const r = aer1(['witness', 'create-key', '--name', `witness${n}.test`, '--out', key]);
@@ -113,6 +122,7 @@ async function health(base: string): Promise<{ status: string; log: { witnessing
     await ledger?.stop();
     await Promise.all(witnesses.map((w) => stop(w.proc, 'SIGKILL')));
     await killAll();
+    await tsa?.close();
     for (const d of drops) await d();
     tmp.cleanup();
   });
@@ -150,6 +160,9 @@ async function health(base: string): Promise<{ status: string; log: { witnessing
     const refused = aer1(['log', 'verify-proof', file, '--vkey', logVkey, '--witness', other, '--quorum', '1']);
     expect(refused.code).toBe(1);
 
+    // The witnessed checkpoint is timestamped (RFC 3161), and only witnessed ones are.
+    await waitUntil('a timestamp of a witnessed checkpoint', 30_000, async () => (await call(ledger!.url, 'GET', `/api/ledger/checkpoints/${cp.checkpoint.size}/timestamp`)).status === 200);
+
     const h = await health(ledger.url);
     expect(h.status).toBe('ok');
     expect(h.log.witnessing.quorum).toBe(2);
@@ -176,6 +189,9 @@ async function health(base: string): Promise<{ status: string; log: { witnessing
       return verifyCosignatures(t, [parseVerifierKey(witnesses[0].vkey)]).cosignatures.length === 1;
     });
     expect(verifyCosignatures(latest, [parseVerifierKey(w2.vkey)]).cosignatures).toHaveLength(0);
+    // Checkpoints not cosigned by 2 witnesses are never timestamped.
+    expect((await call(base, 'GET', `/api/ledger/checkpoints/${Number(latest.split('\n')[1])}/timestamp`)).status).toBe(404);
+    await waitUntil('the last witnessed checkpoint timestamped', 20_000, async () => (await call(base, 'GET', `/api/ledger/checkpoints/${witnessed}/timestamp`)).status === 200);
     const h = await health(base);
     const [h1, h2] = h.log.witnessing.witnesses;
     expect(h2.name).toBe('witness2.test');
@@ -216,6 +232,7 @@ async function health(base: string): Promise<{ status: string; log: { witnessing
     const latest = (await call(b.server.url, 'GET', '/checkpoint/latest')).text;
     expect(verifyCosignatures(latest, witnesses.map((w) => parseVerifierKey(w.vkey))).cosignatures).toHaveLength(0);
     expect(parseNote(latest).signatures).toHaveLength(1);
+    expect((await call(b.server.url, 'GET', `/api/ledger/checkpoints/${witnessedSize + 1}/timestamp`)).status).toBe(404);
     const h = await health(b.server.url);
     expect(h.status).toBe('degraded');
     for (const w of h.log.witnessing.witnesses) {
