@@ -27,6 +27,12 @@ export class WitnessedCheckpoints {
   private readonly tree = new TreeRepository();
   private readonly repo = new WitnessRepository();
   private readonly logger = new Logger('Witnessing');
+  /**
+   * The largest witnessed size this process has served: cosignatures are
+   * append-only, so the newest witnessed size never decreases and later
+   * lookups need not aggregate the rows below it.
+   */
+  private floor = 0;
 
   constructor(
     private readonly db: DatabaseService,
@@ -71,11 +77,16 @@ export class WitnessedCheckpoints {
   /** The newest checkpoint with at least k valid cosignatures (note with their lines), or null (none yet, or no witnesses configured). */
   async newest(q: Queryable = this.db): Promise<StoredCheckpoint | null> {
     if (!this.enabled) return null;
-    for (const size of await this.repo.witnessedSizes(q, this.vkeys, this.policy.quorum, WITNESSED_CANDIDATES)) {
-      const cp = await this.tree.checkpoint(q, size);
-      if (!cp) continue;
-      const w = await this.withCosignatures(cp, q);
-      if (w) return w;
+    for (const floor of this.floor > 0 ? [this.floor, 0] : [0]) {
+      for (const size of await this.repo.witnessedSizes(q, this.vkeys, this.policy.quorum, WITNESSED_CANDIDATES, floor)) {
+        const cp = await this.tree.checkpoint(q, size);
+        if (!cp) continue;
+        const w = await this.withCosignatures(cp, q);
+        if (w) {
+          if (size > this.floor) this.floor = size;
+          return w;
+        }
+      }
     }
     return null;
   }
