@@ -5,6 +5,7 @@
 import { plainToInstance, Transform } from 'class-transformer';
 import { IsBoolean, IsIn, IsInt, IsOptional, IsString, Matches, Max, Min, MinLength, validateSync } from 'class-validator';
 import { DEFAULT_DATABASE_URL } from '../database/database-url';
+import { parseTsaSettings, parseWitnessPolicy } from '../log/witness-config';
 
 export class AppConfig {
   /** HTTP port. */
@@ -167,6 +168,38 @@ export class AppConfig {
   @MinLength(16)
   METRICS_TOKEN?: string;
 
+  /**
+   * Witnesses (issue 15; c2sp.org/tlog-witness): a JSON array of `{"url": "http://host:port", "vkey": "<witness vkey, type 0x04>"}`.
+   * Unset or `[]`: no witnessing (GET /checkpoint serves the newest log-signed checkpoint).
+   */
+  @IsOptional()
+  @IsString()
+  WITNESSES?: string;
+
+  /** k of the n WITNESSES that must cosign a checkpoint before GET /checkpoint serves it (1..n; default n). */
+  @IsOptional()
+  @Transform(({ value }) => (value === undefined || value === '' ? undefined : Number(value)))
+  @IsInt()
+  @Min(1)
+  WITNESS_QUORUM?: number;
+
+  /** RFC 3161 time-stamping authority URL (S10 time anchors); set together with TSA_CERTS. */
+  @IsOptional()
+  @IsString()
+  TSA_URL?: string;
+
+  /** Path of a PEM file holding the TSA's certificate chain (or its CA): tokens must chain to it. */
+  @IsOptional()
+  @IsString()
+  TSA_CERTS?: string;
+
+  /** Timestamp a (witnessed) checkpoint at most this often, in ms (default 60000; 0: every one). */
+  @Transform(({ value }) => (value === undefined || value === '' ? 60_000 : Number(value)))
+  @IsInt()
+  @Min(0)
+  @Max(86_400_000)
+  TSA_INTERVAL_MS = 60_000;
+
   /** pino log level. */
   @IsOptional()
   @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
@@ -181,6 +214,12 @@ export function validateConfig(env: Record<string, unknown>): AppConfig {
     throw new Error(`invalid configuration: ${errors.map((e) => Object.values(e.constraints ?? {}).join(', ')).join('; ')}`);
   }
   if (config.TRUST_PROXY !== undefined) trustProxy(config.TRUST_PROXY);
+  try {
+    parseWitnessPolicy(config.WITNESSES, config.WITNESS_QUORUM);
+    parseTsaSettings(config.TSA_URL, config.TSA_CERTS, config.TSA_INTERVAL_MS);
+  } catch (e) {
+    throw new Error(`invalid configuration: ${(e as Error).message}`);
+  }
   if (config.PUBLIC_BASE_URL) config.PUBLIC_BASE_URL = config.PUBLIC_BASE_URL.replace(/\/+$/, '');
   return config;
 }

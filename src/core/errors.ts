@@ -70,6 +70,7 @@ export const LEDGER_ERROR_CODES = [
   'timeline_imported',
   'timeline_not_closed',
   'timeline_not_valid',
+  'timestamp_not_found',
   'too_deep',
   'too_many_commitments',
   'too_many_targets',

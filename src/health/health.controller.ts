@@ -8,6 +8,8 @@ import { DatabaseService } from '../database/database.service';
 import { BatchDispatcher } from '../verification-queue/dispatchers';
 import { CheckpointSigner } from '../log/checkpoint-signer';
 import { LogIdentityService } from '../log/log-identity.service';
+import { WitnessCoordinator } from '../log/witnesses';
+import { CheckpointTimestamper } from '../log/timestamps';
 
 /** The body of `/health`: Terminus's result, with `degraded` when only Redis is down. */
 export type HealthAnswer = Omit<HealthCheckResult, 'status'> & { status: HealthCheckResult['status'] | 'degraded' };
@@ -29,6 +31,16 @@ export type HealthAnswer = Omit<HealthCheckResult, 'status'> & { status: HealthC
  *   signing key configured). Reads and writes go on; proofs stay at the last
  *   checkpoint. `details.log` also gives the origin, the newest checkpoint's
  *   size and age in seconds.
+ * - With WITNESSES configured, `details.log.witnessing` gives the quorum k,
+ *   how many witnesses are `current` and, per witness, its last cosigned
+ *   size (`cosigned_size`, `cosigned_at`), its lag (`lag_sizes` behind the
+ *   newest signed checkpoint, `lag_seconds` that checkpoint has waited for
+ *   it) and the last error. A witness is current when it cosigned the newest
+ *   signed checkpoint or lags by less than 60 s (WITNESS_LAG_SECONDS);
+ *   fewer than k current witnesses makes `details.log.status` "down" and
+ *   the answer "degraded" (GET /checkpoint then stays at the last witnessed
+ *   size). With TSA_URL, `details.log.timestamps` gives the newest token's
+ *   size, genTime and TSA, and the last refusal (informational only).
  * - 503 `status: "error"`: the database does not answer.
  */
 @ApiTags('health')
@@ -41,6 +53,8 @@ export class HealthController {
     private readonly dispatcher: BatchDispatcher,
     private readonly signer: CheckpointSigner,
     private readonly identity: LogIdentityService,
+    private readonly witnesses: WitnessCoordinator,
+    private readonly timestamper: CheckpointTimestamper,
   ) {}
 
   @Get()
@@ -65,7 +79,11 @@ export class HealthController {
           checkpoint_size: st.checkpoint_size,
           checkpoint_age_seconds: st.signed_at === null ? null : Math.max(0, Math.round((Date.now() - Date.parse(st.signed_at)) / 1000)),
         };
-        return st.signing === 'active' ? i.up(info) : i.down(info);
+        const witnessing = this.witnesses.health();
+        const timestamps = this.timestamper.health();
+        const all = { ...info, ...(witnessing ? { witnessing } : {}), ...(timestamps ? { timestamps } : {}) };
+        const witnessed = !witnessing || witnessing.current >= witnessing.quorum;
+        return st.signing === 'active' && witnessed ? i.up(all) : i.down(all);
       },
       async () => {
         const redis = await this.dispatcher.redisHealth();

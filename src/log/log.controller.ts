@@ -2,7 +2,8 @@ import { Controller, Get, Param, Query, Req, Res } from '@nestjs/common';
 import { ApiOperation, ApiParam, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { ApiKeysService } from '../auth/api-keys.service';
-import { BadInputError, NotFoundError } from '../common/errors';
+import { BadInputError, LedgerError, NotFoundError } from '../common/errors';
+import { addSignatureLines } from '../core/tlog';
 import { ApiAnswer, ApiErrors } from '../common/openapi';
 import { PublicRead } from '../common/rate-limit';
 import { DatabaseService } from '../database/database.service';
@@ -11,6 +12,8 @@ import { ReceiptsRepository } from '../receipts/receipts.repository';
 import { WorkflowsRepository } from '../workflows/workflows.repository';
 import { LogIdentityService } from './log-identity.service';
 import { countParam, LogService, MAX_LEAVES_PER_PAGE } from './log.service';
+import { WitnessedCheckpoints } from './witnessed.service';
+import { timeStampReplyFromToken } from '../timestamp/rfc3161';
 
 /** The draft this deployment implements. */
 const DRAFT = 'draft-zambo-aer1-07';
@@ -40,23 +43,50 @@ export class LogController {
     private readonly receipts: ReceiptsRepository,
     private readonly workflows: WorkflowsRepository,
     private readonly reports: CoverageReportsRepository,
+    private readonly witnessed: WitnessedCheckpoints,
   ) {}
 
   /**
-   * The newest signed checkpoint, the note exactly as signed
+   * The checkpoint readers should trust: with WITNESSES configured, the
+   * newest one carrying at least WITNESS_QUORUM valid cosignatures (the
+   * log's signed note with the witnesses' c2sp.org/tlog-cosignature lines
+   * appended); otherwise the newest signed one
    * (`<origin>\n<size>\n<base64 root>\n\n— <origin> <signature>\n`).
-   * 404 `no_checkpoint` before the first; 503 `log_unavailable` when this
-   * deployment signs none.
+   * 404 `no_checkpoint` before the first (witnessed) one; 503
+   * `log_unavailable` when this deployment signs none.
    */
   @Get('checkpoint')
   @PublicRead(1)
-  @ApiOperation({ operationId: 'getCheckpoint', summary: 'The newest signed checkpoint (C2SP tlog-checkpoint, signed note)' })
-  @ApiResponse({ status: 200, description: 'the signed note, verbatim', content: { [TEXT]: { schema: { type: 'string' } } } })
+  @ApiOperation({ operationId: 'getCheckpoint', summary: 'The newest witnessed checkpoint (or, without witnesses, the newest signed one): C2SP tlog-checkpoint, signed note' })
+  @ApiResponse({ status: 200, description: 'the signed note, with cosignature lines when witnessed', content: { [TEXT]: { schema: { type: 'string' } } } })
   @ApiErrors([404, 429, 503])
   async checkpoint(@Res() res: Response): Promise<void> {
     const cp = await this.log.requireLatest();
     res.status(200).type(TEXT).setHeader('Cache-Control', 'no-cache');
     res.send(cp.note);
+  }
+
+  /**
+   * The newest log-signed checkpoint, witnessed or not, with whatever
+   * cosignatures it has so far. 404 `no_checkpoint` before the first; 503
+   * `log_unavailable` when this deployment signs none.
+   */
+  @Get('checkpoint/latest')
+  @PublicRead(1)
+  @ApiOperation({ operationId: 'getLatestCheckpoint', summary: 'The newest log-signed checkpoint, whether or not witnesses have cosigned it yet' })
+  @ApiResponse({ status: 200, description: 'the signed note (with any cosignature lines received so far)', content: { [TEXT]: { schema: { type: 'string' } } } })
+  @ApiErrors([404, 429, 503])
+  async latestCheckpoint(@Res() res: Response): Promise<void> {
+    const cp = await this.log.requireNewestSigned();
+    res.status(200).type(TEXT).setHeader('Cache-Control', 'no-cache');
+    res.send(await this.withStoredCosignatures(cp.size, cp.note));
+  }
+
+  /** `note` with the stored cosignature lines (by configured witnesses) on `size` appended. */
+  private async withStoredCosignatures(size: number, note: string): Promise<string> {
+    if (!this.witnessed.enabled) return note;
+    const lines = (await this.witnessed.cosignatures(size)).map((c) => c.line);
+    return lines.length === 0 ? note : addSignatureLines(note, lines);
   }
 
   /** RFC 8615 discovery: the log's origin, verifier key and the endpoints of this deployment. */
@@ -77,7 +107,9 @@ export class LogController {
       leaf: 'the UTF-8 bytes of the event hash input (["aer1-ledger-event/<format>", ...]); leaf index = ledger position - 1; RFC 6962 hashing',
       endpoints: {
         checkpoint: `${b}/checkpoint`,
+        checkpoint_latest: `${b}/checkpoint/latest`,
         checkpoints: `${b}/api/ledger/checkpoints/{size}`,
+        checkpoint_timestamp: `${b}/api/ledger/checkpoints/{size}/timestamp`,
         leaf: `${b}/api/ledger/leaves/{index}`,
         leaves: `${b}/api/ledger/leaves?start={index}&count={n}`,
         inclusion_proof: `${b}/api/ledger/proof/inclusion?index={index}&tree_size={size}`,
@@ -92,7 +124,12 @@ export class LogController {
     };
   }
 
-  /** A stored checkpoint of exactly `size` (for monitors that missed one), verbatim. 404 `checkpoint_not_found`. */
+  /**
+   * A stored checkpoint of exactly `size` (for monitors that missed one):
+   * the signed note verbatim, followed by the cosignature lines stored for
+   * it (configured witnesses; more may arrive, so it is cached for a minute
+   * only when witnesses are configured). 404 `checkpoint_not_found`.
+   */
   @Get('api/ledger/checkpoints/:size')
   @PublicRead(1)
   @ApiOperation({ operationId: 'getCheckpointBySize', summary: 'A stored checkpoint of the given tree size' })
@@ -101,8 +138,30 @@ export class LogController {
   @ApiErrors([400, 404, 429])
   async checkpointBySize(@Param('size') size: string, @Res() res: Response): Promise<void> {
     const cp = await this.log.checkpoint(countParam('size', size) as number);
-    res.status(200).type(TEXT).setHeader('Cache-Control', 'public, max-age=31536000, immutable');
-    res.send(cp.note);
+    res.status(200).type(TEXT).setHeader('Cache-Control', this.witnessed.enabled ? 'public, max-age=60' : 'public, max-age=31536000, immutable');
+    res.send(await this.withStoredCosignatures(cp.size, cp.note));
+  }
+
+  /**
+   * The RFC 3161 token over the checkpoint of `size` (S10; over SHA-256 of
+   * its note text without signatures), as a granted TimeStampResp (DER,
+   * `application/timestamp-reply`, RFC 3161 3.4): `openssl ts -verify
+   * -digest <sha256> -in FILE -CAfile CHAIN` checks it. 404
+   * `timestamp_not_found` when that checkpoint has none.
+   */
+  @Get('api/ledger/checkpoints/:size/timestamp')
+  @PublicRead(1)
+  @ApiOperation({ operationId: 'getCheckpointTimestamp', summary: 'The RFC 3161 timestamp token of a checkpoint (DER TimeStampResp)' })
+  @ApiParam({ name: 'size', schema: { type: 'integer', minimum: 0 } })
+  @ApiResponse({ status: 200, description: 'DER TimeStampResp', content: { 'application/timestamp-reply': { schema: { type: 'string', format: 'binary' } } } })
+  @ApiErrors([400, 404, 429])
+  async checkpointTimestamp(@Param('size') size: string, @Res() res: Response): Promise<void> {
+    const n = countParam('size', size) as number;
+    const ts = await this.witnessed.timestamp(n);
+    if (!ts) throw new LedgerError(404, 'timestamp_not_found', `the checkpoint of size ${n} has no RFC 3161 timestamp`, { size: n });
+    res.status(200).type('application/timestamp-reply').setHeader('Cache-Control', 'public, max-age=31536000, immutable');
+    res.setHeader('Content-Disposition', `attachment; filename="checkpoint-${n}.tsr"`);
+    res.send(timeStampReplyFromToken(ts.token));
   }
 
   /**

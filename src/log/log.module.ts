@@ -4,12 +4,15 @@ import { CheckpointSigner } from './checkpoint-signer';
 import { LogController } from './log.controller';
 import { LogIdentityService } from './log-identity.service';
 import { LogService } from './log.service';
+import { CheckpointTimestamper } from './timestamps';
+import { WitnessCoordinator } from './witnesses';
+import { WitnessedCheckpoints } from './witnessed.service';
 
 /** The verifiable log's reads (LogService, global to the pages and verifiers). */
 @Global()
-@Module({ imports: [AuthModule], providers: [LogIdentityService, LogService], exports: [LogIdentityService, LogService] })
+@Module({ imports: [AuthModule], providers: [LogIdentityService, WitnessedCheckpoints, LogService], exports: [LogIdentityService, WitnessedCheckpoints, LogService] })
 export class LogReadModule {}
 
-/** The verifiable log over HTTP, and the checkpoint signer (the API process only; workers append, never sign). */
-@Module({ imports: [LogReadModule, AuthModule], controllers: [LogController], providers: [CheckpointSigner], exports: [CheckpointSigner] })
+/** The verifiable log over HTTP, the checkpoint signer, the witness coordinator and the timestamper (the API process only; workers append, never sign). */
+@Module({ imports: [LogReadModule, AuthModule], controllers: [LogController], providers: [CheckpointSigner, WitnessCoordinator, CheckpointTimestamper], exports: [CheckpointSigner, WitnessCoordinator, CheckpointTimestamper] })
 export class LogModule {}

@@ -50,10 +50,12 @@ export const LOG_SCHEMAS: Record<string, Schema> = {
       leaf_hash: b64hash,
       tree_size: { type: 'integer' },
       proof: arrayOf(b64hash),
-      checkpoint: { type: 'string', description: 'the signed checkpoint note, verbatim' },
+      checkpoint: { type: 'string', description: 'the signed checkpoint note, verbatim (with witness cosignature lines when witnesses are configured)' },
+      timestamp: { type: 'string', description: 'base64 of a DER RFC 3161 TimeStampResp over the checkpoint body (present when the checkpoint is anchored)' },
+      timestamp_info: ref('TimestampInfo'),
     },
     'A proof file: one event in the log, against a signed checkpoint (verify offline with `aer1 log verify-proof`).',
-    ['withheld'],
+    ['withheld', 'timestamp', 'timestamp_info'],
   ),
   LogLocation: obj(
     {
@@ -65,9 +67,19 @@ export const LOG_SCHEMAS: Record<string, Schema> = {
       inclusion_proof: nullable(arrayOf(b64hash)),
       proof_url: { type: 'string' },
       detail: { type: 'string' },
+      timestamp: { allOf: [ref('TimestampInfo')], nullable: true },
     },
     "Where a record's event sits in the log; `proven` only when the inclusion proof was checked against the signed checkpoint.",
-    ['detail'],
+    ['detail', 'timestamp'],
+  ),
+  TimestampInfo: obj(
+    {
+      gen_time: { type: 'string', description: 'TSTInfo genTime (RFC 3339 UTC)' },
+      tsa_name: { type: 'string', description: "subject DN of the TSA's signing certificate" },
+      size: { type: 'integer', description: 'the anchored checkpoint size' },
+      url: { type: 'string', description: 'where the token is served (DER, application/timestamp-reply)' },
+    },
+    'An RFC 3161 time anchor of a checkpoint (S10), verified on receipt against TSA_CERTS.',
   ),
   TreeAudit: obj(
     {

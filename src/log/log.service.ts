@@ -24,6 +24,9 @@ import { mayReadWithheld } from '../auth/permissions';
 import { LogIdentityService } from './log-identity.service';
 import { auditTree, TreeAuditReport } from './tree-audit';
 import { StoredCheckpoint, TreeRepository } from './tree.repository';
+import { WitnessedCheckpoints } from './witnessed.service';
+import { StoredTimestamp } from './witness.repository';
+import { timeStampReplyFromToken } from '../timestamp/rfc3161';
 
 /** Leaves per `GET /api/ledger/leaves` page at most. */
 export const MAX_LEAVES_PER_PAGE = 1000;
@@ -74,6 +77,20 @@ export interface LogLocation {
   /** Where to download a proof file for offline checking (`aer1 log verify-proof`). */
   proof_url: string;
   detail?: string;
+  /**
+   * The RFC 3161 anchor (S10) of `checkpoint`, when a TSA is configured:
+   * genTime, the TSA's name, the size and where the token is served; null
+   * while no anchored checkpoint covers the record yet. Absent without TSA_URL.
+   */
+  timestamp?: TimestampInfo | null;
+}
+
+/** What a record's log section says of its checkpoint's RFC 3161 anchor. */
+export interface TimestampInfo {
+  gen_time: string;
+  tsa_name: string;
+  size: number;
+  url: string;
 }
 
 /** 400 with `invalid_query` unless `v` is a non-negative decimal safe integer (no sign, no leading zeros). */
@@ -105,19 +122,57 @@ export class LogService {
     private readonly events: EventsRepository,
     private readonly receipts: ReceiptsRepository,
     private readonly identity: LogIdentityService,
+    private readonly witnessed: WitnessedCheckpoints,
   ) {}
 
-  /** The newest signed checkpoint, or null. */
+  /**
+   * The checkpoint readers are served, or null: with WITNESSES configured
+   * the newest one carrying at least WITNESS_QUORUM valid cosignatures (its
+   * note with their lines), otherwise the newest signed one.
+   */
   latest(q: Queryable = this.db): Promise<StoredCheckpoint | null> {
+    return this.witnessed.enabled ? this.witnessed.newest(q) : this.tree.latestCheckpoint(q);
+  }
+
+  /** The newest log-signed checkpoint, witnessed or not (`GET /checkpoint/latest`), or null. */
+  newestSigned(q: Queryable = this.db): Promise<StoredCheckpoint | null> {
     return this.tree.latestCheckpoint(q);
   }
 
-  /** The newest checkpoint; 503 `log_unavailable` when this deployment signs none, 404 `no_checkpoint` before the first. */
+  /** The checkpoint of {@link latest}; 503 `log_unavailable` when this deployment signs none, 404 `no_checkpoint` before the first (witnessed one). */
   async requireLatest(): Promise<StoredCheckpoint> {
     const cp = await this.latest();
     if (cp) return cp;
     if (!this.identity.current) throw new UnavailableError('log_unavailable', `this deployment signs no checkpoints: ${this.identity.reason}`);
+    if (this.witnessed.enabled) {
+      const { quorum, witnesses } = this.witnessed.policy;
+      throw new LedgerError(404, 'no_checkpoint', `no checkpoint has been cosigned by ${quorum} of the ${witnesses.length} configured witnesses yet; the newest log-signed one is at /checkpoint/latest`, { quorum, witnesses: witnesses.length });
+    }
     throw new LedgerError(404, 'no_checkpoint', 'no checkpoint has been signed yet; try again in a second');
+  }
+
+  /** The newest log-signed checkpoint; 503 `log_unavailable` / 404 `no_checkpoint` as {@link requireLatest}. */
+  async requireNewestSigned(): Promise<StoredCheckpoint> {
+    const cp = await this.newestSigned();
+    if (cp) return cp;
+    if (!this.identity.current) throw new UnavailableError('log_unavailable', `this deployment signs no checkpoints: ${this.identity.reason}`);
+    throw new LedgerError(404, 'no_checkpoint', 'no checkpoint has been signed yet; try again in a second');
+  }
+
+  /**
+   * The checkpoint a record's proof is made against: the newest RFC 3161
+   * anchored one when it covers leaf `index` (so the proof can carry the
+   * token), else {@link latest}. With its token, when anchored.
+   */
+  private async proofCheckpoint(index: number): Promise<{ cp: StoredCheckpoint | null; ts: StoredTimestamp | null }> {
+    const cp = await this.latest();
+    if (!cp || !this.witnessed.tsa) return { cp, ts: null };
+    const a = await this.witnessed.anchored(index, cp.size);
+    return a ? { cp: a.checkpoint, ts: a.timestamp } : { cp, ts: null };
+  }
+
+  private timestampInfo(ts: StoredTimestamp): TimestampInfo {
+    return { gen_time: ts.gen_time, tsa_name: ts.tsa_name, size: ts.size, url: `${this.checkpointUrl(ts.size)}/timestamp` };
   }
 
   /** The stored checkpoint of exactly `size`; 404 `checkpoint_not_found`. */
@@ -209,17 +264,19 @@ export class LogService {
     const h = leafHash(eventLeaf(ev));
     const base = { leaf_index: index, position, leaf_hash: h.toString('base64'), proof_url: proofUrl };
     if (!this.identity.current) return { ...base, status: 'unavailable', checkpoint: null, inclusion_proof: null, detail: `this deployment signs no checkpoints: ${this.identity.reason}` };
-    const cp = await this.latest();
-    if (!cp || cp.size <= index) return { ...base, status: 'pending', checkpoint: null, inclusion_proof: null, detail: 'not yet in a signed checkpoint (one is signed within a second or so)' };
+    const { cp, ts } = await this.proofCheckpoint(index);
+    const anchor = this.witnessed.tsa ? { timestamp: ts ? this.timestampInfo(ts) : null } : {};
+    const pending = this.witnessed.enabled ? `not yet in a checkpoint cosigned by ${this.witnessed.policy.quorum} witnesses (checkpoints are signed within a second or so, then submitted to the witnesses)` : 'not yet in a signed checkpoint (one is signed within a second or so)';
+    if (!cp || cp.size <= index) return { ...base, status: 'pending', checkpoint: null, inclusion_proof: null, detail: pending, ...anchor };
     const checkpoint = { origin: this.identity.current.origin, size: cp.size, root: cp.root, signed_at: cp.signed_at, url: this.checkpointUrl(cp.size) };
     let proof: Buffer[];
     try {
       proof = await this.run(this.db, inclusionProofPlan(index, cp.size));
       verifyInclusion(index, cp.size, h, proof, Buffer.from(cp.root, 'base64'));
     } catch (e) {
-      return { ...base, status: 'failed', checkpoint, inclusion_proof: null, detail: `the record's event is not proven by checkpoint ${cp.size}: ${isTlogError(e) ? e.message : (e as Error).message}` };
+      return { ...base, status: 'failed', checkpoint, inclusion_proof: null, detail: `the record's event is not proven by checkpoint ${cp.size}: ${isTlogError(e) ? e.message : (e as Error).message}`, ...anchor };
     }
-    return { ...base, status: 'proven', checkpoint, inclusion_proof: proof.map(b64) };
+    return { ...base, status: 'proven', checkpoint, inclusion_proof: proof.map(b64), ...anchor };
   }
 
   /**
@@ -230,9 +287,11 @@ export class LogService {
   async proofFile(position: number, format: 'json' | 'tlog-proof', viewer: Pick<Principal, 'role'> | null): Promise<{ type: string; body: string }> {
     const ev = await this.events.at(this.db, position);
     if (!ev) throw new NotFoundError('event', String(position));
-    const cp = await this.requireLatest();
+    await this.requireLatest();
     const index = position - 1;
-    if (cp.size <= index) throw new LedgerError(404, 'no_checkpoint', `the event at position ${position} is not yet in a signed checkpoint (newest: ${cp.size}); try again in a second`, { position, checkpoint_size: cp.size });
+    const { cp: found, ts } = await this.proofCheckpoint(index);
+    const cp = found as StoredCheckpoint;
+    if (cp.size <= index) throw new LedgerError(404, 'no_checkpoint', `the event at position ${position} is not yet in a ${this.witnessed.enabled ? 'witnessed' : 'signed'} checkpoint (newest: ${cp.size}); try again in a second`, { position, checkpoint_size: cp.size });
     const leaf = eventLeaf(ev);
     const h = leafHash(leaf);
     const proof = await this.run(this.db, inclusionProofPlan(index, cp.size));
@@ -258,6 +317,7 @@ export class LogService {
       tree_size: cp.size,
       proof: proof.map(b64),
       checkpoint: cp.note,
+      ...(ts ? { timestamp: timeStampReplyFromToken(ts.token).toString('base64'), timestamp_info: this.timestampInfo(ts) } : {}),
     };
     return { type: 'application/json; charset=utf-8', body: JSON.stringify(body, null, 2) + '\n' };
   }

@@ -33,6 +33,7 @@ ${cp
   ? html`<tr><th>Checkpoint</th><td>size ${cp.size}, origin ${idCode(cp.origin)}, signed ${idCode(cp.signed_at)} <a href="${cp.url}">note</a></td></tr>
 <tr><th>Root</th><td>${shortId(cp.root)}</td></tr>`
   : ''}
+${loc.timestamp ? html`<tr id="time-anchor"><th>Time anchor (S10)</th><td>checkpoint ${loc.timestamp.size} timestamped at ${idCode(loc.timestamp.gen_time)} by ${loc.timestamp.tsa_name} (RFC 3161, <a href="${loc.timestamp.url}">token</a>; verified by this ledger against the configured TSA chain)</td></tr>` : loc.timestamp === null ? html`<tr id="time-anchor"><th>Time anchor (S10)</th><td class="muted">not yet timestamped</td></tr>` : ''}
 ${loc.detail ? html`<tr><th>Detail</th><td>${loc.detail}</td></tr>` : ''}
 <tr><th>Proof file</th><td><a href="${loc.proof_url}">download</a> <span class="muted">(check offline: <code>aer1 log verify-proof FILE --vkey VKEY</code>; the vkey is at <a href="/.well-known/aer1">/.well-known/aer1</a>)</span></td></tr>
 </table>

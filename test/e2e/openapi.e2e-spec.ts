@@ -100,9 +100,10 @@ describe.each(DIALECTS)('OpenAPI contract on %s', (dialect) => {
       for (const [status, r] of Object.entries(op.responses)) {
         if (status === '204') continue;
         // A success may be NDJSON (the timeline export), Server-Sent Events (the live event stream) or a signed note
-        // (checkpoints: text/plain, exactly as signed), each documented with its own media type and schema; /metrics answers the Prometheus text format.
+        // (checkpoints: text/plain, exactly as signed) or an RFC 3161 token (DER, application/timestamp-reply), each documented
+        // with its own media type and schema; /metrics answers the Prometheus text format.
         const text = path === '/metrics' && status === '200' ? r.content?.['text/plain']?.schema : undefined;
-        const json = r.content?.['application/json']?.schema ?? (status.startsWith('2') ? (r.content?.['application/x-ndjson'] ?? r.content?.['text/event-stream'] ?? r.content?.['text/plain; charset=utf-8'])?.schema ?? text : undefined);
+        const json = r.content?.['application/json']?.schema ?? (status.startsWith('2') ? (r.content?.['application/x-ndjson'] ?? r.content?.['text/event-stream'] ?? r.content?.['text/plain; charset=utf-8'] ?? r.content?.['application/timestamp-reply'])?.schema ?? text : undefined);
         if (!json) problems.push(`${where} ${status}: no JSON schema`);
         else if (!refOk(json)) problems.push(`${where} ${status}: dangling $ref`);
         // Errors answer the Error body; only a verifier's 422 (its full answer, verdict not valid) and /health's 503 differ.

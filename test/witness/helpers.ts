@@ -105,12 +105,12 @@ export interface WitnessProcess {
 }
 
 /**
- * Start `aer1 witness serve` listening on 127.0.0.1 on a free port (port 0;
- * the URL is read from its "listening on" line). Rejects with its stderr if
+ * Start `aer1 witness serve` listening on `listen` (default 127.0.0.1 on a
+ * free port, port 0; the URL is read from its "listening on" line). Rejects with its stderr if
  * it exits first.
  */
-export function startWitnessProcess(opts: { key: string; logs: string[]; state: string }): Promise<WitnessProcess> {
-  const args = [BIN, 'witness', 'serve', '--key', opts.key, '--state', opts.state, '--listen', '127.0.0.1:0', ...opts.logs.flatMap((l) => ['--log', l])];
+export function startWitnessProcess(opts: { key: string; logs: string[]; state: string; listen?: string }): Promise<WitnessProcess> {
+  const args = [BIN, 'witness', 'serve', '--key', opts.key, '--state', opts.state, '--listen', opts.listen ?? '127.0.0.1:0', ...opts.logs.flatMap((l) => ['--log', l])];
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let err = '';
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
