@@ -6,7 +6,8 @@
  *                                        print a new API key (shown once)
  *   revoke-key ID                        revoke a key
  *   list-keys                            keys without secrets
- *   verify                               recompute the ledger hash chain: the check of
+ *   verify                               recompute the ledger hash chain and audit every
+ *                                        projection row against the events: the check of
  *                                        `aer1 ledger verify --database "$DATABASE_URL"`
  *                                        (one code path, read-only, no migrations run)
  * Exit codes: 0 done, 1 the ledger does not verify or the database failed,
@@ -74,7 +75,7 @@ export async function main(argv: string[]): Promise<number> {
     const keys = await withLedger((app) => app.get(ApiKeysService).list());
     for (const k of keys) process.stdout.write(`${JSON.stringify(k)}\n`);
   });
-  program.command('verify').description('recompute the ledger hash chain').action(async () => {
+  program.command('verify').description('recompute the ledger hash chain and audit the read models against the events').action(async () => {
     const r = await verifyLedgerDatabase(process.env.DATABASE_URL || DEFAULT_DATABASE_URL);
     process.stdout.write(`${JSON.stringify(r)}\n`);
     if (!r.ok) code = 1;

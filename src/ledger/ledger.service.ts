@@ -5,6 +5,7 @@ import { AnyEvent, ExpectedVersion, NO_CONCURRENCY_CHECK, STREAM_DOES_NOT_EXIST 
 import { CURRENT_EVENT_FORMAT, eventHash, LEDGER_GENESIS_HASH, LedgerChainReport, LedgerChainVerifier, RecordedBy, StoredEvent } from '../core/ledger/event-hash';
 import { EventsRepository } from './events.repository';
 import { ProjectionRegistry } from './projections';
+import { auditProjections, ProjectionAuditReport } from './projection-audit';
 
 export { NO_CONCURRENCY_CHECK, STREAM_DOES_NOT_EXIST } from './event';
 export type { ExpectedVersion } from './event';
@@ -140,6 +141,21 @@ export class LedgerService {
     const v = new LedgerChainVerifier();
     for await (const e of this.readAll()) if (!v.push(e)) break;
     return v.report();
+  }
+
+  /** The projection audit in progress, shared like {@link running}. */
+  private auditing: Promise<ProjectionAuditReport> | null = null;
+
+  /**
+   * Check every row of every projection table against the events (see
+   * projection-audit.ts): on one read snapshot, no write lock held. Callers
+   * that ask while an audit runs share it; each later call audits again.
+   */
+  auditProjections(): Promise<ProjectionAuditReport> {
+    this.auditing ??= this.db.snapshot((q) => auditProjections(q, this.db.dialect, this.projections)).finally(() => {
+      this.auditing = null;
+    });
+    return this.auditing;
   }
 
   /** Empty every projection table and replay all events through the projections, in one transaction. */

@@ -31,6 +31,11 @@ export class ProjectionRegistry {
     return this.projections;
   }
 
+  /** Every table of every registered projection, in registration order. */
+  tables(): string[] {
+    return this.projections.flatMap((p) => [...p.tables]);
+  }
+
   /** Apply one stored event to every projection that handles its type (its data parsed once). */
   async apply(tx: Tx, event: StoredEvent): Promise<void> {
     let parsed: RecordedEvent<AnyEvent> | undefined;
