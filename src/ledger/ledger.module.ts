@@ -2,12 +2,13 @@ import { Global, Module } from '@nestjs/common';
 import { LedgerController } from './ledger.controller';
 import { LedgerService } from './ledger.service';
 import { ProjectionRegistry } from './projections';
+import { ProjectionGuard } from './projection-guard';
 
 /** The event ledger: append, read, verify, rebuild projections. Used by the API and by workers. */
 @Global()
 @Module({
-  providers: [LedgerService, ProjectionRegistry],
-  exports: [LedgerService, ProjectionRegistry],
+  providers: [LedgerService, ProjectionRegistry, ProjectionGuard],
+  exports: [LedgerService, ProjectionRegistry, ProjectionGuard],
 })
 export class EventLedgerModule {}
 

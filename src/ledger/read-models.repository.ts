@@ -43,6 +43,9 @@ export const READ_MODEL_KEYS: Readonly<Record<string, readonly KeyColumn[]>> = {
   ],
 };
 
+/** The columns that name a record's rows (each indexed: a key's first column, or commitments_job). */
+export const READ_MODEL_RECORD_COLUMNS: readonly string[] = ['id', 'job_id', 'workflow_id', 'plan_id', 'report_id', 'batch_id'];
+
 /** Only names from {@link READ_MODEL_KEYS} reach SQL text. */
 function keysOf(table: string): readonly KeyColumn[] {
   const k = READ_MODEL_KEYS[table];
@@ -83,9 +86,10 @@ export class ReadModelsRepository {
     return q.query(`SELECT * FROM ${table} WHERE ${keys[0][0]} IN (${placeholders(ids.length)})`, ids);
   }
 
-  /** The rows of `table` whose first key column is `id` (a timeline's entries, a workflow's steps, a plan's versions). */
-  async rowsOf(q: Queryable, table: string, id: unknown): Promise<Record<string, unknown>[]> {
-    const keys = keysOf(table);
-    return q.query(`SELECT * FROM ${table} WHERE ${keys[0][0]} = ?`, [id]);
+  /** The rows of `table` whose `column` (one of {@link READ_MODEL_RECORD_COLUMNS}) is `value`: the rows of one record. */
+  async rowsOf(q: Queryable, table: string, column: string, value: unknown): Promise<Record<string, unknown>[]> {
+    keysOf(table);
+    if (!READ_MODEL_RECORD_COLUMNS.includes(column)) throw new Error(`not a record column: ${column}`);
+    return q.query(`SELECT * FROM ${table} WHERE ${column} = ?`, [value]);
   }
 }

@@ -1,0 +1,125 @@
+/**
+ * The per-record guard: before a page or a verifier answers from a record's
+ * read-model rows, those rows are checked against the record's own stream of
+ * events. The stream is replayed through the registered projections into a
+ * small in-memory SQLite database (made from a migrated template, copied per
+ * check) and the record's rows compared column by column (values
+ * normalised across drivers), so a row edited behind the append-only
+ * triggers (its bytes, a derived verdict, superseded_by, a counter), deleted
+ * or inserted is refused with 409 `projection_mismatch` and logged at error
+ * level instead of being shown. Cost: one indexed read of the stream, one of
+ * each table's rows, one of the stream version, and the replay of the
+ * stream's events in memory.
+ *
+ * Every row of a record changes only through its own stream's events, so
+ * rows read while the stream's version stays the same are exactly the replay
+ * of the events read before them: the version is read again after the rows,
+ * and a write that lands in between makes the check start over, never a
+ * false mismatch.
+ */
+import { Injectable, Logger } from '@nestjs/common';
+import type BetterSqlite3 from 'better-sqlite3';
+import type { QueryRunner } from 'typeorm';
+import { ProjectionMismatchError } from '../common/errors';
+import { MIGRATIONS } from '../database/database-url';
+import type { Queryable } from '../database/rows';
+import { sqliteTx } from '../database/scratch';
+import { EventsRepository } from './events.repository';
+import { firstDifference, normalised, rowPosition } from './projection-audit';
+import { ProjectionRegistry } from './projections';
+import { READ_MODEL_KEYS, ReadModelsRepository } from './read-models.repository';
+
+/** The rows of one table that belong to a record: those whose `column` is `value`. */
+export interface RecordPart {
+  table: string;
+  column: string;
+  value: unknown;
+}
+
+/** What the guard checked: the record's rows of each part, as stored (and as its events make them). */
+export type CheckedRows = Record<string, Record<string, unknown>>[];
+
+const ATTEMPTS = 5;
+
+@Injectable()
+export class ProjectionGuard {
+  private readonly logger = new Logger('ProjectionGuard');
+  private readonly events = new EventsRepository();
+  private readonly repo = new ReadModelsRepository();
+  private template: Promise<Buffer> | null = null;
+
+  constructor(private readonly registry: ProjectionRegistry) {}
+
+  /**
+   * Check the rows of `parts` (the record of stream `streamId`) against the
+   * replay of that stream. Resolves to the rows checked, one list per part
+   * (empty when the record does not exist and no event makes it). Throws
+   * {@link ProjectionMismatchError} (409) when any row differs, is missing or
+   * should not exist.
+   */
+  async check(q: Queryable, streamId: string, parts: RecordPart[]): Promise<Record<string, unknown>[][]> {
+    for (let attempt = 1; ; attempt++) {
+      const events = await this.events.stream(q, streamId);
+      const rows: Record<string, unknown>[][] = [];
+      for (const p of parts) rows.push(await this.repo.rowsOf(q, p.table, p.column, p.value));
+      const version = await this.events.streamVersion(q, streamId);
+      // A write to this record between the two reads: the rows may be newer than the events; read again.
+      if (version !== events.length && attempt < ATTEMPTS) continue;
+      if (events.length === 0 && rows.every((r) => r.length === 0)) return rows;
+      const expected = await this.replay(events, parts);
+      for (let i = 0; i < parts.length; i++) this.compare(parts[i], rows[i], expected[i]);
+      return rows;
+    }
+  }
+
+  /** The rows of `parts` as the replay of `events` makes them. */
+  private async replay(events: Awaited<ReturnType<EventsRepository['stream']>>, parts: RecordPart[]): Promise<Record<string, unknown>[][]> {
+    const Database = (await import('better-sqlite3')).default;
+    const db = new Database(await (this.template ??= this.makeTemplate()));
+    try {
+      const tx = sqliteTx(db);
+      db.exec('BEGIN');
+      for (const e of events) await this.registry.apply(tx, e);
+      db.exec('COMMIT');
+      const out: Record<string, unknown>[][] = [];
+      for (const p of parts) out.push(await this.repo.rowsOf(tx, p.table, p.column, p.value));
+      return out;
+    } finally {
+      db.close();
+    }
+  }
+
+  /** An empty database with the schema of every SQLite migration, serialized once. */
+  private async makeTemplate(): Promise<Buffer> {
+    const Database = (await import('better-sqlite3')).default;
+    const db: BetterSqlite3.Database = new Database(':memory:');
+    try {
+      const runner = { query: async (sql: string) => void db.exec(sql) } as unknown as QueryRunner;
+      for (const M of MIGRATIONS.sqlite) await new M().up(runner);
+      return db.serialize();
+    } finally {
+      db.close();
+    }
+  }
+
+  private compare(part: RecordPart, stored: Record<string, unknown>[], expected: Record<string, unknown>[]): void {
+    const keys = READ_MODEL_KEYS[part.table];
+    const keyText = (r: Record<string, unknown>): string => JSON.stringify(keys.map(([n]) => normalised(r[n])));
+    const keyOf = (r: Record<string, unknown>): Record<string, unknown> => Object.fromEntries(keys.map(([n, kind]) => [n, kind === 'int' ? Number(r[n]) : r[n]]));
+    const live = new Map(stored.map((r) => [keyText(r), r]));
+    for (const e of expected) {
+      const s = live.get(keyText(e));
+      if (!s) this.fail(part.table, rowPosition(e), `the row ${JSON.stringify(keyOf(e))} its events make is missing`, { key: keyOf(e), kind: 'missing' });
+      const d = firstDifference(s, e);
+      if (d) this.fail(part.table, rowPosition(e), `column ${d.column} of ${JSON.stringify(keyOf(e))} differs from what its events make`, { key: keyOf(e), kind: 'differs', column: d.column });
+      live.delete(keyText(e));
+    }
+    for (const s of live.values()) this.fail(part.table, rowPosition(s), `the row ${JSON.stringify(keyOf(s))} is made by no event of its record`, { key: keyOf(s), kind: 'unexpected' });
+  }
+
+  private fail(table: string, position: number | null, detail: string, extra: Record<string, unknown>): never {
+    const e = new ProjectionMismatchError(table, position, detail, extra);
+    this.logger.error(`projection_mismatch: ${e.message} ${JSON.stringify(extra)}`);
+    throw e;
+  }
+}
