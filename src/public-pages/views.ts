@@ -314,6 +314,6 @@ export function projectionMismatchPage(d: { message: string; table: string; posi
     'Record not served',
     html`<h1>Record not served</h1>${verdictBlock([
       { tone: 'bad', text: 'This record does not match the ledger: it is not shown, and nothing about it is verified here.' },
-    ])}<p>The stored copy the page is built from (table <code>${d.table}</code>${d.position === null ? '' : html`, ledger position <code>${String(d.position)}</code>`}) differs from the event the ledger recorded.</p><p>${idCode(d.message)}</p><p>Run <code>GET /api/ledger/verify</code> for the full audit. <a href="/">Home</a></p>`,
+    ])}<p>The stored copy the page is built from (table <code>${d.table}</code>${d.position === null ? '' : html`, ledger position <code>${String(d.position)}</code>`}) differs from the event the ledger recorded.</p><p class="muted">${d.message}</p><p><a href="/">Home</a></p>`,
   );
 }
