@@ -257,7 +257,6 @@ describe.each(DIALECTS)('projection checks on %s', (dialect) => {
   it('an untouched ledger under concurrent writes never reports a mismatch', async () => {
     let writing = true;
     let written = 0;
-    let seq = 9;
     const job = 'job-concurrent';
     const writer = (async () => {
       const entries = buildTimeline(job, EIGHT_STEPS.slice(0, 1));
@@ -266,7 +265,6 @@ describe.each(DIALECTS)('projection checks on %s', (dialect) => {
         const r = await call(base, 'POST', '/api/receipts', { key: t.keys.producer, body: freshReceipt().text });
         expect(r.status).toBe(201);
         written++;
-        seq++;
       }
     })();
     try {
