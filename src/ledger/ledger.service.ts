@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { DatabaseService, emptyTable, Tx } from '../database/database.service';
 import { ExpectedVersionConflictError } from '../common/errors';
 import { AnyEvent, ExpectedVersion, NO_CONCURRENCY_CHECK, STREAM_DOES_NOT_EXIST } from './event';
@@ -26,6 +26,7 @@ const PAGE = 5000;
 export class LedgerService {
   /** The head each open write transaction has appended up to (entries vanish with their Tx). */
   private readonly txHeads = new WeakMap<Tx, { position: number; event_hash: string }>();
+  private readonly logger = new Logger('LedgerService');
 
   constructor(
     private readonly db: DatabaseService,
@@ -152,9 +153,18 @@ export class LedgerService {
    * that ask while an audit runs share it; each later call audits again.
    */
   auditProjections(): Promise<ProjectionAuditReport> {
-    this.auditing ??= this.db.snapshot((q) => auditProjections(q, this.db.dialect, this.projections)).finally(() => {
-      this.auditing = null;
-    });
+    this.auditing ??= this.db
+      .snapshot((q) => auditProjections(q, this.db.dialect, this.projections))
+      .then((r) => {
+        if (!r.ok) {
+          const failing = r.tables.filter((t) => !t.ok).map((t) => `${t.table} (first at position ${t.first_failure?.position ?? 'none'}: ${t.first_failure?.kind ?? '?'}${t.first_failure?.column ? ` ${t.first_failure.column}` : ''})`);
+          this.logger.error(`projection_mismatch: the read models do not match the events as of position ${r.as_of_position}: ${[...(r.replay_failure ? [`replay failed at position ${r.replay_failure.position}`] : []), ...failing].join('; ')}`);
+        }
+        return r;
+      })
+      .finally(() => {
+        this.auditing = null;
+      });
     return this.auditing;
   }
 

@@ -9,6 +9,7 @@
  * untouched ledger under concurrent writes never reports a mismatch.
  */
 import Ajv from 'ajv';
+import { Logger } from '@nestjs/common';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -214,10 +215,16 @@ describe.each(DIALECTS)('projection checks on %s', (dialect) => {
   it('a deleted row is named as missing, and its page refuses rather than saying "not found"', async () => {
     const before = await one('SELECT * FROM receipts WHERE id = ?', [ids.a]);
     await db.query('DELETE FROM receipts WHERE id = ?', [ids.a]);
+    const logged = jest.spyOn(Logger.prototype, 'error');
     try {
       await expectAudited('receipts', { kind: 'missing', position: Number(before.position), key: { id: ids.a } });
       await expectRefused(pagesOf.receipt(ids.a), 'receipts', Number(before.position));
+      // Both the audit and the refused record are logged at error level, naming the table.
+      const lines = logged.mock.calls.map((c) => String(c[0]));
+      expect(lines.some((l) => l.startsWith('projection_mismatch: the read models do not match') && l.includes(`receipts (first at position ${Number(before.position)}: missing)`))).toBe(true);
+      expect(lines.some((l) => l.startsWith('projection_mismatch: the receipts row of ledger position'))).toBe(true);
     } finally {
+      logged.mockRestore();
       const cols = Object.keys(before);
       await db.query(`INSERT INTO receipts (${cols.join(', ')}) VALUES (${cols.map(() => '?').join(', ')})`, cols.map((c) => before[c]));
     }
