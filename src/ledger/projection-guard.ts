@@ -74,9 +74,9 @@ export class ProjectionGuard {
    */
   async check(q: Queryable, streamId: string, parts: RecordPart[]): Promise<Record<string, unknown>[][]> {
     for (let attempt = 1; ; attempt++) {
+      // The events strictly before the rows (see the file comment); the tables side by side (PostgreSQL's pool runs them at once).
       const events = await this.events.streamForReplay(q, streamId);
-      const rows: Record<string, unknown>[][] = [];
-      for (const p of parts) rows.push(await this.repo.rowsOf(q, p.table, p.column, p.value));
+      const rows = await Promise.all(parts.map((p) => this.repo.rowsOf(q, p.table, p.column, p.value)));
       const version = await this.events.streamVersion(q, streamId);
       // A write to this record between the two reads: the rows may be newer than the events; read again.
       if (version !== events.length && attempt < ATTEMPTS) continue;
