@@ -10,7 +10,8 @@
  *   create-signing-key --out FILE [--origin ORIGIN]
  *                                        write a new log signing key (Ed25519, mode 0600, never
  *                                        overwritten) for LEDGER_SIGNING_KEY_FILE; prints its vkey
- *   verify                               recompute the ledger hash chain: the check of
+ *   verify                               recompute the ledger hash chain and audit every
+ *                                        projection row against the events: the check of
  *                                        `aer1 ledger verify --database "$DATABASE_URL"`
  *                                        (one code path, read-only, no migrations run)
  * Exit codes: 0 done, 1 the ledger does not verify or the database failed,
@@ -90,7 +91,7 @@ export async function main(argv: string[]): Promise<number> {
       process.stdout.write(`${signer.vkey}\n`);
       process.stderr.write(`ledger: wrote ${o.out} (mode 0600) for origin ${origin}; start the server with LEDGER_SIGNING_KEY_FILE=${o.out}, give auditors the vkey above\n`);
     });
-  program.command('verify').description('recompute the ledger hash chain').action(async () => {
+  program.command('verify').description('recompute the ledger hash chain and audit the read models against the events').action(async () => {
     const r = await verifyLedgerDatabase(process.env.DATABASE_URL || DEFAULT_DATABASE_URL);
     process.stdout.write(`${JSON.stringify(r)}\n`);
     if (!r.ok) code = 1;

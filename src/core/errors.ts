@@ -55,6 +55,7 @@ export const LEDGER_ERROR_CODES = [
   'plan_exists',
   'plan_version_conflict',
   'position_beyond_head',
+  'projection_mismatch',
   'provenance_not_permitted',
   'queue_unavailable',
   'quota_exceeded',
@@ -159,6 +160,23 @@ export class ExpectedVersionConflictError extends ConflictError {
       expected,
       actual,
     });
+  }
+}
+
+/**
+ * 409: a read-model row differs from the ledger event it was built from (an
+ * edit behind the append-only triggers, or a projection bug). The record is
+ * not served: what the page or verifier would show is not what the ledger
+ * holds. `table` and `position` name the row; `column` what differs.
+ */
+export class ProjectionMismatchError extends LedgerError {
+  constructor(readonly table: string, readonly position: number | null, detail: string, extra: Record<string, unknown> = {}) {
+    super(
+      409,
+      'projection_mismatch',
+      `the ${table} row${position === null ? '' : ` of ledger position ${position}`} does not match the ledger: ${detail}. The record is not served; run GET /api/ledger/verify for the full audit`,
+      { table, position, ...extra },
+    );
   }
 }
 

@@ -6,6 +6,8 @@ import { JsonBody } from '../common/json-body.decorator';
 import { KeyQuota, PublicRead, REPORT_READ_COST } from '../common/rate-limit';
 import { RawJson } from '../common/raw-json';
 import { renderCoveragePage } from './coverage.page';
+import { projectionMismatchPage } from '../public-pages/views';
+import { ProjectionMismatchError } from '../common/errors';
 import { Caller } from '../auth/caller.decorator';
 import type { Principal } from '../auth/api-keys.service';
 import { LogService } from '../log/log.service';
@@ -51,7 +53,7 @@ export class CoverageController {
   @PublicRead(REPORT_READ_COST)
   @ApiOperation({ operationId: 'getCoverageReport', summary: 'A coverage report as JSON' })
   @ApiAnswer(200, 'CoverageReport', 'the report with its digest recomputed')
-  @ApiErrors([404, 429])
+  @ApiErrors([404, 409, 429], { 409: 'projection_mismatch: the record does not match its ledger event and is not shown' })
   async get(@Param('report_id') id: string) {
     const r = await this.coverage.get(id);
     return { ...r, log: await this.log.locate(Number(r.position), this.urls.path(`/api/coverage-reports/${r.report_id}/proof`)) };
@@ -63,9 +65,20 @@ export class CoverageController {
   @ApiOperation({ operationId: 'getCoveragePage', summary: 'Public page of a coverage report (HTML, or JSON by Accept)' })
   @ApiProduces('text/html', 'application/json')
   @ApiResponse({ status: 200, description: 'the page (HTML), or the report (JSON by Accept)', content: { 'text/html': { schema: { type: 'string' } }, 'application/json': { schema: ref('CoverageReport') } } })
-  @ApiErrors([404, 429])
+  @ApiErrors([404, 409, 429], { 409: 'projection_mismatch: the record does not match its ledger event and is not shown' })
   async page(@Param('report_id') id: string, @Req() req: Request, @Res() res: Response): Promise<void> {
-    const r = await this.coverage.get(id);
+    let r;
+    try {
+      r = await this.coverage.get(id);
+    } catch (e) {
+      // An HTML reader gets an honest page; JSON readers the error body (the exception filter).
+      if (!(e instanceof ProjectionMismatchError) || req.accepts(['text/html', 'application/json']) === 'application/json') throw e;
+      res.setHeader('Vary', 'Accept');
+      res.setHeader('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'");
+      res.setHeader('X-Content-Type-Options', 'nosniff');
+      res.status(409).type('html').send(projectionMismatchPage({ message: e.message, table: e.table, position: e.position }));
+      return;
+    }
     res.setHeader('Vary', 'Accept');
     if (req.accepts(['text/html', 'application/json']) === 'application/json') {
       res.status(200).json(r);

@@ -8,6 +8,7 @@ import { PublicUrls } from '../common/urls';
 import { DatabaseService } from '../database/database.service';
 import { Queryable } from '../database/rows';
 import { LedgerService, STREAM_DOES_NOT_EXIST } from '../ledger/ledger.service';
+import { ProjectionGuard } from '../ledger/projection-guard';
 import { EventsRepository } from '../ledger/events.repository';
 import { streams } from '../ledger/streams';
 import { canonicalDigest } from '../core/coverage/canonical';
@@ -92,6 +93,7 @@ export class CoverageService {
     private readonly reports: CoverageReportsRepository,
     private readonly events: EventsRepository,
     private readonly outcomes: OutcomesRepository,
+    private readonly guard: ProjectionGuard,
     @Optional() private readonly webhooks?: WebhookDispatcher,
   ) {}
 
@@ -194,6 +196,8 @@ export class CoverageService {
 
   /** A stored report, its digest recomputed. 404 when unknown. */
   async get(reportId: string): Promise<StoredReport> {
+    // Checked against the report's event first: 409 `projection_mismatch` (ProjectionGuard).
+    await this.guard.check(this.db, streams.coverage(reportId), [{ table: 'coverage_reports', column: 'report_id', value: reportId }]);
     const row = await this.reports.get(this.db, reportId);
     if (!row) throw new NotFoundError('coverage report', reportId);
     const report = JSON.parse(row.report) as CoverageReportContent;

@@ -68,7 +68,7 @@ export class PlansController {
   @ApiQuery({ name: 'workflow_id', required: false })
   @ApiCursor()
   @ApiAnswer(200, { oneOf: [ref('PlanRecord'), ref('PlanPage')] }, 'with job_id or workflow_id: that plan (PlanRecord); without: a page of plans (PlanPage)')
-  @ApiErrors([400, 401, 403, 404], { 403: 'plans are readable by compliance, auditor and admin keys only.' })
+  @ApiErrors([400, 401, 403, 404, 409], { 409: '`projection_mismatch`: the record does not match its ledger event and is not served.', 403: 'plans are readable by compliance, auditor and admin keys only.' })
   async find(@Query('job_id') jobId?: string, @Query('workflow_id') workflowId?: string, @Query('after') after?: string, @Query('limit') limit?: string) {
     if (jobId === undefined && workflowId === undefined) return this.listing.plans(parsePage(after, limit));
     if (after !== undefined || limit !== undefined) throw new BadInputError('invalid_query', 'after and limit page the list of plans; give them without job_id or workflow_id');
@@ -83,7 +83,7 @@ export class PlansController {
   @ApiBearerAuth()
   @ApiOperation({ operationId: 'getPlan', summary: 'A plan with all its versions (compliance, auditor, admin)' })
   @ApiAnswer(200, 'PlanRecord', 'the plan')
-  @ApiErrors([401, 403, 404])
+  @ApiErrors([401, 403, 404, 409], { 409: '`projection_mismatch`: the record does not match its ledger event and is not served.' })
   async get(@Param('plan_id') planId: string) {
     return this.plans.get(planId);
   }
@@ -94,7 +94,7 @@ export class PlansController {
   @ApiBearerAuth()
   @ApiOperation({ operationId: 'getPlanVersion', summary: 'One version of a plan (compliance, auditor, admin)' })
   @ApiAnswer(200, 'PlanVersion', 'the version')
-  @ApiErrors([400, 401, 403, 404])
+  @ApiErrors([400, 401, 403, 404, 409], { 409: '`projection_mismatch`: the record does not match its ledger event and is not served.' })
   async version(@Param('plan_id') planId: string, @Param('n') n: string) {
     const v = await this.plans.getVersion(planId, n);
     return { ...v, log: await this.log.locate(v.position, this.urls.path(`/api/ledger/events/${v.position}/proof`)) };

@@ -6,6 +6,7 @@ import { RawJson } from '../common/raw-json';
 import { DatabaseService } from '../database/database.service';
 import { Queryable } from '../database/rows';
 import { LedgerService, NO_CONCURRENCY_CHECK, STREAM_DOES_NOT_EXIST } from '../ledger/ledger.service';
+import { ProjectionGuard } from '../ledger/projection-guard';
 import { EventsRepository } from '../ledger/events.repository';
 import { streams } from '../ledger/streams';
 import { PlanEvent, PlanVersionData } from './coverage.events';
@@ -84,7 +85,16 @@ export class PlansService {
     private readonly plans: PlansRepository,
     private readonly timelines: TimelinesRepository,
     private readonly events: EventsRepository,
+    private readonly guard: ProjectionGuard,
   ) {}
+
+  /** The plan's rows (plan, versions) checked against its events: 409 `projection_mismatch` (ProjectionGuard). */
+  private async checked(planId: string): Promise<void> {
+    await this.guard.check(this.db, streams.plan(planId), [
+      { table: 'plans', column: 'plan_id', value: planId },
+      { table: 'plan_versions', column: 'plan_id', value: planId },
+    ]);
+  }
 
   /** Register a plan (version 1). 422 `invalid_plan` with every problem; 409 `plan_exists` when the job or workflow has one. */
   async register(body: RawJson, by: Principal): Promise<PlanVersionView> {
@@ -151,6 +161,7 @@ export class PlansService {
 
   /** Every version of a plan, oldest first. 404 when unknown. */
   async get(planId: string): Promise<{ plan_id: string; job_id?: string; workflow_id?: string; current_version: number; versions: PlanVersionView[] }> {
+    await this.checked(planId);
     const rows = await this.plans.versions(this.db, planId);
     if (rows.length === 0) throw new NotFoundError('plan', planId);
     const subject = { kind: rows[0].subject_kind, id: rows[0].subject_id } as PlanSubject;
@@ -168,6 +179,7 @@ export class PlansService {
   async getVersion(planId: string, versionText: string): Promise<PlanVersionView> {
     const n = Number(versionText);
     if (!/^[0-9]+$/.test(versionText) || !Number.isSafeInteger(n) || n < 1) throw new BadInputError('invalid_version', 'a plan version is a positive integer');
+    await this.checked(planId);
     return this.versionView(this.db, planId, n);
   }
 

@@ -3,7 +3,9 @@ import { DataSource, EntityManager } from 'typeorm';
 import { BadInputError } from '../common/errors';
 import { hasLoneSurrogate } from '../core/text';
 import { Dialect } from './database-url';
-import { toPostgresPlaceholders } from './rows';
+import type BetterSqlite3 from 'better-sqlite3';
+import { Queryable, toPostgresPlaceholders } from './rows';
+import { sqliteTx } from './scratch';
 
 /** A unit of work: every statement of one request runs in one of these. */
 export interface Tx {
@@ -226,6 +228,51 @@ export class DatabaseService implements OnApplicationShutdown {
     const result = this.queue.then(run, run);
     this.queue = result.catch(() => undefined);
     return result;
+  }
+
+  /**
+   * Run `fn` on one consistent read snapshot of the committed database,
+   * without holding the write lock (writes go on meanwhile and are not seen):
+   * PostgreSQL, a REPEATABLE READ READ ONLY transaction on its own pooled
+   * connection; a SQLite file, a read transaction on a connection of its own
+   * (WAL keeps the snapshot). An in-memory SQLite database (tests) has a
+   * single connection, on which an open write transaction would be visible:
+   * it is copied (serialized, one synchronous step) between two write
+   * transactions, and `fn` reads the copy.
+   */
+  async snapshot<T>(fn: (q: Queryable) => Promise<T>): Promise<T> {
+    if (this.dialect === 'postgres') {
+      const runner = this.dataSource.createQueryRunner();
+      await runner.connect();
+      try {
+        await runner.query('START TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY');
+        try {
+          return await fn({ query: async <R>(sql: string, params: unknown[] = []) => (await runner.query(toPostgresPlaceholders(sql), params)) as R[] });
+        } finally {
+          await runner.query('ROLLBACK').catch(() => undefined);
+        }
+      } finally {
+        await runner.release();
+      }
+    }
+    const Database = (await import('better-sqlite3')).default;
+    const file = (this.dataSource.options as { database?: unknown }).database;
+    let db: BetterSqlite3.Database;
+    if (typeof file === 'string' && file !== ':memory:') {
+      db = new Database(file, { readonly: true, fileMustExist: true, timeout: 10_000 });
+      db.exec('BEGIN');
+      db.prepare('SELECT COUNT(*) AS n FROM events').get(); // the first read fixes the snapshot
+    } else {
+      const handle = (this.dataSource.driver as unknown as { databaseConnection: BetterSqlite3.Database }).databaseConnection;
+      const copy = await this.write(async () => handle.serialize());
+      db = new Database(copy);
+    }
+    try {
+      return await fn(sqliteTx(db));
+    } finally {
+      if (db.inTransaction) db.exec('COMMIT');
+      db.close();
+    }
   }
 
   /** True when the database answers. */

@@ -62,6 +62,15 @@ export class EventsRepository {
     return (await q.query<StoredEvent>('SELECT * FROM events WHERE stream_id = ? ORDER BY stream_position', [streamId])).map(toStored);
   }
 
+  /** Events of one stream, in order, with the columns a projection reads (not the hashes nor the key). */
+  async streamForReplay(q: Queryable, streamId: string): Promise<Pick<StoredEvent, 'position' | 'stream_id' | 'stream_position' | 'type' | 'data' | 'recorded_at'>[]> {
+    const rows = await q.query<{ position: number | string; stream_id: string; stream_position: number | string; type: string; data: string; recorded_at: string }>(
+      'SELECT position, stream_id, stream_position, type, data, recorded_at FROM events WHERE stream_id = ? ORDER BY stream_position',
+      [streamId],
+    );
+    return rows.map((r) => ({ ...r, position: int(r.position), stream_position: int(r.stream_position) }));
+  }
+
   /** At most `limit` events with `after < position <= upTo`, in position order. */
   async page(q: Queryable, after: number, upTo: number, limit: number): Promise<StoredEvent[]> {
     return (await q.query<StoredEvent>('SELECT * FROM events WHERE position > ? AND position <= ? ORDER BY position LIMIT ?', [after, upTo, limit])).map(toStored);

@@ -81,22 +81,29 @@ export class LedgerController {
 
   /**
    * Recompute the ledger hash chain from the first event; names the first
-   * position that does not verify. `tree`: the RFC 6962 tree rebuilt from
-   * the events and compared node by node with the stored one, and every
-   * signed checkpoint's root and signature (first failure of each kind). With `head_position` and `head_hash`
-   * (a head published earlier), also detects removed newest events.
-   * Rate limited like the record verifiers (S13): it reads the whole ledger.
-   * `verdict` is `valid` or `invalid` (the API's one word for an overall
-   * result; `ok` is kept, deprecated).
+   * position that does not verify (`checked`, `head`, `first_failure`: the
+   * chain's). With `head_position` and `head_hash` (a head published
+   * earlier), also detects removed newest events. `tree`: the RFC 6962 tree
+   * rebuilt from the events and compared node by node with the stored one,
+   * and every signed checkpoint's root and signature (first failure of each
+   * kind; a removed newest event leaves a leaf the events no longer hold).
+   * `projections` audits every row of every read model against the events
+   * (as of one position, on a read snapshot: see projection-audit.ts), the
+   * first failure of each table named with its key and ledger position. Rate
+   * limited like the record verifiers (S13): it reads the whole ledger.
+   * `verdict` is `valid` when every part passes, else `invalid`, answered
+   * with status 409 and the same full report as the body (`ok` is kept,
+   * deprecated: the verdict as a boolean).
    */
   @Get('verify')
   @PublicRead(LEDGER_VERIFY_COST)
   @ApiOperation({ operationId: 'verifyLedger', summary: 'Recompute the ledger chain and name the first position that does not verify' })
   @ApiQuery({ name: 'head_position', required: false, schema: { type: 'integer', minimum: 1 } })
   @ApiQuery({ name: 'head_hash', required: false, schema: { type: 'string', pattern: '^[0-9a-f]{64}$' } })
-  @ApiAnswer(200, 'LedgerVerification', 'the chain recomputed (see verdict)')
+  @ApiAnswer(200, 'LedgerVerification', 'the chain recomputed and every read-model row matches its events (verdict valid)')
+  @ApiAnswer(409, 'LedgerVerification', 'something does not verify (verdict invalid): the full report, each failing part named')
   @ApiErrors([400, 429])
-  async verify(@Query('head_position') headPosition?: string, @Query('head_hash') headHash?: string) {
+  async verify(@Res({ passthrough: true }) res: Response, @Query('head_position') headPosition?: string, @Query('head_hash') headHash?: string) {
     let expected: { position: number; event_hash: string } | undefined;
     if (headPosition !== undefined || headHash !== undefined) {
       const position = Number(headPosition);
@@ -105,8 +112,9 @@ export class LedgerController {
       }
       expected = { position, event_hash: headHash as string };
     }
-    const [r, tree] = await Promise.all([this.ledger.verifyChain(expected), this.log.audit()]);
-    const ok = r.ok && tree.ok;
-    return { verdict: ok ? 'valid' : 'invalid', ...r, ok, tree };
+    const [r, tree, projections] = await Promise.all([this.ledger.verifyChain(expected), this.log.audit(), this.ledger.auditProjections()]);
+    const ok = r.ok && tree.ok && projections.ok;
+    if (!ok) res.status(409);
+    return { verdict: ok ? 'valid' : 'invalid', ...r, ok, tree, projections };
   }
 }

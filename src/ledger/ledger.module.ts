@@ -4,12 +4,13 @@ import { LedgerController } from './ledger.controller';
 import { LedgerService } from './ledger.service';
 import { ProjectionRegistry } from './projections';
 import { LedgerNotifier } from './ledger-notifier';
+import { ProjectionGuard } from './projection-guard';
 
 /** The event ledger: append, read, verify, rebuild projections. Used by the API and by workers. */
 @Global()
 @Module({
-  providers: [LedgerService, ProjectionRegistry, LedgerNotifier],
-  exports: [LedgerService, ProjectionRegistry, LedgerNotifier],
+  providers: [LedgerService, ProjectionRegistry, LedgerNotifier, ProjectionGuard],
+  exports: [LedgerService, ProjectionRegistry, LedgerNotifier, ProjectionGuard],
 })
 export class EventLedgerModule {}
 

@@ -7,14 +7,57 @@ export const LEDGER_SCHEMAS: Record<string, Schema> = {
   LedgerHead: head,
   LedgerVerification: obj(
     {
-      verdict: { type: 'string', enum: ['valid', 'invalid'], description: 'the overall result: the chain recomputes from the first event (and matches the given head)' },
+      verdict: {
+        type: 'string',
+        enum: ['valid', 'invalid'],
+        description: 'the overall result: the chain recomputes from the first event (and matches the given head), and every read-model row matches its events. `invalid` is answered with status 409',
+      },
       ok: { type: 'boolean', deprecated: true, description: 'deprecated: read `verdict`' },
-      checked: { type: 'integer' },
+      checked: { type: 'integer', description: 'events the chain check reached' },
       head: ref('LedgerHead'),
-      first_failure: nullable({ type: 'object', additionalProperties: true }),
+      first_failure: nullable({ type: 'object', additionalProperties: true, description: "the chain's first failure: `{position, reason, detail}`" }),
+      expected_head: { type: 'object', additionalProperties: true, description: 'present when head_position and head_hash were given' },
+      projections: ref('ProjectionAudit'),
       tree: ref('TreeAudit'),
     },
-    'The ledger hash chain recomputed.',
+    'The ledger hash chain recomputed and the read models audited against the events.',
+    ['expected_head'],
+  ),
+  ProjectionAudit: obj(
+    {
+      ok: { type: 'boolean', description: 'every table matches the replay of the events up to `as_of_position`' },
+      as_of_position: { type: 'integer', description: 'the ledger position the read models were compared at (one read snapshot)' },
+      events_replayed: { type: 'integer' },
+      replay_failure: nullable(obj({ position: { type: 'integer' }, type: { type: 'string' }, detail: { type: 'string' } }, 'the first event the projections could not apply')),
+      tables: {
+        type: 'array',
+        items: obj(
+          {
+            table: { type: 'string' },
+            ok: { type: 'boolean' },
+            rows_checked: { type: 'integer', description: 'the union of stored and replayed rows' },
+            failures: { type: 'integer' },
+            first_failure: nullable(
+              obj(
+                {
+                  kind: { type: 'string', enum: ['differs', 'missing', 'unexpected'] },
+                  position: nullable({ type: 'integer', description: 'the row\'s ledger position (null for workflow_steps, which has none)' }),
+                  key: { type: 'object', additionalProperties: true, description: 'the row\'s primary key' },
+                  column: { type: 'string' },
+                  stored: {},
+                  expected: {},
+                  detail: { type: 'string' },
+                },
+                'the first row of this table that is not what its events make',
+                ['column', 'stored', 'expected'],
+              ),
+            ),
+          },
+          'one projection table checked',
+        ),
+      },
+    },
+    'Every row of every projection table checked against the replay of the events.',
   ),
   Health: obj({ status: { type: 'string', enum: ['ok', 'degraded', 'error'] }, details: { type: 'object', additionalProperties: true } }, 'Database and (when configured) Redis reachability.'),
   StreamedEvent: obj(

@@ -1,4 +1,4 @@
-import { Injectable, Optional } from '@nestjs/common';
+import { Injectable, Logger, Optional } from '@nestjs/common';
 import { DatabaseService, emptyTable, Tx } from '../database/database.service';
 import { ExpectedVersionConflictError } from '../common/errors';
 import { AnyEvent, ExpectedVersion, NO_CONCURRENCY_CHECK, STREAM_DOES_NOT_EXIST } from './event';
@@ -10,6 +10,7 @@ import { EventsRepository } from './events.repository';
 import { ProjectionRegistry } from './projections';
 import { LedgerNotifier } from './ledger-notifier';
 import { LedgerMetrics } from '../metrics/ledger-metrics';
+import { auditProjections, ProjectionAuditReport } from './projection-audit';
 
 export { NO_CONCURRENCY_CHECK, STREAM_DOES_NOT_EXIST } from './event';
 export type { ExpectedVersion } from './event';
@@ -54,6 +55,7 @@ export class LedgerService {
    */
   private tree: { integrator: TreeIntegrator; headHash: string } | null = null;
   private readonly nodes = new TreeRepository();
+  private readonly logger = new Logger('LedgerService');
 
   constructor(
     private readonly db: DatabaseService,
@@ -206,6 +208,30 @@ export class LedgerService {
     const v = new LedgerChainVerifier();
     for await (const e of this.readAll()) if (!v.push(e)) break;
     return v.report();
+  }
+
+  /** The projection audit in progress, shared like {@link running}. */
+  private auditing: Promise<ProjectionAuditReport> | null = null;
+
+  /**
+   * Check every row of every projection table against the events (see
+   * projection-audit.ts): on one read snapshot, no write lock held. Callers
+   * that ask while an audit runs share it; each later call audits again.
+   */
+  auditProjections(): Promise<ProjectionAuditReport> {
+    this.auditing ??= this.db
+      .snapshot((q) => auditProjections(q, this.db.dialect, this.projections))
+      .then((r) => {
+        if (!r.ok) {
+          const failing = r.tables.filter((t) => !t.ok).map((t) => `${t.table} (first at position ${t.first_failure?.position ?? 'none'}: ${t.first_failure?.kind ?? '?'}${t.first_failure?.column ? ` ${t.first_failure.column}` : ''})`);
+          this.logger.error(`projection_mismatch: the read models do not match the events as of position ${r.as_of_position}: ${[...(r.replay_failure ? [`replay failed at position ${r.replay_failure.position}`] : []), ...failing].join('; ')}`);
+        }
+        return r;
+      })
+      .finally(() => {
+        this.auditing = null;
+      });
+    return this.auditing;
   }
 
   /** Empty every projection table and replay all events through the projections, in one transaction. */

@@ -2,11 +2,28 @@
  * Verify a ledger database directly, without the service: the check behind
  * `aer1 ledger verify --database <sqlite file | postgres URL>`. Reads the
  * events table in position order (through {@link EventsRepository}, over the
- * database's own driver, read-only for SQLite) and recomputes the ledger hash chain.
+ * database's own driver, read-only for SQLite) and recomputes the ledger hash chain,
+ * then audits every projection table against the events (projection-audit.ts),
+ * both in one read snapshot (a REPEATABLE READ READ ONLY transaction on
+ * PostgreSQL, a read transaction on SQLite), so a running service's writes
+ * cannot show as a mismatch.
  */
 import { Queryable, toPostgresPlaceholders } from '../database/rows';
 import { LedgerChainReport, LedgerChainVerifier } from '../core/ledger/event-hash';
 import { EventsRepository } from './events.repository';
+import { auditProjections, ProjectionAuditReport } from './projection-audit';
+import { standaloneProjections } from './standalone-projections';
+import { sqliteTx } from '../database/scratch';
+import type { Dialect } from '../database/database-url';
+
+/** The chain report (its `first_failure` is the chain's), the projection audit, and `ok` for both. */
+export type LedgerDatabaseReport = LedgerChainReport & { chain_ok: boolean; projections: ProjectionAuditReport };
+
+async function verifyAndAudit(q: Queryable, dialect: Dialect): Promise<LedgerDatabaseReport> {
+  const chain = await verifyAll(q);
+  const projections = await auditProjections(q, dialect, standaloneProjections());
+  return { ...chain, ok: chain.ok && projections.ok, chain_ok: chain.ok, projections };
+}
 
 const PAGE = 5000;
 
@@ -23,15 +40,17 @@ async function verifyAll(q: Queryable): Promise<LedgerChainReport> {
   }
 }
 
-/** Open `database` (a SQLite file path, `sqlite:<path>`, or a postgres:// URL) and verify its ledger chain. */
-export async function verifyLedgerDatabase(database: string): Promise<LedgerChainReport> {
+/** Open `database` (a SQLite file path, `sqlite:<path>`, or a postgres:// URL), verify its ledger chain and audit its projections. */
+export async function verifyLedgerDatabase(database: string): Promise<LedgerDatabaseReport> {
   if (/^postgres(ql)?:\/\//.test(database)) {
     const { Client } = await import('pg');
     const client = new Client({ connectionString: database });
     await client.connect();
     try {
-      return await verifyAll({ query: async <T>(sql: string, params: unknown[] = []) => (await client.query(toPostgresPlaceholders(sql), params)).rows as T[] });
+      await client.query('START TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY');
+      return await verifyAndAudit({ query: async <T>(sql: string, params: unknown[] = []) => (await client.query(toPostgresPlaceholders(sql), params)).rows as T[] }, 'postgres');
     } finally {
+      await client.query('ROLLBACK').catch(() => undefined);
       await client.end();
     }
   }
@@ -39,8 +58,10 @@ export async function verifyLedgerDatabase(database: string): Promise<LedgerChai
   const Database = (await import('better-sqlite3')).default;
   const db = new Database(path, { readonly: true, fileMustExist: true });
   try {
-    return await verifyAll({ query: async <T>(sql: string, params: unknown[] = []) => db.prepare(sql).all(...params) as T[] });
+    db.exec('BEGIN');
+    return await verifyAndAudit(sqliteTx(db), 'sqlite');
   } finally {
+    if (db.inTransaction) db.exec('COMMIT');
     db.close();
   }
 }

@@ -16,7 +16,20 @@ export interface Projection<E extends AnyEvent = AnyEvent> {
   /** The event types it handles: exactly the members of `E`. */
   readonly eventTypes: readonly E['type'][];
   evolve(tx: Tx, event: RecordedEvent<E>): Promise<void>;
+  /**
+   * Optional, for records with many events (a job's timeline): the rows of
+   * `tables` that `evolve` writes for the events of one stream, in position
+   * order, computed without a database (stored form: booleans 0/1, lists as
+   * JSON text). A column whose value is {@link UNCHECKED} is not compared.
+   * The per-record guard uses it instead of replaying into a scratch
+   * database; it must agree with `evolve` (the projection audit, which
+   * replays through `evolve`, and the tampering tests check both).
+   */
+  expectedRows?(events: readonly RecordedEvent<E>[]): Record<string, Record<string, unknown>[]>;
 }
+
+/** A column value the per-record guard does not compare (see {@link Projection.expectedRows}). */
+export const UNCHECKED = Symbol('unchecked');
 
 /** Every projection registers itself here at module init. */
 @Injectable()
@@ -29,6 +42,16 @@ export class ProjectionRegistry {
 
   all(): readonly Projection[] {
     return this.projections;
+  }
+
+  /** Every table of every registered projection, in registration order. */
+  tables(): string[] {
+    return this.projections.flatMap((p) => [...p.tables]);
+  }
+
+  /** The projection that owns `table`, if any. */
+  owner(table: string): Projection | undefined {
+    return this.projections.find((p) => p.tables.includes(table));
   }
 
   /** Apply one stored event to every projection that handles its type (its data parsed once). */

@@ -2,12 +2,12 @@ import { Controller, Get, Param, Query, Req, Res } from '@nestjs/common';
 import { ApiOperation, ApiProduces, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { ApiErrors, ref } from '../common/openapi';
 import type { Request, Response } from 'express';
-import { BadInputError, LedgerError } from '../common/errors';
+import { BadInputError, LedgerError, ProjectionMismatchError } from '../common/errors';
 import { JOB_VERIFY_COST, PublicRead, VerifyRateLimit } from '../common/rate-limit';
 import { PublicPagesService } from './public-pages.service';
 import { ApiKeysService } from '../auth/api-keys.service';
 import { DEFAULT_PAGE_ENTRIES, MAX_PAGE_ENTRIES } from './timeline-view';
-import { indexPage, notFoundPage, outcomePage, receiptPage, timelinePage, workflowPage } from './views';
+import { indexPage, notFoundPage, outcomePage, projectionMismatchPage, receiptPage, timelinePage, workflowPage } from './views';
 
 /** No scripts, no external resources: only the inline stylesheet. */
 const CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
@@ -39,7 +39,7 @@ export class PublicPagesController {
   @ApiOperation({ operationId: 'getReceiptPage', summary: 'Public receipt page (S9, S8.3)' })
   @ApiProduces('text/html', 'application/json')
   @ApiResponse({ status: 200, description: 'HTML, or the page data as JSON with Accept: application/json', content: { 'text/html': { schema: { type: 'string' } }, 'application/json': { schema: ref('Page') } } })
-  @ApiErrors([404, 429])
+  @ApiErrors([404, 409, 429], { 409: 'projection_mismatch: the record does not match its ledger event and is not shown' })
   async receipt(@Param('id') id: string, @Req() req: Request, @Res() res: Response): Promise<void> {
     // An auditor's key (optional) is served canonical bytes a `metadata` publication withholds.
     const viewer = await this.keys.fromHeader(req.headers.authorization);
@@ -82,7 +82,7 @@ export class PublicPagesController {
   @ApiOperation({ operationId: 'getWorkflowPage', summary: 'Public workflow page (S8, S8.3)' })
   @ApiProduces('text/html', 'application/json')
   @ApiResponse({ status: 200, description: 'HTML, or the page data as JSON with Accept: application/json', content: { 'text/html': { schema: { type: 'string' } }, 'application/json': { schema: ref('Page') } } })
-  @ApiErrors([404, 429])
+  @ApiErrors([404, 409, 429], { 409: 'projection_mismatch: the record does not match its ledger event and is not shown' })
   async workflow(@Param('workflow_id') id: string, @Req() req: Request, @Res() res: Response): Promise<void> {
     await render(req, res, () => this.pages.workflow(id), workflowPage);
   }
@@ -118,6 +118,10 @@ async function render<T>(req: Request, res: Response, load: () => Promise<T>, pa
   } catch (e) {
     if (e instanceof LedgerError && e.status === 404) {
       send(req, res, 404, { error: 'not_found', message: e.message }, (d) => notFoundPage(d.message));
+      return;
+    }
+    if (e instanceof ProjectionMismatchError) {
+      send(req, res, 409, { error: e.code, message: e.message, ...e.details }, () => projectionMismatchPage({ message: e.message, table: e.table, position: e.position }));
       return;
     }
     throw e;

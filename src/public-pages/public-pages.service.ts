@@ -3,6 +3,8 @@ import { isUuid, PROVENANCE_MEANING, provenanceKind, ReceiptResult } from '../co
 import { NotFoundError } from '../common/errors';
 import { PublicUrls } from '../common/urls';
 import { DatabaseService } from '../database/database.service';
+import { ProjectionGuard } from '../ledger/projection-guard';
+import { checkTimelineRows } from '../timelines/timelines.service';
 import { EventsRepository } from '../ledger/events.repository';
 import { TimelinesRepository } from '../timelines/timelines.repository';
 import { receiptOf, ReceiptsService } from '../receipts/receipts.service';
@@ -130,6 +132,7 @@ export class PublicPagesService {
     private readonly receiptsRepo: ReceiptsRepository,
     private readonly log: LogService,
     private readonly outcomes: OutcomesService,
+    private readonly guard: ProjectionGuard,
   ) {}
 
   /** Outcomes answering receipt `id` (lowercase), newest first. */
@@ -281,6 +284,8 @@ export class PublicPagesService {
 
   /** The job page's data; `range` pages the entries (the verdict and commitments cover the whole timeline). */
   async timeline(jobId: string, range?: { after: number; limit: number }): Promise<TimelineView & { url: string; verify_url: string; log: LogLocation | null }> {
+    // The job's rows checked against its events first: 409 `projection_mismatch` (ProjectionGuard).
+    await checkTimelineRows(this.guard, this.db, jobId);
     const view = await loadTimelineView(this.timelines, this.db, jobId, range);
     if (!view) throw new NotFoundError('job', jobId);
     // Which of this page's entry receipts the ledger holds: the page links only those (no link to "Not found").

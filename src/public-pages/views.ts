@@ -390,3 +390,17 @@ export function notFoundPage(message: string): string {
   // The message names the id asked for: one line (scrolled when long), never broken inside the id.
   return layout('Not found', html`<h1>Not found</h1><p>${idCode(message)}</p><p><a href="/">Home</a></p>`);
 }
+
+/**
+ * The page shown instead of a record whose read-model row differs from its
+ * ledger event (409 `projection_mismatch`): says so, names the table and the
+ * position, and shows none of the record.
+ */
+export function projectionMismatchPage(d: { message: string; table: string; position: number | null }): string {
+  return layout(
+    'Record not served',
+    html`<h1>Record not served</h1>${verdictBlock([
+      { tone: 'bad', text: 'This record does not match the ledger: it is not shown, and nothing about it is verified here.' },
+    ])}<p>The stored copy the page is built from (table <code>${d.table}</code>${d.position === null ? '' : html`, ledger position <code>${String(d.position)}</code>`}) differs from the event the ledger recorded.</p><p class="muted">${d.message}</p><p><a href="/">Home</a></p>`,
+  );
+}

@@ -106,7 +106,7 @@ export class ReceiptsController {
   @ApiOperation({ operationId: 'verifyReceipt', summary: 'Verify a stored receipt (S6)' })
   @ApiAnswer(200, 'ReceiptVerification', 'verdict valid')
   @ApiAnswer(422, 'ReceiptVerification', 'the stored record does not verify (verdict invalid)')
-  @ApiErrors([404, 429])
+  @ApiErrors([404, 409, 429], { 409: '`projection_mismatch`: the record does not match its ledger event and is not served.' })
   async verify(@Param('id') id: string, @Res({ passthrough: true }) res: Response) {
     const { row, result, receipt } = await this.receipts.verifyStored(id);
     res.status(result.verdict === 'valid' ? 200 : 422);
@@ -150,7 +150,7 @@ export class ReceiptsController {
   @ApiOperation({ operationId: 'verifyReceiptDeprecated', deprecated: true, summary: 'Deprecated: use GET /api/receipts/{id}/verify' })
   @ApiAnswer(200, 'ReceiptVerification', 'verdict valid', { Deprecation: 'RFC 9745 date of deprecation', Link: '<successor>; rel="successor-version"' })
   @ApiAnswer(422, 'ReceiptVerification', 'the stored record does not verify')
-  @ApiErrors([404, 429])
+  @ApiErrors([404, 409, 429], { 409: '`projection_mismatch`: the record does not match its ledger event and is not served.' })
   async verifyDeprecated(@Param('id') id: string, @Res({ passthrough: true }) res: Response) {
     markDeprecated(res, this.urls.receiptVerify(encodeURIComponent(id)));
     return this.verify(id, res);
@@ -167,7 +167,7 @@ export class ReceiptsController {
   @PublicRead(1)
   @ApiOperation({ operationId: 'exportReceipt', summary: 'The stored receipt document, byte for byte (for aer1 verify)' })
   @ApiResponse({ status: 200, description: 'the stored document as recorded', content: { 'application/json': { schema: ref('ReceiptDocument') } } })
-  @ApiErrors([401, 403, 404, 429], { 403: '`canonical_bytes_withheld`: a `metadata` publication, and no auditor or admin key.' })
+  @ApiErrors([401, 403, 404, 409, 429], { 409: '`projection_mismatch`: the record does not match its ledger event and is not served.', 403: '`canonical_bytes_withheld`: a `metadata` publication, and no auditor or admin key.' })
   async raw(@Param('id') id: string, @Req() req: Request, @Res() res: Response): Promise<void> {
     const viewer = await this.keys.fromHeader(req.headers.authorization);
     const text = await this.listing.raw(id, viewer);
@@ -185,7 +185,7 @@ export class ReceiptsController {
   @PublicRead(1)
   @ApiOperation({ operationId: 'getReceipt', summary: 'The stored record of a receipt' })
   @ApiAnswer(200, 'StoredReceipt', 'the stored record')
-  @ApiErrors([401, 404, 429])
+  @ApiErrors([401, 404, 409, 429], { 409: '`projection_mismatch`: the record does not match its ledger event and is not served.' })
   async get(@Param('id') id: string, @Req() req: Request, @Res({ passthrough: true }) res: Response) {
     const viewer = await this.keys.fromHeader(req.headers.authorization);
     res.vary('Authorization');

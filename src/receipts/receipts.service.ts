@@ -5,6 +5,7 @@ import { parseRequestJson, RawJson, ndjsonLines } from '../common/raw-json';
 import { PublicUrls } from '../common/urls';
 import { DatabaseService, StorageInputError, Tx } from '../database/database.service';
 import { LedgerService, NO_CONCURRENCY_CHECK, STREAM_DOES_NOT_EXIST } from '../ledger/ledger.service';
+import { ProjectionGuard } from '../ledger/projection-guard';
 import { EventsRepository } from '../ledger/events.repository';
 import type { RecordedBy } from '../core/ledger/event-hash';
 import type { Principal } from '../auth/api-keys.service';
@@ -46,6 +47,7 @@ export class ReceiptsService {
     private readonly urls: PublicUrls,
     private readonly receipts: ReceiptsRepository,
     private readonly events: EventsRepository,
+    private readonly guard: ProjectionGuard,
   ) {}
 
   /**
@@ -226,9 +228,15 @@ export class ReceiptsService {
     });
   }
 
-  /** The stored row for `id` (case-insensitive), or 404. */
+  /**
+   * The stored row for `id` (case-insensitive), or 404; checked against the
+   * receipt's events first (409 `projection_mismatch` when it differs, was
+   * deleted or was inserted: see ProjectionGuard).
+   */
   async get(id: string): Promise<ReceiptRow> {
-    const row = await this.receipts.get(this.db, id.toLowerCase());
+    const key = id.toLowerCase();
+    await this.guard.check(this.db, streams.receipt(key), [{ table: 'receipts', column: 'id', value: key }]);
+    const row = await this.receipts.get(this.db, key);
     if (!row) throw new NotFoundError('receipt', id);
     return row;
   }

@@ -108,7 +108,7 @@ export class TimelinesController {
   @ApiQuery({ name: 'after', required: false, schema: { type: 'integer', minimum: 0 }, description: 'return entries with seq greater than this' })
   @ApiQuery({ name: 'limit', required: false, schema: { type: 'integer', minimum: 1, maximum: 10000 }, description: 'at most this many entries (default 1000, max 10000)' })
   @ApiAnswer(200, 'Timeline', 'the timeline and a page of its entries')
-  @ApiErrors([400, 401, 404, 429])
+  @ApiErrors([400, 401, 404, 409, 429], { 409: '`projection_mismatch`: the record does not match its ledger event and is not served.' })
   async timeline(@Param('job_id') jobId: string, @Req() req: Request, @Res({ passthrough: true }) res: Response, @Query('after') after?: string, @Query('limit') limit?: string) {
     const a = after === undefined ? 0 : Number(after);
     const l = limit === undefined ? 1000 : Number(limit);
@@ -132,7 +132,7 @@ export class TimelinesController {
   @PublicRead(JOB_VERIFY_COST)
   @ApiOperation({ operationId: 'exportJobTimeline', summary: 'The timeline entries as recorded, NDJSON (for aer1 verify --kind chain)' })
   @ApiResponse({ status: 200, description: 'one recorded entry per line, in seq order', content: { 'application/x-ndjson': { schema: { type: 'string', description: 'one ChainEntry per line, as recorded (LF-terminated)' } } } })
-  @ApiErrors([401, 403, 404, 429], { 403: '`canonical_bytes_withheld`: entries under a `metadata` publication, and no auditor or admin key.' })
+  @ApiErrors([401, 403, 404, 409, 429], { 409: '`projection_mismatch`: the record does not match its ledger event and is not served.', 403: '`canonical_bytes_withheld`: entries under a `metadata` publication, and no auditor or admin key.' })
   async export(@Param('job_id') jobId: string, @Req() req: Request, @Res() res: Response): Promise<void> {
     const viewer = await this.keys.fromHeader(req.headers.authorization);
     const lines = await this.timelines.exportLines(jobId, viewer);
@@ -167,7 +167,7 @@ export class TimelinesController {
   @ApiOperation({ operationId: 'verifyJob', summary: 'Verify a job timeline and all its endpoint commitments (S7, S7.3)' })
   @ApiAnswer(200, 'TimelineVerification', 'the chain verifies')
   @ApiAnswer(422, 'TimelineVerification', 'the chain is invalid or historical')
-  @ApiErrors([404, 429])
+  @ApiErrors([404, 409, 429], { 409: '`projection_mismatch`: the record does not match its ledger event and is not served.' })
   async verify(@Param('job_id') jobId: string, @Res({ passthrough: true }) res: Response) {
     const r = await this.timelines.verify(jobId);
     res.status(r.assessment === 'clean' ? 200 : 422);
@@ -181,7 +181,7 @@ export class TimelinesController {
   @PublicRead(JOB_VERIFY_COST)
   @ApiOperation({ operationId: 'getJobEndpoint', summary: 'Endpoint of a closed job, for an external witness to publish' })
   @ApiAnswer(200, 'Endpoint', 'the endpoint')
-  @ApiErrors([404, 409, 429], { 409: '`timeline_not_closed`, `timeline_not_valid`.' })
+  @ApiErrors([404, 409, 429], { 409: '`timeline_not_closed`, `timeline_not_valid`, `projection_mismatch` (the record does not match its ledger event).' })
   async endpoint(@Param('job_id') jobId: string) {
     return this.timelines.endpoint(jobId);
   }

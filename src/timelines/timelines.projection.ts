@@ -3,9 +3,10 @@ import { verifyTimeline } from '../core/aer1';
 import { ndjsonTexts, splitJsonArray } from '../common/raw-json';
 import { Tx } from '../database/database.service';
 import { RecordedEvent } from '../ledger/event';
-import { Projection, ProjectionRegistry, unhandled } from '../ledger/projections';
+import { Projection, ProjectionRegistry, UNCHECKED, unhandled } from '../ledger/projections';
+import { boolParam } from '../database/rows';
 import { EndpointCommitmentRecordedData, TIMELINE_EVENT_TYPES, TimelineEntryAppendedData, TimelineEvent, TimelineImportedData } from './timelines.events';
-import { TimelineEntryRow, TimelinesRepository } from './timelines.repository';
+import { CommitmentRow, TimelineEntryRow, TimelineRow, TimelinesRepository } from './timelines.repository';
 
 /** The `timelines`, `timeline_entries` and `commitments` read models. */
 @Injectable()
@@ -37,72 +38,140 @@ export class TimelinesProjection implements Projection<TimelineEvent>, OnModuleI
   }
 
   private async appended(tx: Tx, position: number, d: TimelineEntryAppendedData): Promise<void> {
-    // Appends are checked to extend a -07 chain, so the only rule a timeline
-    // built this way can still fail is closing (S7.2). GET .../verify re-verifies anyway.
-    const verdict = d.close ? 'valid' : 'invalid';
-    const reasons = d.close ? [] : ['not_closed'];
+    const head = appendedHead(d);
     if (d.seq === 1) {
-      await this.timelines.insertTimeline(tx, { job_id: d.job_id, source: 'append', entry_count: 1, head_digest: d.entry_digest, closed: d.close, verdict, reasons, construction: '-07' }, position);
+      await this.timelines.insertTimeline(tx, { job_id: d.job_id, source: 'append', entry_count: 1, construction: '-07', ...head }, position);
     } else {
-      await this.timelines.updateHead(tx, d.job_id, { entry_count: d.seq, head_digest: d.entry_digest, closed: d.close, verdict, reasons }, position);
+      await this.timelines.updateHead(tx, d.job_id, { entry_count: d.seq, ...head }, position);
     }
-    await this.timelines.insertEntries(tx, [
-      {
-        job_id: d.job_id,
-        seq: d.seq,
-        raw: d.raw,
-        entry_digest: d.entry_digest,
-        receipt_id: d.receipt_id.toLowerCase(),
-        tool: d.tool,
-        provenance_class: d.provenance_class,
-        close: d.close,
-        position,
-        publication: d.publication ?? 'full',
-      },
-    ]);
+    await this.timelines.insertEntries(tx, [appendedEntryRow(position, d)]);
   }
 
   private async imported(tx: Tx, position: number, d: TimelineImportedData): Promise<void> {
-    const texts = importedEntryTexts(d);
-    if (texts === null) throw new Error(`TimelineImported at position ${position}: raw is not a JSON array`);
-    const values = texts.map((t) => JSON.parse(t) as Record<string, unknown>);
+    const { texts, values } = importedValues(position, d);
     // Per-entry digests are recomputed by the core from the stored texts (deterministic on replay).
     const result = verifyTimeline(values, { collectEntries: true });
-    await this.timelines.insertTimeline(
+    await this.timelines.insertTimeline(tx, importedTimeline(d, result.closed), position);
+    await this.timelines.insertEntries(
       tx,
-      { job_id: d.job_id, source: 'import', entry_count: d.entry_count, head_digest: d.final_entry_digest, closed: result.closed, verdict: d.verdict, reasons: d.reasons, construction: d.construction },
-      position,
+      values.map((v, k) => importedEntryRow(position, d, texts[k], v, result.entries?.[k]?.entry_digest ?? null)),
     );
-    const rows: TimelineEntryRow[] = values.map((v, k) => ({
-      job_id: d.job_id,
-      seq: v.seq as number,
-      raw: texts[k],
-      entry_digest: result.entries?.[k]?.entry_digest ?? null,
-      receipt_id: typeof v.id === 'string' ? v.id.toLowerCase() : null,
-      tool: typeof v.tool === 'string' ? v.tool : null,
-      provenance_class: typeof v.provenance_class === 'string' ? v.provenance_class : null,
-      close: v.close === true,
-      position,
-      publication: d.publication ?? 'full',
-    }));
-    await this.timelines.insertEntries(tx, rows);
   }
 
   private async commitment(tx: Tx, position: number, recordedAt: string, d: EndpointCommitmentRecordedData): Promise<void> {
-    await this.timelines.insertCommitment(tx, {
-      id: d.id,
-      job_id: d.job_id,
-      raw: d.raw,
-      binding: d.binding,
-      reasons: d.reasons,
-      entry_count_at_record: d.entry_count_at_record,
-      position,
-      recorded_at: recordedAt,
-    });
+    await this.timelines.insertCommitment(tx, commitmentRow(position, recordedAt, d));
   }
+
+  /**
+   * The rows `evolve` writes for one job's events, without a database (the
+   * per-record guard's check of the job page and verifier). The one thing
+   * not recomputed: the digests of imported entries (`entry_digest`, a
+   * SHA-256 chain over every entry), which the page and the verifier
+   * recompute from the entries' texts anyway; the projection audit checks
+   * the stored column.
+   */
+  expectedRows(events: readonly RecordedEvent<TimelineEvent>[]): Record<string, Record<string, unknown>[]> {
+    let timeline: Record<string, unknown> | null = null;
+    const entries: Record<string, unknown>[] = [];
+    const commitments: Record<string, unknown>[] = [];
+    const stored = (t: Omit<TimelineRow, 'first_position' | 'last_position'>, first: number, last: number): Record<string, unknown> => ({
+      ...t,
+      closed: boolParam(t.closed),
+      reasons: JSON.stringify(t.reasons),
+      first_position: first,
+      last_position: last,
+    });
+    for (const e of events) {
+      switch (e.type) {
+        case 'TimelineEntryAppended': {
+          const d = e.data;
+          const head = appendedHead(d);
+          if (d.seq === 1) timeline = stored({ job_id: d.job_id, source: 'append', entry_count: 1, construction: '-07', ...head }, e.position, e.position);
+          else if (timeline) Object.assign(timeline, { entry_count: d.seq, head_digest: head.head_digest, closed: boolParam(head.closed), verdict: head.verdict, reasons: JSON.stringify(head.reasons), last_position: e.position });
+          entries.push(storedEntry(appendedEntryRow(e.position, d)));
+          break;
+        }
+        case 'TimelineImported': {
+          const { texts, values } = importedValues(e.position, e.data);
+          const last = values[values.length - 1];
+          // The closing rule of S7.2 as verifyTimeline applies it: the last entry closes the chain.
+          const closed = isClosingEntry(last);
+          timeline = stored(importedTimeline(e.data, closed), e.position, e.position);
+          values.forEach((v, k) => entries.push({ ...storedEntry(importedEntryRow(e.position, e.data, texts[k], v, null)), entry_digest: UNCHECKED }));
+          break;
+        }
+        case 'EndpointCommitmentRecorded': {
+          const c = commitmentRow(e.position, e.recorded_at, e.data);
+          commitments.push({ ...c, binding: boolParam(c.binding), reasons: JSON.stringify(c.reasons) });
+          break;
+        }
+        default:
+          return unhandled(e);
+      }
+    }
+    return { timelines: timeline ? [timeline] : [], timeline_entries: entries, commitments };
+  }
+}
+
+/** The head an appended entry moves the timeline to. Appends are checked to extend a -07 chain, so the only rule a timeline built this way can still fail is closing (S7.2). */
+function appendedHead(d: TimelineEntryAppendedData): { head_digest: string; closed: boolean; verdict: string; reasons: string[] } {
+  return { head_digest: d.entry_digest, closed: d.close, verdict: d.close ? 'valid' : 'invalid', reasons: d.close ? [] : ['not_closed'] };
+}
+
+function appendedEntryRow(position: number, d: TimelineEntryAppendedData): TimelineEntryRow {
+  return {
+    job_id: d.job_id,
+    seq: d.seq,
+    raw: d.raw,
+    entry_digest: d.entry_digest,
+    receipt_id: d.receipt_id.toLowerCase(),
+    tool: d.tool,
+    provenance_class: d.provenance_class,
+    close: d.close,
+    position,
+    publication: d.publication ?? 'full',
+  };
+}
+
+function importedValues(position: number, d: TimelineImportedData): { texts: string[]; values: Record<string, unknown>[] } {
+  const texts = importedEntryTexts(d);
+  if (texts === null) throw new Error(`TimelineImported at position ${position}: raw is not a JSON array`);
+  return { texts, values: texts.map((t) => JSON.parse(t) as Record<string, unknown>) };
+}
+
+function importedTimeline(d: TimelineImportedData, closed: boolean): Omit<TimelineRow, 'first_position' | 'last_position'> {
+  return { job_id: d.job_id, source: 'import', entry_count: d.entry_count, head_digest: d.final_entry_digest, closed, verdict: d.verdict, reasons: d.reasons, construction: d.construction };
+}
+
+function importedEntryRow(position: number, d: TimelineImportedData, text: string, v: Record<string, unknown>, digest: string | null): TimelineEntryRow {
+  return {
+    job_id: d.job_id,
+    seq: v.seq as number,
+    raw: text,
+    entry_digest: digest,
+    receipt_id: typeof v.id === 'string' ? v.id.toLowerCase() : null,
+    tool: typeof v.tool === 'string' ? v.tool : null,
+    provenance_class: typeof v.provenance_class === 'string' ? v.provenance_class : null,
+    close: v.close === true,
+    position,
+    publication: d.publication ?? 'full',
+  };
+}
+
+function commitmentRow(position: number, recordedAt: string, d: EndpointCommitmentRecordedData): CommitmentRow {
+  return { id: d.id, job_id: d.job_id, raw: d.raw, binding: d.binding, reasons: d.reasons, entry_count_at_record: d.entry_count_at_record, position, recorded_at: recordedAt };
+}
+
+function storedEntry(r: TimelineEntryRow): Record<string, unknown> {
+  return { ...r, close: boolParam(r.close) };
 }
 
 /** The exact texts of the entries of an import: the lines of NDJSON, or the elements of a JSON array (null when `raw` is neither). */
 export function importedEntryTexts(d: Pick<TimelineImportedData, 'raw' | 'format'>): string[] | null {
   return d.format === 'ndjson' ? ndjsonTexts(d.raw) : splitJsonArray(d.raw);
+}
+
+/** Whether the last entry closes the timeline, as the core's verifier decides `closed` (S7.2: an object whose `close` is true). */
+function isClosingEntry(v: unknown): boolean {
+  return typeof v === 'object' && v !== null && !Array.isArray(v) && (v as { close?: unknown }).close === true;
 }

@@ -33,6 +33,7 @@ import { PublicUrls } from '../common/urls';
 import { DatabaseService } from '../database/database.service';
 import { Queryable } from '../database/rows';
 import { LedgerService, NO_CONCURRENCY_CHECK, STREAM_DOES_NOT_EXIST } from '../ledger/ledger.service';
+import { ProjectionGuard } from '../ledger/projection-guard';
 import { EventsRepository } from '../ledger/events.repository';
 import { eventData } from '../ledger/event';
 import { ResultCache } from '../common/result-cache';
@@ -145,6 +146,7 @@ export class TimelinesService {
     private readonly urls: PublicUrls,
     private readonly timelines: TimelinesRepository,
     private readonly events: EventsRepository,
+    private readonly guard: ProjectionGuard,
   ) {}
 
   // ---------------------------------------------------------------- append
@@ -355,8 +357,12 @@ export class TimelinesService {
 
   // ---------------------------------------------------------------- reads
 
-  /** The timeline row, or 404. */
+  /**
+   * The timeline row, or 404; the job's rows (timeline, entries,
+   * commitments) checked against its events first: 409 `projection_mismatch`.
+   */
   async get(jobId: string): Promise<TimelineRow> {
+    await checkTimelineRows(this.guard, this.db, jobId);
     const row = await this.timelines.get(this.db, jobId);
     if (!row) throw new NotFoundError('job', jobId);
     return row;
@@ -649,3 +655,12 @@ export function witnessProblems(c: unknown): string[] {
   return problems;
 }
 
+
+/** Check the read-model rows of job `jobId` (its timeline, entries and commitments) against its stream (ProjectionGuard). */
+export async function checkTimelineRows(guard: ProjectionGuard, q: Queryable, jobId: string): Promise<void> {
+  await guard.check(q, streams.timeline(jobId), [
+    { table: 'timelines', column: 'job_id', value: jobId },
+    { table: 'timeline_entries', column: 'job_id', value: jobId },
+    { table: 'commitments', column: 'job_id', value: jobId },
+  ]);
+}

@@ -53,7 +53,7 @@ export class VerificationBatchesController {
   @Get('api/verification-batches/:id')
   @ApiOperation({ operationId: 'getVerificationBatch', summary: 'Status and results of a verification batch' })
   @ApiAnswer(200, 'Batch', 'status, counts per outcome and a page of results')
-  @ApiErrors([400, 404, 429])
+  @ApiErrors([400, 404, 409, 429], { 409: '`projection_mismatch`: the record does not match its ledger event and is not served.' })
   @ApiQuery({ name: 'offset', required: false })
   @ApiQuery({ name: 'limit', required: false })
   async get(@Param('id') id: string, @Query('offset') offset?: string, @Query('limit') limit?: string) {

@@ -7,6 +7,7 @@ import { PublicUrls } from '../common/urls';
 import { DatabaseService } from '../database/database.service';
 import { Queryable } from '../database/rows';
 import { LedgerService, STREAM_DOES_NOT_EXIST } from '../ledger/ledger.service';
+import { ProjectionGuard } from '../ledger/projection-guard';
 import { EventsRepository } from '../ledger/events.repository';
 import { streams } from '../ledger/streams';
 import { chunkTargets, Target, TARGET_KINDS, TargetKind } from './batch.types';
@@ -86,6 +87,7 @@ export class VerificationBatchesService {
     @Inject(QUEUE_OPTIONS) private readonly options: VerificationQueueOptions,
     private readonly batches: VerificationBatchesRepository,
     private readonly events: EventsRepository,
+    private readonly guard: ProjectionGuard,
   ) {}
 
   statusUrl(id: string): string {
@@ -122,6 +124,12 @@ export class VerificationBatchesService {
    * Throws NotFoundError for an unknown batch.
    */
   async get(id: string, offset = 0, limit = 100) {
+    // The batch and its results checked against its events first: 409 `projection_mismatch` (ProjectionGuard).
+    const key = id.toLowerCase();
+    await this.guard.check(this.db, streams.batch(key), [
+      { table: 'verification_batches', column: 'batch_id', value: key },
+      { table: 'verification_results', column: 'batch_id', value: key },
+    ]);
     const row = await this.batches.get(this.db, id.toLowerCase());
     if (!row) throw new NotFoundError('verification batch', id);
     const total = row.total;

@@ -87,7 +87,7 @@ export class WorkflowsController {
   @ApiOperation({ operationId: 'verifyWorkflow', summary: 'Verify a stored workflow receipt (S8.2)' })
   @ApiAnswer(200, 'WorkflowVerification', 'verified (verdict valid)')
   @ApiAnswer(422, 'WorkflowVerification', 'verdict invalid or incomplete')
-  @ApiErrors([404, 429])
+  @ApiErrors([404, 409, 429], { 409: '`projection_mismatch`: the record does not match its ledger event and is not served.' })
   async verify(@Param('workflow_id') id: string, @Res({ passthrough: true }) res: Response) {
     const { row, report } = await this.workflows.verifyStored(id);
     res.status(report.verification_status === 'verified' ? 200 : 422);
@@ -100,7 +100,7 @@ export class WorkflowsController {
   @ApiOperation({ operationId: 'verifyWorkflowDeprecated', deprecated: true, summary: 'Deprecated: use GET /api/workflows/{workflow_id}/verify' })
   @ApiAnswer(200, 'WorkflowVerification', 'verified', { Deprecation: 'RFC 9745 date of deprecation', Link: '<successor>; rel="successor-version"' })
   @ApiAnswer(422, 'WorkflowVerification', 'verdict invalid or incomplete')
-  @ApiErrors([404, 429])
+  @ApiErrors([404, 409, 429], { 409: '`projection_mismatch`: the record does not match its ledger event and is not served.' })
   async verifyDeprecated(@Param('workflow_id') id: string, @Res({ passthrough: true }) res: Response) {
     markDeprecated(res, this.urls.workflowVerify(encodeURIComponent(id)));
     return this.verify(id, res);

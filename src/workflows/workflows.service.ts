@@ -11,6 +11,7 @@ import { DatabaseService, Tx } from '../database/database.service';
 import { parseStoredJson, Queryable } from '../database/rows';
 import { LedgerService, STREAM_DOES_NOT_EXIST } from '../ledger/ledger.service';
 import { eventData } from '../ledger/event';
+import { ProjectionGuard } from '../ledger/projection-guard';
 import { EventsRepository, Writer } from '../ledger/events.repository';
 import { streams } from '../ledger/streams';
 import { receiptOf } from '../receipts/receipts.service';
@@ -128,6 +129,7 @@ export class WorkflowsService {
     private readonly receipts: ReceiptsRepository,
     private readonly events: EventsRepository,
     private readonly config: ConfigService<AppConfig, true>,
+    private readonly guard: ProjectionGuard,
   ) {}
 
   /**
@@ -230,7 +232,13 @@ export class WorkflowsService {
 
   /** The stored row (workflow id case-insensitive), or 404. */
   async get(workflowId: string): Promise<WorkflowRow> {
-    const row = await this.workflows.get(this.db, workflowId.toLowerCase());
+    const key = workflowId.toLowerCase();
+    // The workflow's rows (and its steps) checked against its events first: 409 `projection_mismatch` (ProjectionGuard).
+    await this.guard.check(this.db, streams.workflow(key), [
+      { table: 'workflows', column: 'workflow_id', value: key },
+      { table: 'workflow_steps', column: 'workflow_id', value: key },
+    ]);
+    const row = await this.workflows.get(this.db, key);
     if (!row) throw new NotFoundError('workflow', workflowId);
     return row;
   }

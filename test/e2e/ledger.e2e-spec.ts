@@ -45,7 +45,16 @@ describe.each(DIALECTS)('ledger on %s', (dialect) => {
     expect(head.position).toBe(receipts.length);
     expect(head.event_hash).toMatch(/^[0-9a-f]{64}$/);
     const v = (await t.http.get('/api/ledger/verify')).body;
-    expect(v).toEqual({ verdict: 'valid', ok: true, checked: receipts.length, head, first_failure: null, tree: expect.objectContaining({ ok: true, leaves_checked: receipts.length, node_failure: null, extra_leaves: 0, checkpoint_failure: null }) });
+    expect(v).toEqual({
+      verdict: 'valid',
+      ok: true,
+      checked: receipts.length,
+      head,
+      first_failure: null,
+      tree: expect.objectContaining({ ok: true, leaves_checked: receipts.length, node_failure: null, extra_leaves: 0, checkpoint_failure: null }),
+      projections: expect.objectContaining({ ok: true, as_of_position: head.position, events_replayed: head.position }),
+    });
+    expect(v.projections.tables.find((x: { table: string }) => x.table === 'receipts')).toEqual({ table: 'receipts', ok: true, rows_checked: receipts.length, failures: 0, first_failure: null });
     expect((await t.http.get(`/api/ledger/verify?head_position=${head.position}&head_hash=${head.event_hash}`)).body.expected_head.ok).toBe(true);
   });
 
@@ -65,7 +74,7 @@ describe.each(DIALECTS)('ledger on %s', (dialect) => {
     }
     expect(code).toBe(0);
     const head = (await t.http.get('/api/ledger/head')).body;
-    expect(written.join('')).toBe(`${JSON.stringify({ ok: true, checked: head.position, head, first_failure: null })}\n`);
+    expect(JSON.parse(written.join(''))).toMatchObject({ ok: true, chain_ok: true, checked: head.position, head, first_failure: null, projections: { ok: true, as_of_position: head.position } });
     expect(JSON.parse(written.join(''))).toEqual(await verifyLedgerDatabase(url));
   });
 
@@ -122,12 +131,15 @@ describe.each(DIALECTS)('ledger on %s', (dialect) => {
     const offline = await verifyLedgerDatabase(dialect === 'sqlite' ? join(dir, 'ledger.sqlite') : t.databaseUrl);
     expect(offline.ok).toBe(false);
     expect(offline.first_failure).toMatchObject({ position: 3, reason: 'event_hash_mismatch' });
-    // A deleted newest event is invisible to the chain alone; the tree still holds its leaf, and a head published earlier names it.
+    // A deleted newest event is invisible to the chain alone, but not to the tree (it still holds its leaf), to
+    // the projection audit (its receipt row is made by no event), nor to a head published earlier.
     await db.unsafeQuery('UPDATE events SET data = ? WHERE position = 3', [row.data]);
     if (dialect === 'sqlite') await db.unsafeQuery('DROP TRIGGER events_no_delete');
     await db.unsafeQuery('DELETE FROM events WHERE position = ?', [head.position]);
-    const cut = (await t.http.get('/api/ledger/verify')).body;
-    expect([cut.first_failure, cut.tree.extra_leaves, cut.verdict]).toEqual([null, 1, 'invalid']);
+    const alone = await t.http.get('/api/ledger/verify');
+    expect(alone.status).toBe(409);
+    expect(alone.body).toMatchObject({ verdict: 'invalid', ok: false, first_failure: null, tree: { extra_leaves: 1 }, projections: { ok: false } });
+    expect(alone.body.projections.tables.find((x: { table: string }) => x.table === 'receipts').first_failure).toMatchObject({ kind: 'unexpected', position: head.position });
     const witnessed = (await t.http.get(`/api/ledger/verify?head_position=${head.position}&head_hash=${head.event_hash}`)).body;
     expect(witnessed.ok).toBe(false);
     expect(witnessed.expected_head.ok).toBe(false);

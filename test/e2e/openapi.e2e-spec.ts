@@ -106,8 +106,9 @@ describe.each(DIALECTS)('OpenAPI contract on %s', (dialect) => {
         const json = r.content?.['application/json']?.schema ?? (status.startsWith('2') ? (r.content?.['application/x-ndjson'] ?? r.content?.['text/event-stream'] ?? r.content?.['text/plain; charset=utf-8'] ?? r.content?.['application/timestamp-reply'])?.schema ?? text : undefined);
         if (!json) problems.push(`${where} ${status}: no JSON schema`);
         else if (!refOk(json)) problems.push(`${where} ${status}: dangling $ref`);
-        // Errors answer the Error body; only a verifier's 422 (its full answer, verdict not valid) and /health's 503 differ.
-        const verifierAnswer = (status === '422' && op.operationId?.startsWith('verify')) || (status === '503' && path === '/health');
+        // Errors answer the Error body; only a verifier's 422 (its full answer, verdict not valid), the ledger verifier's 409 and /health's 503 differ.
+        // The ledger verifier answers its full report with 409 when anything fails.
+        const verifierAnswer = (status === '422' && op.operationId?.startsWith('verify')) || (status === '503' && path === '/health') || (status === '409' && op.operationId === 'verifyLedger');
         if (Number(status) >= 400 && !verifierAnswer && JSON.stringify(json) !== JSON.stringify({ $ref: '#/components/schemas/Error' })) problems.push(`${where} ${status}: not the Error schema`);
       }
       if (!Object.keys(op.responses).some((s) => s.startsWith('2'))) problems.push(`${where}: no success answer`);

@@ -2,6 +2,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DatabaseService } from '../../src/database/database.service';
 import { DIALECTS, startApp, TestApp } from '../helpers/app';
+import { makeEntry } from '../reliability/helpers';
+import { ZERO_DIGEST } from '../../src/core/aer1';
 
 type Vector = { id: string; kind: string; input: unknown };
 const corpus = JSON.parse(readFileSync(join(__dirname, '../../vectors/aer1-vectors.json'), 'utf8')) as { vectors: Vector[] };
@@ -87,19 +89,12 @@ describe.each(DIALECTS)('public pages on %s', (dialect) => {
   });
 
   it('shows a job timeline, its chain position on the receipt page, and whether truncation is excluded', async () => {
-    const db = t.app.get(DatabaseService);
     const { timeline, commitment } = vector<{ timeline: Record<string, unknown>[]; commitment: Record<string, unknown> }>('commitment-binding');
-    // Seed the read model directly: this suite tests the page, not the timelines API.
-    await db.write(async (tx) => {
-      for (const e of timeline) {
-        await tx.query('INSERT INTO timeline_entries (job_id, seq, raw, entry_digest, receipt_id, tool, provenance_class, close, position) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)', [
-          'job-eight', e.seq, JSON.stringify(e), null, e.id, e.tool, e.provenance_class, e.close ? 1 : 0, 1000 + (e.seq as number),
-        ]);
-      }
-      await tx.query('INSERT INTO timeline_entries (job_id, seq, raw, entry_digest, receipt_id, tool, provenance_class, close, position) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)', [
-        'job-<b>', 1, '{}', null, valid3.step_receipts[2].id, 'live_price', 'EXECUTED BY LEDGER', 0, 2000,
-      ]);
-    });
+    // Recorded through the timelines API (rows seeded without events are refused: projection_mismatch).
+    const send = (method: 'put' | 'post', path: string, body: unknown) => t.http[method](path).set('Authorization', `Bearer ${t.keys.producer}`).set('Content-Type', 'application/json').send(JSON.stringify(body));
+    expect((await send('put', '/api/jobs/job-eight/timeline', timeline)).status).toBe(201);
+    const tagged = { ...makeEntry('job-<b>', 1, ZERO_DIGEST, { close: true }), id: valid3.step_receipts[2].id, tool: 'live_price' };
+    expect((await send('put', `/api/jobs/${encodeURIComponent('job-<b>')}/timeline`, [tagged])).status).toBe(201);
     let r = await t.http.get('/jobs/job-eight');
     expect(r.status).toBe(200);
     expect(r.text).toContain('Truncation is not excluded');
@@ -111,11 +106,7 @@ describe.each(DIALECTS)('public pages on %s', (dialect) => {
     // A recorded entry receipt is linked.
     expect((await t.http.get('/jobs/job-%3Cb%3E')).text).toContain(`href="/run/${valid3.step_receipts[2].id}"`);
 
-    await db.write((tx) =>
-      tx.query('INSERT INTO commitments (id, job_id, raw, binding, reasons, entry_count_at_record, position, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)', [
-        'c1', 'job-eight', JSON.stringify({ commitment, witness: 'notary.example', retrieved_at: '2026-10-02T09:00:00Z' }), 1, '[]', 8, 3000, '2026-10-02T09:00:00Z',
-      ]),
-    );
+    expect((await send('post', '/api/jobs/job-eight/commitments', { ...commitment, witness: 'notary.example', retrieved_at: '2026-10-02T09:00:00Z' })).status).toBe(201);
     r = await t.http.get('/jobs/job-eight').set('Accept', 'application/json');
     expect(r.body).toMatchObject({ job_id: 'job-eight', verdict: 'valid', entry_count: 8, truncation_excluded: true });
     expect(r.body.commitments[0]).toMatchObject({ binding: true, witness: { witness: 'notary.example' } });
@@ -260,9 +251,12 @@ describe.each(DIALECTS)('page headlines lead with the verdict on %s (issue 12)',
         ]);
       }
     });
-    h = headline((await t.http.get('/jobs/job-gap')).text);
+    // A chain that does not verify cannot be recorded; rows written behind the service are refused, in red.
+    const gap = await t.http.get('/jobs/job-gap');
+    expect(gap.status).toBe(409);
+    h = headline(gap.text);
     expect(h.tone).toBe('bad');
-    expect(h.text).toMatch(/^✗ Chain INVALID: /);
+    expect(h.text).toBe('✗ This record does not match the ledger: it is not shown, and nothing about it is verified here.');
   });
 
   it('a workflow whose step receipts are not recorded leads with INCOMPLETE once, and links none of them', async () => {

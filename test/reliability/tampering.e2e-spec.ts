@@ -4,7 +4,8 @@
  * must be caught by GET /api/ledger/verify and by `aer1 ledger verify
  * --database` (in process, and once as the real `bin/aer1` on PostgreSQL),
  * naming its position. A forger who recomputes every hash after an insertion
- * is caught only by a head published earlier (the documented limit).
+ * passes the chain check alone; the projection audit (the read models no
+ * longer match the events) and a head published earlier catch it.
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -208,7 +209,7 @@ describe.each(DIALECTS)('tampering on %s', (dialect) => {
     }
   });
 
-  it('a forged event appended with a made-up hash is caught; a fully rehashed insertion only by a witnessed head', async () => {
+  it('a forged event appended with a made-up hash is caught; a fully rehashed insertion passes the chain alone, not the projection audit nor a witnessed head', async () => {
     const l = await ledger('append');
     try {
       const last = await row(l.db, EVENTS);
@@ -238,9 +239,14 @@ describe.each(DIALECTS)('tampering on %s', (dialect) => {
         prevHash = eventHash(fixed);
         await l.db.query('UPDATE events SET prev_hash = ?, event_hash = ? WHERE position = ?', [fixed.prev_hash, prevHash, p]);
       }
-      const alone = (await call(l.base, 'GET', '/api/ledger/verify')).body;
-      expect(alone).toMatchObject({ ok: true, checked: EVENTS + 1 });
-      expect((await cli(l.target, true)).code).toBe(0);
+      const alone = await call(l.base, 'GET', '/api/ledger/verify');
+      // The chain part verifies; the read models were built from the events before the forgery, and the
+      // forged event is not one the projections can apply: the projection audit names it (409).
+      expect(alone.status).toBe(409);
+      expect(alone.body).toMatchObject({ ok: false, verdict: 'invalid', checked: EVENTS + 1, first_failure: null, projections: { ok: false, replay_failure: { position: 3, type: 'ReceiptRecorded' } } });
+      const offline = await cli(l.target, true);
+      expect(offline.code).toBe(1);
+      expect(JSON.parse(offline.out)).toMatchObject({ ok: false, chain_ok: true, first_failure: null, projections: { ok: false, replay_failure: { position: 3 } } });
       // ... but the head published before the forgery no longer matches.
       const witnessed = (await call(l.base, 'GET', `/api/ledger/verify?head_position=${l.head.position}&head_hash=${l.head.event_hash}`)).body;
       expect(witnessed.ok).toBe(false);

@@ -1,7 +1,9 @@
 /**
  * `aer1 ledger verify --database <sqlite file | postgres URL> [--json]`:
  * recompute the ledger's own hash chain straight from a database, without
- * the service; names the first position that does not verify.
+ * the service; names the first position that does not verify. Then audits
+ * every projection table against the events and lists every failing table
+ * with its first failure. Exit 1 when either fails.
  */
 import { Command } from 'commander';
 import { verifyLedgerDatabase } from '../../ledger/offline-verify';
@@ -38,11 +40,27 @@ export async function ledgerVerify(database: string, opts: { json?: boolean }, i
     // Everything below that came from the database (hashes, reasons, details) is escaped before it reaches the terminal.
     if (opts.json) await out.write(`${terminalSafeJson(JSON.stringify(report, null, 2))}\n`);
     else {
-      await out.write(`Ledger chain: ${report.ok ? 'VERIFIES' : 'DOES NOT VERIFY'}\n`);
+      await out.write(`Ledger chain: ${report.chain_ok ? 'VERIFIES' : 'DOES NOT VERIFY'}\n`);
       await out.write(`  events checked: ${report.checked}\n`);
       if (report.head) await out.write(`  head: position ${report.head.position}, event_hash ${safe(String(report.head.event_hash), 200)}\n`);
       if (report.first_failure) await out.write(`  first failure: position ${report.first_failure.position} (${safe(String(report.first_failure.reason))}): ${safe(String(report.first_failure.detail), 2000)}\n`);
       await out.write('  Not proven: that no newest events were removed; compare the head with one published earlier.\n');
+      const p = report.projections;
+      await out.write(`Read models: ${p.ok ? 'MATCH THE EVENTS' : 'DO NOT MATCH THE EVENTS'} (as of position ${p.as_of_position}, ${p.events_replayed} events replayed)\n`);
+      if (p.replay_failure) await out.write(`  replay failure: position ${p.replay_failure.position} (${safe(p.replay_failure.type)}): ${safe(p.replay_failure.detail, 1000)}\n`);
+      for (const t of p.tables) {
+        if (t.ok) {
+          await out.write(`  ${t.table}: ok, ${t.rows_checked} rows\n`);
+          continue;
+        }
+        const f = t.first_failure;
+        await out.write(`  ${t.table}: FAILS, ${t.failures} of ${t.rows_checked} rows\n`);
+        if (f) {
+          const where = f.position === null ? `key ${safe(JSON.stringify(f.key), 400)}` : `position ${f.position}, key ${safe(JSON.stringify(f.key), 400)}`;
+          await out.write(`    first failure: ${where} (${f.kind}${f.column ? ` ${safe(f.column)}` : ''}): ${safe(f.detail, 1000)}\n`);
+        }
+      }
+      await out.write(`Verdict: ${report.ok ? 'valid' : 'invalid'}\n`);
     }
     await out.end();
   } finally {
@@ -53,10 +71,10 @@ export async function ledgerVerify(database: string, opts: { json?: boolean }, i
 
 /** Register `ledger verify` on `program`. */
 export function registerLedger(program: Command, ctx: RunContext): void {
-  const ledger = program.command('ledger').description("check a ledger database's own hash chain");
+  const ledger = program.command('ledger').description("check a ledger database's own hash chain and its read models");
   ledger
     .command('verify')
-    .description('recompute the ledger hash chain from a SQLite file or a PostgreSQL URL')
+    .description('recompute the ledger hash chain and audit every read-model row, from a SQLite file or a PostgreSQL URL')
     .requiredOption('--database <db>', 'SQLite file (or sqlite:<path>) or postgres:// URL')
     .option('--json', 'print the report as JSON')
     .action(async (opts: { database: string; json?: boolean }) => {

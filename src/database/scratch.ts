@@ -1,0 +1,75 @@
+/**
+ * A scratch SQLite database (a temporary file, every SQLite migration run)
+ * with a {@link Tx} over it: where the projection audit replays the ledger
+ * through the registered projections, with the same dialect-neutral
+ * repository SQL the live database runs. Nothing in it outlives {@link ScratchDatabase.close}.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { QueryRunner } from 'typeorm';
+import type BetterSqlite3 from 'better-sqlite3';
+import type { Tx } from './database.service';
+import { MIGRATIONS } from './database-url';
+
+/** A scratch database: `tx` runs repository SQL on it; `close` deletes it. */
+export interface ScratchDatabase {
+  readonly tx: Tx;
+  /** Start one transaction around the replay (the file is never synced: it is thrown away). */
+  begin(): void;
+  commit(): void;
+  close(): void;
+}
+
+/** Parameters as better-sqlite3 binds them (it refuses `undefined` and booleans). */
+function bindable(params: unknown[]): unknown[] {
+  return params.map((p) => (p === undefined ? null : typeof p === 'boolean' ? (p ? 1 : 0) : p));
+}
+
+/** A {@link Tx} over a better-sqlite3 handle, with prepared statements cached by their text. */
+export function sqliteTx(db: BetterSqlite3.Database): Tx {
+  const cache = new Map<string, BetterSqlite3.Statement>();
+  return {
+    dialect: 'sqlite',
+    query: async <T>(sql: string, params: unknown[] = []): Promise<T[]> => {
+      let st = cache.get(sql);
+      if (!st) {
+        st = db.prepare(sql);
+        if (cache.size < 500) cache.set(sql, st);
+      }
+      if (st.reader) return st.all(...bindable(params)) as T[];
+      st.run(...bindable(params));
+      return [];
+    },
+    // Replays into a scratch database write read models only: no event is appended, so no hook is ever needed.
+    beforeCommit: () => {
+      throw new Error('a scratch database has no commit hooks');
+    },
+  };
+}
+
+/** Create a scratch database in a new temporary folder, its schema made by the SQLite migrations. */
+export async function openScratchDatabase(): Promise<ScratchDatabase> {
+  const Database = (await import('better-sqlite3')).default;
+  const dir = mkdtempSync(join(tmpdir(), 'aer1-audit-'));
+  const db = new Database(join(dir, 'replay.sqlite'));
+  try {
+    db.pragma('journal_mode = OFF');
+    db.pragma('synchronous = OFF');
+    const runner = { query: async (sql: string) => void db.exec(sql) } as unknown as QueryRunner;
+    for (const M of MIGRATIONS.sqlite) await new M().up(runner);
+  } catch (e) {
+    db.close();
+    rmSync(dir, { recursive: true, force: true });
+    throw e;
+  }
+  return {
+    tx: sqliteTx(db),
+    begin: () => void db.exec('BEGIN'),
+    commit: () => void db.exec('COMMIT'),
+    close: () => {
+      if (db.open) db.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
