@@ -55,7 +55,7 @@ describe('coverage picture: layout', () => {
     expect(p.rows).toHaveLength(501);
     expect(p.columns).toBeLessThanOrEqual(MAX_COLUMNS);
     expect(p.seq_per_column).toBe(Math.ceil(p.max_seq / MAX_COLUMNS));
-    expect(p.width).toBeLessThan(1000);
+    expect(p.width).toBeLessThan(1400);
     expect(p.marks.length).toBeLessThanOrEqual(MAX_MARKS);
     expect(p.notes.join(' ')).toMatch(/each column covers 3 consecutive seqs/);
     const svg = coverageSvg(p);

@@ -26,6 +26,8 @@ import type { ActionReport, ActionStatus, CoverageReportContent, EvidenceItem } 
 export const MAX_COLUMNS = 240;
 /** Marks drawn at most (one per row and column). */
 export const MAX_MARKS = 6000;
+/** Plans up to this many actions get an arrow between the marks of every judged `after` constraint; larger ones only for the broken ones. */
+export const ARROWS_ALL_UP_TO = 40;
 /** Row labels longer than this are cut with an ellipsis (the full id is in the row's title). */
 export const LABEL_CHARS = 22;
 
@@ -126,7 +128,7 @@ const GUTTER_W = 44;
 const TOP = 34;
 const BOTTOM = 34;
 const RIGHT = 16;
-const PLOT_W_TARGET = 640;
+const PLOT_W_TARGET = 900;
 /** Wide enough for the two legend columns. */
 const MIN_WIDTH = 620;
 
@@ -194,7 +196,7 @@ export function layoutCoveragePicture(r: CoverageReportContent): CoveragePicture
   const maxSeq = Math.max(0, safeSeq(r.integrity.entry_count) ?? 0, allSeqs.reduce((m, s) => (s > m ? s : m), 0));
   const seqPerColumn = Math.max(1, Math.ceil(maxSeq / MAX_COLUMNS));
   const columns = Math.max(1, Math.ceil(maxSeq / seqPerColumn));
-  const columnWidth = Math.max(2.5, Math.min(22, PLOT_W_TARGET / columns));
+  const columnWidth = Math.max(4, Math.min(22, PLOT_W_TARGET / columns));
   const plotX = LABEL_W + GUTTER_W;
   const plotW = columns * columnWidth;
   const rowCount = actions.length + 1;
@@ -279,7 +281,8 @@ export function layoutCoveragePicture(r: CoverageReportContent): CoveragePicture
         x: LABEL_W + 6 + lane * ((GUTTER_W - 12) / (lanes - 1)),
         y1: rowY(from),
         y2: rowY(to),
-        arrow: done !== null && start !== null ? { x1: colX(columnOf(done)), y1: rowY(from), x2: colX(columnOf(start)), y2: rowY(to) } : null,
+        // Mark-to-mark arrows only where they can be told apart: every one in a small plan, the broken ones in a large one.
+        arrow: done !== null && start !== null && (actions.length <= ARROWS_ALL_UP_TO || o.ok === false) ? { x1: colX(columnOf(done)), y1: rowY(from), x2: colX(columnOf(start)), y2: rowY(to) } : null,
         title: visibleText(`${a.action_id} after ${o.after}: ${o.ok === null ? 'not judged' : o.ok ? 'holds' : 'DOES NOT HOLD'}. ${o.detail}`),
       });
     }
