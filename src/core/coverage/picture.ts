@@ -162,12 +162,22 @@ function firstSeq(a: ActionReport): number | null {
   return seqs.length ? Math.min(...seqs) : null;
 }
 
+/** Narrower pictures (the PDF's page width): fewer columns, a narrower plot. */
+export interface PictureOptions {
+  /** Columns of the seq axis at most (8..{@link MAX_COLUMNS}; default {@link MAX_COLUMNS}). */
+  max_columns?: number;
+  /** Width the plot aims at, in px (default 900; each column is 4 to 22 px wide). */
+  plot_width?: number;
+}
+
 /**
  * Lay out the picture of a report. Deterministic; every text in the result
  * is plain (not escaped): {@link coverageSvg} escapes it for XML, the PDF
  * writer draws it as text.
  */
-export function layoutCoveragePicture(r: CoverageReportContent): CoveragePicture {
+export function layoutCoveragePicture(r: CoverageReportContent, opts: PictureOptions = {}): CoveragePicture {
+  const maxColumns = Math.max(8, Math.min(MAX_COLUMNS, opts.max_columns ?? MAX_COLUMNS));
+  const plotTarget = Math.max(120, opts.plot_width ?? PLOT_W_TARGET);
   const actions = r.actions;
   const unplannedItems = r.unplanned.actions;
   const allSeqs: number[] = [];
@@ -194,9 +204,9 @@ export function layoutCoveragePicture(r: CoverageReportContent): CoveragePicture
     allSeqs.push(seq);
   }
   const maxSeq = Math.max(0, safeSeq(r.integrity.entry_count) ?? 0, allSeqs.reduce((m, s) => (s > m ? s : m), 0));
-  const seqPerColumn = Math.max(1, Math.ceil(maxSeq / MAX_COLUMNS));
+  const seqPerColumn = Math.max(1, Math.ceil(maxSeq / maxColumns));
   const columns = Math.max(1, Math.ceil(maxSeq / seqPerColumn));
-  const columnWidth = Math.max(4, Math.min(22, PLOT_W_TARGET / columns));
+  const columnWidth = Math.max(4, Math.min(22, plotTarget / columns));
   const plotX = LABEL_W + GUTTER_W;
   const plotW = columns * columnWidth;
   const rowCount = actions.length + 1;
