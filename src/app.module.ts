@@ -16,6 +16,7 @@ import { ReceiptsModule } from './receipts/receipts.module';
 import { CoverageModule } from './coverage/coverage.module';
 import { WorkflowsModule } from './workflows/workflows.module';
 import { PublicPagesModule } from './public-pages/public-pages.module';
+import { BadgesModule } from './badges/badges.module';
 import { TimelinesModule } from './timelines/timelines.module';
 import { readQueueOptions } from './verification-queue/queue-options';
 import { VerificationQueueModule } from './verification-queue/verification-queue.module';
@@ -60,6 +61,7 @@ export class AppModule {
         CoverageModule,
         WorkflowsModule,
         PublicPagesModule,
+        BadgesModule,
         TimelinesModule,
         VerificationQueueModule.forRoot(env),
       ],

@@ -1,6 +1,7 @@
 import { Global, Module } from '@nestjs/common';
+import { CheckpointLocator } from './checkpoint-locator';
 import { PublicUrls } from './urls';
 
 @Global()
-@Module({ providers: [PublicUrls], exports: [PublicUrls] })
+@Module({ providers: [PublicUrls, CheckpointLocator], exports: [PublicUrls, CheckpointLocator] })
 export class CommonModule {}
