@@ -99,8 +99,8 @@ describe.each(DIALECTS)('OpenAPI contract on %s', (dialect) => {
       if (!op.operationId || !/^[a-z][A-Za-z]+$/.test(op.operationId) || /Controller/.test(op.operationId)) problems.push(`${where}: operationId ${op.operationId}`);
       for (const [status, r] of Object.entries(op.responses)) {
         if (status === '204') continue;
-        // A success may be NDJSON (the timeline export), documented with its own media type and schema.
-        const json = r.content?.['application/json']?.schema ?? (status.startsWith('2') ? r.content?.['application/x-ndjson']?.schema : undefined);
+        // A success may be NDJSON (the timeline export), a PDF (a coverage report) or an SVG (a badge), documented with its own media type and schema.
+        const json = r.content?.['application/json']?.schema ?? (status.startsWith('2') ? (r.content?.['application/x-ndjson'] ?? r.content?.['application/pdf'] ?? r.content?.['image/svg+xml'])?.schema : undefined);
         if (!json) problems.push(`${where} ${status}: no JSON schema`);
         else if (!refOk(json)) problems.push(`${where} ${status}: dangling $ref`);
         // Errors answer the Error body; only a verifier's 422 (its full answer, verdict not valid) and /health's 503 differ.
@@ -126,6 +126,13 @@ describe.each(DIALECTS)('OpenAPI contract on %s', (dialect) => {
     expect(Object.keys(doc.paths['/api/receipts/batch'].post.requestBody!.content)).toEqual(['application/x-ndjson']);
     expect(doc.paths['/api/receipt/{id}/verify'].get).toEqual(expect.objectContaining({ deprecated: true, operationId: 'verifyReceiptDeprecated' }));
     const errorCodes = (doc.components.schemas.Error.properties as Record<string, { enum: string[] }>).error.enum;
+    // The picture, PDF and badge endpoints (issue 16).
+    expect(Object.keys(doc.paths['/coverage/{report_id}.pdf'].get.responses['200'].content!)).toEqual(['application/pdf']);
+    for (const kind of ['receipt/{id}', 'job/{job_id}', 'workflow/{workflow_id}']) {
+      const op = doc.paths[`/badge/${kind}.svg`].get;
+      expect(Object.keys(op.responses['200'].content!)).toEqual(['image/svg+xml']);
+      expect(Object.keys(op.responses).sort()).toEqual(['200', '404', '429']);
+    }
     expect(errorCodes).toEqual(expect.arrayContaining(['verification_failed', 'missing_key', 'forbidden_role', 'body_too_large', 'rate_limited', 'quota_exceeded', 'timeline_exists', 'invalid_plan']));
     expect(problems).toEqual([]);
   });
