@@ -128,7 +128,7 @@ export function checkpointRow(c: CheckpointRef | null | undefined): string {
 function pictureSection(s: StoredReport): string {
   const p = layoutCoveragePicture(s.report);
   return `<h2 id="picture">Picture</h2>
-<p class="muted">Expected actions (rows, plan order) against the recorded timeline (columns, entry seq); shapes and words, not colours alone, tell the kinds apart. <a href="/coverage/${encodeURIComponent(s.report_id)}.pdf">PDF</a></p>
+<p class="muted">Expected actions (rows, plan order) against the recorded timeline (columns, entry seq); shapes and words, not colours alone, tell the kinds apart. A large picture scrolls inside its box. <a href="/coverage/${encodeURIComponent(s.report_id)}.pdf">PDF</a></p>
 <div class="picture" tabindex="0">${coverageSvg(p, 'cov')}</div>
 ${p.notes.map((t) => `<p class="muted">${text(t)}</p>`).join('')}`;
 }
