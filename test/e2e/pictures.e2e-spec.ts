@@ -174,3 +174,23 @@ describe.each(DIALECTS)('coverage pictures, PDF and badges on %s', (dialect) => 
     }
   });
 });
+
+describe('badges and the PDF spend the public read budget (VERIFY_RATE_LIMIT=10)', () => {
+  let t: TestApp | undefined;
+  afterEach(async () => {
+    await t?.close();
+    t = undefined;
+  });
+
+  it.each([
+    ['/badge/receipt/00000000-0000-4000-8000-000000000000.svg', 10],
+    ['/badge/workflow/00000000-0000-4000-8000-000000000000.svg', 10],
+    ['/badge/job/no-such-job.svg', 2],
+    ['/coverage/00000000-0000-4000-8000-000000000000.pdf', 2],
+  ])('%s: %d answers, then 429', async (path, allowed) => {
+    t = await startApp('sqlite', { VERIFY_RATE_LIMIT: '10' });
+    const statuses: number[] = [];
+    for (let i = 0; i < allowed + 2; i++) statuses.push((await t.http.get(path)).status);
+    expect(statuses).toEqual([...Array(allowed).fill(404), 429, 429]);
+  });
+});
