@@ -43,13 +43,16 @@ export const PDF_EVIDENCE_ITEMS = 25;
 /** Findings listed; the rest are counted. */
 export const PDF_FINDINGS = 200;
 
-/** Text for the PDF's standard fonts: visible form of invisibles (src/core/text.ts), other characters outside printable Latin-1 as `<U+XXXX>`. */
+/** Characters beyond Latin-1 that the standard fonts' WinAnsi encoding has (ellipsis, dashes, quotes, euro, ...). */
+const WIN_ANSI_EXTRA = new Set([...'\u20ac\u201a\u0192\u201e\u2026\u2020\u2021\u02c6\u2030\u0160\u2039\u0152\u017d\u2018\u2019\u201c\u201d\u2022\u2013\u2014\u02dc\u2122\u0161\u203a\u0153\u017e\u0178']);
+
+/** Text for the PDF's standard fonts: visible form of invisibles (src/core/text.ts), other characters outside printable Latin-1 and WinAnsi as `<U+XXXX>`. */
 export function pdfText(s: unknown, max = 2000): string {
   const str = typeof s === 'string' ? s : s === null || s === undefined ? '' : (JSON.stringify(s) ?? String(s));
   let out = '';
   for (const ch of visibleText(str)) {
     const cp = ch.codePointAt(0)!;
-    out += (cp >= 0x20 && cp <= 0x7e) || (cp >= 0xa0 && cp <= 0xff) || cp === 0x0a ? ch : `<U+${cp.toString(16).toUpperCase().padStart(4, '0')}>`;
+    out += (cp >= 0x20 && cp <= 0x7e) || (cp >= 0xa0 && cp <= 0xff) || cp === 0x0a || WIN_ANSI_EXTRA.has(ch) ? ch : `<U+${cp.toString(16).toUpperCase().padStart(4, '0')}>`;
     if (out.length > max) return `${out.slice(0, max)}... (cut; the JSON report has the whole text)`;
   }
   return out;

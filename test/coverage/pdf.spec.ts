@@ -68,9 +68,18 @@ describe('coverage PDF', () => {
     expect(text).toContain('expected actions, continued');
   }, 60_000);
 
+  it('a long action id is cut with an ellipsis in the picture (WinAnsi has it) and whole in the list', async () => {
+    const r = fiveActionReport();
+    r.actions[0].action_id = 'fetch-the-customer-record-from-crm';
+    const { text } = await pdfTextOf(await renderCoveragePdf(input(r)));
+    expect(text).toContain('fetch-the-customer-re\u2026');
+    expect(text).toContain('fetch-the-customer-record-from-crm (tool fetch_customer)');
+  });
+
   it('text outside the standard fonts is written out, never dropped', () => {
     expect(pdfText('a\u202Eb')).toBe('a<U+202E>b');
     expect(pdfText('caf\u00e9 \u4e2d')).toBe('caf\u00e9 <U+4E2D>');
     expect(pdfText('\u{1F600}')).toBe('<U+1F600>');
+    expect(pdfText('a\u2026 \u2013 \u20ac')).toBe('a\u2026 \u2013 \u20ac'); // in WinAnsi: kept
   });
 });
