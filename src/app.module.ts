@@ -18,6 +18,7 @@ import { OutcomesModule } from './outcomes/outcomes.module';
 import { CoverageModule } from './coverage/coverage.module';
 import { WorkflowsModule } from './workflows/workflows.module';
 import { PublicPagesModule } from './public-pages/public-pages.module';
+import { BadgesModule } from './badges/badges.module';
 import { TimelinesModule } from './timelines/timelines.module';
 import { readQueueOptions } from './verification-queue/queue-options';
 import { VerificationQueueModule } from './verification-queue/verification-queue.module';
@@ -69,6 +70,7 @@ export class AppModule {
         CoverageModule,
         WorkflowsModule,
         PublicPagesModule,
+        BadgesModule,
         TimelinesModule,
         VerificationQueueModule.forRoot(env),
         WebhooksModule.forRoot(env),

@@ -19,6 +19,8 @@ export const JOB_VERIFY_COST = 5;
 export const LEDGER_VERIFY_COST = 20;
 /** Weight of a coverage report read (`/api/coverage-reports/{id}`, `/coverage/{id}`: the report and its digest). */
 export const REPORT_READ_COST = 2;
+/** Weight of a coverage report as a PDF (`/coverage/{id}.pdf`: the report, its digest and a PDF of up to ~50 pages). */
+export const REPORT_PDF_COST = 5;
 
 /** The public read budget's window (VERIFY_RATE_LIMIT units per window; src/app.module.ts). */
 export const RATE_WINDOW_SECONDS = 60;

@@ -3,7 +3,9 @@ import { ApiBearerAuth, ApiOperation, ApiProduces, ApiResponse, ApiTags } from '
 import type { Request, Response } from 'express';
 import { Roles } from '../auth/roles.guard';
 import { JsonBody } from '../common/json-body.decorator';
-import { KeyQuota, PublicRead, REPORT_READ_COST } from '../common/rate-limit';
+import { KeyQuota, PublicRead, REPORT_PDF_COST, REPORT_READ_COST } from '../common/rate-limit';
+import { CheckpointLocator } from '../common/checkpoint-locator';
+import { renderCoveragePdf } from './coverage.pdf';
 import { RawJson } from '../common/raw-json';
 import { renderCoveragePage } from './coverage.page';
 import { projectionMismatchPage } from '../public-pages/views';
@@ -26,6 +28,7 @@ export class CoverageController {
     private readonly listing: CoverageListing,
     private readonly urls: PublicUrls,
     private readonly log: LogService,
+    private readonly checkpoints: CheckpointLocator,
   ) {}
 
   /**
@@ -59,6 +62,28 @@ export class CoverageController {
     return { ...r, log: await this.log.locate(Number(r.position), this.urls.path(`/api/coverage-reports/${r.report_id}/proof`)) };
   }
 
+  /**
+   * The report as a PDF (src/coverage/coverage.pdf.ts): attestation, the
+   * picture, every action's status with its evidence, the digest, the
+   * signed checkpoint (or "not yet proven against a signed checkpoint") and
+   * the public URL. Declared before `coverage/:report_id` so `.pdf` is not
+   * read as part of the id.
+   */
+  @Get('coverage/:report_id.pdf')
+  @PublicRead(REPORT_PDF_COST)
+  @ApiOperation({ operationId: 'getCoveragePdf', summary: 'A coverage report as a PDF' })
+  @ApiProduces('application/pdf')
+  @ApiResponse({ status: 200, description: 'the report as a PDF (inline, filename coverage-{id}.pdf)', content: { 'application/pdf': { schema: { type: 'string', format: 'binary' } } } })
+  @ApiErrors([404, 429])
+  async pdf(@Param('report_id') id: string, @Res() res: Response): Promise<void> {
+    const r = await this.coverage.get(id);
+    const checkpoint = await this.checkpoints.locate({ kind: 'coverage_report', id: r.report_id, position: r.position });
+    const bytes = await renderCoveragePdf({ report: r.report, digest: r.digest, digest_verified: r.digest_verified, report_id: r.report_id, issued_at: r.issued_at, url: r.url, position: r.position, checkpoint });
+    res.setHeader('Content-Disposition', `inline; filename="coverage-${r.report_id}.pdf"`);
+    res.setHeader('X-Content-Type-Options', 'nosniff');
+    res.status(200).type('application/pdf').send(bytes);
+  }
+
   /** The public page of a report: HTML, or JSON with `Accept: application/json`. */
   @Get('coverage/:report_id')
   @PublicRead(REPORT_READ_COST)
@@ -86,7 +111,8 @@ export class CoverageController {
     }
     res.setHeader('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'");
     res.setHeader('X-Content-Type-Options', 'nosniff');
-    res.status(200).type('html').send(renderCoveragePage(r));
+    const checkpoint = await this.checkpoints.locate({ kind: 'coverage_report', id: r.report_id, position: r.position });
+    res.status(200).type('html').send(renderCoveragePage(r, checkpoint));
   }
 
   /** Coverage reports in ledger order, paged by cursor, without their content (read one with getCoverageReport). Public, like the reports. */

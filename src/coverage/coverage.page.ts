@@ -10,6 +10,9 @@ import { layout, provenanceLabel, Tone, verdictBlock } from '../public-pages/lay
 import { ActionReport, EvidenceItem, RecordedBySection } from '../core/coverage/reconcile';
 import type { OutcomeItem } from '../core/coverage/outcomes';
 import type { StoredReport } from './coverage.service';
+import { coverageSvg, layoutCoveragePicture } from '../core/coverage/picture';
+import { CheckpointRef, NO_CHECKPOINT, usableCheckpoint } from '../core/checkpoint-ref';
+import { safeHttpUrl } from '../public-pages/html';
 
 /** Escape text for HTML element content and double-quoted attributes. */
 export function escapeHtml(s: unknown): string {
@@ -28,7 +31,8 @@ const STYLE = `<style>.s-covered{color:var(--ok);font-weight:600}.s-missing,.s-f
 .note{background:#fff8c5;border-left:4px solid var(--warn);padding:.5rem .8rem}.ok{color:var(--ok)}.bad{color:var(--bad);font-weight:600}
 ul.evidence{margin:0;padding-left:1rem}ul.evidence li{margin:.15rem 0}
 .o-confirmed{color:var(--ok);font-weight:600}.o-contradicted,.o-unconfirmed,.o-wrong_system{color:var(--bad);font-weight:600}
-.o-confirmed::before{content:"\\2713\\00a0"}.o-contradicted::before,.o-unconfirmed::before,.o-wrong_system::before{content:"\\2717\\00a0"}</style>`;
+.o-confirmed::before{content:"\\2713\\00a0"}.o-contradicted::before,.o-unconfirmed::before,.o-wrong_system::before{content:"\\2717\\00a0"}
+.picture{overflow:auto;max-height:80vh;max-width:100%;border:1px solid #d0d7de;background:#fff}.picture svg{display:block;max-width:none;height:auto}</style>`;
 
 /** Evidence items shown per list on the page; the rest are counted (the JSON report has every one). */
 export const PAGE_EVIDENCE_ITEMS = 50;
@@ -152,8 +156,24 @@ function headline(s: StoredReport): string {
   return verdictBlock(lines).value;
 }
 
-/** Render the report page in the site's layout. */
-export function renderCoveragePage(s: StoredReport): string {
+/** The checkpoint line: tree size, leaf index and root of the signed checkpoint, or that there is none yet. */
+export function checkpointRow(c: CheckpointRef | null | undefined): string {
+  if (!usableCheckpoint(c)) return `<tr><th>Checkpoint</th><td id="checkpoint">${text(NO_CHECKPOINT)}</td></tr>`;
+  const href = safeHttpUrl(c.url);
+  return `<tr><th>Checkpoint</th><td id="checkpoint">proven against the signed checkpoint of tree size ${text(c.size)} (leaf index ${text(c.leaf_index)}), root ${id(c.root)}${href ? ` <a href="${escapeHtml(href)}">checkpoint</a>` : ` ${text(c.url)}`}</td></tr>`;
+}
+
+/** The picture of the report (src/core/coverage/picture.ts), inline SVG in a scrolling box, with its notes. */
+function pictureSection(s: StoredReport): string {
+  const p = layoutCoveragePicture(s.report);
+  return `<h2 id="picture">Picture</h2>
+<p class="muted">Expected actions (rows, plan order) against the recorded timeline (columns, entry seq); shapes and words, not colours alone, tell the kinds apart. A large picture scrolls inside its box. <a href="/coverage/${encodeURIComponent(s.report_id)}.pdf">PDF</a></p>
+<div class="picture" tabindex="0">${coverageSvg(p, 'cov')}</div>
+${p.notes.map((t) => `<p class="muted">${text(t)}</p>`).join('')}`;
+}
+
+/** Render the report page in the site's layout; `checkpoint` is the signed checkpoint the report is proven against, when there is one. */
+export function renderCoveragePage(s: StoredReport, checkpoint?: CheckpointRef | null): string {
   const r = s.report;
   const subjectId = 'job_id' in r.subject ? r.subject.job_id : r.subject.workflow_id;
   const subjectHref = 'job_id' in r.subject ? `/jobs/${encodeURIComponent(r.subject.job_id)}` : `/workflow/${encodeURIComponent(r.subject.workflow_id.toLowerCase())}`;
@@ -171,7 +191,9 @@ ${recorderNote(r.integrity.recorded_by, i.kind)}
 <tr><th>Report</th><td>${id(s.report_id)} <a href="/api/coverage-reports/${encodeURIComponent(s.report_id)}">JSON</a></td></tr>
 <tr><th>Issued</th><td>${text(s.issued_at)}${s.issued_by ? ` by key <code>${text(s.issued_by.name)}</code>` : ''}</td></tr>
 <tr><th>Digest</th><td>${id(s.digest)} <span class="badge ${s.digest_verified ? 'ok' : 'bad'}">${s.digest_verified ? 'recomputed: matches' : 'recomputed: DOES NOT MATCH'}</span><br><span class="muted">SHA-256 over the canonical JSON of the report content, see docs/coverage.md</span></td></tr>
+${checkpointRow(checkpoint)}
 </table></div>
+${pictureSection(s)}
 
 <h2>Plan</h2>
 <div class="scroll"><table class="kv">

@@ -247,6 +247,11 @@ export class LogService {
     });
   }
 
+  /** The public URL of the proof file of the event at `position`. */
+  proofUrlOf(position: number): string {
+    return `${this.identity.publicBase}/api/ledger/events/${position}/proof`;
+  }
+
   /** The public URL of the checkpoint of `size`. */
   private checkpointUrl(size: number): string {
     return `${this.identity.publicBase}/api/ledger/checkpoints/${size}`;

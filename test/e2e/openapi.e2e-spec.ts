@@ -101,9 +101,9 @@ describe.each(DIALECTS)('OpenAPI contract on %s', (dialect) => {
         if (status === '204') continue;
         // A success may be NDJSON (the timeline export), Server-Sent Events (the live event stream) or a signed note
         // (checkpoints: text/plain, exactly as signed) or an RFC 3161 token (DER, application/timestamp-reply), each documented
-        // with its own media type and schema; /metrics answers the Prometheus text format.
+        // (or a PDF of a coverage report, or an SVG badge) with its own media type and schema; /metrics answers the Prometheus text format.
         const text = path === '/metrics' && status === '200' ? r.content?.['text/plain']?.schema : undefined;
-        const json = r.content?.['application/json']?.schema ?? (status.startsWith('2') ? (r.content?.['application/x-ndjson'] ?? r.content?.['text/event-stream'] ?? r.content?.['text/plain; charset=utf-8'] ?? r.content?.['application/timestamp-reply'])?.schema ?? text : undefined);
+        const json = r.content?.['application/json']?.schema ?? (status.startsWith('2') ? (r.content?.['application/x-ndjson'] ?? r.content?.['text/event-stream'] ?? r.content?.['text/plain; charset=utf-8'] ?? r.content?.['application/timestamp-reply'] ?? r.content?.['application/pdf'] ?? r.content?.['image/svg+xml'])?.schema ?? text : undefined);
         if (!json) problems.push(`${where} ${status}: no JSON schema`);
         else if (!refOk(json)) problems.push(`${where} ${status}: dangling $ref`);
         // Errors answer the Error body; only a verifier's 422 (its full answer, verdict not valid), the ledger verifier's 409 and /health's 503 differ.
@@ -130,6 +130,13 @@ describe.each(DIALECTS)('OpenAPI contract on %s', (dialect) => {
     expect(Object.keys(doc.paths['/api/receipts/batch'].post.requestBody!.content)).toEqual(['application/x-ndjson']);
     expect(doc.paths['/api/receipt/{id}/verify'].get).toEqual(expect.objectContaining({ deprecated: true, operationId: 'verifyReceiptDeprecated' }));
     const errorCodes = (doc.components.schemas.Error.properties as Record<string, { enum: string[] }>).error.enum;
+    // The picture, PDF and badge endpoints (issue 16).
+    expect(Object.keys(doc.paths['/coverage/{report_id}.pdf'].get.responses['200'].content!)).toEqual(['application/pdf']);
+    for (const kind of ['receipt/{id}', 'job/{job_id}', 'workflow/{workflow_id}']) {
+      const op = doc.paths[`/badge/${kind}.svg`].get;
+      expect(Object.keys(op.responses['200'].content!)).toEqual(['image/svg+xml']);
+      expect(Object.keys(op.responses).sort()).toEqual(['200', '404', '429']);
+    }
     expect(errorCodes).toEqual(expect.arrayContaining(['verification_failed', 'missing_key', 'forbidden_role', 'body_too_large', 'rate_limited', 'quota_exceeded', 'timeline_exists', 'invalid_plan']));
     // The live feed is documented as an event stream of StreamedEvent; the webhook endpoints need a key.
     expect(doc.paths['/api/ledger/events/stream'].get.responses['200'].content?.['text/event-stream']?.schema).toEqual({ $ref: '#/components/schemas/StreamedEvent' });

@@ -2,6 +2,8 @@
  * `aer1 coverage --plan FILE (--timeline FILE | --workflow FILE)
  *   [--commitment FILE]... [--receipts FILE] [--outcomes FILE] [--json]`
  * `aer1 coverage --check-report FILE [--json]`
+ * Either form takes `--pdf FILE`: the report also written as a PDF
+ * (src/coverage/coverage.pdf.ts, the same as `GET /coverage/{id}.pdf`).
  *
  * The ledger's coverage reconciliation, offline: the same pure
  * `reconcile()` (src/core/coverage/reconcile.ts) over files. Exit codes: 0 full
@@ -20,6 +22,8 @@ import { verifyOutcome } from '../../core/outcomes/outcome';
 import { Input, parseJsonBytes, parseLine, readJsonDocument, readJsonDocumentBytes, splitLines } from '../input';
 import { CliError, CliIo, EXIT_NOT_VALID, EXIT_OK, RunContext, writeAll } from '../io';
 import { safe } from '../report';
+import { writeFileSync } from 'node:fs';
+import type { CoveragePdfInput } from '../../coverage/coverage.pdf';
 
 export interface CoverageOptions {
   plan?: string;
@@ -33,6 +37,8 @@ export interface CoverageOptions {
   /** Outcome reports (issue 18): NDJSON or a JSON array, in ledger order (as `GET /api/jobs/{job_id}/outcomes` exports them). */
   outcomes?: string;
   json?: boolean;
+  /** Also write the report as a PDF to this file (overwritten). */
+  pdf?: string;
 }
 
 /** What `--json` prints. */
@@ -141,13 +147,18 @@ function loadOutcomes(value: unknown): { used: OutcomeRecord[]; rejected: NonNul
  * when it equals `digest`, 1 when not (both printed), 2 when the file is not
  * such a report.
  */
-export async function checkReport(file: string, io: CliIo, json = false): Promise<number> {
+export async function checkReport(file: string, io: CliIo, json = false, pdf?: string): Promise<number> {
   const doc = await readJson(file, io);
   if (!isObject(doc) || typeof doc.digest !== 'string' || !isObject(doc.report)) {
     throw new CliError(`${file} is not a coverage report as GET /api/coverage-reports/{id} answers it ({digest, report, ...})`);
   }
   const computed = canonicalDigest(doc.report);
   const matches = computed === doc.digest;
+  if (pdf !== undefined) {
+    if (!isReportContent(doc.report)) throw new CliError(`${file}: its report is not in the form --pdf can draw (format ${safe(String(doc.report.format))})`);
+    const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
+    await writePdf(pdf, { report: doc.report, digest: doc.digest, digest_verified: matches, report_id: str(doc.report_id), issued_at: str(doc.issued_at), url: str(doc.url), position: Number.isSafeInteger(doc.position) ? (doc.position as number) : null }, io);
+  }
   if (json) await writeAll(io.stdout, JSON.stringify({ matches, declared: doc.digest, computed, report_id: doc.report_id ?? null }, null, 2) + '\n');
   else {
     await writeAll(
@@ -158,13 +169,32 @@ export async function checkReport(file: string, io: CliIo, json = false): Promis
   return matches ? EXIT_OK : EXIT_NOT_VALID;
 }
 
+/** A report object with the members the PDF draws (a server report of this format). */
+function isReportContent(r: JsonObject): r is JsonObject & CoverageReportContent {
+  return r.format === 'aer1-coverage-report/1' && Array.isArray(r.actions) && isObject(r.plan) && isObject(r.integrity) && isObject(r.unplanned) && isObject(r.counts) && isObject(r.coverage) && Array.isArray(r.findings) && Array.isArray(r.does_not_prove);
+}
+
+/** Render the PDF and write it to `file` (overwritten); a note on stderr says where. */
+async function writePdf(file: string, input: CoveragePdfInput, io: CliIo): Promise<void> {
+  if (file === '-' || file === '') throw new CliError('--pdf needs a file name (a PDF is not written to stdout)');
+  // Loaded only when asked for: pdfkit and its fonts are not needed by any other command.
+  const { renderCoveragePdf } = await import('../../coverage/coverage.pdf');
+  const bytes = await renderCoveragePdf(input);
+  try {
+    writeFileSync(file, bytes);
+  } catch (e) {
+    throw new CliError(`cannot write ${file}: ${(e as Error).message}`);
+  }
+  await writeAll(io.stderr, `aer1: coverage report PDF written to ${file} (${bytes.length} bytes)\n`);
+}
+
 /** Run the reconciliation on files. Returns the exit code. */
 export async function runCoverage(opts: CoverageOptions, io: CliIo): Promise<number> {
   if (opts.checkReport !== undefined) {
     if (opts.plan !== undefined || opts.timeline !== undefined || opts.workflow !== undefined || opts.receipts !== undefined || opts.outcomes !== undefined || (opts.commitment !== undefined && opts.commitment.length > 0)) {
       throw new CliError('--check-report takes no other input');
     }
-    return checkReport(opts.checkReport, io, opts.json);
+    return checkReport(opts.checkReport, io, opts.json, opts.pdf);
   }
   if (opts.plan === undefined) throw new CliError('give --plan FILE (or --check-report FILE)');
   if ((opts.timeline === undefined) === (opts.workflow === undefined)) throw new CliError('give --timeline FILE (a job) or --workflow FILE (a workflow receipt)');
@@ -235,6 +265,7 @@ export async function runCoverage(opts: CoverageOptions, io: CliIo): Promise<num
     as_of_position: null,
   });
   const digest = reportDigest(report);
+  if (opts.pdf !== undefined) await writePdf(opts.pdf, { report, digest, digest_verified: null, report_id: null, issued_at: null, url: null, position: null }, io);
   if (opts.json) {
     const out: CoverageCliOutput = { digest, report, receipts: { used: receipts.size, rejected }, ...(outcomes ? { outcomes: { used: outcomes.used.length, rejected: outcomes.rejected } } : {}) };
     await writeAll(io.stdout, JSON.stringify(out, null, 2) + '\n');
@@ -302,6 +333,7 @@ export function registerCoverage(program: Command, ctx: RunContext): void {
     .option('--outcomes <file>', 'outcome reports of the systems that own the effects (NDJSON or a JSON array, in ledger order, as GET /api/jobs/{job_id}/outcomes exports them); only reports that verify are used')
     .option('--check-report <file>', 'recompute the digest of a coverage report as GET /api/coverage-reports/{id} answers it; exit 0 when it equals its digest, 1 otherwise')
     .option('--json', 'print {digest, report, receipts} as JSON ({matches, declared, computed} with --check-report)')
+    .option('--pdf <file>', 'also write the report as a PDF to this file (overwritten): the same PDF as GET /coverage/{id}.pdf; with --check-report, of that report')
     .addHelpText(
       'after',
       `

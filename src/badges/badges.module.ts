@@ -1,0 +1,14 @@
+import { Module } from '@nestjs/common';
+import { ReceiptsModule } from '../receipts/receipts.module';
+import { TimelinesModule } from '../timelines/timelines.module';
+import { WorkflowsModule } from '../workflows/workflows.module';
+import { BadgesController } from './badges.controller';
+import { BadgesService } from './badges.service';
+
+/** Verify badges (SVG) for receipts, jobs and workflows. */
+@Module({
+  imports: [ReceiptsModule, TimelinesModule, WorkflowsModule],
+  controllers: [BadgesController],
+  providers: [BadgesService],
+})
+export class BadgesModule {}

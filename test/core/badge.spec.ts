@@ -1,0 +1,43 @@
+import { badgeSvg, jobBadge, receiptBadge, workflowBadge } from '../../src/core/badge';
+import type { JobAssessment } from '../../src/core/aer1/commitments';
+
+const GREEN = '#1a7f37';
+
+describe('verify badges (src/core/badge.ts)', () => {
+  it('green only for a valid, current receipt of a successful call', () => {
+    expect(receiptBadge('valid', null, 'ok')).toEqual({ label: 'AER-1 receipt', message: 'verified', tone: 'ok' });
+    expect(receiptBadge('valid', null, undefined).tone).toBe('ok'); // core form: no transport status
+    expect(receiptBadge('valid', '5f0c0c2e-6a51-4d1e-9f40-3c2b8a9d7e11', 'ok')).toEqual({ label: 'AER-1 receipt', message: 'verified, SUPERSEDED', tone: 'warn' });
+    expect(receiptBadge('valid', null, 'error')).toEqual({ label: 'AER-1 receipt', message: 'verified, call status error', tone: 'warn' });
+    expect(receiptBadge('invalid', null, 'ok')).toEqual({ label: 'AER-1 receipt', message: 'FAILED', tone: 'bad' });
+    expect(receiptBadge('historical', null, 'ok').tone).toBe('warn');
+  });
+
+  it('a job is green only when clean; every other assessment is amber or red', () => {
+    const all: JobAssessment[] = ['clean', 'truncation_not_excluded', 'historical', 'invalid', 'truncation_detected', 'final_entry_substituted', 'entry_substituted'];
+    expect(all.filter((a) => jobBadge(a).tone === 'ok')).toEqual(['clean']);
+    expect(all.map((a) => jobBadge(a).message)).toEqual(['verified, truncation excluded', 'TRUNCATION NOT EXCLUDED', 'HISTORICAL (-06)', 'FAILED', 'TRUNCATION DETECTED', 'FINAL ENTRY SUBSTITUTED', 'ENTRY SUBSTITUTED']);
+  });
+
+  it('a workflow is green only when verified without findings', () => {
+    expect(workflowBadge('verified', 0).tone).toBe('ok');
+    expect(workflowBadge('verified', 2)).toEqual({ label: 'AER-1 workflow', message: 'verified, 2 FINDINGS', tone: 'warn' });
+    expect(workflowBadge('incomplete', 0)).toEqual({ label: 'AER-1 workflow', message: 'INCOMPLETE', tone: 'warn' });
+    expect(workflowBadge('failed', 0).tone).toBe('bad');
+  });
+
+  it('the SVG: a mark before the message (not colour alone), the checkpoint size only when given, escaped text, small', () => {
+    const ok = badgeSvg(receiptBadge('valid', null, 'ok'));
+    expect(ok).toContain('<text x="94.5" y="14">\u2713 verified</text>'.replace('94.5', ok.match(/<text x="([\d.]+)" y="14">\u2713/)![1]));
+    expect(ok).toContain(`fill="${GREEN}"`);
+    expect(ok).not.toContain('checkpoint');
+    expect(ok.length).toBeLessThan(1000);
+    const withCp = badgeSvg(jobBadge('truncation_detected'), 4242);
+    expect(withCp).toContain('\u2717 TRUNCATION DETECTED</text>');
+    expect(withCp).toContain('checkpoint 4242</text>');
+    expect(withCp).not.toContain(GREEN);
+    const hostile = badgeSvg(receiptBadge('valid', null, '<script>&"'));
+    expect(hostile).toContain('call status &lt;script&gt;&amp;&quot;');
+    expect(hostile).not.toContain('<script');
+  });
+});

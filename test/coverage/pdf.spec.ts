@@ -1,0 +1,85 @@
+/**
+ * The coverage PDF (src/coverage/coverage.pdf.ts): it opens (pdf-parse,
+ * built on Mozilla's pdf.js) and its text holds the statuses, the evidence,
+ * the digest, the checkpoint statement and the URL.
+ */
+import { writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pdfTextOf } from '../helpers/pdf-text';
+import { CoveragePdfInput, pdfText, renderCoveragePdf } from '../../src/coverage/coverage.pdf';
+import { reportDigest } from '../../src/core/coverage/reconcile';
+import type { CoverageReportContent } from '../../src/core/coverage/types';
+import { fiveActionReport, manyActionReport } from './picture-fixtures';
+
+function input(report: CoverageReportContent, extra: Partial<CoveragePdfInput> = {}): CoveragePdfInput {
+  return { report, digest: reportDigest(report), digest_verified: true, report_id: '7d0e3f4a-1b2c-4d5e-8f90-a1b2c3d4e5f6', issued_at: '2026-10-01T12:00:00.000Z', url: 'https://ledger.example/coverage/7d0e3f4a-1b2c-4d5e-8f90-a1b2c3d4e5f6', position: 101, ...extra };
+}
+
+describe('coverage PDF', () => {
+  it('5 actions: opens, and holds each status with its evidence, the digest, the plan, the URL and "not yet proven against a signed checkpoint"', async () => {
+    const r = fiveActionReport();
+    const bytes = await renderCoveragePdf(input(r));
+    writeFileSync(join(tmpdir(), 'aer1-coverage-5.pdf'), bytes);
+    expect(bytes.subarray(0, 5).toString('latin1')).toBe('%PDF-');
+    const { text, pages } = await pdfTextOf(bytes);
+    expect(pages).toBeGreaterThanOrEqual(2);
+    for (const s of ['COVERED', 'OUT OF ORDER', 'REPORTED ONLY', 'FAILED', 'MISSING']) expect(text).toContain(s);
+    expect(text).toContain('Coverage: 5 FINDING(S) (1/5 expected actions covered, 20.0%)');
+    expect(text).toMatch(/COVERED\s+fetch \(tool fetch_customer\)/);
+    expect(text).toMatch(/MISSING\s+notify<script> \(tool notify_customer\)/);
+    expect(text).toMatch(/evidence: seq 2, receipt [0-9a-f-]{36}, EXECUTED BY LEDGER, tool fetch_customer, outcome success \(ok\)/);
+    expect(text).toMatch(/reported only: seq 3, .*LOGGED BY AGENT/);
+    expect(text).toMatch(/unplanned: seq 5, .*tool delete_records/);
+    expect(text).toContain(reportDigest(r));
+    expect(text).toContain('not yet proven against a signed checkpoint');
+    expect(text).toContain('https://ledger.example/coverage/7d0e3f4a-1b2c-4d5e-8f90-a1b2c3d4e5f6');
+    expect(text).toContain('p-picture version 2');
+    expect(text).toContain('2026-10-01T11:00:00.000Z at ledger position 1');
+    expect(text).toContain('Endpoint commitment: binding, truncation excluded');
+    expect(text).toContain('Coverage is not outcome');
+    expect(text).toContain('KYC refresh <b>5</b>');
+  });
+
+  it('with a checkpoint: its size, leaf index and root are stated instead', async () => {
+    const bytes = await renderCoveragePdf(input(fiveActionReport(), { checkpoint: { size: 4242, root: 'q1w2e3r4t5y6u7i8o9p0AAAAAAAAAAAAAAAAAAAAAAA=', leaf_index: 4100, url: 'https://ledger.example/checkpoint' } }));
+    const { text } = await pdfTextOf(bytes);
+    expect(text).toContain('proven against the signed checkpoint of tree size 4242, leaf index 4100, root q1w2e3r4t5y6u7i8o9p0AAAAAAAAAAAAAAAAAAAAAAA=');
+    expect(text).not.toContain('not yet proven against a signed checkpoint');
+  });
+
+  it('a digest that does not match is said so; an offline report says it has no URL', async () => {
+    const bytes = await renderCoveragePdf(input(fiveActionReport(), { digest_verified: false, url: null, report_id: null, issued_at: null, position: null }));
+    const { text } = await pdfTextOf(bytes);
+    expect(text).toContain('Report digest: recomputed, DOES NOT MATCH');
+    expect(text).toContain('none (offline report)');
+  });
+
+  it('500 actions: every action is listed, the picture spans several pages, the size stays bounded', async () => {
+    const r = manyActionReport(500);
+    const bytes = await renderCoveragePdf(input(r));
+    writeFileSync(join(tmpdir(), 'aer1-coverage-500.pdf'), bytes);
+    expect(bytes.length).toBeLessThan(3_000_000);
+    const { text, pages } = await pdfTextOf(bytes);
+    expect(pages).toBeGreaterThan(10);
+    expect(pages).toBeLessThan(200);
+    expect(text).toContain('step-499 (tool t499)');
+    expect(text).toMatch(/MISSING\s+step-017 \(tool t17\)/);
+    expect(text).toContain('expected actions, continued');
+  }, 60_000);
+
+  it('a long action id is cut with an ellipsis in the picture (WinAnsi has it) and whole in the list', async () => {
+    const r = fiveActionReport();
+    r.actions[0].action_id = 'fetch-the-customer-record-from-crm';
+    const { text } = await pdfTextOf(await renderCoveragePdf(input(r)));
+    expect(text).toContain('fetch-the-customer-re\u2026');
+    expect(text).toContain('fetch-the-customer-record-from-crm (tool fetch_customer)');
+  });
+
+  it('text outside the standard fonts is written out, never dropped', () => {
+    expect(pdfText('a\u202Eb')).toBe('a<U+202E>b');
+    expect(pdfText('caf\u00e9 \u4e2d')).toBe('caf\u00e9 <U+4E2D>');
+    expect(pdfText('\u{1F600}')).toBe('<U+1F600>');
+    expect(pdfText('a\u2026 \u2013 \u20ac')).toBe('a\u2026 \u2013 \u20ac'); // in WinAnsi: kept
+  });
+});
