@@ -18,6 +18,7 @@ import { CoverageModule } from './coverage/coverage.module';
 import { WorkflowsModule } from './workflows/workflows.module';
 import { PublicPagesModule } from './public-pages/public-pages.module';
 import { TimelinesModule } from './timelines/timelines.module';
+import { EvidenceModule } from './evidence/evidence.module';
 import { readQueueOptions } from './verification-queue/queue-options';
 import { VerificationQueueModule } from './verification-queue/verification-queue.module';
 import { WebhooksModule } from './webhooks/webhooks.module';
@@ -65,6 +66,7 @@ export class AppModule {
         WorkflowsModule,
         PublicPagesModule,
         TimelinesModule,
+        EvidenceModule,
         VerificationQueueModule.forRoot(env),
         WebhooksModule.forRoot(env),
       ],

@@ -175,6 +175,20 @@ export class TimelinesRepository {
     return (await q.query<Record<string, unknown>>('SELECT * FROM timeline_entries WHERE job_id = ? AND seq > ? ORDER BY seq LIMIT ?', [jobId, after, limit])).map(toEntry);
   }
 
+  /** At most `limit` entries recorded by the event at `position` (an import) with seq > `after`, in seq order. */
+  async entryPageAt(q: Queryable, jobId: string, position: number, after: number, limit: number): Promise<TimelineEntryRow[]> {
+    return (await q.query<Record<string, unknown>>('SELECT * FROM timeline_entries WHERE job_id = ? AND position = ? AND seq > ? ORDER BY seq LIMIT ?', [jobId, position, after, limit])).map(toEntry);
+  }
+
+  /** At most `limit` distinct receipt ids (lowercase) the job's entries at or below `upTo` name, greater than `after`, in order. */
+  async receiptIdPage(q: Queryable, jobId: string, after: string, upTo: number, limit: number): Promise<string[]> {
+    const rows = await q.query<{ id: string }>(
+      'SELECT DISTINCT LOWER(receipt_id) AS id FROM timeline_entries WHERE job_id = ? AND position <= ? AND receipt_id IS NOT NULL AND LOWER(receipt_id) > ? ORDER BY id LIMIT ?',
+      [jobId, upTo, after, limit],
+    );
+    return rows.map((r) => r.id);
+  }
+
   /** True when any entry of the job was recorded under a `metadata` publication setting. */
   async hasMetadataEntries(q: Queryable, jobId: string): Promise<boolean> {
     return (await q.query<Record<string, unknown>>("SELECT 1 AS one FROM timeline_entries WHERE job_id = ? AND publication = 'metadata' LIMIT 1", [jobId])).length > 0;

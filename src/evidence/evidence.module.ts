@@ -1,0 +1,8 @@
+import { Module } from '@nestjs/common';
+import { AuthModule } from '../auth/auth.module';
+import { EvidenceController } from './evidence.controller';
+import { EvidenceService } from './evidence.service';
+
+/** Evidence packs (issue 16): one offline-verifiable download per job, workflow or coverage report. */
+@Module({ imports: [AuthModule], controllers: [EvidenceController], providers: [EvidenceService], exports: [EvidenceService] })
+export class EvidenceModule {}
