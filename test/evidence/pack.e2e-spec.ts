@@ -5,7 +5,6 @@
  * each kind of tampering fails with its member named; a job of a few
  * thousand entries arrives in many chunks; access control.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
 import { CheckpointSigner } from '../../src/log/checkpoint-signer';
 import { DIALECTS, startApp, TestApp } from '../helpers/app';
 import { cli, TmpDir } from '../cli/helpers';
