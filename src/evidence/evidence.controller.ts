@@ -4,7 +4,7 @@ import type { Response } from 'express';
 import type { Principal } from '../auth/api-keys.service';
 import { Caller } from '../auth/caller.decorator';
 import { Roles } from '../auth/roles.guard';
-import { ApiErrors } from '../common/openapi';
+import { ApiErrors, ref } from '../common/openapi';
 import { PACK_FORMAT, PackSubjectKind } from '../core/pack/format';
 import { EvidenceService } from './evidence.service';
 
@@ -32,7 +32,7 @@ export class EvidenceController {
   @ApiOperation({ operationId: 'getJobEvidencePack', summary: 'Evidence pack of a job (JSON Lines, for aer1 verify-pack)' })
   @ApiParam({ name: 'id', description: 'the job id' })
   @ApiProduces('application/jsonl')
-  @ApiResponse({ status: 200, description: PACK_DESCRIPTION, content: { 'application/jsonl': { schema: { type: 'string' } } } })
+  @ApiResponse({ status: 200, description: PACK_DESCRIPTION, content: { 'application/jsonl': { schema: ref('EvidencePackMember') } } })
   @ApiErrors([400, 401, 403, 404, 503], { 404: '`not_found`, or `no_checkpoint` (not yet under a signed checkpoint).', 503: '`log_unavailable`: this deployment signs no checkpoints.' })
   job(@Param('id') id: string, @Caller() caller: Principal, @Res() res: Response): Promise<void> {
     return this.send('job', id, caller, res);
@@ -45,7 +45,7 @@ export class EvidenceController {
   @ApiOperation({ operationId: 'getWorkflowEvidencePack', summary: 'Evidence pack of a workflow (JSON Lines, for aer1 verify-pack)' })
   @ApiParam({ name: 'id', description: 'the workflow id (UUID)' })
   @ApiProduces('application/jsonl')
-  @ApiResponse({ status: 200, description: PACK_DESCRIPTION, content: { 'application/jsonl': { schema: { type: 'string' } } } })
+  @ApiResponse({ status: 200, description: PACK_DESCRIPTION, content: { 'application/jsonl': { schema: ref('EvidencePackMember') } } })
   @ApiErrors([401, 403, 404, 503], { 404: '`not_found`, or `no_checkpoint`.', 503: '`log_unavailable`.' })
   workflow(@Param('id') id: string, @Caller() caller: Principal, @Res() res: Response): Promise<void> {
     return this.send('workflow', id, caller, res);
@@ -58,7 +58,7 @@ export class EvidenceController {
   @ApiOperation({ operationId: 'getCoverageReportEvidencePack', summary: 'Evidence pack of a coverage report (JSON Lines, for aer1 verify-pack)' })
   @ApiParam({ name: 'id', description: 'the report id (UUID)' })
   @ApiProduces('application/jsonl')
-  @ApiResponse({ status: 200, description: PACK_DESCRIPTION, content: { 'application/jsonl': { schema: { type: 'string' } } } })
+  @ApiResponse({ status: 200, description: PACK_DESCRIPTION, content: { 'application/jsonl': { schema: ref('EvidencePackMember') } } })
   @ApiErrors([401, 403, 404, 503], { 404: '`not_found`, or `no_checkpoint`.', 503: '`log_unavailable`.' })
   report(@Param('id') id: string, @Caller() caller: Principal, @Res() res: Response): Promise<void> {
     return this.send('coverage_report', id, caller, res);
