@@ -5,7 +5,14 @@
  * each kind of tampering fails with its member named; a job of a few
  * thousand entries arrives in many chunks; access control.
  */
+import type { Response as SaResponse } from 'superagent';
+import { ApiKeysService } from '../../src/auth/api-keys.service';
+import { PackWriter } from '../../src/core/pack/format';
+import { cosignCheckpoint, generateSignerKey, SIG_COSIGNATURE_V1 } from '../../src/core/tlog';
 import { CheckpointSigner } from '../../src/log/checkpoint-signer';
+import { checkpointTimestampDigest } from '../../src/timestamp/rfc3161';
+import { requestTimestamp } from '../../src/timestamp/tsa-client';
+import { startOpenSslTsa } from '../helpers/openssl-tsa';
 import { DIALECTS, startApp, TestApp } from '../helpers/app';
 import { cli, TmpDir } from '../cli/helpers';
 import { buildTimeline, commitmentFor, EIGHT_STEPS, eightStepPlan, receiptFor } from '../coverage/fixtures';
@@ -17,6 +24,20 @@ interface Member {
 
 const lines = (text: string): Member[] => text.trimEnd().split('\n').map((l) => JSON.parse(l) as Member);
 const write = (members: Member[]): string => members.map((m) => JSON.stringify(m)).join('\n') + '\n';
+/** Collect a response body as text (supertest parser). */
+const text = (res: SaResponse, cb: (err: Error | null, body: string) => void): void => {
+  let s = '';
+  res.setEncoding('utf8');
+  res.on('data', (c: string) => (s += c));
+  res.on('end', () => cb(null, s));
+};
+/** Rewrite a pack's members through the server's writer (a new manifest), as the server would have written them. */
+const repack = (members: Member[]): string => {
+  const w = new PackWriter();
+  let out = '';
+  for (const m of members) if (m.member !== 'manifest' && !m.member.startsWith('manifest/')) out += w.member(m);
+  return out + w.finish();
+};
 
 describe.each(DIALECTS)('evidence packs on %s', (dialect) => {
   jest.setTimeout(300_000);
@@ -29,6 +50,9 @@ describe.each(DIALECTS)('evidence packs on %s', (dialect) => {
   let packFile = '';
   let reportPackFile = '';
   let packText = '';
+  let workflowPackFile = '';
+  let withheldPackText = '';
+  const hidden = `pack-hidden-${dialect}`;
 
   const post = (path: string, body: unknown, key: string) =>
     t!.http.post(path).set('Authorization', `Bearer ${key}`).set('Content-Type', 'application/json').send(typeof body === 'string' ? body : JSON.stringify(body));
@@ -49,7 +73,24 @@ describe.each(DIALECTS)('evidence packs on %s', (dialect) => {
     const big = buildTimeline(bigJob, Array.from({ length: 3000 }, (_, k) => ({ tool: `t${k % 7}` })));
     const put = await app.http.put(`/api/jobs/${bigJob}/timeline`).set('Authorization', `Bearer ${app.keys.producer}`).set('Content-Type', 'application/x-ndjson').send(big.map((e) => JSON.stringify(e)).join('\n') + '\n');
     expect(put.status).toBe(201);
+    // A workflow assembled from recorded receipts.
+    const wfSteps = buildTimeline(`pack-wf-${dialect}`, [{ tool: 'a' }, { tool: 'b' }]);
+    for (const e of wfSteps) expect((await post('/api/receipts', receiptFor(e), app.keys.producer)).status).toBe(201);
+    const wf = await post('/api/workflows/assemble', { session_id: 's-pack', goal: 'pack test', status: 'ok', receipt_ids: wfSteps.map((e) => e.id), output: 'done' }, app.keys.producer);
+    expect(wf.status).toBe(201);
+    // A job recorded by a key whose publication is `metadata`.
+    const meta = (await app.app.get(ApiKeysService).create(`meta-${dialect}`, 'producer', { publication: 'metadata' })).key;
+    const hiddenTl = buildTimeline(hidden, [{ tool: 'x' }, { tool: 'y' }]);
+    for (const e of hiddenTl) expect((await post(`/api/jobs/${hidden}/entries`, e, meta)).status).toBe(201);
     await app.app.get(CheckpointSigner).tick();
+    await app.app.get(CheckpointSigner).tick();
+    const wfId = wf.body.workflow_id ?? wf.body.id;
+    const wr = await app.http.get(`/api/workflows/${wfId}/evidence`).set('Authorization', `Bearer ${app.keys.auditor}`).buffer(true).parse(text);
+    expect(wr.status).toBe(200);
+    workflowPackFile = tmp.write('workflow.aer1pack.jsonl', wr.body as string);
+    const hr = await app.http.get(`/api/jobs/${hidden}/evidence`).set('Authorization', `Bearer ${app.keys.compliance}`).buffer(true).parse(text);
+    expect(hr.status).toBe(200);
+    withheldPackText = hr.body as string;
     vkey = (await app.http.get('/.well-known/aer1')).body.log_vkey;
 
     const r = await app.http.get(`/api/jobs/${job}/evidence`).set('Authorization', `Bearer ${app.keys.auditor}`).buffer(true).parse((res, cb) => {
@@ -119,6 +160,74 @@ describe.each(DIALECTS)('evidence packs on %s', (dialect) => {
     const file = tmp.write('big.aer1pack.jsonl', r.body as string);
     const v = await cli(['verify-pack', file, '--vkey', vkey]);
     expect([v.code, v.out.includes('Result: VERIFIED')]).toEqual([0, true]);
+  });
+
+  it('a workflow pack verifies offline; a compliance pack withholds metadata-published bytes and says NOT VERIFIED', async () => {
+    const w = await cli(['verify-pack', workflowPackFile, '--vkey', vkey, '--json']);
+    const wj = JSON.parse(w.out);
+    expect(wj.failures).toEqual([]);
+    expect([w.code, wj.verified, wj.verdicts.workflow, wj.counts.receipts]).toEqual([0, true, 'valid', 2]);
+    const ms = lines(withheldPackText);
+    const entries = ms.filter((m) => m.member.startsWith('entry/'));
+    expect(entries.map((e) => [e.raw, e.withheld])).toEqual([[null, 'withheld'], [null, 'withheld']]);
+    expect(ms.filter((m) => m.member.startsWith('event/')).every((e) => e.leaf === null && typeof e.withheld === 'string')).toBe(true);
+    const file = tmp.write('withheld.jsonl', withheldPackText);
+    const r = await cli(['verify-pack', file, '--vkey', vkey]);
+    expect(r.code).toBe(1);
+    expect(r.out).toContain('Result: NOT VERIFIED (0 failures, 2 events withheld)');
+    expect(r.out).toContain('entry/1: bytes withheld');
+    expect(r.out).toMatch(/inclusion proofs against the checkpoint root: 2 passed/);
+  });
+
+  it('carries witness cosignatures and an RFC 3161 token, verified with --witness/--quorum and --tsa-certs; a bad cosignature or token fails, named', async () => {
+    const w1 = generateSignerKey('witness-one.test', SIG_COSIGNATURE_V1);
+    const w2 = generateSignerKey('witness-two.test', SIG_COSIGNATURE_V1);
+    const tsa = await startOpenSslTsa();
+    try {
+      const ms = lines(packText);
+      const c = ms.find((m) => m.member === 'log/checkpoint')!;
+      const note = c.note as string;
+      const body = note.slice(0, note.indexOf('\n\n') + 1);
+      const witnessed = note + cosignCheckpoint(body, w1.signer, 1_800_000_000) + '\n' + cosignCheckpoint(body, w2.signer, 1_800_000_001) + '\n';
+      c.note = witnessed;
+      const stamped = await requestTimestamp(tsa.url, checkpointTimestampDigest(witnessed), { certsPem: tsa.caPem });
+      if (!stamped.ok) throw new Error(stamped.message);
+      const at = ms.indexOf(c) + 1;
+      ms.splice(at, 0, { member: 'log/timestamp', timestamp: stamped.token.toString('base64') });
+      const good = tmp.write('witnessed.jsonl', repack(ms));
+      const ca = tmp.write('ca.pem', tsa.caPem);
+      const args = ['--witness', w1.verifierKey, '--witness', w2.verifierKey, '--quorum', '2', '--tsa-certs', ca];
+      const r = await cli(['verify-pack', good, '--vkey', vkey, ...args]);
+      expect(r.out).toContain('Result: VERIFIED');
+      expect(r.out).toContain('cosigned by witness-one.test at 2027-01-15T08:00:00.000Z, witness-two.test at 2027-01-15T08:00:01.000Z');
+      expect(r.out).toContain(`the checkpoint existed at ${stamped.genTime}`);
+      expect(r.code).toBe(0);
+      const unchecked = await cli(['verify-pack', good, '--vkey', vkey]);
+      expect(unchecked.out).toContain('RFC 3161 timestamp of the checkpoint: NOT CHECKED (give --tsa-certs)');
+      // A cosignature byte changed (the server's manifest rewritten too, so only the signature can catch it).
+      const lines2 = witnessed.split('\n');
+      const k = lines2.findIndex((l) => l.startsWith('\u2014 witness-two.test '));
+      const sig = lines2[k].split(' ');
+      const raw = Buffer.from(sig[2], 'base64');
+      raw[raw.length - 1] ^= 1;
+      lines2[k] = [sig[0], sig[1], raw.toString('base64')].join(' ');
+      c.note = lines2.join('\n');
+      const bad = tmp.write('badcosig2.jsonl', repack(ms));
+      const b = JSON.parse((await cli(['verify-pack', bad, '--vkey', vkey, ...args, '--json'])).out);
+      expect(b.failures).toEqual([expect.objectContaining({ member: 'log/checkpoint', check: 'cosignatures', detail: 'the cosignature by witness-two.test does not verify' })]);
+      expect(b.verified).toBe(false);
+      // A token over another checkpoint body (the timestamp covers the body, not the signature lines).
+      c.note = witnessed;
+      const otherBody = body.replace(/\n(\d+)\n/, (_m, n: string) => `\n${Number(n) + 1}\n`);
+      const other = await requestTimestamp(tsa.url, checkpointTimestampDigest(otherBody + '\n'), { certsPem: tsa.caPem });
+      if (!other.ok) throw new Error(other.message);
+      ms[at].timestamp = other.token.toString('base64');
+      const wrongTs = tmp.write('wrongts.jsonl', repack(ms));
+      const t2 = JSON.parse((await cli(['verify-pack', wrongTs, '--vkey', vkey, ...args, '--json'])).out);
+      expect(t2.failures).toEqual([expect.objectContaining({ member: 'log/timestamp', check: 'timestamp' })]);
+    } finally {
+      await tsa.close();
+    }
   });
 
   it('verifies offline with no server running (the app closed first)', async () => {
@@ -240,7 +349,6 @@ describe.each(DIALECTS)('evidence packs on %s', (dialect) => {
   });
 
   it('a cosignature line added by someone else fails the quorum when witnesses are required', async () => {
-    const { generateSignerKey, SIG_COSIGNATURE_V1, cosignCheckpoint } = await import('../../src/core/tlog');
     const witness = generateSignerKey('witness.test', SIG_COSIGNATURE_V1);
     const other = generateSignerKey('witness.test', SIG_COSIGNATURE_V1);
     const ms = lines(packText);
