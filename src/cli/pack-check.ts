@@ -305,6 +305,7 @@ export async function checkPack(file: string, policy: TrustPolicy): Promise<Pack
   if (!cpNote) fail('log/checkpoint', 'checkpoint_signature', 'the pack has no checkpoint');
 
   // Records against their events.
+  const parsedData = new Map<number, Obj | null>();
   const leafData = (ref: RecordRef, type: string | string[]): Obj | null => {
     const ev = events.get(ref.position);
     if (ev === undefined) {
@@ -317,8 +318,14 @@ export async function checkPack(file: string, policy: TrustPolicy): Promise<Pack
       fail(ref.member, 'leaf_bytes', `the event at position ${ref.position} is a ${ev.type}, not ${types.join(' or ')}`);
       return null;
     }
-    const d = parse(ev.data);
-    return isObject(d) ? (d as Obj) : null;
+    // Parsed once per event: an import's one event backs every entry it recorded.
+    let d = parsedData.get(ref.position);
+    if (d === undefined) {
+      const v = parse(ev.data);
+      d = isObject(v) ? (v as Obj) : null;
+      parsedData.set(ref.position, d);
+    }
+    return d;
   };
   const same = (ref: RecordRef, ok: boolean, what: string): void => {
     if (ok) pass('leaf_bytes');
