@@ -158,23 +158,15 @@ export class EvidenceService {
     }
     yield out;
 
-    const emittedReceipts = new Set<string>();
     if (r.record.kind === 'job') {
       yield* this.timeline(w, r.record.id, upTo, viewer);
-      // The receipts the entries name, paged in id order (never all ids at once).
-      let after = '';
-      for (;;) {
-        const ids = await this.timelines.receiptIdPage(this.db, r.record.id, after, upTo, PACK_PAGE);
-        if (ids.length === 0) break;
-        after = ids[ids.length - 1];
-        yield await this.receipts(w, ids, upTo, viewer, emittedReceipts);
-      }
     } else {
-      let page = 0;
+      const emitted = new Set<string>();
+      let after = 0;
       for (;;) {
-        const evs = await this.events.streamPage(this.db, streams.workflow(r.record.id), page, upTo, PACK_PAGE);
+        const evs = await this.events.streamPage(this.db, streams.workflow(r.record.id), after, upTo, PACK_PAGE);
         if (evs.length === 0) break;
-        page = evs[evs.length - 1].position;
+        after = evs[evs.length - 1].stream_position;
         let chunk = await this.eventMembers(w, evs, upTo, viewer);
         const stepIds = new Set<string>();
         for (const e of evs) {
@@ -182,11 +174,13 @@ export class EvidenceService {
           if (e.type !== 'WorkflowReceiptRecorded' || !isObject(d) || typeof d.raw !== 'string') continue;
           chunk += w.member({ member: memberName.workflow(r.record.id, e.position), id: r.record.id, position: e.position, raw: d.raw } satisfies WorkflowMember);
           const doc = parseStoredJson(d.raw);
-          if (isObject(doc) && Array.isArray(doc.steps)) for (const s of doc.steps) if (isObject(s) && typeof s.receipt_id === 'string') stepIds.add(s.receipt_id.toLowerCase());
+          if (isObject(doc) && Array.isArray(doc.steps)) for (const st of doc.steps) if (isObject(st) && typeof st.receipt_id === 'string') stepIds.add(st.receipt_id.toLowerCase());
         }
         yield chunk;
-        const fresh = [...stepIds].filter((x) => !emittedReceipts.has(x));
-        for (let i = 0; i < fresh.length; i += PACK_PAGE) yield await this.receipts(w, fresh.slice(i, i + PACK_PAGE), upTo, viewer, emittedReceipts);
+        // A workflow names at most a few thousand steps: its ids are kept to emit each receipt once.
+        const fresh = [...stepIds].filter((x) => !emitted.has(x));
+        for (const x of fresh) emitted.add(x);
+        for (let i = 0; i < fresh.length; i += PACK_PAGE) yield await this.receipts(w, fresh.slice(i, i + PACK_PAGE), upTo, viewer, emitted, null);
       }
     }
 
@@ -239,21 +233,29 @@ export class EvidenceService {
     return out;
   }
 
-  /** The timeline stream's events page by page, each followed by its entries or commitment. */
+  /**
+   * The timeline stream's events page by page, each followed by its entries
+   * or commitment, then the receipts the page's entries name for the first
+   * time in the job (an earlier entry naming the same id is found through
+   * the `receipt_id` index, so no set of every id is kept).
+   */
   private async *timeline(w: PackWriter, jobId: string, upTo: number, viewer: Principal): AsyncGenerator<string> {
     let after = 0;
+    const corrections = new Set<string>();
     for (;;) {
       const evs = await this.events.streamPage(this.db, streams.timeline(jobId), after, upTo, PACK_PAGE);
       if (evs.length === 0) return;
-      after = evs[evs.length - 1].position;
+      after = evs[evs.length - 1].stream_position;
       const withheld = mayReadWithheld(viewer) ? new Set<number>() : await this.events.withheldAmong(this.db, evs.map((e) => e.position));
       let chunk = await this.eventMembers(w, evs, upTo, viewer);
+      let named: { seq: number; id: string }[] = [];
       for (const e of evs) {
         const d = parseStoredJson(e.data);
         if (!isObject(d)) continue;
         const hide = withheld.has(e.position);
         if (e.type === 'TimelineEntryAppended' && typeof d.seq === 'number') {
           chunk += w.member({ member: memberName.entry(d.seq), seq: d.seq, position: e.position, raw: hide ? null : (d.raw as string), ...(hide ? { withheld: WITHHELD_NOTE } : {}) } satisfies EntryMember);
+          if (typeof d.receipt_id === 'string') named.push({ seq: d.seq, id: d.receipt_id });
         } else if (e.type === 'EndpointCommitmentRecorded' && typeof d.id === 'string') {
           const doc = parseStoredJson(d.raw);
           const witness = isObject(doc) && has(doc, 'witness') && !has(doc, 'job_id') ? doc.witness : null;
@@ -265,8 +267,9 @@ export class EvidenceService {
             attestation: { binding: d.binding === true, reasons: (d.reasons as string[]) ?? [], entry_count_at_record: d.entry_count_at_record as number, witness },
           } satisfies CommitmentMember);
         } else if (e.type === 'TimelineImported') {
-          yield chunk;
+          yield chunk + (await this.namedReceipts(w, jobId, named, upTo, viewer, corrections));
           chunk = '';
+          named = [];
           // An import is one event: its entries come from the read model, page by page (the verifier checks each against the event).
           let seq = 0;
           for (;;) {
@@ -275,24 +278,39 @@ export class EvidenceService {
             seq = rows[rows.length - 1].seq;
             let part = '';
             for (const row of rows) part += w.member({ member: memberName.entry(row.seq), seq: row.seq, position: e.position, raw: hide ? null : row.raw, ...(hide ? { withheld: WITHHELD_NOTE } : {}) } satisfies EntryMember);
-            yield part;
+            yield part + (await this.namedReceipts(w, jobId, rows.flatMap((x) => (x.receipt_id ? [{ seq: x.seq, id: x.receipt_id }] : [])), upTo, viewer, corrections));
           }
         }
       }
-      yield chunk;
+      yield chunk + (await this.namedReceipts(w, jobId, named, upTo, viewer, corrections));
     }
   }
 
-  /** `receipt/<id>` members (with their events: recorded, corrected) for a page of ids, following corrections. */
-  private async receipts(w: PackWriter, ids: string[], upTo: number, viewer: Principal, emitted: Set<string>): Promise<string> {
+  /** The receipts a page of entries names for the first time in the job (see {@link timeline}). */
+  private async namedReceipts(w: PackWriter, jobId: string, named: { seq: number; id: string }[], upTo: number, viewer: Principal, corrections: Set<string>): Promise<string> {
+    if (named.length === 0) return '';
+    const earlier = await this.timelines.receiptIdsNamedBefore(this.db, jobId, named[0].seq, [...new Set(named.map((n) => n.id))]);
+    const fresh = new Set<string>();
+    for (const n of named) if (!earlier.has(n.id)) fresh.add(n.id.toLowerCase());
+    const ids = [...fresh].filter((x) => !corrections.has(x));
+    return ids.length ? this.receipts(w, ids, upTo, viewer, new Set(ids), { jobId, corrections }) : '';
+  }
+
+  /**
+   * `receipt/<id>` members (with their events: recorded, corrected) for a
+   * page of ids, following corrections (S9). `emitted` holds the ids already
+   * written (the page's own among them). For a job, a correction is written
+   * once (`corrections`), and not at all when an entry of the job names it
+   * (the entry walk writes it).
+   */
+  private async receipts(w: PackWriter, ids: string[], upTo: number, viewer: Principal, emitted: Set<string>, job: { jobId: string; corrections: Set<string> } | null): Promise<string> {
     let out = '';
-    let todo = ids.filter((x) => !emitted.has(x));
+    let todo = ids;
     while (todo.length > 0) {
-      for (const x of todo) emitted.add(x);
       const evs = await this.events.ofStreams(this.db, todo.map((x) => streams.receipt(x)), upTo);
       out += await this.eventMembers(w, evs, upTo, viewer);
       const withheld = mayReadWithheld(viewer) ? new Set<number>() : await this.events.withheldAmong(this.db, evs.map((e) => e.position));
-      const next: string[] = [];
+      let next: string[] = [];
       for (const e of evs) {
         const d = parseStoredJson(e.data);
         if (!isObject(d)) continue;
@@ -301,10 +319,18 @@ export class EvidenceService {
           out += w.member({ member: memberName.receipt(d.id.toLowerCase()), id: d.id.toLowerCase(), position: e.position, raw: hide ? null : (d.raw as string), ...(hide ? { withheld: WITHHELD_NOTE } : {}) } satisfies ReceiptMember);
         } else if (e.type === 'ReceiptCorrected' && typeof d.superseded_by === 'string') {
           const c = d.superseded_by.toLowerCase();
-          if (!emitted.has(c)) next.push(c);
+          if (!emitted.has(c) && !job?.corrections.has(c)) next.push(c);
         }
       }
-      todo = [...new Set(next)].filter((x) => !emitted.has(x));
+      next = [...new Set(next)];
+      if (job && next.length) {
+        const byEntries = await this.timelines.receiptIdsNamedBefore(this.db, job.jobId, Number.MAX_SAFE_INTEGER, next);
+        const lowered = new Set([...byEntries].map((x) => x.toLowerCase()));
+        next = next.filter((x) => !lowered.has(x));
+        for (const x of next) job.corrections.add(x);
+      }
+      for (const x of next) emitted.add(x);
+      todo = next;
     }
     return out;
   }

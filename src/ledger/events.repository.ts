@@ -172,9 +172,17 @@ export class EventsRepository {
     return rows[0] ? toStored(rows[0]) : null;
   }
 
-  /** At most `limit` events of a stream with `after` < position <= `upTo`, in position order (an evidence pack's page). */
-  async streamPage(q: Queryable, streamId: string, after: number, upTo: number, limit: number): Promise<StoredEvent[]> {
-    const rows = await q.query<StoredEvent>('SELECT * FROM events WHERE stream_id = ? AND position > ? AND position <= ? ORDER BY position LIMIT ?', [streamId, after, upTo, limit]);
+  /**
+   * At most `limit` events of a stream after its `afterStreamPosition`, at or below ledger position `upTo`, in
+   * order (an evidence pack's page; keyset on the `(stream_id, stream_position)` index, so each page costs the same).
+   */
+  async streamPage(q: Queryable, streamId: string, afterStreamPosition: number, upTo: number, limit: number): Promise<StoredEvent[]> {
+    const rows = await q.query<StoredEvent>('SELECT * FROM events WHERE stream_id = ? AND stream_position > ? AND position <= ? ORDER BY stream_position LIMIT ?', [
+      streamId,
+      afterStreamPosition,
+      upTo,
+      limit,
+    ]);
     return rows.map(toStored);
   }
 
