@@ -14,8 +14,10 @@ import { checkpointTimestampDigest } from '../../src/timestamp/rfc3161';
 import { requestTimestamp } from '../../src/timestamp/tsa-client';
 import { startOpenSslTsa } from '../helpers/openssl-tsa';
 import { DIALECTS, startApp, TestApp } from '../helpers/app';
+import { readFileSync } from 'node:fs';
 import { cli, TmpDir } from '../cli/helpers';
-import { buildTimeline, commitmentFor, EIGHT_STEPS, eightStepPlan, receiptFor } from '../coverage/fixtures';
+import { entryDigest, ZERO_DIGEST } from '../../src/core/aer1';
+import { buildTimeline, commitmentFor, EIGHT_STEPS, eightStepPlan, Entry, receiptFor, uuidFor } from '../coverage/fixtures';
 
 interface Member {
   member: string;
@@ -52,6 +54,8 @@ describe.each(DIALECTS)('evidence packs on %s', (dialect) => {
   let packText = '';
   let workflowPackFile = '';
   let withheldPackText = '';
+  let dupPackFile = '';
+  const dup = `pack-dup-${dialect}`;
   const hidden = `pack-hidden-${dialect}`;
 
   const post = (path: string, body: unknown, key: string) =>
@@ -82,8 +86,27 @@ describe.each(DIALECTS)('evidence packs on %s', (dialect) => {
     const meta = (await app.app.get(ApiKeysService).create(`meta-${dialect}`, 'producer', { publication: 'metadata' })).key;
     const hiddenTl = buildTimeline(hidden, [{ tool: 'x' }, { tool: 'y' }]);
     for (const e of hiddenTl) expect((await post(`/api/jobs/${hidden}/entries`, e, meta)).status).toBe(201);
+    // Two entries naming one receipt, and a corrected receipt (S9): each receipt is in the pack once.
+    expect((await post('/api/plans', { job_id: dup, title: 'dup', expected_actions: [{ action_id: 'a', tool: 'a' }, { action_id: 'b', tool: 'b' }] }, app.keys.compliance)).status).toBe(201);
+    const r1 = uuidFor(`${dup}/r1`);
+    const dupEntries: Entry[] = [];
+    let prev = ZERO_DIGEST;
+    for (const [seq, id, tool] of [[1, r1, 'a'], [2, uuidFor(`${dup}/r2`), 'b'], [3, r1, 'a']] as [number, string, string][]) {
+      const e: Entry = { seq, job_id: dup, id, tool, provenance_class: 'EXECUTED BY LEDGER', canonical_bytes: Buffer.from(`${dup}/${tool}`).toString('base64'), prev_digest: prev };
+      if (seq === 3) e.close = true;
+      prev = entryDigest(e) as string;
+      dupEntries.push(e);
+    }
+    expect((await post('/api/receipts', receiptFor(dupEntries[0]), app.keys.producer)).status).toBe(201);
+    expect((await post('/api/receipts', receiptFor(dupEntries[1], 'error'), app.keys.producer)).status).toBe(201);
+    expect((await post(`/api/receipts/${dupEntries[1].id}/corrections`, { ...receiptFor(dupEntries[1]), id: uuidFor(`${dup}/r2-corrected`) }, app.keys.producer)).status).toBe(201);
+    for (const e of dupEntries) expect((await post(`/api/jobs/${dup}/entries`, e, app.keys.producer)).status).toBe(201);
+    expect((await post('/api/coverage-reports', { job_id: dup }, app.keys.auditor)).status).toBe(201);
     await app.app.get(CheckpointSigner).tick();
     await app.app.get(CheckpointSigner).tick();
+    const dr = await app.http.get(`/api/jobs/${dup}/evidence`).set('Authorization', `Bearer ${app.keys.auditor}`).buffer(true).parse(text);
+    expect(dr.status).toBe(200);
+    dupPackFile = tmp.write('dup.aer1pack.jsonl', dr.body as string);
     const wfId = wf.body.workflow_id ?? wf.body.id;
     const wr = await app.http.get(`/api/workflows/${wfId}/evidence`).set('Authorization', `Bearer ${app.keys.auditor}`).buffer(true).parse(text);
     expect(wr.status).toBe(200);
@@ -228,6 +251,15 @@ describe.each(DIALECTS)('evidence packs on %s', (dialect) => {
     } finally {
       await tsa.close();
     }
+  });
+
+  it('writes a receipt named by two entries once, and a correction once; the report is recomputed with the correction', async () => {
+    const ms = lines(readFileSync(dupPackFile, 'utf8'));
+    expect(ms.filter((m) => m.member.startsWith('receipt/')).map((m) => m.member).sort()).toEqual([`receipt/${uuidFor(`${dup}/r1`)}`, `receipt/${uuidFor(`${dup}/r2-corrected`)}`, `receipt/${uuidFor(`${dup}/r2`)}`].sort());
+    const r = await cli(['verify-pack', dupPackFile, '--vkey', vkey, '--json']);
+    const j = JSON.parse(r.out);
+    expect(j.failures).toEqual([]);
+    expect([r.code, j.reports.length, j.reports[0].recomputed === j.reports[0].digest]).toEqual([0, 1, true]);
   });
 
   it('verifies offline with no server running (the app closed first)', async () => {
