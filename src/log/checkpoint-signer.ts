@@ -179,7 +179,8 @@ export class CheckpointSigner implements OnApplicationBootstrap, OnApplicationSh
     const text = checkpointNoteText({ origin: id.origin, size: to, rootHash: root, extensions: [] });
     const note = signNote(text, [id.signer]);
     const signedAt = new Date().toISOString();
-    const inserted = await this.tree.insertCheckpoint(this.db, { size: to, root: root.toString('base64'), note, signed_at: signedAt });
+    // In a write: on a SQLite file, reads outside one go to a read-only connection.
+    const inserted = await this.db.write((tx) => this.tree.insertCheckpoint(tx, { size: to, root: root.toString('base64'), note, signed_at: signedAt }));
     if (!inserted) {
       const other = await this.tree.checkpoint(this.db, to);
       if (!other || other.root !== root.toString('base64')) return this.stop(`another signer stored a checkpoint of size ${to} with a different root`);

@@ -400,3 +400,29 @@ describe.each(DIALECTS)('evidence packs on %s', (dialect) => {
     expect(r2.failures).toEqual(expect.arrayContaining([expect.objectContaining({ member: 'log/checkpoint', check: 'cosignatures' })]));
   });
 });
+
+describe('evidence packs on a SQLite file (the default deployment)', () => {
+  jest.setTimeout(120_000);
+  it('signs checkpoints there (the write goes through the write connection) and serves a pack that verifies', async () => {
+    const tmp = new TmpDir();
+    const t = await startApp('sqlite', { DATABASE_URL: `sqlite:${tmp.path('ledger.sqlite')}`, CHECKPOINT_INTERVAL_MS: '3600000' });
+    try {
+      const job = 'file-job';
+      const tl = buildTimeline(job, [{ tool: 'a' }]);
+      const r = await t.http.post(`/api/jobs/${job}/entries`).set('Authorization', `Bearer ${t.keys.producer}`).set('Content-Type', 'application/json').send(JSON.stringify(tl[0]));
+      expect(r.status).toBe(201);
+      await t.app.get(CheckpointSigner).tick();
+      await t.app.get(CheckpointSigner).tick();
+      expect((await t.http.get('/checkpoint')).status).toBe(200);
+      const vkey = (await t.http.get('/.well-known/aer1')).body.log_vkey as string;
+      const p = await t.http.get(`/api/jobs/${job}/evidence`).set('Authorization', `Bearer ${t.keys.auditor}`).buffer(true).parse(text);
+      expect(p.status).toBe(200);
+      const file = tmp.write('file.jsonl', p.body as string);
+      const v = await cli(['verify-pack', file, '--vkey', vkey]);
+      expect([v.code, v.out.includes('Result: VERIFIED')]).toEqual([0, true]);
+    } finally {
+      await t.close();
+      tmp.cleanup();
+    }
+  });
+});
