@@ -324,7 +324,7 @@ export class EvidenceService {
       }
       next = [...new Set(next)];
       if (job && next.length) {
-        const byEntries = await this.timelines.receiptIdsNamedBefore(this.db, job.jobId, Number.MAX_SAFE_INTEGER, next);
+        const byEntries = await this.timelines.receiptIdsNamedBefore(this.db, job.jobId, null, next);
         const lowered = new Set([...byEntries].map((x) => x.toLowerCase()));
         next = next.filter((x) => !lowered.has(x));
         for (const x of next) job.corrections.add(x);

@@ -180,10 +180,13 @@ export class TimelinesRepository {
     return (await q.query<Record<string, unknown>>('SELECT * FROM timeline_entries WHERE job_id = ? AND position = ? AND seq > ? ORDER BY seq LIMIT ?', [jobId, position, after, limit])).map(toEntry);
   }
 
-  /** Which of `ids` (as written in entries) an entry of the job with seq below `beforeSeq` names (the `receipt_id` index). */
-  async receiptIdsNamedBefore(q: Queryable, jobId: string, beforeSeq: number, ids: string[]): Promise<Set<string>> {
+  /** Which of `ids` (as written in entries) an entry of the job with seq below `beforeSeq` (null: any entry) names (the `receipt_id` index). */
+  async receiptIdsNamedBefore(q: Queryable, jobId: string, beforeSeq: number | null, ids: string[]): Promise<Set<string>> {
     if (ids.length === 0) return new Set();
-    const rows = await q.query<{ receipt_id: string }>(`SELECT DISTINCT receipt_id FROM timeline_entries WHERE job_id = ? AND seq < ? AND receipt_id IN (${placeholders(ids.length)})`, [jobId, beforeSeq, ...ids]);
+    const rows =
+      beforeSeq === null
+        ? await q.query<{ receipt_id: string }>(`SELECT DISTINCT receipt_id FROM timeline_entries WHERE job_id = ? AND receipt_id IN (${placeholders(ids.length)})`, [jobId, ...ids])
+        : await q.query<{ receipt_id: string }>(`SELECT DISTINCT receipt_id FROM timeline_entries WHERE job_id = ? AND seq < ? AND receipt_id IN (${placeholders(ids.length)})`, [jobId, beforeSeq, ...ids]);
     return new Set(rows.map((r) => r.receipt_id));
   }
 
