@@ -20,6 +20,7 @@ import { WorkflowsModule } from './workflows/workflows.module';
 import { PublicPagesModule } from './public-pages/public-pages.module';
 import { BadgesModule } from './badges/badges.module';
 import { TimelinesModule } from './timelines/timelines.module';
+import { EvidenceModule } from './evidence/evidence.module';
 import { readQueueOptions } from './verification-queue/queue-options';
 import { VerificationQueueModule } from './verification-queue/verification-queue.module';
 import { WebhooksModule } from './webhooks/webhooks.module';
@@ -72,6 +73,7 @@ export class AppModule {
         PublicPagesModule,
         BadgesModule,
         TimelinesModule,
+        EvidenceModule,
         VerificationQueueModule.forRoot(env),
         WebhooksModule.forRoot(env),
       ],

@@ -44,6 +44,22 @@ export class CoverageReportsRepository {
     return row ? { ...row, position: int(row.position) } : null;
   }
 
+  /** The reports on a job or workflow recorded at or below `upTo`, in ledger order. */
+  async ofSubject(q: Queryable, subject: { kind: string; id: string }, upTo: number): Promise<CoverageReportRow[]> {
+    const rows = await q.query<CoverageReportRow>('SELECT report_id, digest, report, issued_at, position FROM coverage_reports WHERE subject_kind = ? AND subject_id = ? AND position <= ? ORDER BY position', [
+      subject.kind,
+      subject.id,
+      upTo,
+    ]);
+    return rows.map((r) => ({ ...r, position: int(r.position) }));
+  }
+
+  /** The subject of a stored report, or null. */
+  async subjectOf(q: Queryable, reportId: string): Promise<{ kind: 'job' | 'workflow'; id: string; as_of_position: number; position: number } | null> {
+    const r = (await q.query<{ subject_kind: string; subject_id: string; as_of_position: number | string; position: number | string }>('SELECT subject_kind, subject_id, as_of_position, position FROM coverage_reports WHERE report_id = ?', [reportId]))[0];
+    return r ? { kind: r.subject_kind as 'job' | 'workflow', id: r.subject_id, as_of_position: int(r.as_of_position), position: int(r.position) } : null;
+  }
+
   /** coverage reports recorded after a ledger position, in that order (without their content). */
   async reportsAfter(q: Queryable, p: { after: number; limit: number }): Promise<ReportListRow[]> {
     return q.query<ReportListRow>(

@@ -181,6 +181,37 @@ export class EventsRepository {
     return rows[0] ? toStored(rows[0]) : null;
   }
 
+  /**
+   * At most `limit` events of a stream after its `afterStreamPosition`, at or below ledger position `upTo`, in
+   * order (an evidence pack's page; keyset on the `(stream_id, stream_position)` index, so each page costs the same).
+   */
+  async streamPage(q: Queryable, streamId: string, afterStreamPosition: number, upTo: number, limit: number): Promise<StoredEvent[]> {
+    const rows = await q.query<StoredEvent>('SELECT * FROM events WHERE stream_id = ? AND stream_position > ? AND position <= ? ORDER BY stream_position LIMIT ?', [
+      streamId,
+      afterStreamPosition,
+      upTo,
+      limit,
+    ]);
+    return rows.map(toStored);
+  }
+
+  /** Every event of `streamIds` (one page of ids; the caller pages) at or below `upTo`, in position order. */
+  async ofStreams(q: Queryable, streamIds: string[], upTo: number): Promise<StoredEvent[]> {
+    if (streamIds.length === 0) return [];
+    const rows = await q.query<StoredEvent>(`SELECT * FROM events WHERE position <= ? AND stream_id IN (${placeholders(streamIds.length)}) ORDER BY position`, [upTo, ...streamIds]);
+    return rows.map(toStored);
+  }
+
+  /** Which of `positions` (one page) were written by a key with a `metadata` publication (S13). */
+  async withheldAmong(q: Queryable, positions: number[]): Promise<Set<number>> {
+    if (positions.length === 0) return new Set();
+    const rows = await q.query<{ position: number | string }>(
+      `SELECT e.position AS position FROM events e JOIN api_keys k ON k.id = e.key_id WHERE k.publication = 'metadata' AND e.position IN (${placeholders(positions.length)})`,
+      positions,
+    );
+    return new Set(rows.map((r) => int(r.position)));
+  }
+
   /** Positions of events whose stored `event_hash` is `eventHash` (one, unless the table was tampered with). */
   async positionsOfHash(q: Queryable, eventHash: string): Promise<number[]> {
     const rows = await q.query<{ position: number | string }>('SELECT position FROM events WHERE event_hash = ? ORDER BY position LIMIT 10', [eventHash]);

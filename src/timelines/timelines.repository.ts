@@ -175,6 +175,30 @@ export class TimelinesRepository {
     return (await q.query<Record<string, unknown>>('SELECT * FROM timeline_entries WHERE job_id = ? AND seq > ? ORDER BY seq LIMIT ?', [jobId, after, limit])).map(toEntry);
   }
 
+  /** At most `limit` entries recorded by the event at `position` (an import) with seq > `after`, in seq order. */
+  async entryPageAt(q: Queryable, jobId: string, position: number, after: number, limit: number): Promise<TimelineEntryRow[]> {
+    return (await q.query<Record<string, unknown>>('SELECT * FROM timeline_entries WHERE job_id = ? AND position = ? AND seq > ? ORDER BY seq LIMIT ?', [jobId, position, after, limit])).map(toEntry);
+  }
+
+  /** Which of `ids` (as written in entries) an entry of the job with seq below `beforeSeq` (null: any entry) names (the `receipt_id` index). */
+  async receiptIdsNamedBefore(q: Queryable, jobId: string, beforeSeq: number | null, ids: string[]): Promise<Set<string>> {
+    if (ids.length === 0) return new Set();
+    const rows =
+      beforeSeq === null
+        ? await q.query<{ receipt_id: string }>(`SELECT DISTINCT receipt_id FROM timeline_entries WHERE job_id = ? AND receipt_id IN (${placeholders(ids.length)})`, [jobId, ...ids])
+        : await q.query<{ receipt_id: string }>(`SELECT DISTINCT receipt_id FROM timeline_entries WHERE job_id = ? AND seq < ? AND receipt_id IN (${placeholders(ids.length)})`, [jobId, beforeSeq, ...ids]);
+    return new Set(rows.map((r) => r.receipt_id));
+  }
+
+  /** At most `limit` distinct receipt ids (lowercase) the job's entries at or below `upTo` name, greater than `after`, in order (reports: their recorders). */
+  async receiptIdPage(q: Queryable, jobId: string, after: string, upTo: number, limit: number): Promise<string[]> {
+    const rows = await q.query<{ id: string }>(
+      'SELECT DISTINCT LOWER(receipt_id) AS id FROM timeline_entries WHERE job_id = ? AND position <= ? AND receipt_id IS NOT NULL AND LOWER(receipt_id) > ? ORDER BY id LIMIT ?',
+      [jobId, upTo, after, limit],
+    );
+    return rows.map((r) => r.id);
+  }
+
   /** True when any entry of the job was recorded under a `metadata` publication setting. */
   async hasMetadataEntries(q: Queryable, jobId: string): Promise<boolean> {
     return (await q.query<Record<string, unknown>>("SELECT 1 AS one FROM timeline_entries WHERE job_id = ? AND publication = 'metadata' LIMIT 1", [jobId])).length > 0;

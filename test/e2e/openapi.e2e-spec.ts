@@ -99,11 +99,11 @@ describe.each(DIALECTS)('OpenAPI contract on %s', (dialect) => {
       if (!op.operationId || !/^[a-z][A-Za-z]+$/.test(op.operationId) || /Controller/.test(op.operationId)) problems.push(`${where}: operationId ${op.operationId}`);
       for (const [status, r] of Object.entries(op.responses)) {
         if (status === '204') continue;
-        // A success may be NDJSON (the timeline export), Server-Sent Events (the live event stream) or a signed note
+        // A success may be NDJSON (the timeline export), JSON Lines (evidence packs), Server-Sent Events (the live event stream) or a signed note
         // (checkpoints: text/plain, exactly as signed) or an RFC 3161 token (DER, application/timestamp-reply), each documented
         // (or a PDF of a coverage report, or an SVG badge) with its own media type and schema; /metrics answers the Prometheus text format.
         const text = path === '/metrics' && status === '200' ? r.content?.['text/plain']?.schema : undefined;
-        const json = r.content?.['application/json']?.schema ?? (status.startsWith('2') ? (r.content?.['application/x-ndjson'] ?? r.content?.['text/event-stream'] ?? r.content?.['text/plain; charset=utf-8'] ?? r.content?.['application/timestamp-reply'] ?? r.content?.['application/pdf'] ?? r.content?.['image/svg+xml'])?.schema ?? text : undefined);
+        const json = r.content?.['application/json']?.schema ?? (status.startsWith('2') ? (r.content?.['application/x-ndjson'] ?? r.content?.['application/jsonl'] ?? r.content?.['text/event-stream'] ?? r.content?.['text/plain; charset=utf-8'] ?? r.content?.['application/timestamp-reply'] ?? r.content?.['application/pdf'] ?? r.content?.['image/svg+xml'])?.schema ?? text : undefined);
         if (!json) problems.push(`${where} ${status}: no JSON schema`);
         else if (!refOk(json)) problems.push(`${where} ${status}: dangling $ref`);
         // Errors answer the Error body; only a verifier's 422 (its full answer, verdict not valid), the ledger verifier's 409 and /health's 503 differ.

@@ -14,8 +14,9 @@ import { registerLedger } from './ledger';
 import { registerLog } from './log';
 import { registerSubmit } from './submit';
 import { registerVerify } from './verify';
+import { registerVerifyPack } from './verify-pack';
 import { registerWitness } from './witness';
 
 export type Register = (program: Command, ctx: RunContext) => void;
 
-export const COMMANDS: readonly Register[] = [registerVerify, registerConformance, registerGenerate, registerCoverage, registerLedger, registerSubmit, registerWitness, registerLog];
+export const COMMANDS: readonly Register[] = [registerVerify, registerConformance, registerGenerate, registerCoverage, registerLedger, registerSubmit, registerWitness, registerLog, registerVerifyPack];

@@ -40,11 +40,11 @@ export const DEFAULT_TIMEOUT_S = 30;
 
 // ---------------------------------------------------------------- options
 
-function collect(value: string, previous: string[] | undefined): string[] {
+export function collect(value: string, previous: string[] | undefined): string[] {
   return [...(previous ?? []), value];
 }
 
-function wholeNumber(min: number, what: string): (v: string) => number {
+export function wholeNumber(min: number, what: string): (v: string) => number {
   return (v: string) => {
     const n = Number(v);
     if (!/^[0-9]+$/.test(v) || !Number.isSafeInteger(n) || n < min) throw new InvalidArgumentError(`expected ${what} (a whole number${min > 0 ? ` of at least ${min}` : ''})`);

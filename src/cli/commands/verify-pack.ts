@@ -1,0 +1,121 @@
+/**
+ * `aer1 verify-pack FILE --vkey LOG_VKEY [--witness VKEY ... --quorum K] [--tsa-certs FILE] [--json]`
+ *
+ * An evidence pack (`GET /api/jobs/{id}/evidence`, `/api/workflows/{id}/evidence`,
+ * `/api/coverage-reports/{id}/evidence`; docs/evidence-pack.md) checked
+ * offline with no server: the manifest, the checkpoint's signature and
+ * cosignatures, its timestamp, every inclusion proof, every record against
+ * its leaf, every AER-1 verdict, and every coverage report recomputed
+ * (src/cli/pack-check.ts). Exit 0 all verified, 1 anything fails (every
+ * failure is listed with its member and check) or anything is withheld,
+ * 2 usage or a file that cannot be read or is not a pack.
+ */
+import { Command } from 'commander';
+import { existsSync, statSync } from 'node:fs';
+import { CliError, CliIo, EXIT_NOT_VALID, EXIT_OK, RunContext, writeAll } from '../io';
+import { checkPack, PackReport } from '../pack-check';
+import { safe } from '../report';
+import { collect, trustPolicy, wholeNumber } from './log';
+
+export interface VerifyPackOptions {
+  vkey?: string;
+  witness?: string[];
+  quorum?: number;
+  tsaCerts?: string;
+  json?: boolean;
+}
+
+const CHECK_TITLES: [string, string][] = [
+  ['manifest', 'members match the manifest (SHA-256)'],
+  ['vkey', 'the pack names the --vkey log key'],
+  ['checkpoint_signature', "checkpoint signed by the log's key"],
+  ['cosignatures', 'witness cosignatures (quorum)'],
+  ['timestamp', 'RFC 3161 timestamp of the checkpoint'],
+  ['leaf_hash', 'leaf hashes computed from the leaf bytes'],
+  ['inclusion', 'inclusion proofs against the checkpoint root'],
+  ['leaf_event', 'leaves are the canonical ledger events at their positions'],
+  ['leaf_bytes', "records carry exactly their event's bytes"],
+  ['plan_digest', 'plan digests'],
+  ['aer1_verdict', 'AER-1 verdicts (receipts, timeline chain with commitments, workflow)'],
+  ['report_digest', 'report digests'],
+  ['report_recomputed', 'coverage reports recomputed from the pack (same digest)'],
+];
+
+/** The readable report. */
+export function packText(r: PackReport, file: string): string {
+  const out: string[] = [];
+  out.push(`Evidence pack ${safe(file)}`);
+  if (r.subject) out.push(`Subject: ${safe(r.subject.kind)} ${safe(r.subject.id)}`);
+  if (r.checkpoint) out.push(`Checkpoint: ${safe(r.checkpoint.origin)} size ${r.checkpoint.size}, root ${r.checkpoint.root}`);
+  const c = r.counts;
+  out.push(`Members: ${c.members} (${c.events} events, ${c.receipts} receipts, ${c.entries} entries, ${c.commitments} commitments, ${c.workflows} workflow receipts, ${c.plans} plan versions, ${c.reports} coverage reports)`);
+  out.push('');
+  const failedChecks = new Map<string, number>();
+  for (const f of r.failures) failedChecks.set(f.check, (failedChecks.get(f.check) ?? 0) + 1);
+  for (const [name, title] of CHECK_TITLES) {
+    const ok = r.passed[name] ?? 0;
+    const bad = failedChecks.get(name) ?? 0;
+    if (ok === 0 && bad === 0) {
+      if (name === 'timestamp' && r.timestamp === 'not_checked') out.push(`  – ${title}: NOT CHECKED (give --tsa-certs)`);
+      else if (name === 'cosignatures' || name === 'timestamp') out.push(`  – ${title}: not checked (${name === 'cosignatures' ? 'no --witness given' : 'the pack carries no token'})`);
+      continue;
+    }
+    out.push(`  ${bad ? '✗' : '✓'} ${title}: ${ok} passed${bad ? `, ${bad} FAILED` : ''}`);
+  }
+  if (r.cosignatures.length) out.push(`  cosigned by ${r.cosignatures.map((x) => `${safe(x.name)} at ${new Date(x.timestamp * 1000).toISOString()}`).join(', ')}`);
+  if (r.timestamp && r.timestamp !== 'not_checked') out.push(`  the checkpoint existed at ${safe(r.timestamp.gen_time)}, per ${safe(r.timestamp.tsa)}`);
+  const rv = Object.entries(r.verdicts.receipts).map(([v, n]) => `${n} ${v}`).join(', ');
+  if (rv) out.push(`  receipts: ${rv}`);
+  if (r.verdicts.timeline) out.push(`  timeline: ${r.verdicts.timeline}`);
+  if (r.verdicts.workflow) out.push(`  workflow: ${r.verdicts.workflow}`);
+  for (const x of r.reports) out.push(`  report ${safe(x.report_id)}: digest ${x.digest}, recomputed ${x.recomputed ?? '(not recomputed)'}`);
+  if (r.not_checked.length) {
+    out.push('', 'Not checked:');
+    for (const n of r.not_checked.slice(0, 50)) out.push(`  – ${safe(n, 300)}`);
+    if (r.not_checked.length > 50) out.push(`  … and ${r.not_checked.length - 50} more`);
+  }
+  if (r.failures.length) {
+    out.push('', `Failures (${r.failures.length}):`);
+    for (const f of r.failures) out.push(`  ✗ ${safe(f.member)}: ${f.check}: ${safe(f.detail, 400)}`);
+  }
+  out.push('');
+  out.push(
+    r.verified
+      ? 'Result: VERIFIED (every member matches the manifest, every record is in the log under the signed checkpoint, every verdict and report recomputed)'
+      : `Result: NOT VERIFIED (${r.failures.length} failure${r.failures.length === 1 ? '' : 's'}${r.counts.withheld ? `, ${r.counts.withheld} event${r.counts.withheld === 1 ? '' : 's'} withheld` : ''})`,
+  );
+  out.push('What this does not prove: that the recorded actions had the effects claimed, or that nothing happened outside the recorder (see each report\'s does_not_prove); who owns a key is the ledger\'s statement, not in the log.');
+  return out.join('\n') + '\n';
+}
+
+/** `aer1 verify-pack`: returns the exit code. */
+export async function verifyPackCommand(file: string, opts: VerifyPackOptions, io: CliIo): Promise<number> {
+  const policy = trustPolicy(opts);
+  if (!existsSync(file) || !statSync(file).isFile()) throw new CliError(`cannot read ${file}: not a file`);
+  let report: PackReport;
+  try {
+    report = await checkPack(file, policy);
+  } catch (e) {
+    throw new CliError(`cannot read ${file}: ${(e as Error).message}`);
+  }
+  if (!report.is_pack) throw new CliError(`${file} is not an evidence pack (aer1-evidence-pack/1: no header, event or manifest line)`);
+  await writeAll(io.stdout, opts.json ? JSON.stringify(report, null, 2) + '\n' : packText(report, file));
+  return report.verified ? EXIT_OK : EXIT_NOT_VALID;
+}
+
+/** Register `verify-pack` on `program`. */
+export function registerVerifyPack(program: Command, ctx: RunContext): void {
+  program
+    .command('verify-pack')
+    .description('check an evidence pack offline: manifest, checkpoint signature and cosignatures, timestamp, every inclusion proof, every record against its leaf, AER-1 verdicts, coverage reports recomputed')
+    .argument('<file>', 'the pack, e.g. from GET /api/jobs/{id}/evidence')
+    .option('--vkey <vkey>', 'the log verifier key, <origin>+<hex key id>+<base64 key> (from the operator)')
+    .option('--witness <vkey>', 'a witness verifier key (type 0x04) whose cosignature counts; repeat for each witness', collect)
+    .option('--quorum <k>', 'valid witness cosignatures needed (default: every --witness given)', wholeNumber(1, 'a quorum'))
+    .option('--tsa-certs <pem>', 'PEM of the TSA certificate chain, to check the RFC 3161 timestamp the pack carries')
+    .option('--json', 'print the result as JSON')
+    .addHelpText('after', '\nExit codes: 0 verified; 1 a check failed (every failure is listed: member, check) or bytes are withheld; 2 usage error, or a file that cannot be read or is not a pack.')
+    .action(async (file: string, opts: VerifyPackOptions) => {
+      ctx.exitCode = await verifyPackCommand(file, opts, ctx.io);
+    });
+}

@@ -1,0 +1,576 @@
+/**
+ * What `aer1 verify-pack` checks in an evidence pack (`aer1-evidence-pack/1`,
+ * src/core/pack/format.ts, docs/evidence-pack.md), offline:
+ *
+ * - `manifest`: every member's SHA-256 against its manifest chunk, every
+ *   chunk against the final manifest, unique names, nothing after the end;
+ * - `checkpoint_signature`, `cosignatures` (with witnesses), `timestamp`
+ *   (RFC 3161, with a TSA chain) on the `log/checkpoint` note;
+ * - for every `event/<position>`: the leaf hash computed from the leaf bytes
+ *   (`leaf_hash`), the inclusion proof against the checkpoint's root
+ *   (`inclusion`), the leaf is the canonical ledger event at that position (`leaf_event`);
+ * - for every record (receipt, entry, commitment, workflow, plan, report):
+ *   its event is in the pack and carries exactly the record's bytes (`leaf_bytes`);
+ * - AER-1 verdicts with the core (`aer1_verdict`): every receipt, the
+ *   timeline chain with every commitment, the workflow;
+ * - every coverage report recomputed with the core's `reconcile` from the
+ *   pack's plan and records as of its position (`report_recomputed`: same digest).
+ *
+ * Every failure names its member and check; all are collected, none stops the others.
+ */
+import { createReadStream } from 'node:fs';
+import { has, isObject, ReceiptResult, verifyReceipt, verifyWorkflow } from '../core/aer1';
+import { canonicalDigest, canonicalJson } from '../core/coverage/canonical';
+import { timelineIntegrity } from '../core/coverage/integrity';
+import { NormalizedPlan } from '../core/coverage/plan';
+import { CoverageReportContent, reconcile, RecordInput, Recorders, reportDigest } from '../core/coverage/reconcile';
+import { MANIFEST_CHUNK, memberHash, memberName, PACK_FORMAT } from '../core/pack/format';
+import { Checkpoint, isTlogError, leafHash, verifyCheckpoint, verifyInclusion } from '../core/tlog';
+import { checkpointTimestampDigest, verifyTimeStampResponse } from '../timestamp/rfc3161';
+import { LeafEvent, parseLeaf, quorumCheck, TrustPolicy } from './log-proof';
+import { parseJsonBytes } from './input';
+
+/** One failed check: which member, which check, why. */
+export interface PackFailure {
+  member: string;
+  check: string;
+  detail: string;
+}
+
+/** The outcome of checking a pack. */
+export interface PackReport {
+  verified: boolean;
+  /** false: not a pack at all (exit 2). */
+  is_pack: boolean;
+  subject: { kind: string; id: string } | null;
+  checkpoint: { origin: string; size: number; root: string } | null;
+  cosignatures: { name: string; timestamp: number }[];
+  timestamp: { gen_time: string; tsa: string } | 'not_checked' | null;
+  counts: { members: number; events: number; receipts: number; entries: number; commitments: number; workflows: number; plans: number; reports: number; withheld: number };
+  /** Passed checks by name, counted. */
+  passed: Record<string, number>;
+  verdicts: { receipts: Record<string, number>; timeline: string | null; workflow: string | null };
+  reports: { report_id: string; digest: string; recomputed: string | null }[];
+  failures: PackFailure[];
+  /** What was not checked (withheld bytes, a token without --tsa-certs). */
+  not_checked: string[];
+}
+
+type Obj = Record<string, unknown>;
+
+const b64 = (s: unknown): Buffer | null => (typeof s === 'string' && /^[A-Za-z0-9+/]*={0,2}$/.test(s) ? Buffer.from(s, 'base64') : null);
+
+/** NDJSON texts of an import, as the ledger splits them (src/common/raw-json.ts `ndjsonTexts`). */
+function ndjsonTexts(text: string): string[] {
+  const out: string[] = [];
+  for (let line of text.split('\n')) {
+    if (line.endsWith('\r')) line = line.slice(0, -1);
+    if (/^[ \t\r]*$/.test(line)) continue;
+    out.push(line);
+  }
+  return out;
+}
+
+function parse(raw: unknown): unknown {
+  if (typeof raw !== 'string') return undefined;
+  try {
+    return JSON.parse(raw) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Lines of a file as Buffers (split on LF only), streamed. */
+async function* fileLines(file: string): AsyncGenerator<Buffer> {
+  let rest: Buffer = Buffer.alloc(0);
+  for await (const chunk of createReadStream(file)) {
+    let buf = rest.length ? Buffer.concat([rest, chunk as Buffer]) : (chunk as Buffer);
+    let at: number;
+    while ((at = buf.indexOf(0x0a)) >= 0) {
+      yield buf.subarray(0, at);
+      buf = buf.subarray(at + 1);
+    }
+    rest = Buffer.from(buf);
+  }
+  if (rest.length) yield rest;
+}
+
+interface RecordRef {
+  member: string;
+  position: number;
+}
+
+/** Check the pack in `file` against `policy` (see the module comment). Throws only when the file cannot be read. */
+export async function checkPack(file: string, policy: TrustPolicy): Promise<PackReport> {
+  const failures: PackFailure[] = [];
+  const passed: Record<string, number> = {};
+  const notChecked: string[] = [];
+  const fail = (member: string, check: string, detail: string): void => void failures.push({ member, check, detail });
+  const pass = (check: string): void => void (passed[check] = (passed[check] ?? 0) + 1);
+  const counts = { members: 0, events: 0, receipts: 0, entries: 0, commitments: 0, workflows: 0, plans: 0, reports: 0, withheld: 0 };
+
+  let header: Obj | null = null;
+  let isPack = false;
+  let cp: Checkpoint | null = null;
+  let cpNote: string | null = null;
+  let cosigs: { name: string; timestamp: number }[] = [];
+  let timestamp: PackReport['timestamp'] = null;
+  const events = new Map<number, LeafEvent | null>();
+  const receipts = new Map<string, RecordRef & { raw: string | null }>();
+  const entries = new Map<number, RecordRef & { raw: string | null }>();
+  const commitments: (RecordRef & { id: string; raw: string })[] = [];
+  const workflows: (RecordRef & { id: string; raw: string })[] = [];
+  const plans: (RecordRef & { plan_id: string; version: number; digest: string; registered_at: string; plan: string })[] = [];
+  const reports: (RecordRef & { report_id: string; digest: string; report: unknown; recorders: unknown })[] = [];
+
+  // Manifest state.
+  const names = new Set<string>();
+  let pending: [string, string][] = [];
+  const chunkHashes: [string, string][] = [];
+  let trailer: Obj | null = null;
+  let lineNo = 0;
+
+  for await (const line of fileLines(file)) {
+    lineNo++;
+    if (line.length === 0) {
+      fail(`line ${lineNo}`, 'format', 'an empty line (a pack has one member on every line)');
+      continue;
+    }
+    const parsed = parseJsonBytes(line);
+    const m = parsed.ok && isObject(parsed.value) ? (parsed.value as Obj) : null;
+    const name = m && typeof m.member === 'string' ? m.member : null;
+    if (m === null || name === null) {
+      fail(`line ${lineNo}`, 'format', parsed.ok ? 'not a member object {"member": ...}' : `not JSON (${parsed.detail}): the line was altered`);
+      if (!trailer) pending.push([`line ${lineNo}`, memberHash(line)]);
+      continue;
+    }
+    isPack ||= name === 'header' || name === 'manifest' || name.startsWith('event/');
+    if (trailer) {
+      fail(name, 'manifest', `line ${lineNo} comes after the final manifest`);
+      continue;
+    }
+    if (name === 'manifest') {
+      trailer = m;
+      continue;
+    }
+    if (name.startsWith('manifest/')) {
+      const expectName = memberName.chunk(chunkHashes.length);
+      if (name !== expectName) fail(name, 'manifest', `expected chunk ${expectName} here`);
+      chunkHashes.push([name, memberHash(line)]);
+      const listed = Array.isArray(m.members) ? (m.members as unknown[]) : [];
+      const n = Math.max(listed.length, pending.length);
+      for (let k = 0; k < n; k++) {
+        const l = listed[k];
+        const got = pending[k];
+        const ln = Array.isArray(l) && typeof l[0] === 'string' ? l[0] : null;
+        const lh = Array.isArray(l) && typeof l[1] === 'string' ? l[1] : null;
+        if (!got) fail(ln ?? name, 'manifest', `${name} lists ${ln ?? 'a member'} that is not in the pack`);
+        else if (ln !== got[0]) fail(got[0], 'manifest', `${name} lists ${ln ?? '(malformed)'} at this place, not ${got[0]}: a member was added, removed or moved`);
+        else if (lh !== got[1]) fail(got[0], 'manifest', `SHA-256 of the member is ${got[1]}, ${name} says ${lh ?? '(none)'}: the member or the manifest was altered`);
+        else pass('manifest');
+      }
+      if (listed.length !== MANIFEST_CHUNK && listed.length !== pending.length) fail(name, 'manifest', `lists ${listed.length} members`);
+      pending = [];
+      continue;
+    }
+    counts.members++;
+    if (names.has(name)) fail(name, 'format', 'this member name appears twice');
+    names.add(name);
+    pending.push([name, memberHash(line)]);
+    if (lineNo === 1 && name !== 'header') fail(name, 'format', 'the first line is not the header');
+
+    if (name === 'header') {
+      header = m;
+      if (m.format !== PACK_FORMAT) fail(name, 'format', `format is ${JSON.stringify(m.format)}, not ${PACK_FORMAT}`);
+    } else if (name === 'log/vkey') {
+      if (m.vkey !== policy.log.vkey) fail(name, 'vkey', `the pack names the log key ${JSON.stringify(m.vkey)}, not --vkey ${policy.log.vkey} (only --vkey is trusted)`);
+      else pass('vkey');
+    } else if (name === 'log/checkpoint') {
+      cpNote = typeof m.note === 'string' ? m.note : '';
+      try {
+        cp = verifyCheckpoint(cpNote, [policy.log], policy.log.name).checkpoint;
+        if (m.size !== cp.size) fail(name, 'checkpoint_signature', `size ${String(m.size)} is not the signed note's ${cp.size}`);
+        pass('checkpoint_signature');
+      } catch (e) {
+        fail(name, 'checkpoint_signature', isTlogError(e) ? `${e.code}: ${e.message}` : (e as Error).message);
+      }
+      if (policy.witnesses.length > 0) {
+        const q = quorumCheck(cpNote, policy);
+        if (q.check.ok) pass('cosignatures');
+        else fail(name, 'cosignatures', q.check.detail);
+        cosigs = q.valid.map((c) => ({ name: c.name, timestamp: c.timestamp }));
+      }
+    } else if (name === 'log/timestamp') {
+      const der = b64(m.timestamp);
+      if (policy.tsaCertsPem === undefined) {
+        timestamp = 'not_checked';
+        notChecked.push('the RFC 3161 token of the checkpoint: give --tsa-certs PEM (the TSA chain) to check it');
+      } else if (!der || cpNote === null) fail(name, 'timestamp', der ? 'the timestamp comes before the checkpoint' : 'not base64');
+      else {
+        let digest: Buffer | null = null;
+        try {
+          digest = checkpointTimestampDigest(cpNote);
+        } catch {
+          digest = null;
+        }
+        const r = digest === null ? null : await verifyTimeStampResponse(der, digest, { certsPem: policy.tsaCertsPem });
+        if (r === null) fail(name, 'timestamp', 'the checkpoint has no body to timestamp');
+        else if (r.ok) {
+          timestamp = { gen_time: r.genTime, tsa: r.tsaName };
+          pass('timestamp');
+        } else fail(name, 'timestamp', `${r.code}: ${r.message}`);
+      }
+    } else if (name.startsWith('event/')) {
+      counts.events++;
+      const position = m.position;
+      if (typeof position !== 'number' || !Number.isSafeInteger(position) || position < 1 || name !== memberName.event(position) || m.leaf_index !== position - 1) {
+        fail(name, 'format', 'position and leaf_index do not match the member name');
+        continue;
+      }
+      const stated = b64(m.leaf_hash);
+      const proof = Array.isArray(m.proof) ? m.proof.map(b64) : [null];
+      if (m.leaf === null) {
+        counts.withheld++;
+        events.set(position, null);
+        notChecked.push(`${name}: leaf bytes withheld (${typeof m.withheld === 'string' ? m.withheld : 'no reason given'}); its inclusion is checked from the stated leaf hash only`);
+      }
+      const leaf = m.leaf === null ? null : b64(m.leaf);
+      if (m.leaf !== null && leaf === null) {
+        fail(name, 'leaf_hash', 'leaf is not base64');
+        continue;
+      }
+      const computed = leaf ? leafHash(leaf) : stated;
+      if (leaf && (!stated || !stated.equals(computed as Buffer))) fail(name, 'leaf_hash', `SHA-256(0x00 || leaf) is ${(computed as Buffer).toString('base64')}, the member states ${String(m.leaf_hash)}`);
+      else if (leaf) pass('leaf_hash');
+      if (cp === null) fail(name, 'inclusion', 'not checked: no checkpoint signed by --vkey precedes it');
+      else if (!computed || proof.some((p) => p === null)) fail(name, 'inclusion', 'the proof or leaf hash is not base64');
+      else {
+        try {
+          verifyInclusion(position - 1, cp.size, computed, proof as Buffer[], cp.rootHash);
+          pass('inclusion');
+        } catch (e) {
+          fail(name, 'inclusion', isTlogError(e) ? `${e.code}: ${e.message}` : (e as Error).message);
+        }
+      }
+      if (leaf) {
+        try {
+          const ev = parseLeaf(leaf);
+          if (ev.position !== position) fail(name, 'leaf_event', `the leaf holds the event at position ${ev.position}, not ${position}`);
+          else if (ev.type !== m.type) fail(name, 'leaf_event', `the leaf holds a ${ev.type} event; the member says ${String(m.type)}`);
+          else pass('leaf_event');
+          events.set(position, ev);
+        } catch (e) {
+          fail(name, 'leaf_event', (e as Error).message);
+        }
+      }
+    } else if (name.startsWith('receipt/')) {
+      counts.receipts++;
+      receipts.set(String(m.id), { member: name, position: Number(m.position), raw: typeof m.raw === 'string' ? m.raw : null });
+    } else if (name.startsWith('entry/')) {
+      counts.entries++;
+      entries.set(Number(m.seq), { member: name, position: Number(m.position), raw: typeof m.raw === 'string' ? m.raw : null });
+    } else if (name.startsWith('commitment/')) {
+      counts.commitments++;
+      commitments.push({ member: name, position: Number(m.position), id: String(m.id), raw: String(m.raw) });
+    } else if (name.startsWith('workflow/')) {
+      counts.workflows++;
+      workflows.push({ member: name, position: Number(m.position), id: String(m.id), raw: String(m.raw) });
+    } else if (name.startsWith('plan/')) {
+      counts.plans++;
+      plans.push({ member: name, position: Number(m.position), plan_id: String(m.plan_id), version: Number(m.version), digest: String(m.digest), registered_at: String(m.registered_at), plan: String(m.plan) });
+    } else if (name.startsWith('report/')) {
+      counts.reports++;
+      reports.push({ member: name, position: Number(m.position), report_id: String(m.report_id), digest: String(m.digest), report: m.report, recorders: m.recorders });
+    } else fail(name, 'format', 'an unknown member');
+  }
+
+  // The end of the manifest.
+  if (!trailer) fail('manifest', 'manifest', 'the pack has no final manifest: it was cut short (or its last line altered)');
+  else {
+    if (pending.length) for (const p of pending) fail(p[0], 'manifest', 'no manifest chunk lists this member');
+    if (trailer.format !== PACK_FORMAT) fail('manifest', 'format', `format is ${JSON.stringify(trailer.format)}`);
+    if (trailer.member_count !== counts.members) fail('manifest', 'manifest', `member_count is ${String(trailer.member_count)}, the pack holds ${counts.members}`);
+    const listed = Array.isArray(trailer.chunks) ? (trailer.chunks as unknown[]) : [];
+    const n = Math.max(listed.length, chunkHashes.length);
+    for (let k = 0; k < n; k++) {
+      const l = listed[k];
+      const got = chunkHashes[k];
+      const lh = Array.isArray(l) ? l[1] : undefined;
+      if (!got) fail(Array.isArray(l) ? String(l[0]) : 'manifest', 'manifest', 'the final manifest lists a chunk that is not in the pack');
+      else if (!Array.isArray(l) || l[0] !== got[0] || lh !== got[1]) fail(got[0], 'manifest', `SHA-256 of the chunk is ${got[1]}, the final manifest says ${String(lh)}: the chunk or the manifest was altered`);
+      else pass('manifest');
+    }
+  }
+  if (!header) fail('header', 'format', 'the pack has no header');
+  if (!cpNote) fail('log/checkpoint', 'checkpoint_signature', 'the pack has no checkpoint');
+
+  // Records against their events.
+  const parsedData = new Map<number, Obj | null>();
+  const leafData = (ref: RecordRef, type: string | string[]): Obj | null => {
+    const ev = events.get(ref.position);
+    if (ev === undefined) {
+      fail(ref.member, 'leaf_bytes', `its event (position ${ref.position}) is not in the pack`);
+      return null;
+    }
+    if (ev === null) return null; // withheld: said above
+    const types = Array.isArray(type) ? type : [type];
+    if (!types.includes(ev.type)) {
+      fail(ref.member, 'leaf_bytes', `the event at position ${ref.position} is a ${ev.type}, not ${types.join(' or ')}`);
+      return null;
+    }
+    // Parsed once per event: an import's one event backs every entry it recorded.
+    let d = parsedData.get(ref.position);
+    if (d === undefined) {
+      const v = parse(ev.data);
+      d = isObject(v) ? (v as Obj) : null;
+      parsedData.set(ref.position, d);
+    }
+    return d;
+  };
+  const same = (ref: RecordRef, ok: boolean, what: string): void => {
+    if (ok) pass('leaf_bytes');
+    else fail(ref.member, 'leaf_bytes', `${what} differs from the bytes in its event (leaf ${ref.position - 1}): altered`);
+  };
+
+  const receiptVerdicts: Record<string, number> = {};
+  const receiptDocs = new Map<string, unknown>();
+  for (const [id, r] of receipts) {
+    const d = leafData(r, 'ReceiptRecorded');
+    if (r.raw === null) {
+      notChecked.push(`${r.member}: bytes withheld`);
+      continue;
+    }
+    if (d) same(r, d.raw === r.raw && String(d.id).toLowerCase() === id, 'the receipt');
+    const p = parseJsonBytes(Buffer.from(r.raw, 'utf8'));
+    const result: ReceiptResult = verifyReceipt(p.ok ? p.value : undefined);
+    receiptVerdicts[result.verdict] = (receiptVerdicts[result.verdict] ?? 0) + 1;
+    if (result.verdict === 'valid') pass('aer1_verdict');
+    else fail(r.member, 'aer1_verdict', `AER-1 verdict ${result.verdict} (${result.reasons.join(', ')})`);
+    if (p.ok) receiptDocs.set(id, p.value);
+  }
+
+  // Entries: each against its event (an append, or its line of an import).
+  const importTexts = new Map<number, string[] | unknown[] | null>();
+  for (const [seq, e] of entries) {
+    if (e.raw === null) {
+      notChecked.push(`${e.member}: bytes withheld`);
+      continue;
+    }
+    const d = leafData(e, ['TimelineEntryAppended', 'TimelineImported']);
+    if (!d) continue;
+    if (events.get(e.position)?.type === 'TimelineEntryAppended') same(e, d.raw === e.raw && d.seq === seq, 'the entry');
+    else {
+      if (!importTexts.has(e.position)) {
+        const raw = typeof d.raw === 'string' ? d.raw : '';
+        const arr = d.format === 'ndjson' ? ndjsonTexts(raw) : parse(raw);
+        importTexts.set(e.position, Array.isArray(arr) ? arr : null);
+      }
+      const all = importTexts.get(e.position);
+      const at = all ? all[seq - 1] : undefined;
+      same(e, typeof at === 'string' ? at === e.raw : at !== undefined && JSON.stringify(at) === JSON.stringify(parse(e.raw)), 'the entry');
+    }
+  }
+  for (const c of commitments) {
+    const d = leafData(c, 'EndpointCommitmentRecorded');
+    if (d) same(c, d.raw === c.raw && d.id === c.id, 'the commitment');
+  }
+  for (const w of workflows) {
+    const d = leafData(w, 'WorkflowReceiptRecorded');
+    if (d) same(w, d.raw === w.raw && d.workflow_id === w.id, 'the workflow receipt');
+  }
+  for (const p of plans) {
+    const d = leafData(p, ['PlanRegistered', 'PlanAmended']);
+    let digestOk = false;
+    try {
+      digestOk = canonicalDigest(JSON.parse(p.plan)) === p.digest;
+    } catch {
+      digestOk = false;
+    }
+    if (!digestOk) fail(p.member, 'plan_digest', `the plan's canonical SHA-256 is not its digest ${p.digest}: altered`);
+    else pass('plan_digest');
+    if (d) same(p, canonicalJson(d.plan) === p.plan && d.digest === p.digest && d.version === p.version && d.plan_id === p.plan_id && d.registered_at === p.registered_at, 'the plan version');
+  }
+
+  // The timeline chain (S7) with every commitment, judged by the core.
+  const subject = header && isObject(header.subject) ? (header.subject as { kind: string; id: string }) : null;
+  let timelineVerdict: string | null = null;
+  if (entries.size > 0) {
+    const seqs = [...entries.keys()].sort((a, b) => a - b);
+    const jobId = subject?.kind === 'job' ? subject.id : '';
+    const ok = seqs.every((s, k) => s === k + 1);
+    if (!ok) fail('timeline', 'aer1_verdict', `the entries are not seq 1..${seqs.length} (an entry is missing or renumbered)`);
+    if (seqs.every((s) => entries.get(s)?.raw !== null)) {
+      const list = seqs.map((s) => parse(entries.get(s)?.raw));
+      const cs = commitments.map((c) => ({ id: c.id, ...commitmentValue(parse(c.raw)), recorded_position: c.position }));
+      const integ = timelineIntegrity(jobId, list, cs).integrity;
+      timelineVerdict = integ.verdict;
+      if (integ.verdict === 'valid') pass('aer1_verdict');
+      else fail(`timeline (entry/1..entry/${seqs.length})`, 'aer1_verdict', `the chain's AER-1 verdict is ${String(integ.verdict)} (${integ.reasons.join(', ')})`);
+      for (const ci of integ.commitments) {
+        if (ci.contradicts) fail(commitments.find((c) => ci.commitment.includes(c.id))?.member ?? `commitment ${ci.commitment}`, 'aer1_verdict', `${ci.outcome}: the commitment contradicts the timeline`);
+      }
+    }
+  }
+  let workflowVerdict: string | null = null;
+  if (workflows.length > 0) {
+    const last = workflows[workflows.length - 1];
+    const r = verifyWorkflow(parse(last.raw), receiptDocs.size ? receiptDocs : undefined);
+    workflowVerdict = r.verdict;
+    if (r.verdict === 'valid') pass('aer1_verdict');
+    else fail(last.member, 'aer1_verdict', `the workflow's AER-1 verdict is ${r.verdict} (${r.reasons.join(', ')})`);
+  }
+
+  // Coverage reports, recomputed from the pack.
+  const reportOut: PackReport['reports'] = [];
+  for (const r of reports) {
+    const d = leafData(r, 'CoverageReportIssued');
+    let content = r.report as CoverageReportContent;
+    if (canonicalDigest(content) !== r.digest) fail(r.member, 'report_digest', `the report's canonical SHA-256 is ${canonicalDigest(content)}, not its digest ${r.digest}: altered`);
+    else pass('report_digest');
+    if (d) same(r, canonicalJson(d.report) === canonicalJson(r.report) && d.digest === r.digest && d.report_id === r.report_id, 'the report');
+    let recomputed: string | null = null;
+    try {
+      content = r.report as CoverageReportContent;
+      recomputed = reportDigest(recompute(content, r.recorders, { events, plans }));
+      if (recomputed === r.digest) pass('report_recomputed');
+      else fail(r.member, 'report_recomputed', `reconciling the pack's plan and records as of position ${String(content.as_of_position)} gives digest ${recomputed}, the report says ${r.digest}`);
+    } catch (e) {
+      fail(r.member, 'report_recomputed', `not recomputed: ${(e as Error).message}`);
+    }
+    reportOut.push({ report_id: r.report_id, digest: r.digest, recomputed });
+  }
+
+  const verified = isPack && failures.length === 0 && (passed.checkpoint_signature ?? 0) > 0 && counts.withheld === 0;
+  return {
+    verified,
+    is_pack: isPack,
+    subject,
+    checkpoint: cp ? { origin: cp.origin, size: cp.size, root: cp.rootHash.toString('base64') } : null,
+    cosignatures: cosigs,
+    timestamp,
+    counts,
+    passed,
+    verdicts: { receipts: receiptVerdicts, timeline: timelineVerdict, workflow: workflowVerdict },
+    reports: reportOut,
+    failures,
+    not_checked: notChecked,
+  };
+}
+
+/** A commitment stored in its witness envelope is unwrapped (as the ledger's coverage reader does). */
+function commitmentValue(doc: unknown): { value: unknown; envelope?: Record<string, unknown> } {
+  if (isObject(doc) && has(doc, 'commitment') && !has(doc, 'job_id')) return { value: doc.commitment, envelope: doc as Record<string, unknown> };
+  return { value: doc };
+}
+
+/**
+ * The report's inputs rebuilt from the pack's events at or below its
+ * `as_of_position`, as src/coverage/ledger-reader.ts reads them from the
+ * database, then `reconcile` (the core's).
+ */
+function recompute(
+  stored: CoverageReportContent,
+  recordersIn: unknown,
+  pack: { events: Map<number, LeafEvent | null>; plans: { position: number; plan_id: string; version: number; digest: string; registered_at: string; plan: string }[] },
+): CoverageReportContent {
+  const asOf = stored.as_of_position;
+  if (typeof asOf !== 'number') throw new Error('the report has no as_of_position');
+  const subj = stored.subject as { job_id?: string; workflow_id?: string };
+  const kind = subj.job_id !== undefined ? 'job' : 'workflow';
+  const id = (subj.job_id ?? subj.workflow_id) as string;
+  const evs = [...pack.events.entries()].filter(([p]) => p <= asOf).sort((a, b) => a[0] - b[0]);
+  if (evs.some(([, e]) => e === null)) throw new Error('an event it reads is withheld from this pack');
+  const list = evs.map(([, e]) => e as LeafEvent);
+  const usable = pack.plans.filter((p) => p.position <= asOf).sort((a, b) => a.position - b.position);
+  if (usable.length === 0) throw new Error('no plan version at or below its position is in the pack');
+  const used = usable[usable.length - 1];
+  const plan = JSON.parse(used.plan) as NormalizedPlan;
+  const data = (e: LeafEvent): Obj => (parse(e.data) ?? {}) as Obj;
+
+  let record: RecordInput;
+  let first: number | null;
+  let receiptIds: string[];
+  if (kind === 'job') {
+    const stream = `timeline:${id}`;
+    let entries: unknown[] | null = null;
+    const commitments: { id: string | null; value: unknown; envelope?: Record<string, unknown>; recorded_position: number }[] = [];
+    let firstT: number | null = null;
+    for (const e of list.filter((x) => x.stream_id === stream)) {
+      firstT ??= e.position;
+      const d = data(e);
+      if (e.type === 'TimelineEntryAppended') (entries ??= []).push(parse(d.raw));
+      else if (e.type === 'TimelineImported') {
+        if (d.format === 'ndjson') entries = ndjsonTexts(String(d.raw)).map((t) => parse(t));
+        else {
+          const all = parse(d.raw);
+          entries = Array.isArray(all) ? all : [all];
+        }
+      } else if (e.type === 'EndpointCommitmentRecorded') commitments.push({ id: typeof d.id === 'string' ? d.id : null, ...commitmentValue(parse(d.raw)), recorded_position: e.position });
+    }
+    record = { kind: 'timeline', entries, commitments };
+    const ids = new Set<string>();
+    for (const x of entries ?? []) if (isObject(x) && typeof x.id === 'string') ids.add(x.id.toLowerCase());
+    receiptIds = [...ids];
+    const firstR = firstOf(list, receiptIds);
+    first = firstT === null ? firstR : firstR === null ? firstT : Math.min(firstT, firstR);
+  } else {
+    const wf = list.filter((x) => x.stream_id === `workflow:${id}` && x.type === 'WorkflowReceiptRecorded');
+    const workflow = wf.length ? (parse(data(wf[wf.length - 1]).raw) ?? null) : null;
+    record = { kind: 'workflow', workflow };
+    receiptIds = [];
+    if (isObject(workflow) && Array.isArray(workflow.steps)) for (const s of workflow.steps) if (isObject(s) && typeof s.receipt_id === 'string') receiptIds.push(s.receipt_id.toLowerCase());
+    const firstR = firstOf(list, receiptIds);
+    first = wf.length === 0 ? null : firstR === null ? wf[0].position : Math.min(wf[0].position, firstR);
+  }
+  // Corrections (S9), followed as the ledger does.
+  const next = new Map<string, string>();
+  for (const e of list) {
+    if (e.type !== 'ReceiptCorrected' || !e.stream_id.startsWith('receipt:')) continue;
+    const by = data(e).superseded_by;
+    if (typeof by === 'string') next.set(e.stream_id.slice('receipt:'.length), by.toLowerCase());
+  }
+  const corrections = new Map<string, string[]>();
+  for (const rid of new Set(receiptIds)) {
+    const chain: string[] = [];
+    const visited = new Set([rid]);
+    for (let at = next.get(rid); at !== undefined && !visited.has(at); at = next.get(at)) {
+      chain.push(at);
+      visited.add(at);
+    }
+    if (chain.length) corrections.set(rid, chain);
+  }
+  const receipts = new Map<string, unknown>();
+  for (const e of list) {
+    if (e.type !== 'ReceiptRecorded' || !e.stream_id.startsWith('receipt:')) continue;
+    const doc = parse(data(e).raw);
+    if (doc !== undefined) receipts.set(e.stream_id.slice('receipt:'.length), doc);
+  }
+  const rin = isObject(recordersIn) ? (recordersIn as { record?: unknown; receipts?: unknown }) : {};
+  const recorders = {
+    record: (rin.record ?? null) as Recorders | null,
+    receipts: new Map(Object.entries(isObject(rin.receipts) ? (rin.receipts as Record<string, Recorders>) : {})),
+  };
+  return reconcile({
+    plan,
+    plan_meta: {
+      plan_id: used.plan_id,
+      version: used.version,
+      digest: used.digest,
+      registered_at: used.registered_at,
+      registered_position: used.position,
+      execution_first_position: first,
+      superseded_versions: usable.slice(0, -1).map((v) => v.version),
+    },
+    record,
+    receipts,
+    corrections,
+    recorders,
+    as_of_position: asOf,
+  });
+}
+
+function firstOf(list: LeafEvent[], receiptIds: string[]): number | null {
+  const streams = new Set(receiptIds.map((x) => `receipt:${x}`));
+  for (const e of list) if (streams.has(e.stream_id)) return e.position;
+  return null;
+}

@@ -1,0 +1,208 @@
+/**
+ * The evidence pack (issue 16, "The pack"): `aer1-evidence-pack/1`, one
+ * JSON Lines document (UTF-8, one JSON object a line, `\n` after every line)
+ * holding everything an auditor needs to check a job, a workflow or a
+ * coverage report offline. Pure: the server writes it with {@link PackWriter},
+ * `aer1 verify-pack` reads it (docs/evidence-pack.md describes every member).
+ *
+ * Every line is a member: `{"member": "<name>", ...}` with a unique name.
+ * The SHA-256 of a member is over its line's bytes without the final `\n`.
+ * After every {@link MANIFEST_CHUNK} members a `manifest/<n>` line lists
+ * `[name, sha256 hex]` of the members since the previous one; the last line,
+ * `manifest`, lists every chunk with its own SHA-256 and the member count.
+ * So the writer never holds more than one chunk of hashes (a pack of any size
+ * streams in constant memory), and a reader checks each member as it passes.
+ */
+import { sha256Hex } from '../aer1';
+
+/** The format name carried by the header and the final manifest. */
+export const PACK_FORMAT = 'aer1-evidence-pack/1';
+
+/** Members listed per `manifest/<n>` chunk. */
+export const MANIFEST_CHUNK = 1000;
+
+/** What a pack is about. */
+export type PackSubjectKind = 'job' | 'workflow' | 'coverage_report';
+
+/** The first line. */
+export interface PackHeader {
+  member: 'header';
+  format: typeof PACK_FORMAT;
+  subject: { kind: PackSubjectKind; id: string };
+  /** RFC 3339 UTC time the pack was written. */
+  generated_at: string;
+  /** Every event in the pack is at or below this ledger position (= the checkpoint's tree size). */
+  as_of_position: number;
+  /** The server that wrote it (its PUBLIC_BASE_URL). */
+  ledger: string;
+  /** The role of the key that asked for it: what it may read decides what is withheld (see `withheld` on members). */
+  requested_by_role: string;
+}
+
+/** `log/vkey`: the log's verifier key as the server states it (the CLI trusts only `--vkey`). */
+export interface VkeyMember {
+  member: 'log/vkey';
+  vkey: string | null;
+}
+
+/** `log/checkpoint`: the signed note verbatim (with the witnesses' cosignature lines when it has them). */
+export interface CheckpointMember {
+  member: 'log/checkpoint';
+  size: number;
+  note: string;
+}
+
+/** `log/timestamp`: a DER RFC 3161 TimeStampResp over the checkpoint body (base64), when the ledger holds one. */
+export interface TimestampMember {
+  member: 'log/timestamp';
+  timestamp: string;
+}
+
+/**
+ * `event/<position>`: one ledger event as a leaf of the log: base64 of the
+ * leaf bytes (null when withheld from the requesting key), the RFC 6962 leaf
+ * hash and the inclusion proof against the pack's checkpoint.
+ */
+export interface EventMember {
+  member: string;
+  position: number;
+  leaf_index: number;
+  type: string;
+  leaf: string | null;
+  leaf_hash: string;
+  proof: string[];
+  withheld?: string;
+}
+
+/** `receipt/<id>`: a receipt's exact bytes (`raw`, as stored), from the `ReceiptRecorded` event at `position`. */
+export interface ReceiptMember {
+  member: string;
+  id: string;
+  position: number;
+  raw: string | null;
+  withheld?: string;
+}
+
+/** `entry/<seq>`: a timeline entry as recorded (its exact text), from the event at `position`. */
+export interface EntryMember {
+  member: string;
+  seq: number;
+  position: number;
+  raw: string | null;
+  withheld?: string;
+}
+
+/** `commitment/<id>`: an endpoint commitment's exact text with what the ledger found when it was recorded. */
+export interface CommitmentMember {
+  member: string;
+  id: string;
+  position: number;
+  raw: string;
+  attestation: { binding: boolean; reasons: string[]; entry_count_at_record: number; witness: unknown };
+}
+
+/** `workflow/<id>/<position>`: a workflow receipt's exact bytes. */
+export interface WorkflowMember {
+  member: string;
+  id: string;
+  position: number;
+  raw: string;
+}
+
+/** `plan/<plan_id>/<version>`: a plan version in force (its normalized plan's canonical JSON). */
+export interface PlanMember {
+  member: string;
+  plan_id: string;
+  version: number;
+  position: number;
+  digest: string;
+  registered_at: string;
+  plan: string;
+}
+
+/** `report/<report_id>`: a coverage report as recorded, with its digest. */
+export interface ReportMember {
+  member: string;
+  report_id: string;
+  position: number;
+  issued_at: string;
+  digest: string;
+  report: unknown;
+  /**
+   * Who recorded the subject and each receipt, as the server read its keys
+   * when it issued the report (key owners are not in the log): what the
+   * recomputation uses for the report's `recorded_by` section.
+   */
+  recorders: { record: unknown; receipts: Record<string, unknown> };
+}
+
+/** `manifest/<n>`: the SHA-256 of the members since the previous chunk. */
+export interface ManifestChunk {
+  member: string;
+  members: [string, string][];
+}
+
+/** The last line. */
+export interface PackTrailer {
+  member: 'manifest';
+  format: typeof PACK_FORMAT;
+  /** Members before the manifest chunks and this line. */
+  member_count: number;
+  chunks: [string, string][];
+}
+
+/** The member names, one way of writing each. */
+export const memberName = {
+  event: (position: number): string => `event/${position}`,
+  receipt: (id: string): string => `receipt/${id}`,
+  entry: (seq: number): string => `entry/${seq}`,
+  commitment: (id: string): string => `commitment/${id}`,
+  workflow: (id: string, position: number): string => `workflow/${id}/${position}`,
+  plan: (planId: string, version: number): string => `plan/${planId}/${version}`,
+  report: (reportId: string): string => `report/${reportId}`,
+  chunk: (n: number): string => `manifest/${n}`,
+};
+
+/** SHA-256 (hex) of a member line (without its `\n`). */
+export function memberHash(line: string | Uint8Array): string {
+  return sha256Hex(line);
+}
+
+/**
+ * Writes a pack line by line: {@link member} returns the lines to send (the
+ * member, and a manifest chunk after every {@link MANIFEST_CHUNK} members),
+ * {@link finish} the remaining chunk and the trailer. Holds at most one
+ * chunk of hashes. Throws on a member name used twice within a chunk window
+ * only by construction of the caller (names are the caller's to keep unique).
+ */
+export class PackWriter {
+  private pending: [string, string][] = [];
+  private readonly chunks: [string, string][] = [];
+  private count = 0;
+
+  /** The line(s) for one member object (its `member` first). */
+  member<T extends { member: string }>(obj: T): string {
+    const line = JSON.stringify(obj);
+    this.pending.push([obj.member, memberHash(line)]);
+    this.count++;
+    let out = line + '\n';
+    if (this.pending.length >= MANIFEST_CHUNK) out += this.flushChunk();
+    return out;
+  }
+
+  private flushChunk(): string {
+    const chunk: ManifestChunk = { member: memberName.chunk(this.chunks.length), members: this.pending };
+    const line = JSON.stringify(chunk);
+    this.chunks.push([chunk.member, memberHash(line)]);
+    this.pending = [];
+    return line + '\n';
+  }
+
+  /** The last chunk (if any member is not yet listed) and the trailer. */
+  finish(): string {
+    let out = this.pending.length > 0 ? this.flushChunk() : '';
+    const trailer: PackTrailer = { member: 'manifest', format: PACK_FORMAT, member_count: this.count, chunks: this.chunks };
+    out += JSON.stringify(trailer) + '\n';
+    return out;
+  }
+}

@@ -1,0 +1,101 @@
+import { Controller, Get, Logger, Param, Res } from '@nestjs/common';
+import { ApiBearerAuth, ApiOperation, ApiParam, ApiProduces, ApiResponse, ApiTags } from '@nestjs/swagger';
+import type { Response } from 'express';
+import type { Principal } from '../auth/api-keys.service';
+import { Caller } from '../auth/caller.decorator';
+import { Roles } from '../auth/roles.guard';
+import { ApiErrors, ref } from '../common/openapi';
+import { PACK_FORMAT, PackSubjectKind } from '../core/pack/format';
+import { EvidenceService } from './evidence.service';
+
+/** The media type of an evidence pack (JSON Lines). */
+export const PACK_MEDIA_TYPE = 'application/jsonl; charset=utf-8';
+
+const PACK_DESCRIPTION = `${PACK_FORMAT}: JSON Lines, one member a line (header, log/vkey, log/checkpoint, log/timestamp?, plan/*, event/*, entry/*, commitment/*, receipt/*, workflow/*, report/*), a manifest/<n> chunk of SHA-256s every 1000 members and a final manifest line (docs/evidence-pack.md). Check it offline with aer1 verify-pack FILE --vkey VKEY.`;
+
+/**
+ * Evidence packs over HTTP (issue 16): one download per job, workflow or
+ * coverage report, streamed as it is read (never built in memory). Keys of
+ * role auditor or compliance (admin too); 401 without a key, 403 for other roles.
+ */
+@ApiTags('evidence')
+@Controller()
+export class EvidenceController {
+  private readonly logger = new Logger(EvidenceController.name);
+
+  constructor(private readonly evidence: EvidenceService) {}
+
+  /** The evidence pack of a job: its plan versions, timeline entries, commitments, receipts, coverage reports, each event's leaf and inclusion proof. */
+  @Get('api/jobs/:id/evidence')
+  @Roles('auditor', 'compliance')
+  @ApiBearerAuth()
+  @ApiOperation({ operationId: 'getJobEvidencePack', summary: 'Evidence pack of a job (JSON Lines, for aer1 verify-pack)' })
+  @ApiParam({ name: 'id', description: 'the job id' })
+  @ApiProduces('application/jsonl')
+  @ApiResponse({ status: 200, description: PACK_DESCRIPTION, content: { 'application/jsonl': { schema: ref('EvidencePackMember') } } })
+  @ApiErrors([400, 401, 403, 404, 503], { 404: '`not_found`, or `no_checkpoint` (not yet under a signed checkpoint).', 503: '`log_unavailable`: this deployment signs no checkpoints.' })
+  job(@Param('id') id: string, @Caller() caller: Principal, @Res() res: Response): Promise<void> {
+    return this.send('job', id, caller, res);
+  }
+
+  /** The evidence pack of a workflow receipt: its records, step receipts, plan and reports. */
+  @Get('api/workflows/:id/evidence')
+  @Roles('auditor', 'compliance')
+  @ApiBearerAuth()
+  @ApiOperation({ operationId: 'getWorkflowEvidencePack', summary: 'Evidence pack of a workflow (JSON Lines, for aer1 verify-pack)' })
+  @ApiParam({ name: 'id', description: 'the workflow id (UUID)' })
+  @ApiProduces('application/jsonl')
+  @ApiResponse({ status: 200, description: PACK_DESCRIPTION, content: { 'application/jsonl': { schema: ref('EvidencePackMember') } } })
+  @ApiErrors([401, 403, 404, 503], { 404: '`not_found`, or `no_checkpoint`.', 503: '`log_unavailable`.' })
+  workflow(@Param('id') id: string, @Caller() caller: Principal, @Res() res: Response): Promise<void> {
+    return this.send('workflow', id, caller, res);
+  }
+
+  /** The evidence pack of a coverage report: the report and every record it was computed from. */
+  @Get('api/coverage-reports/:id/evidence')
+  @Roles('auditor', 'compliance')
+  @ApiBearerAuth()
+  @ApiOperation({ operationId: 'getCoverageReportEvidencePack', summary: 'Evidence pack of a coverage report (JSON Lines, for aer1 verify-pack)' })
+  @ApiParam({ name: 'id', description: 'the report id (UUID)' })
+  @ApiProduces('application/jsonl')
+  @ApiResponse({ status: 200, description: PACK_DESCRIPTION, content: { 'application/jsonl': { schema: ref('EvidencePackMember') } } })
+  @ApiErrors([401, 403, 404, 503], { 404: '`not_found`, or `no_checkpoint`.', 503: '`log_unavailable`.' })
+  report(@Param('id') id: string, @Caller() caller: Principal, @Res() res: Response): Promise<void> {
+    return this.send('coverage_report', id, caller, res);
+  }
+
+  /**
+   * Resolve (errors answer as JSON before any byte), then write chunk by
+   * chunk, waiting for the socket to drain. An error after the first byte
+   * cuts the response: the pack then has no final manifest, which
+   * verify-pack reports as truncated.
+   */
+  private async send(kind: PackSubjectKind, id: string, caller: Principal, res: Response): Promise<void> {
+    const { filename, chunks } = await this.evidence.open(kind, id, caller);
+    res.status(200).type(PACK_MEDIA_TYPE);
+    res.setHeader('Content-Disposition', `attachment; filename="${filename.replace(/[^A-Za-z0-9._-]/g, '_')}"`);
+    res.setHeader('Cache-Control', 'no-store');
+    try {
+      for await (const chunk of chunks) {
+        if (res.destroyed) {
+          await chunks.return(undefined);
+          return;
+        }
+        if (chunk.length === 0) continue;
+        if (!res.write(chunk)) {
+          await new Promise<void>((resolve) => {
+            const done = (): void => {
+              res.off('drain', done).off('close', done);
+              resolve();
+            };
+            res.on('drain', done).on('close', done);
+          });
+        }
+      }
+      res.end();
+    } catch (e) {
+      this.logger.error(`evidence pack of ${kind} ${id} cut after the first byte: ${(e as Error).message}`);
+      res.destroy(e as Error);
+    }
+  }
+}

@@ -1,0 +1,9 @@
+import { Module } from '@nestjs/common';
+import { AuthModule } from '../auth/auth.module';
+import { EvidenceController } from './evidence.controller';
+import { WitnessCheckpointEvidence } from './checkpoint-evidence';
+import { CHECKPOINT_EVIDENCE, EvidenceService } from './evidence.service';
+
+/** Evidence packs (issue 16): one offline-verifiable download per job, workflow or coverage report. */
+@Module({ imports: [AuthModule], controllers: [EvidenceController], providers: [EvidenceService, { provide: CHECKPOINT_EVIDENCE, useClass: WitnessCheckpointEvidence }], exports: [EvidenceService] })
+export class EvidenceModule {}

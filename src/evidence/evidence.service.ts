@@ -1,0 +1,356 @@
+import { Inject, Injectable, Optional } from '@nestjs/common';
+import type { Principal } from '../auth/api-keys.service';
+import { mayReadWithheld } from '../auth/permissions';
+import { LedgerError, NotFoundError } from '../common/errors';
+import { has, isObject, isUuid } from '../core/aer1';
+import { eventLeaf, StoredEvent } from '../core/ledger/event-hash';
+import { leafHash } from '../core/tlog';
+import {
+  CheckpointMember,
+  CommitmentMember,
+  EntryMember,
+  EventMember,
+  memberName,
+  PACK_FORMAT,
+  PackHeader,
+  PackSubjectKind,
+  PackWriter,
+  PlanMember,
+  ReceiptMember,
+  ReportMember,
+  TimestampMember,
+  VkeyMember,
+  WorkflowMember,
+} from '../core/pack/format';
+import { identifierProblem } from '../core/text';
+import { DatabaseService } from '../database/database.service';
+import { parseStoredJson } from '../database/rows';
+import { EventsRepository } from '../ledger/events.repository';
+import { streams } from '../ledger/streams';
+import { LogIdentityService } from '../log/log-identity.service';
+import { leafWithheld, LogService } from '../log/log.service';
+import { StoredCheckpoint } from '../log/tree.repository';
+import { CoverageReportsRepository } from '../coverage/coverage-reports.repository';
+import { PlansRepository } from '../coverage/plans.repository';
+import { recordersAsOf, workflowAsOf } from '../coverage/ledger-reader';
+import { TimelinesRepository } from '../timelines/timelines.repository';
+import { WorkflowsRepository } from '../workflows/workflows.repository';
+
+/** Events (and entries, receipts) read per page while a pack is written. */
+export const PACK_PAGE = 500;
+
+/**
+ * What the checkpoint machinery adds to a stored checkpoint: the note with
+ * the witnesses' cosignature lines, and an RFC 3161 token over it. Provided
+ * under {@link CHECKPOINT_EVIDENCE} by the witness/timestamp module; without
+ * it a pack carries the note as signed and no timestamp.
+ */
+export interface CheckpointEvidence {
+  /** The note as `/checkpoint` serves it (cosignature lines appended), verbatim. */
+  witnessedNote(cp: StoredCheckpoint): Promise<string>;
+  /** DER TimeStampResp over the checkpoint body, or null. */
+  timestamp(cp: StoredCheckpoint): Promise<Buffer | null>;
+}
+export const CHECKPOINT_EVIDENCE = Symbol('CHECKPOINT_EVIDENCE');
+
+/** The subject of a pack, resolved before the first byte is written. */
+interface Resolved {
+  kind: PackSubjectKind;
+  id: string;
+  /** The job or workflow whose records the pack holds. */
+  record: { kind: 'job' | 'workflow'; id: string };
+  /** A coverage-report pack holds that report only. */
+  reportId: string | null;
+  cp: StoredCheckpoint;
+}
+
+const WITHHELD_NOTE = 'withheld';
+
+/**
+ * Evidence packs (issue 16, docs/evidence-pack.md): one JSON Lines file per
+ * job, workflow or coverage report with every record's exact bytes, every
+ * event's leaf and its inclusion proof against the newest checkpoint, that
+ * checkpoint, the log's key, and a manifest of SHA-256s. Written as an async
+ * sequence of text chunks read page by page from the repositories, so a
+ * job of any size is never held in memory.
+ */
+@Injectable()
+export class EvidenceService {
+  constructor(
+    private readonly db: DatabaseService,
+    private readonly log: LogService,
+    private readonly identity: LogIdentityService,
+    private readonly events: EventsRepository,
+    private readonly timelines: TimelinesRepository,
+    private readonly workflows: WorkflowsRepository,
+    private readonly plans: PlansRepository,
+    private readonly reports: CoverageReportsRepository,
+    @Optional() @Inject(CHECKPOINT_EVIDENCE) private readonly cpEvidence?: CheckpointEvidence,
+  ) {}
+
+  /**
+   * Check the subject exists and is under a signed checkpoint (404
+   * `job_not_found` etc., 404 `no_checkpoint`, 503 `log_unavailable`), then
+   * return the pack as a lazy sequence of chunks (each a whole number of lines).
+   */
+  async open(kind: PackSubjectKind, rawId: string, viewer: Principal): Promise<{ filename: string; chunks: AsyncGenerator<string> }> {
+    const r = await this.resolve(kind, rawId);
+    return { filename: `${kind === 'coverage_report' ? 'coverage-report' : kind}-${r.id}.aer1pack.jsonl`, chunks: this.write(r, viewer) };
+  }
+
+  private async resolve(kind: PackSubjectKind, rawId: string): Promise<Resolved> {
+    let record: Resolved['record'];
+    let reportId: string | null = null;
+    let id = rawId;
+    let first: number;
+    if (kind === 'job') {
+      const p = identifierProblem('job_id', rawId);
+      if (p) throw new LedgerError(400, p.code as 'unsupported_character', p.message);
+      const t = await this.timelines.get(this.db, rawId);
+      if (!t) throw new NotFoundError('job', rawId);
+      record = { kind: 'job', id: rawId };
+      first = t.first_position;
+    } else if (kind === 'workflow') {
+      if (!isUuid(rawId)) throw new NotFoundError('workflow', rawId);
+      id = rawId.toLowerCase();
+      const w = await this.workflows.get(this.db, id);
+      if (!w) throw new NotFoundError('workflow', rawId);
+      record = { kind: 'workflow', id };
+      first = w.position;
+    } else {
+      id = rawId.toLowerCase();
+      const s = isUuid(rawId) ? await this.reports.subjectOf(this.db, id) : null;
+      if (!s) throw new NotFoundError('coverage report', rawId);
+      record = { kind: s.kind, id: s.id };
+      reportId = id;
+      first = s.position;
+    }
+    const cp = await this.log.requireLatest();
+    if (cp.size < first) throw new LedgerError(404, 'no_checkpoint', `the ${kind.replace('_', ' ')} is not yet in a signed checkpoint (newest: ${cp.size}); try again in a second`, { checkpoint_size: cp.size });
+    return { kind, id, record, reportId, cp };
+  }
+
+  private async *write(r: Resolved, viewer: Principal): AsyncGenerator<string> {
+    const w = new PackWriter();
+    const cp = r.cp;
+    const upTo = cp.size;
+    const header: PackHeader = {
+      member: 'header',
+      format: PACK_FORMAT,
+      subject: { kind: r.kind, id: r.id },
+      generated_at: new Date().toISOString(),
+      as_of_position: upTo,
+      ledger: this.identity.publicBase,
+      requested_by_role: viewer.role,
+    };
+    yield w.member(header);
+    yield w.member({ member: 'log/vkey', vkey: this.identity.current?.vkey ?? null } satisfies VkeyMember);
+    const note = this.cpEvidence ? await this.cpEvidence.witnessedNote(cp) : cp.note;
+    yield w.member({ member: 'log/checkpoint', size: cp.size, note } satisfies CheckpointMember);
+    const token = this.cpEvidence ? await this.cpEvidence.timestamp(cp) : null;
+    if (token) yield w.member({ member: 'log/timestamp', timestamp: token.toString('base64') } satisfies TimestampMember);
+
+    // The plan versions in force for the subject, each with its event.
+    const versions = (await this.plans.versionsOfSubject(this.db, r.record)).filter((v) => v.position <= upTo);
+    let out = await this.eventMembers(w, await this.eventsAt(versions.map((v) => v.position)), upTo, viewer);
+    for (const v of versions) {
+      out += w.member({ member: memberName.plan(v.plan_id, v.version), plan_id: v.plan_id, version: v.version, position: v.position, digest: v.digest, registered_at: v.registered_at, plan: v.plan } satisfies PlanMember);
+    }
+    yield out;
+
+    if (r.record.kind === 'job') {
+      yield* this.timeline(w, r.record.id, upTo, viewer);
+    } else {
+      const emitted = new Set<string>();
+      let after = 0;
+      for (;;) {
+        const evs = await this.events.streamPage(this.db, streams.workflow(r.record.id), after, upTo, PACK_PAGE);
+        if (evs.length === 0) break;
+        after = evs[evs.length - 1].stream_position;
+        let chunk = await this.eventMembers(w, evs, upTo, viewer);
+        const stepIds = new Set<string>();
+        for (const e of evs) {
+          const d = parseStoredJson(e.data);
+          if (e.type !== 'WorkflowReceiptRecorded' || !isObject(d) || typeof d.raw !== 'string') continue;
+          chunk += w.member({ member: memberName.workflow(r.record.id, e.position), id: r.record.id, position: e.position, raw: d.raw } satisfies WorkflowMember);
+          const doc = parseStoredJson(d.raw);
+          if (isObject(doc) && Array.isArray(doc.steps)) for (const st of doc.steps) if (isObject(st) && typeof st.receipt_id === 'string') stepIds.add(st.receipt_id.toLowerCase());
+        }
+        yield chunk;
+        // A workflow names at most a few thousand steps: its ids are kept to emit each receipt once.
+        const fresh = [...stepIds].filter((x) => !emitted.has(x));
+        for (const x of fresh) emitted.add(x);
+        for (let i = 0; i < fresh.length; i += PACK_PAGE) yield await this.receipts(w, fresh.slice(i, i + PACK_PAGE), upTo, viewer, emitted, null);
+      }
+    }
+
+    // Coverage reports: every report on the subject (a job or workflow pack), or the one asked for.
+    const rows = (await this.reports.ofSubject(this.db, r.record, upTo)).filter((x) => r.reportId === null || x.report_id === r.reportId);
+    for (const row of rows) {
+      let chunk = await this.eventMembers(w, await this.eventsAt([row.position]), upTo, viewer);
+      const report = JSON.parse(row.report) as { as_of_position: number };
+      const recorders = await this.recordersFor(r.record, report.as_of_position);
+      chunk += w.member({ member: memberName.report(row.report_id), report_id: row.report_id, position: row.position, issued_at: row.issued_at, digest: row.digest, report, recorders } satisfies ReportMember);
+      yield chunk;
+    }
+    yield w.finish();
+  }
+
+  /** The events at `positions` (at most a page), in position order. */
+  private async eventsAt(positions: number[]): Promise<StoredEvent[]> {
+    const out: StoredEvent[] = [];
+    for (const p of positions) {
+      const e = await this.events.at(this.db, p);
+      if (e) out.push(e);
+    }
+    return out;
+  }
+
+  /** `event/<position>` members for a page of events: leaf (or withheld), leaf hash, inclusion proof. */
+  private async eventMembers(w: PackWriter, evs: StoredEvent[], size: number, viewer: Principal): Promise<string> {
+    if (evs.length === 0) return '';
+    const proofs = await this.log.inclusionProofs(
+      evs.map((e) => e.position - 1),
+      size,
+    );
+    const withheld = await this.events.withheldAmong(this.db, evs.map((e) => e.position));
+    let out = '';
+    evs.forEach((e, k) => {
+      const leaf = eventLeaf(e);
+      const why = leafWithheld(e.type, withheld.has(e.position), viewer);
+      const m: EventMember = {
+        member: memberName.event(e.position),
+        position: e.position,
+        leaf_index: e.position - 1,
+        type: e.type,
+        leaf: why ? null : leaf.toString('base64'),
+        leaf_hash: leafHash(leaf).toString('base64'),
+        proof: proofs[k],
+        ...(why ? { withheld: why } : {}),
+      };
+      out += w.member(m);
+    });
+    return out;
+  }
+
+  /**
+   * The timeline stream's events page by page, each followed by its entries
+   * or commitment, then the receipts the page's entries name for the first
+   * time in the job (an earlier entry naming the same id is found through
+   * the `receipt_id` index, so no set of every id is kept).
+   */
+  private async *timeline(w: PackWriter, jobId: string, upTo: number, viewer: Principal): AsyncGenerator<string> {
+    let after = 0;
+    const corrections = new Set<string>();
+    for (;;) {
+      const evs = await this.events.streamPage(this.db, streams.timeline(jobId), after, upTo, PACK_PAGE);
+      if (evs.length === 0) return;
+      after = evs[evs.length - 1].stream_position;
+      const withheld = mayReadWithheld(viewer) ? new Set<number>() : await this.events.withheldAmong(this.db, evs.map((e) => e.position));
+      let chunk = await this.eventMembers(w, evs, upTo, viewer);
+      let named: { seq: number; id: string }[] = [];
+      for (const e of evs) {
+        const d = parseStoredJson(e.data);
+        if (!isObject(d)) continue;
+        const hide = withheld.has(e.position);
+        if (e.type === 'TimelineEntryAppended' && typeof d.seq === 'number') {
+          chunk += w.member({ member: memberName.entry(d.seq), seq: d.seq, position: e.position, raw: hide ? null : (d.raw as string), ...(hide ? { withheld: WITHHELD_NOTE } : {}) } satisfies EntryMember);
+          if (typeof d.receipt_id === 'string') named.push({ seq: d.seq, id: d.receipt_id });
+        } else if (e.type === 'EndpointCommitmentRecorded' && typeof d.id === 'string') {
+          const doc = parseStoredJson(d.raw);
+          const witness = isObject(doc) && has(doc, 'witness') && !has(doc, 'job_id') ? doc.witness : null;
+          chunk += w.member({
+            member: memberName.commitment(d.id),
+            id: d.id,
+            position: e.position,
+            raw: d.raw as string,
+            attestation: { binding: d.binding === true, reasons: (d.reasons as string[]) ?? [], entry_count_at_record: d.entry_count_at_record as number, witness },
+          } satisfies CommitmentMember);
+        } else if (e.type === 'TimelineImported') {
+          yield chunk + (await this.namedReceipts(w, jobId, named, upTo, viewer, corrections));
+          chunk = '';
+          named = [];
+          // An import is one event: its entries come from the read model, page by page (the verifier checks each against the event).
+          let seq = 0;
+          for (;;) {
+            const rows = await this.timelines.entryPageAt(this.db, jobId, e.position, seq, PACK_PAGE);
+            if (rows.length === 0) break;
+            seq = rows[rows.length - 1].seq;
+            let part = '';
+            for (const row of rows) part += w.member({ member: memberName.entry(row.seq), seq: row.seq, position: e.position, raw: hide ? null : row.raw, ...(hide ? { withheld: WITHHELD_NOTE } : {}) } satisfies EntryMember);
+            yield part + (await this.namedReceipts(w, jobId, rows.flatMap((x) => (x.receipt_id ? [{ seq: x.seq, id: x.receipt_id }] : [])), upTo, viewer, corrections));
+          }
+        }
+      }
+      yield chunk + (await this.namedReceipts(w, jobId, named, upTo, viewer, corrections));
+    }
+  }
+
+  /** The receipts a page of entries names for the first time in the job (see {@link timeline}). */
+  private async namedReceipts(w: PackWriter, jobId: string, named: { seq: number; id: string }[], upTo: number, viewer: Principal, corrections: Set<string>): Promise<string> {
+    if (named.length === 0) return '';
+    const earlier = await this.timelines.receiptIdsNamedBefore(this.db, jobId, named[0].seq, [...new Set(named.map((n) => n.id))]);
+    const fresh = new Set<string>();
+    for (const n of named) if (!earlier.has(n.id)) fresh.add(n.id.toLowerCase());
+    const ids = [...fresh].filter((x) => !corrections.has(x));
+    return ids.length ? this.receipts(w, ids, upTo, viewer, new Set(ids), { jobId, corrections }) : '';
+  }
+
+  /**
+   * `receipt/<id>` members (with their events: recorded, corrected) for a
+   * page of ids, following corrections (S9). `emitted` holds the ids already
+   * written (the page's own among them). For a job, a correction is written
+   * once (`corrections`), and not at all when an entry of the job names it
+   * (the entry walk writes it).
+   */
+  private async receipts(w: PackWriter, ids: string[], upTo: number, viewer: Principal, emitted: Set<string>, job: { jobId: string; corrections: Set<string> } | null): Promise<string> {
+    let out = '';
+    let todo = ids;
+    while (todo.length > 0) {
+      const evs = await this.events.ofStreams(this.db, todo.map((x) => streams.receipt(x)), upTo);
+      out += await this.eventMembers(w, evs, upTo, viewer);
+      const withheld = mayReadWithheld(viewer) ? new Set<number>() : await this.events.withheldAmong(this.db, evs.map((e) => e.position));
+      let next: string[] = [];
+      for (const e of evs) {
+        const d = parseStoredJson(e.data);
+        if (!isObject(d)) continue;
+        if (e.type === 'ReceiptRecorded' && typeof d.id === 'string') {
+          const hide = withheld.has(e.position);
+          out += w.member({ member: memberName.receipt(d.id.toLowerCase()), id: d.id.toLowerCase(), position: e.position, raw: hide ? null : (d.raw as string), ...(hide ? { withheld: WITHHELD_NOTE } : {}) } satisfies ReceiptMember);
+        } else if (e.type === 'ReceiptCorrected' && typeof d.superseded_by === 'string') {
+          const c = d.superseded_by.toLowerCase();
+          if (!emitted.has(c) && !job?.corrections.has(c)) next.push(c);
+        }
+      }
+      next = [...new Set(next)];
+      if (job && next.length) {
+        const byEntries = await this.timelines.receiptIdsNamedBefore(this.db, job.jobId, null, next);
+        const lowered = new Set([...byEntries].map((x) => x.toLowerCase()));
+        next = next.filter((x) => !lowered.has(x));
+        for (const x of next) job.corrections.add(x);
+      }
+      for (const x of next) emitted.add(x);
+      todo = next;
+    }
+    return out;
+  }
+
+  /** Who recorded the subject and its receipts as of a report's position (what the report's `recorded_by` used). */
+  private async recordersFor(subject: { kind: 'job' | 'workflow'; id: string }, asOf: number): Promise<ReportMember['recorders']> {
+    const stream = subject.kind === 'job' ? streams.timeline(subject.id) : streams.workflow(subject.id);
+    let ids: string[];
+    if (subject.kind === 'job') {
+      ids = [];
+      let after = '';
+      for (;;) {
+        const page = await this.timelines.receiptIdPage(this.db, subject.id, after, asOf, PACK_PAGE);
+        if (page.length === 0) break;
+        ids.push(...page);
+        after = page[page.length - 1];
+      }
+    } else ids = (await workflowAsOf(this.db, subject.id, asOf)).step_receipt_ids;
+    const rec = await recordersAsOf(this.db, [stream], asOf);
+    const receipts = await recordersAsOf(this.db, ids.map((x) => streams.receipt(x)), asOf, ['ReceiptRecorded']);
+    return { record: rec.get(stream) ?? null, receipts: Object.fromEntries([...receipts].map(([k, v]) => [k.slice('receipt:'.length), v])) };
+  }
+}
