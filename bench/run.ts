@@ -31,6 +31,7 @@ import { benchMerkle } from './merkle';
 import { benchPack } from './pack';
 import { benchQueue } from './queue';
 import { benchTimeline, timelineSize } from './timeline';
+import { benchTlogProofs } from './tlog-proofs';
 import { benchTlogIntegrate } from './tlog-integrate';
 
 const FIGURES = ['timeline', 'cli', 'merkle', 'tlog', 'ingest', 'coverage', 'queue', 'pack'] as const;
@@ -223,6 +224,7 @@ async function main(): Promise<void> {
     if (a.only.has('merkle')) await guard('merkle', () => [notMeasured('Merkle root (S8.1)', 'leaves/s', '>= 60% of the floor', '')], async () => add(await benchMerkle(ctx)));
     if (a.only.has('tlog')) {
       await guard('tlog', () => [notMeasured('tree integration, 1M leaves', 'leaves/s', '>= 50% of the floor', '')], async () => add(await benchTlogIntegrate(ctx)));
+      await guard('tlog proofs', () => [notMeasured('proofs over HTTP, 1M vs 10k leaves', 'ms', '<= 3x the 10,000-leaf latency', '')], async () => add(await benchTlogProofs(ctx)));
     }
     if (a.only.has('ingest')) {
       await guard('ingest', () => [notMeasured('receipt ingestion over HTTP', 'receipts/s', 'batch >= 30% of raw on each database', '')], async () => add(await benchIngest(ctx)));
