@@ -11,6 +11,7 @@ import { ReadBodyInterceptor } from './common/raw-body';
 import { addSchemas, operationIdFactory } from './common/openapi';
 import { API_SCHEMAS } from './common/api-schemas';
 import { AppConfig, trustProxy, validateConfig } from './config/configuration';
+import { checkLogKeyConfig } from './log/log-key';
 import { LedgerMetrics } from './metrics/ledger-metrics';
 import { httpMetrics } from './metrics/http-metrics';
 
@@ -22,7 +23,8 @@ import { httpMetrics } from './metrics/http-metrics';
  * header/request timeouts, OpenAPI at /docs.
  */
 export async function createApp(env: Record<string, string | undefined> = process.env): Promise<INestApplication> {
-  validateConfig(env); // fail before Nest starts, with one readable line, on a bad environment
+  const cfg = validateConfig(env); // fail before Nest starts, with one readable line, on a bad environment
+  checkLogKeyConfig({ keyFile: cfg.LEDGER_SIGNING_KEY_FILE, origin: cfg.LEDGER_ORIGIN, databaseUrl: cfg.DATABASE_URL });
   const app = await NestFactory.create<NestExpressApplication>(AppModule.register(env), { bodyParser: false, bufferLogs: true, abortOnError: false });
   app.useLogger(app.get(Logger));
   const config = app.get(ConfigService<AppConfig, true>);

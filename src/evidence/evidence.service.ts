@@ -3,7 +3,7 @@ import type { Principal } from '../auth/api-keys.service';
 import { mayReadWithheld } from '../auth/permissions';
 import { LedgerError, NotFoundError } from '../common/errors';
 import { has, isObject, isUuid } from '../core/aer1';
-import { eventLeaf, StoredEvent } from '../core/ledger/event-hash';
+import { eventLeafOrNull, StoredEvent } from '../core/ledger/event-hash';
 import { leafHash } from '../core/tlog';
 import {
   CheckpointMember,
@@ -216,7 +216,8 @@ export class EvidenceService {
     const withheld = await this.events.withheldAmong(this.db, evs.map((e) => e.position));
     let out = '';
     evs.forEach((e, k) => {
-      const leaf = eventLeaf(e);
+      const leaf = eventLeafOrNull(e);
+      if (leaf === null) throw new LedgerError(409, 'tree_mismatch', `the event at position ${e.position} cannot be serialized (its stored format or key was changed): no pack is served`, { position: e.position });
       const why = leafWithheld(e.type, withheld.has(e.position), viewer);
       const m: EventMember = {
         member: memberName.event(e.position),

@@ -232,4 +232,21 @@ export class EventsRepository {
     const r = await q.query<{ p: number | string | null }>('SELECT MAX(position) AS p FROM events WHERE stream_id = ?', [streamId]);
     return r[0]?.p === null || r[0]?.p === undefined ? null : int(r[0].p);
   }
+
+  /**
+   * How many of the (at most `count`) events after `after` fit in `maxBytes`
+   * of stored data (at least one when any exists): a page of leaves is cut by
+   * size, so a few large events cannot make one read huge.
+   */
+  async countWithinBytes(q: Queryable, after: number, count: number, maxBytes: number): Promise<number> {
+    const rows = await q.query<{ n: number | string }>('SELECT LENGTH(data) AS n FROM events WHERE position > ? ORDER BY position LIMIT ?', [after, count]);
+    let total = 0;
+    let k = 0;
+    for (const r of rows) {
+      total += int(r.n);
+      if (k > 0 && total > maxBytes) break;
+      k++;
+    }
+    return k;
+  }
 }

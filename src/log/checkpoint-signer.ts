@@ -171,7 +171,12 @@ export class CheckpointSigner implements OnApplicationBootstrap, OnApplicationSh
       for (const e of rows) {
         if (e.position !== after + 1) return this.stop(`the events table has a gap at position ${after + 1}`);
         if (e.prev_hash !== prev) return this.stop(`event ${e.position} does not link to event ${e.position - 1} (prev_hash differs)`);
-        const input = eventHashInput(e);
+        let input: string;
+        try {
+          input = eventHashInput(e);
+        } catch (err) {
+          return this.stop(`event ${e.position} cannot be serialized (${(err as Error).message}): it was altered`);
+        }
         if (sha256Hex(input) !== e.event_hash) return this.stop(`event ${e.position} does not match its stored event_hash: it was altered`);
         leaves.push(Buffer.from(input, 'latin1'));
         prev = e.event_hash;

@@ -6,18 +6,22 @@
  * Where the key comes from, in order:
  * 1. `LEDGER_SIGNING_KEY_FILE`: a signer key file (`PRIVATE+KEY+<origin>+<hex id>+<base64>`,
  *    written by `npm run ledger -- create-signing-key --out FILE`).
- * 2. The embedded default (a SQLite file): `log-signing.key` beside it, created
- *    on first start (mode 0600).
+ * 2. The embedded default (a SQLite file): `<database name>.log-signing.key`
+ *    beside it (`ledger.log-signing.key` for `ledger.sqlite`), created on first
+ *    start (mode 0600): one key per database, so two databases in one folder
+ *    are never one origin's two histories.
  * 3. An in-memory SQLite database: a key for the life of the process.
  * 4. PostgreSQL without a key file: none. Replicas must share one key, so
  *    none is invented; checkpoints are not signed and /health says why.
  */
 import { closeSync, existsSync, fsyncSync, openSync, readFileSync, statSync, writeSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { formatSignerKey, generateSignerKey, isValidKeyName, NoteSigner, parseSignerKey, SIG_ED25519 } from '../core/tlog';
 
-/** The name of the default key file, beside the SQLite database. */
-export const DEFAULT_SIGNING_KEY_NAME = 'log-signing.key';
+/** The default key file of a SQLite database file: `<name without extension>.log-signing.key` beside it. */
+export function defaultSigningKeyPath(databaseFile: string): string {
+  return join(dirname(databaseFile), `${basename(databaseFile).replace(/\.[^.]*$/, '') || 'ledger'}.log-signing.key`);
+}
 
 /** A usable log key. */
 export interface LogIdentity {
@@ -118,7 +122,7 @@ export function resolveLogKey(cfg: { keyFile?: string; origin?: string; database
   const origin = cfg.origin ?? defaultOrigin(cfg.publicBaseUrl, cfg.port);
   const file = sqliteFile(cfg.databaseUrl);
   if (file !== null) {
-    const path = join(dirname(file), DEFAULT_SIGNING_KEY_NAME);
+    const path = defaultSigningKeyPath(file);
     if (existsSync(path)) {
       const r = readSigningKeyFile(path);
       warnings.push(...r.warnings);
@@ -128,4 +132,19 @@ export function resolveLogKey(cfg: { keyFile?: string; origin?: string; database
   }
   if (cfg.databaseUrl.startsWith('sqlite:')) return identity(generateSignerKey(origin, SIG_ED25519).signer, { kind: 'ephemeral' });
   return { ok: false, reason: 'no LEDGER_SIGNING_KEY_FILE: with PostgreSQL every replica must sign with the same key, so none is created; checkpoints are not signed', warnings };
+}
+
+/**
+ * Check, before the service starts, what {@link resolveLogKey} would refuse
+ * (an unreadable or wrong key file, an origin that is not the key's), without
+ * creating anything: the start fails with one readable line. Throws {@link LogKeyError}.
+ */
+export function checkLogKeyConfig(cfg: { keyFile?: string; origin?: string; databaseUrl: string }): void {
+  if (cfg.origin !== undefined && !isValidKeyName(cfg.origin)) throw new LogKeyError('LEDGER_ORIGIN must be non-empty, without spaces or +');
+  const file = cfg.keyFile ?? (sqliteFile(cfg.databaseUrl) !== null ? defaultSigningKeyPath(sqliteFile(cfg.databaseUrl) as string) : null);
+  if (file === null || (!cfg.keyFile && !existsSync(file))) return;
+  const { signer } = readSigningKeyFile(file);
+  if (cfg.origin !== undefined && cfg.origin !== signer.name) {
+    throw new LogKeyError(`LEDGER_ORIGIN is ${cfg.origin} but the signing key ${file} is for ${signer.name}: a log keeps its origin (a new origin needs a new key: npm run ledger -- create-signing-key --out FILE --origin ${cfg.origin})`);
+  }
 }

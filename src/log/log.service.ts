@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { BadInputError, LedgerError, NotFoundError, UnavailableError } from '../common/errors';
-import { eventLeaf, StoredEvent } from '../core/ledger/event-hash';
+import { eventLeafOrNull, StoredEvent } from '../core/ledger/event-hash';
 import {
   parseVerifierKey,
   assembleHashes,
@@ -30,6 +30,8 @@ import { timeStampReplyFromToken } from '../timestamp/rfc3161';
 
 /** Leaves per `GET /api/ledger/leaves` page at most. */
 export const MAX_LEAVES_PER_PAGE = 1000;
+/** Event data per leaves page at most (bytes, before base64): a page holds fewer leaves when they are large. */
+export const MAX_LEAVES_BYTES = 4 * 1024 * 1024;
 
 /**
  * One leaf as served: `leaf` is base64 of the exact leaf bytes, `leaf_hash`
@@ -225,19 +227,23 @@ export class LogService {
   }
 
   /**
-   * Leaves `[start, start + count)` (count 1..1000) that exist, computed
+   * Leaves `[start, start + count)` (count 1..1000) that exist, cut after
+   * {@link MAX_LEAVES_BYTES} of event data (always at least one), computed
    * from their events and checked against the stored tree: 409
    * `tree_mismatch` when they differ (never served as the log's). 404 when
    * `start` is not a leaf.
    */
   async leaves(start: number, count: number, viewer: Pick<Principal, 'role'> | null): Promise<LeafAnswer[]> {
     if (count < 1 || count > MAX_LEAVES_PER_PAGE) throw new BadInputError('invalid_query', `count must be 1..${MAX_LEAVES_PER_PAGE}`, { count });
-    const rows = await this.events.page(this.db, start, start + count, count);
+    // Cut the page at MAX_LEAVES_BYTES of event data (at least one leaf): the client pages on from the last index.
+    const fit = await this.events.countWithinBytes(this.db, start, count, MAX_LEAVES_BYTES);
+    const rows = fit === 0 ? [] : await this.events.page(this.db, start, start + fit, fit);
     if (rows.length === 0) throw new LedgerError(404, 'leaf_index_out_of_range', `no leaf ${start}: the log has fewer leaves`, { index: start });
     const stored = await this.tree.level(this.db, 0, start, start + rows.length);
     const withheld = await this.events.withheldPositions(this.db, start, start + rows.length);
     return rows.map((e, i) => {
-      const leaf = eventLeaf(e);
+      const leaf = eventLeafOrNull(e);
+      if (leaf === null) throw new LedgerError(409, 'tree_mismatch', `the event at position ${e.position} cannot be serialized (its stored format or key was changed): it is not served as a leaf`, { index: e.position - 1 });
       const h = leafHash(leaf);
       if (!stored[i] || stored[i].idx !== e.position - 1 || !stored[i].hash.equals(h)) {
         throw new LedgerError(409, 'tree_mismatch', `leaf ${e.position - 1} computed from its event does not match the stored tree`, { index: e.position - 1 });
@@ -282,7 +288,11 @@ export class LogService {
     const ev = event ?? (await this.events.at(this.db, position));
     if (!ev) throw new NotFoundError('event', String(position));
     const index = position - 1;
-    const h = leafHash(eventLeaf(ev));
+    const leaf = eventLeafOrNull(ev);
+    if (leaf === null) {
+      return { leaf_index: index, position, leaf_hash: '', proof_url: proofUrl, status: 'failed', checkpoint: null, inclusion_proof: null, detail: `the record's event (position ${position}) cannot be serialized: its stored format or key was changed behind the ledger` };
+    }
+    const h = leafHash(leaf);
     const base = { leaf_index: index, position, leaf_hash: h.toString('base64'), proof_url: proofUrl };
     if (!this.identity.current) return { ...base, status: 'unavailable', checkpoint: null, inclusion_proof: null, detail: `this deployment signs no checkpoints: ${this.identity.reason}` };
     const { cp, ts } = await this.proofCheckpoint(index);
@@ -313,7 +323,8 @@ export class LogService {
     const { cp: found, ts } = await this.proofCheckpoint(index);
     const cp = found as StoredCheckpoint;
     if (cp.size <= index) throw new LedgerError(404, 'no_checkpoint', `the event at position ${position} is not yet in a ${this.witnessed.enabled ? 'witnessed' : 'signed'} checkpoint (newest: ${cp.size}); try again in a second`, { position, checkpoint_size: cp.size });
-    const leaf = eventLeaf(ev);
+    const leaf = eventLeafOrNull(ev);
+    if (leaf === null) throw new LedgerError(409, 'tree_mismatch', `the event at position ${position} cannot be serialized (its stored format or key was changed): no proof is served for it`, { position });
     const h = leafHash(leaf);
     const proof = await this.run(this.db, inclusionProofPlan(index, cp.size));
     try {

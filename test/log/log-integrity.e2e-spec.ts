@@ -71,7 +71,7 @@ describe.each(DIALECTS)('verifiable log integrity on %s', (dialect) => {
     expect(v.first_failure).toBeNull(); // the chain itself is intact
     expect(v.tree.node_failure).toMatchObject({ level: 1, index: 0, reason: 'node_mismatch' });
     // A record whose proof uses that node is now "failed", never "proven".
-    const first = (await db.query<{ id: string }>('SELECT id FROM receipts WHERE position = 9'))[0].id;
+    const first = (await db.query<{ id: string }>('SELECT id FROM receipts WHERE position = 3'))[0].id; // leaf 2: its path holds node (1, 0)
     const loc = (await app.http.get(`/api/receipts/${first}/verify`)).body.log;
     expect(loc.status).toBe('failed');
     expect((await app.http.get(`/run/${first}`)).text).toContain('is NOT proven by the newest checkpoint');

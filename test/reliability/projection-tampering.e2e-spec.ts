@@ -8,6 +8,8 @@
  * record's page and verifier refuse it with 409 `projection_mismatch`. An
  * untouched ledger under concurrent writes never reports a mismatch.
  */
+import { createHash, randomUUID } from 'node:crypto';
+import { ApiKeysService } from '../../src/auth/api-keys.service';
 import Ajv from 'ajv';
 import { Logger } from '@nestjs/common';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -86,6 +88,21 @@ describe.each(DIALECTS)('projection checks on %s', (dialect) => {
       if (i > 200) throw new Error('batch did not complete');
       await new Promise((r) => setTimeout(r, 100));
     }
+    // An outcome reported against receipt a by the system that owns the effect (issue 18): the outcomes read model.
+    const outcomeKey = (await t.app.get(ApiKeysService).create('payments-ledger', 'outcome', { systems: ['PAYMENTS'] })).key;
+    const observation = Buffer.from('{"payment":"pay_1","state":"settled"}');
+    const outcome = {
+      outcome_id: randomUUID(),
+      job_id: JOB,
+      receipt_id: ids.a,
+      effect: 'payment.settled',
+      result: 'confirmed',
+      observed_at: '2026-10-01T12:01:30Z',
+      system: 'PAYMENTS',
+      canonical_bytes: observation.toString('base64'),
+      output_hash: `sha256:${createHash('sha256').update(observation).digest('hex')}`,
+    };
+    expect((await post('/api/outcomes', outcome, outcomeKey)).status).toBe(201);
     target = dialect === 'sqlite' ? file : t.databaseUrl;
     db = await openDirect(dialect === 'sqlite' ? `sqlite:${file}` : t.databaseUrl);
   });
@@ -189,7 +206,7 @@ describe.each(DIALECTS)('projection checks on %s', (dialect) => {
     const r = await call(base, 'GET', '/api/ledger/verify');
     expect(r.status).toBe(200);
     const tables = r.body.projections.tables as { table: string; ok: boolean; rows_checked: number }[];
-    expect(tables.map((x) => x.table).sort()).toEqual(['commitments', 'coverage_reports', 'plan_versions', 'plans', 'receipts', 'timeline_entries', 'timelines', 'verification_batches', 'verification_results', 'workflow_steps', 'workflows']);
+    expect(tables.map((x) => x.table).sort()).toEqual(['commitments', 'coverage_reports', 'outcomes', 'plan_versions', 'plans', 'receipts', 'timeline_entries', 'timelines', 'verification_batches', 'verification_results', 'workflow_steps', 'workflows']);
     for (const x of tables) expect([x.table, x.ok, x.rows_checked > 0]).toEqual([x.table, true, true]);
     expect(tables.find((x) => x.table === 'timeline_entries')!.rows_checked).toBe(8 + 5);
     // The offline audit replays through the same projections as the service.

@@ -85,6 +85,21 @@ export function eventLeaf(e: Omit<StoredEvent, 'event_hash'>): Buffer {
   return Buffer.from(eventHashInput(e), 'utf8');
 }
 
+/**
+ * {@link eventLeaf}, or null for a stored event that cannot be serialized
+ * (an unknown format, a format-2 row without its key: a row changed behind
+ * the ledger). Readers that must answer about such a row (audits, proofs,
+ * pages) report it instead of failing.
+ */
+export function eventLeafOrNull(e: Omit<StoredEvent, 'event_hash'>): Buffer | null {
+  try {
+    return eventLeaf(e);
+  } catch (err) {
+    if (err instanceof EventFormatError) return null;
+    throw err;
+  }
+}
+
 /** Outcome of recomputing the ledger chain. */
 export interface LedgerChainReport {
   ok: boolean;
