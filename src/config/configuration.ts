@@ -5,6 +5,7 @@
 import { plainToInstance, Transform } from 'class-transformer';
 import { IsBoolean, IsIn, IsInt, IsOptional, IsString, Matches, Max, Min, MinLength, validateSync } from 'class-validator';
 import { DEFAULT_DATABASE_URL } from '../database/database-url';
+import { parseTrustedKeys } from '../core/aer1/attestation';
 
 export class AppConfig {
   /** HTTP port. */
@@ -93,6 +94,15 @@ export class AppConfig {
   @MinLength(1)
   LEDGER_SIGNING_KEY_FILE?: string;
 
+  /**
+   * Verifier keys (C2SP vkeys, Ed25519 type 0x01) whose signed note over an endpoint commitment makes it
+   * `attested_by` that key (issue 15): separated by commas or newlines, or a JSON array of strings.
+   * Unset: no client-posted commitment is attested; every one is self-asserted.
+   */
+  @IsOptional()
+  @IsString()
+  TRUSTED_COMMITMENT_KEYS?: string;
+
   /** Sign a checkpoint at most this often (milliseconds) while the tree grows. */
   @Transform(({ value }) => (value === undefined || value === '' ? 1000 : Number(value)))
   @IsInt()
@@ -166,6 +176,7 @@ export function validateConfig(env: Record<string, unknown>): AppConfig {
     throw new Error(`invalid configuration: ${errors.map((e) => Object.values(e.constraints ?? {}).join(', ')).join('; ')}`);
   }
   if (config.TRUST_PROXY !== undefined) trustProxy(config.TRUST_PROXY);
+  parseTrustedKeys(config.TRUSTED_COMMITMENT_KEYS); // throws naming the bad entry
   if (config.PUBLIC_BASE_URL) config.PUBLIC_BASE_URL = config.PUBLIC_BASE_URL.replace(/\/+$/, '');
   return config;
 }

@@ -13,6 +13,7 @@ import type { Writer } from '../ledger/events.repository';
 import { mayReadWithheld, sameOwner } from '../auth/permissions';
 import type { RecordedBy } from '../core/ledger/event-hash';
 import { linkableReceiptId, loadTimelineView, TimelineView } from './timeline-view';
+import { CommitmentTrustService } from '../log/commitment-trust.service';
 
 /** Everything the receipt page shows (also its JSON variant). */
 export interface ReceiptPageData {
@@ -78,6 +79,7 @@ export class PublicPagesService {
     private readonly timelines: TimelinesRepository,
     private readonly events: EventsRepository,
     private readonly receiptsRepo: ReceiptsRepository,
+    private readonly trust: CommitmentTrustService,
   ) {}
 
   /**
@@ -166,7 +168,7 @@ export class PublicPagesService {
 
   /** The job page's data; `range` pages the entries (the verdict and commitments cover the whole timeline). */
   async timeline(jobId: string, range?: { after: number; limit: number }): Promise<TimelineView & { url: string; verify_url: string }> {
-    const view = await loadTimelineView(this.timelines, this.db, jobId, range);
+    const view = await loadTimelineView(this.timelines, this.db, jobId, range, this.trust.trust);
     if (!view) throw new NotFoundError('job', jobId);
     // Which of this page's entry receipts the ledger holds: the page links only those (no link to "Not found").
     const ids = [...new Set(view.entries.map((e) => e.receipt_id).filter(linkableReceiptId).map((id) => id.toLowerCase()))];

@@ -98,6 +98,8 @@ export class TimelinesProjection implements Projection<TimelineEvent>, OnModuleI
       entry_count_at_record: d.entry_count_at_record,
       position,
       recorded_at: recordedAt,
+      attestation: d.attestation ?? null,
+      issued_by: d.issued_by ?? null,
     });
   }
 }

@@ -15,7 +15,9 @@ import { canonicalDigest } from '../../core/coverage/canonical';
 import { NormalizedPlan, validatePlan } from '../../core/coverage/plan';
 import { CoverageReportContent, reconcile, RecordInput, reportDigest } from '../../core/coverage/reconcile';
 import { commitmentValueAsWritten } from '../../core/aer1/commitment-text';
-import { Input, parseJsonBytes, parseLine, readJsonDocument, readJsonDocumentBytes, splitLines } from '../input';
+import type { Attestation } from '../../core/aer1/attestation';
+import { readCommitmentFile, trustFromOptions } from '../commitment-file';
+import { Input, parseJsonBytes, parseLine, readJsonDocument, splitLines } from '../input';
 import { CliError, CliIo, EXIT_NOT_VALID, EXIT_OK, RunContext, writeAll } from '../io';
 import { safe } from '../report';
 
@@ -27,6 +29,10 @@ export interface CoverageOptions {
   workflow?: string;
   /** One file or several (`--commitment` repeated): every commitment is judged, none hides another's finding. */
   commitment?: string | string[];
+  /** `--log-vkey`: a commitment note signed by it is ledger-issued. */
+  logVkey?: string;
+  /** `--trusted-key` (repeatable): a commitment note signed by one is attested. */
+  trustedKey?: string[];
   receipts?: string;
   json?: boolean;
 }
@@ -165,7 +171,8 @@ export async function runCoverage(opts: CoverageOptions, io: CliIo): Promise<num
     if (plan.subject.kind !== 'job') throw new CliError(`the plan covers workflow ${plan.subject.id}: give --workflow`);
     const t = await readJsonOrNdjson(opts.timeline, io);
     let entries: unknown[];
-    const commitments: { value: unknown; envelope?: JsonObject; recorded_position: null }[] = [];
+    const commitments: { value: unknown; envelope?: JsonObject; recorded_position: null; attestation?: Attestation }[] = [];
+    const trust = trustFromOptions(opts.logVkey, opts.trustedKey);
     if (Array.isArray(t.value)) entries = t.value;
     else if (isObject(t.value) && Array.isArray(t.value.timeline)) {
       // The corpus's commitment form {timeline, commitment}.
@@ -176,12 +183,12 @@ export async function runCoverage(opts: CoverageOptions, io: CliIo): Promise<num
     const jobs = new Set(entries.flatMap((e) => (isObject(e) && typeof e.job_id === 'string' ? [e.job_id] : [])));
     if (jobs.size > 0 && !jobs.has(plan.subject.id)) throw new CliError(`the timeline is job ${safe([...jobs][0])}, the plan covers job ${safe(plan.subject.id)}`);
     for (const file of commitmentFiles) {
-      const input = Input.open(file, io);
-      const { value: c, bytes } = await readJsonDocumentBytes(input).finally(() => input.close());
+      // A JSON commitment (self-asserted) or a signed note (ledger-issued / attested when a given key signed it).
+      const { value: c, bytes, attestation } = await readCommitmentFile(file, io, trust);
       const inEnvelope = isObject(c) && has(c, 'commitment') && !has(c, 'job_id');
       // Reading 9: entry_count must be written as a JSON integer (`8.0`, `8e0` make the commitment malformed).
       const value = commitmentValueAsWritten(inEnvelope ? c.commitment : c, bytes.toString('utf8'), inEnvelope ? ['commitment'] : []);
-      commitments.push(inEnvelope ? { value, envelope: c, recorded_position: null } : { value, recorded_position: null });
+      commitments.push(inEnvelope ? { value, envelope: c, recorded_position: null, attestation } : { value, recorded_position: null, attestation });
     }
     record = { kind: 'timeline', entries, commitments };
   } else {
@@ -238,7 +245,8 @@ export function renderCoverageText(r: CoverageReportContent, digest: string, rec
   }
   out.push(`endpoint commitment: ${i.commitment.state}; truncation ${i.commitment.truncation.replace('_', ' ')}`);
   out.push(`  ${safe(i.commitment.statement, 400)}`);
-  if (i.commitments.length > 1) for (const c of i.commitments) out.push(`  commitment ${safe(c.commitment)}: ${c.outcome}${c.contradicts ? ' (contradicts the timeline)' : ''}`);
+  if (i.commitment.attestation !== null) out.push(`  binding commitment: ${i.commitment.attestation.replace('_', ' ')}${i.commitment.attestation === 'self_asserted' ? " (the producer's own word: give the ledger-issued note with --log-vkey, or a witness-signed note with --trusted-key)" : ''}`);
+  if (i.commitments.length > 1) for (const c of i.commitments) out.push(`  commitment ${safe(c.commitment)}: ${c.outcome}, ${c.attestation.replace('_', ' ')}${c.contradicts ? ' (contradicts the timeline)' : ''}`);
   out.push(`coverage: ${r.coverage.ratio} (${r.coverage.percent}%)`);
   out.push('expected actions:');
   for (const a of r.actions) {
@@ -270,6 +278,8 @@ export function registerCoverage(program: Command, ctx: RunContext): void {
     .option('--timeline <file>', "the job's timeline: a JSON array of entries, NDJSON, or {timeline, commitment}")
     .option('--workflow <file>', 'a workflow receipt, or {workflow, step_receipts}')
     .option('--commitment <file>', 'an endpoint commitment {job_id, final_entry_digest, entry_count, published_at} (or {commitment, witness...}); repeat for every one published: all are judged, and one that shows truncation or substitution is a finding no binding one hides', collect, [])
+    .option('--log-vkey <vkey>', "the ledger's log verifier key: a --commitment file that is a note signed by it is ledger-issued")
+    .option('--trusted-key <vkey>', 'a witness key you trust: a --commitment file that is a note signed by it is attested (repeatable)', collect, [])
     .option('--receipts <file>', 'receipts for outcomes and provenance: a JSON array or NDJSON; only receipts that verify are used')
     .option('--check-report <file>', 'recompute the digest of a coverage report as GET /api/coverage-reports/{id} answers it; exit 0 when it equals its digest, 1 otherwise')
     .option('--json', 'print {digest, report, receipts} as JSON ({matches, declared, computed} with --check-report)')
@@ -282,8 +292,15 @@ Files carry no keys or owners: who recorded the job is not checked offline,
 and a plan's recorded_by_owner is a finding (recorded_by_owner_not_checked),
 never satisfied. Receipt corrections (S9) are not followed offline.
 
+A --commitment file is JSON (self-asserted) or a signed note whose text is
+the commitment's JSON text and a newline (GET /api/jobs/{id}/endpoint gives
+the ledger's): full coverage needs a binding commitment that is
+ledger-issued (--log-vkey) or attested (--trusted-key); a binding one that
+is only self-asserted is the finding commitment_self_asserted.
+
 Exit codes: 0 full coverage (every expected action covered, the timeline
-valid with a binding endpoint commitment, no flagged unplanned action);
+valid with a binding ledger-issued or attested endpoint commitment, no
+flagged unplanned action);
 1 any finding; 2 usage error, unreadable input or an invalid plan.
 With --check-report: 0 the recomputed digest equals the report's digest,
 1 it does not, 2 not a coverage report.`,
