@@ -15,7 +15,7 @@ import { canonicalDigest } from '../../core/coverage/canonical';
 import { NormalizedPlan, validatePlan } from '../../core/coverage/plan';
 import { CoverageReportContent, reconcile, RecordInput, reportDigest } from '../../core/coverage/reconcile';
 import { commitmentValueAsWritten } from '../../core/aer1/commitment-text';
-import type { Attestation } from '../../core/aer1/attestation';
+import { Attestation, attestationLabel } from '../../core/aer1/attestation';
 import { readCommitmentFile, trustFromOptions } from '../commitment-file';
 import { Input, parseJsonBytes, parseLine, readJsonDocument, splitLines } from '../input';
 import { CliError, CliIo, EXIT_NOT_VALID, EXIT_OK, RunContext, writeAll } from '../io';
@@ -245,8 +245,9 @@ export function renderCoverageText(r: CoverageReportContent, digest: string, rec
   }
   out.push(`endpoint commitment: ${i.commitment.state}; truncation ${i.commitment.truncation.replace('_', ' ')}`);
   out.push(`  ${safe(i.commitment.statement, 400)}`);
-  if (i.commitment.attestation !== null) out.push(`  binding commitment: ${i.commitment.attestation.replace('_', ' ')}${i.commitment.attestation === 'self_asserted' ? " (the producer's own word: give the ledger-issued note with --log-vkey, or a witness-signed note with --trusted-key)" : ''}`);
-  if (i.commitments.length > 1) for (const c of i.commitments) out.push(`  commitment ${safe(c.commitment)}: ${c.outcome}, ${c.attestation.replace('_', ' ')}${c.contradicts ? ' (contradicts the timeline)' : ''}`);
+  const names = [...new Set(i.commitments.filter((c) => c.binding && c.attestation === i.commitment.attestation).flatMap((c) => c.attested_by))].map((n) => safe(JSON.stringify(n)));
+  if (i.commitment.attestation !== null) out.push(`  binding commitment: ${i.commitment.attestation === 'ledger_issued' ? 'ledger-issued' : i.commitment.attestation === 'attested_by' ? `attested by ${names.join(', ')}` : 'self-asserted'}${i.commitment.attestation === 'self_asserted' ? " (the producer's own word: give the ledger-issued note with --log-vkey, or a witness-signed note with --trusted-key)" : ''}`);
+  if (i.commitments.length > 1) for (const c of i.commitments) out.push(`  commitment ${safe(c.commitment)}: ${c.outcome}, ${safe(attestationLabel({ kind: c.attestation, by: c.attested_by }))}${c.contradicts ? ' (contradicts the timeline)' : ''}`);
   out.push(`coverage: ${r.coverage.ratio} (${r.coverage.percent}%)`);
   out.push('expected actions:');
   for (const a of r.actions) {
