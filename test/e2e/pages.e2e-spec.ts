@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { entryDigest } from '../../src/core/aer1';
 import { DatabaseService } from '../../src/database/database.service';
 import { DIALECTS, startApp, TestApp } from '../helpers/app';
 
@@ -138,7 +139,8 @@ describe.each(DIALECTS)('public pages on %s', (dialect) => {
 
     expect((await put('/api/jobs/job-alpha/timeline', vector('chain-valid-4'))).status).toBe(201);
     const j = await t.http.get('/jobs/job-alpha').set('Accept', 'application/json');
-    expect(j.body).toMatchObject({ verdict: 'valid', construction: '-07', entry_count: 4, closed: true, truncation_excluded: false });
+    // Issue 15: the import (closed, valid) made the ledger issue its commitment (before: truncation_excluded false).
+    expect(j.body).toMatchObject({ verdict: 'valid', construction: '-07', entry_count: 4, closed: true, truncation_excluded: true, binding_attestation: 'ledger_issued' });
     const c = await t.http
       .post('/api/jobs/job-alpha/commitments')
       .set('Authorization', `Bearer ${t.keys.producer}`)
@@ -224,14 +226,15 @@ describe.each(DIALECTS)('page headlines lead with the verdict on %s (issue 12)',
   it('job pages: valid without commitment is amber, with a binding one green; truncation detected red; historical and invalid never green', async () => {
     const vec = (id: string) => JSON.stringify(corpus.vectors.find((v) => v.id === id)!.input);
     expect((await put('/api/jobs/job-alpha/timeline', vec('chain-valid-4'))).status).toBe(201);
+    // Issue 15: the import (closed, valid) made the ledger issue its commitment: green from the start (was amber).
     let h = headline((await t.http.get('/jobs/job-alpha')).text);
-    expect(h).toMatchObject({ tone: 'warn', text: '⚠ Chain valid — truncation not excluded (no endpoint commitment)' });
+    expect(h).toMatchObject({ tone: 'ok', text: '✓ Chain valid — truncation excluded by a binding ledger-issued endpoint commitment' });
     const j = await t.http.get('/jobs/job-alpha').set('Accept', 'application/json');
     const c = await post('/api/jobs/job-alpha/commitments', JSON.stringify({ job_id: 'job-alpha', final_entry_digest: j.body.final_entry_digest, entry_count: 4, published_at: '2026-10-02T08:00:00Z', witness: 'witness.example', retrieved_at: '2026-10-02T08:05:00Z' }));
     expect(c.status).toBe(201);
     const alpha = (await t.http.get('/jobs/job-alpha')).text;
     h = headline(alpha);
-    expect(h).toMatchObject({ tone: 'ok', text: '✓ Chain valid — truncation excluded by a binding endpoint commitment' });
+    expect(h).toMatchObject({ tone: 'ok', text: '✓ Chain valid — truncation excluded by a binding ledger-issued endpoint commitment' });
     // The witness hostname is one unbroken token.
     expect(alpha).toContain('<code class="id"><bdi>witness.example</bdi></code>');
 
@@ -263,6 +266,29 @@ describe.each(DIALECTS)('page headlines lead with the verdict on %s (issue 12)',
     h = headline((await t.http.get('/jobs/job-gap')).text);
     expect(h.tone).toBe('bad');
     expect(h.text).toMatch(/^✗ Chain INVALID: /);
+
+    // A valid chain the ledger issued no commitment for (closed before it issued them): amber; bound only by a
+    // self-asserted commitment: still amber, never green (issue 15).
+    const valid4 = corpus.vectors.find((v) => v.id === 'chain-valid-4')!.input as Record<string, unknown>[];
+    const bare: Record<string, unknown>[] = valid4.map((e) => ({ ...e, job_id: 'job-bare' }));
+    const rebuilt: Record<string, unknown>[] = [];
+    for (const e of bare) rebuilt.push({ ...e, prev_digest: rebuilt.length ? entryDigest(rebuilt[rebuilt.length - 1]) : e.prev_digest });
+    await db.write(async (tx) => {
+      for (const [k, e] of rebuilt.entries()) {
+        await tx.query('INSERT INTO timeline_entries (job_id, seq, raw, entry_digest, receipt_id, tool, provenance_class, close, position) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)', [
+          'job-bare', k + 1, JSON.stringify(e), entryDigest(e), e.id, e.tool, e.provenance_class, e.close ? 1 : 0, 6000 + k,
+        ]);
+      }
+    });
+    h = headline((await t.http.get('/jobs/job-bare')).text);
+    expect(h).toMatchObject({ tone: 'warn', text: '⚠ Chain valid — truncation not excluded (no endpoint commitment)' });
+    const self = JSON.stringify({ job_id: 'job-bare', final_entry_digest: entryDigest(rebuilt[3]), entry_count: 4, published_at: '2026-10-02T08:00:00Z', witness: 'Totally Independent Notary Inc.' });
+    await db.write(async (tx) => {
+      await tx.query('INSERT INTO commitments (id, job_id, raw, binding, reasons, entry_count_at_record, position, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)', ['00000000-0000-4000-8000-00000000b4e1', 'job-bare', self, 1, '[]', 4, 6100, '2026-10-02T08:00:00.000Z']);
+    });
+    const selfPage = (await t.http.get('/jobs/job-bare')).text;
+    expect(headline(selfPage)).toMatchObject({ tone: 'warn', text: '⚠ Chain valid — bound only by a self-asserted endpoint commitment (the producer&#39;s own word)' });
+    expect(selfPage).toContain('Witness metadata (the poster&#39;s claim)');
   });
 
   it('a workflow whose step receipts are not recorded leads with INCOMPLETE once, and links none of them', async () => {
