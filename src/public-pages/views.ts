@@ -245,7 +245,7 @@ ${t.commitments.length === 0
 ${t.commitments.map(
       (c) => html`<section class="box commitment" id="commitment-${c.id}"><div class="scroll"><table class="kv">
 <tr><th>Outcome</th><td>${c.contradicts ? html`<span class="badge bad">${c.outcome}</span>` : c.binding && c.attestation.kind !== 'self_asserted' ? html`<span class="badge ok">${c.outcome}</span>` : html`<span class="badge warn">${c.outcome}</span>`} ${c.detail}</td></tr>
-<tr><th>Binding</th><td>${okBadge(c.binding)}${c.reasons.map((x) => html`<br>${idCode(x)}`)}</td></tr>
+<tr><th>Binding</th><td>${c.binding && c.attestation.kind === 'self_asserted' ? html`<span class="badge warn">yes, self-asserted</span>` : okBadge(c.binding)}${c.reasons.map((x) => html`<br>${idCode(x)}`)}</td></tr>
 <tr class="attestation"><th>Who stands behind it</th><td>${attestationBadge(c.attestation)} ${c.attestation.detail}${c.attestation.problem ? html`<br><span class="bad">${c.attestation.problem}</span>` : ''}</td></tr>
 <tr><th>Commitment</th><td><pre>${JSON.stringify(c.commitment, null, 2)}</pre></td></tr>
 <tr><th>${c.attestation.kind === 'self_asserted' ? "Witness metadata (the poster's claim)" : 'Witness metadata'}</th><td>${c.witness ? html`${c.attestation.kind === 'self_asserted' ? html`<p class="muted claim">Claimed by the poster, not checked: no key trusted here signed this commitment.</p>` : ''}<ul class="witness">${Object.entries(c.witness).map(([k, val]) => html`<li><strong>${k}</strong>: ${value(val)}</li>`)}</ul>` : html`<span class="muted">none given: the commitment is only as independent as whoever published it</span>`}</td></tr>
