@@ -254,9 +254,9 @@ export class TimelinesRepository {
     return r ? toCommitment(r) : null;
   }
 
-  /** How many endpoint commitments are recorded for the job. */
+  /** How many endpoint commitments clients posted for the job (the ledger-issued one is not counted). */
   async commitmentCount(q: Queryable, jobId: string): Promise<number> {
-    return int((await q.query<{ n: number | string }>('SELECT COUNT(*) AS n FROM commitments WHERE job_id = ?', [jobId]))[0]?.n ?? 0);
+    return int((await q.query<{ n: number | string }>('SELECT COUNT(*) AS n FROM commitments WHERE job_id = ? AND issued_by IS NULL', [jobId]))[0]?.n ?? 0);
   }
 
   /** The id of the first commitment of the job posted by a client with exactly the text `raw` and the same attestation note (null: self-asserted), or null. */

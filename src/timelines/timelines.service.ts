@@ -158,7 +158,7 @@ const PAGE = 2000;
 
 /** The largest endpoint commitment text (the commitment and its witness metadata), in bytes: every verifier and page shows them all. */
 export const MAX_COMMITMENT_BYTES = 16 * 1024;
-/** The most endpoint commitments one job may have: each is judged on every read of the job. */
+/** The most endpoint commitments clients may post for one job (the one the ledger issues on close comes on top): each is judged on every read of the job. */
 export const MAX_COMMITMENTS_PER_JOB = 100;
 /** A page of `GET /api/jobs/{id}/timeline` ends after the entry that passes this many bytes of entry text (a few MB per cost-1 read). */
 export const TIMELINE_PAGE_BYTES = 4 * 1024 * 1024;

@@ -62,10 +62,18 @@ export const TIMELINE_SCHEMAS: Record<string, Schema> = {
       job_id: { type: 'string' },
       appended: arrayOf(obj({ seq: { type: 'integer' }, entry_digest: { ...digest }, position: { type: 'integer' } })),
       head: ref('TimelineHead'),
+      ledger_commitment: ref('LedgerCommitmentIssued'),
       url: { type: 'string', format: 'uri' },
       verify_url: { type: 'string', format: 'uri' },
     },
     'Entries appended, each extending the head.',
+    ['ledger_commitment'],
+  ),
+  LedgerCommitmentIssued: nullable(
+    obj(
+      { id: { type: 'string', format: 'uuid' }, note: { type: 'string', description: 'the signed note: the commitment\'s JSON text, a newline, a blank line, the log key\'s signature' }, position: { type: 'integer' } },
+      'Present when the request closed the timeline: the endpoint commitment the ledger issued in the same transaction (null: this deployment has no log key).',
+    ),
   ),
   TimelineImported: obj(
     {
@@ -79,10 +87,12 @@ export const TIMELINE_SCHEMAS: Record<string, Schema> = {
       final_entry_digest: nullable({ ...digest }),
       closed: { type: 'boolean' },
       position: { type: 'integer' },
+      ledger_commitment: ref('LedgerCommitmentIssued'),
       url: { type: 'string', format: 'uri' },
       verify_url: { type: 'string', format: 'uri' },
     },
     'A complete timeline imported (valid, or historical and labeled so).',
+    ['ledger_commitment'],
   ),
   CommitmentRecorded: obj(
     {
