@@ -202,9 +202,11 @@ ${limitsList(v.limits)}
 
 /**
  * The job page's headline: the chain verdict together with the commitment
- * judgement (S7, S7.3). Only a valid chain with a binding commitment and no
- * contradiction is green; a contradiction is red even when the chain
- * verifies; no binding commitment is amber; historical (-06) is never green.
+ * judgement (S7, S7.3). Only a valid chain with a binding ledger-issued or
+ * attested commitment and no contradiction is green; one bound only by
+ * self-asserted commitments is amber (issue 15); a contradiction is red even
+ * when the chain verifies; no binding commitment is amber; historical (-06)
+ * is never green.
  */
 export function timelineHeadline(t: Pick<TimelineView, 'verdict' | 'reasons' | 'construction' | 'truncation_excluded' | 'commitment_status' | 'findings' | 'binding_attestation'>): { tone: Tone; text: string } {
   const contradiction = t.findings.length > 0 || t.commitment_status === 'truncation_detected' || t.commitment_status === 'final_entry_substituted' || t.commitment_status === 'entry_substituted';
