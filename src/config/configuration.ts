@@ -6,6 +6,7 @@ import { plainToInstance, Transform } from 'class-transformer';
 import { IsBoolean, IsIn, IsInt, IsOptional, IsString, Matches, Max, Min, MinLength, validateSync } from 'class-validator';
 import { DEFAULT_DATABASE_URL } from '../database/database-url';
 import { parseTsaSettings, parseWitnessPolicy } from '../log/witness-config';
+import { parseTrustedKeys } from '../core/aer1/attestation';
 
 export class AppConfig {
   /** HTTP port. */
@@ -93,6 +94,15 @@ export class AppConfig {
   @IsString()
   @MinLength(1)
   LEDGER_SIGNING_KEY_FILE?: string;
+
+  /**
+   * Verifier keys (C2SP vkeys, Ed25519 type 0x01) whose signed note over an endpoint commitment makes it
+   * `attested_by` that key (issue 15): separated by commas or newlines, or a JSON array of strings.
+   * Unset: no client-posted commitment is attested; every one is self-asserted.
+   */
+  @IsOptional()
+  @IsString()
+  TRUSTED_COMMITMENT_KEYS?: string;
 
   /** Sign a checkpoint at most this often (milliseconds) while the tree grows. */
   @Transform(({ value }) => (value === undefined || value === '' ? 1000 : Number(value)))
@@ -215,6 +225,7 @@ export function validateConfig(env: Record<string, unknown>): AppConfig {
   }
   if (config.TRUST_PROXY !== undefined) trustProxy(config.TRUST_PROXY);
   try {
+    parseTrustedKeys(config.TRUSTED_COMMITMENT_KEYS);
     parseWitnessPolicy(config.WITNESSES, config.WITNESS_QUORUM);
     parseTsaSettings(config.TSA_URL, config.TSA_CERTS, config.TSA_INTERVAL_MS);
   } catch (e) {

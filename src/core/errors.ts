@@ -10,6 +10,8 @@
  */
 export const LEDGER_ERROR_CODES = [
   'already_superseded',
+  'attestation_key_untrusted',
+  'attestation_signature_invalid',
   'canonical_bytes_withheld',
   'checkpoint_not_found',
   'commitment_too_large',
@@ -20,6 +22,7 @@ export const LEDGER_ERROR_CODES = [
   'expected_version_conflict',
   'forbidden_role',
   'genesis_prev_digest',
+  'invalid_attestation',
   'invalid_authorization',
   'invalid_body',
   'invalid_commitment',

@@ -25,6 +25,8 @@ import { recordedBy } from '../auth/permissions';
 import { WebhookDispatcher } from '../webhooks/webhook.dispatcher';
 import type { RecordedBy } from '../core/ledger/event-hash';
 import { CoverageReportContent, reconcile, RecordInput, reportDigest } from '../core/coverage/reconcile';
+import { judgeAttestation, NO_TRUST } from '../core/aer1/attestation';
+import { CommitmentTrustService } from '../log/commitment-trust.service';
 
 /** What `POST /api/coverage-reports` answers. */
 export interface IssuedReport {
@@ -95,6 +97,7 @@ export class CoverageService {
     private readonly outcomes: OutcomesRepository,
     private readonly guard: ProjectionGuard,
     @Optional() private readonly webhooks?: WebhookDispatcher,
+    @Optional() private readonly trust?: CommitmentTrustService,
   ) {}
 
   /**
@@ -132,7 +135,13 @@ export class CoverageService {
     let receiptIds: string[];
     if (subject.kind === 'job') {
       const t = await timelineAsOf(tx, subject.id, position);
-      record = { kind: 'timeline', entries: t.entries, commitments: t.commitments };
+      // Who stands behind each commitment, judged now (ledger-issued: the log key; attested: TRUSTED_COMMITMENT_KEYS).
+      const posters = await this.events.recordedByAt(tx, t.commitments.map((c) => c.recorded_position));
+      const commitments = t.commitments.map(({ raw, stored_attestation, ...c }) => ({
+        ...c,
+        attestation: judgeAttestation(raw, stored_attestation, this.trust?.trust ?? NO_TRUST, posters.get(c.recorded_position)?.name ?? null),
+      }));
+      record = { kind: 'timeline', entries: t.entries, commitments };
       receiptIds = entryReceiptIds(t.entries);
       // Execution began at the earliest event of the job's records: its timeline stream and the receipts its entries name.
       first = await jobFirstPosition(tx, subject.id, position, receiptIds);

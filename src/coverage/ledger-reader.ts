@@ -13,6 +13,7 @@ import { ndjsonTexts } from '../common/raw-json';
 import type { ReceiptRecorded } from '../receipts/receipts.events';
 import type { TimelineEvent } from '../timelines/timelines.events';
 import type { WorkflowEvent } from '../workflows/workflows.events';
+import type { StoredAttestation } from '../core/aer1/attestation';
 
 export type { Queryable } from '../database/rows';
 
@@ -38,6 +39,10 @@ export interface CommitmentAsOf {
   /** The envelope `{commitment, witness, ...}` when it was recorded in one. */
   envelope?: Record<string, unknown>;
   recorded_position: number;
+  /** The commitment's exact stored text. */
+  raw: string;
+  /** The signed note recorded with it (ledger-issued or attested), or null (self-asserted). */
+  stored_attestation: StoredAttestation | null;
 }
 
 export interface TimelineAsOf {
@@ -71,7 +76,14 @@ export async function timelineAsOf(q: Queryable, jobId: string, asOf: number): P
       case 'EndpointCommitmentRecorded': {
         const doc = parseStoredJson(e.data.raw);
         const value = commitmentOf(doc);
-        commitments.push({ id: typeof e.data.id === 'string' ? e.data.id : null, value, ...(value !== doc && isObject(doc) ? { envelope: doc } : {}), recorded_position: r.position });
+        commitments.push({
+          id: typeof e.data.id === 'string' ? e.data.id : null,
+          value,
+          ...(value !== doc && isObject(doc) ? { envelope: doc } : {}),
+          recorded_position: r.position,
+          raw: e.data.raw,
+          stored_attestation: e.data.attestation ?? null,
+        });
         break;
       }
     }

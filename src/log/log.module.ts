@@ -5,13 +5,14 @@ import { LogController } from './log.controller';
 import { LogIdentityService } from './log-identity.service';
 import { LogService } from './log.service';
 import { CheckpointLocator } from '../common/checkpoint-locator';
+import { CommitmentTrustService } from './commitment-trust.service';
 import { CheckpointTimestamper } from './timestamps';
 import { WitnessCoordinator } from './witnesses';
 import { WitnessedCheckpoints } from './witnessed.service';
 
 /** The verifiable log's reads (LogService, global to the pages and verifiers). */
 @Global()
-@Module({ imports: [AuthModule], providers: [LogIdentityService, WitnessedCheckpoints, LogService, CheckpointLocator], exports: [LogIdentityService, WitnessedCheckpoints, LogService, CheckpointLocator] })
+@Module({ imports: [AuthModule], providers: [LogIdentityService, WitnessedCheckpoints, LogService, CheckpointLocator, CommitmentTrustService], exports: [LogIdentityService, WitnessedCheckpoints, LogService, CheckpointLocator, CommitmentTrustService] })
 export class LogReadModule {}
 
 /** The verifiable log over HTTP, the checkpoint signer, the witness coordinator and the timestamper (the API process only; workers append, never sign). */

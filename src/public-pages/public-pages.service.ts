@@ -59,6 +59,7 @@ export interface OutcomePageData {
   url: string;
   verify_url: string;
 }
+import { CommitmentTrustService } from '../log/commitment-trust.service';
 
 /** Everything the receipt page shows (also its JSON variant). */
 export interface ReceiptPageData {
@@ -133,6 +134,7 @@ export class PublicPagesService {
     private readonly log: LogService,
     private readonly outcomes: OutcomesService,
     private readonly guard: ProjectionGuard,
+    private readonly trust: CommitmentTrustService,
   ) {}
 
   /** Outcomes answering receipt `id` (lowercase), newest first. */
@@ -286,7 +288,7 @@ export class PublicPagesService {
   async timeline(jobId: string, range?: { after: number; limit: number }): Promise<TimelineView & { url: string; verify_url: string; log: LogLocation | null }> {
     // The job's rows checked against its events first: 409 `projection_mismatch` (ProjectionGuard).
     await checkTimelineRows(this.guard, this.db, jobId);
-    const view = await loadTimelineView(this.timelines, this.db, jobId, range);
+    const view = await loadTimelineView(this.timelines, this.db, jobId, range, this.trust.trust);
     if (!view) throw new NotFoundError('job', jobId);
     // Which of this page's entry receipts the ledger holds: the page links only those (no link to "Not found").
     const ids = [...new Set(view.entries.map((e) => e.receipt_id).filter(linkableReceiptId).map((id) => id.toLowerCase()))];

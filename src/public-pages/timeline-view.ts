@@ -3,6 +3,7 @@
  * read-model tables and verifies them with the core (S7, rev 09), so the
  * public page does not depend on the timelines module's service API.
  */
+import { Attestation, AttestationKind, CommitmentTrust, judgeAttestation, NO_TRUST } from '../core/aer1/attestation';
 import { assessCommitments, Check, CommitmentFinding, CommitmentOutcome, CommitmentsStatus, earlierCounts, has, isObject, isUuid, JsonObject, RecordedCommitment, TimelineResult, TimelineVerifier, JobAssessment, jobAssessment } from '../core/aer1';
 import { parseStoredJson, Queryable } from '../database/rows';
 import { TimelinesRepository } from '../timelines/timelines.repository';
@@ -36,6 +37,12 @@ export interface CommitmentView {
   reasons: string[];
   checks: Check[];
   commitment: unknown;
+  /** Who stands behind it (the witness metadata of a self-asserted one is the poster's claim). */
+  attestation: Attestation;
+  /** `ledger` for the ledger's own commitment. */
+  issued_by: 'ledger' | null;
+  /** The signed note, when one is stored. */
+  note: string | null;
   witness: Record<string, unknown> | null;
 }
 
@@ -50,6 +57,8 @@ export interface TimelineView {
   checks: Check[];
   limits: string[];
   provenance: Record<string, number>;
+  /** Who stands behind the binding commitments (null: none binds); `self_asserted` is the producer's own word. */
+  binding_attestation: AttestationKind | null;
   /** True only when some endpoint commitment binds the visible timeline now and none contradicts it (S7.3). */
   truncation_excluded: boolean;
   /** The job's one assessment, as GET /api/jobs/{id}/verify answers it (jobAssessment). */
@@ -76,7 +85,13 @@ export const DEFAULT_PAGE_ENTRIES = 200;
 export const MAX_PAGE_ENTRIES = 1000;
 
 /** Load and verify the timeline of `jobId`; null when the ledger holds no such job. */
-export async function loadTimelineView(timelines: TimelinesRepository, db: Queryable, jobId: string, range: { after: number; limit: number } = { after: 0, limit: DEFAULT_PAGE_ENTRIES }): Promise<TimelineView | null> {
+export async function loadTimelineView(
+  timelines: TimelinesRepository,
+  db: Queryable,
+  jobId: string,
+  range: { after: number; limit: number } = { after: 0, limit: DEFAULT_PAGE_ENTRIES },
+  trust: CommitmentTrust = NO_TRUST,
+): Promise<TimelineView | null> {
   const summary = await timelines.get(db, jobId);
   const stored = summary ? { verdict: summary.verdict, source: summary.source } : null;
   const rows = await timelines.entries(db, jobId);
@@ -88,8 +103,9 @@ export async function loadTimelineView(timelines: TimelinesRepository, db: Query
   const recorded: RecordedCommitment[] = commitmentRows.map((c) => {
     const parsed = parseStoredJson(c.raw);
     // Stored either as the commitment itself or as an envelope {commitment, witness, ...}.
-    if (isObject(parsed) && has(parsed, 'commitment') && !has(parsed, 'final_entry_digest')) return { id: c.id, value: parsed.commitment, envelope: parsed as JsonObject, recorded_at: c.recorded_at };
-    return { id: c.id, value: parsed, recorded_at: c.recorded_at };
+    const attestation = judgeAttestation(c.raw, c.attestation, trust, c.recorded_by?.name ?? null);
+    if (isObject(parsed) && has(parsed, 'commitment') && !has(parsed, 'final_entry_digest')) return { id: c.id, value: parsed.commitment, envelope: parsed as JsonObject, recorded_at: c.recorded_at, attestation };
+    return { id: c.id, value: parsed, recorded_at: c.recorded_at, attestation };
   });
   const digestAt = new Map<number, string | null>(earlierCounts(result, recorded).map((k) => [k, result.entries?.[k - 1]?.entry_digest ?? null]));
   const assessment = assessCommitments(result, recorded, { job_id: jobId, digest_at: digestAt });
@@ -106,6 +122,9 @@ export async function loadTimelineView(timelines: TimelinesRepository, db: Query
     checks: a.check.checks,
     commitment: recorded[a.index].value,
     witness: a.check.witness,
+    attestation: a.attestation,
+    issued_by: commitmentRows[a.index].issued_by,
+    note: commitmentRows[a.index].attestation?.note ?? null,
   }));
   const first = rows.findIndex((r) => r.seq > range.after);
   const from = first < 0 ? rows.length : first;
@@ -134,6 +153,7 @@ export async function loadTimelineView(timelines: TimelinesRepository, db: Query
     limits: result.limits,
     provenance: result.provenance,
     truncation_excluded: assessment.truncation_excluded,
+    binding_attestation: assessment.binding_attestation,
     assessment: jobAssessment(result.verdict, assessment),
     commitment_status: assessment.status,
     findings: assessment.findings,

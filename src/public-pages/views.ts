@@ -287,18 +287,21 @@ ${limitsList(v.limits)}
 
 /**
  * The job page's headline: the chain verdict together with the commitment
- * judgement (S7, S7.3). Only a valid chain with a binding commitment and no
- * contradiction is green; a contradiction is red even when the chain
- * verifies; no binding commitment is amber; historical (-06) is never green.
+ * judgement (S7, S7.3). Only a valid chain with a binding ledger-issued or
+ * attested commitment and no contradiction is green; one bound only by
+ * self-asserted commitments is amber (issue 15); a contradiction is red even
+ * when the chain verifies; no binding commitment is amber; historical (-06)
+ * is never green.
  */
-export function timelineHeadline(t: Pick<TimelineView, 'verdict' | 'reasons' | 'construction' | 'truncation_excluded' | 'commitment_status' | 'findings'>): { tone: Tone; text: string } {
+export function timelineHeadline(t: Pick<TimelineView, 'verdict' | 'reasons' | 'construction' | 'truncation_excluded' | 'commitment_status' | 'findings' | 'binding_attestation'>): { tone: Tone; text: string } {
   const contradiction = t.findings.length > 0 || t.commitment_status === 'truncation_detected' || t.commitment_status === 'final_entry_substituted' || t.commitment_status === 'entry_substituted';
   const what = (t.findings[0]?.code ?? t.commitment_status).replace(/_/g, ' ').toUpperCase();
   if (t.verdict === 'historical' || t.construction === '-06') return { tone: 'warn', text: `Historical (-06) timeline: never reported valid (S7.4)${contradiction ? `; ${what}` : ''}` };
   if (t.verdict === 'invalid') return { tone: 'bad', text: `Chain INVALID${t.reasons.length ? `: ${t.reasons.join(', ')}` : ''}` };
   if (t.verdict !== 'valid') return { tone: 'warn', text: `Chain ${t.verdict.toUpperCase()}${t.reasons.length ? `: ${t.reasons.join(', ')}` : ''}` };
   if (contradiction) return { tone: 'bad', text: `Chain valid — ${what}` };
-  if (t.truncation_excluded) return { tone: 'ok', text: 'Chain valid — truncation excluded by a binding endpoint commitment' };
+  if (t.truncation_excluded && t.binding_attestation === 'self_asserted') return { tone: 'warn', text: 'Chain valid — bound only by a self-asserted endpoint commitment (the producer\'s own word)' };
+  if (t.truncation_excluded) return { tone: 'ok', text: `Chain valid — truncation excluded by a binding ${t.binding_attestation === 'attested_by' ? 'attested' : 'ledger-issued'} endpoint commitment` };
   return { tone: 'warn', text: `Chain valid — truncation not excluded (${t.commitment_status === 'absent' ? 'no endpoint commitment' : 'no binding endpoint commitment'})` };
 }
 
@@ -325,14 +328,16 @@ ${t.truncation_excluded
 <h2 id="commitments">Endpoint commitment</h2>
 ${t.commitments.length === 0
   ? html`<p>No endpoint commitment is recorded for this job.</p>`
-  : html`<p>${t.truncation_excluded ? html`<span class="badge ok">binding</span> ${binding.length} of ${t.commitments.length} commitment(s) bind the visible timeline and none contradicts it: truncation and last-entry substitution are excluded up to the witness's publication.` : t.findings.length ? html`<span class="badge bad">contradicted</span> ${t.findings.length} of ${t.commitments.length} commitment(s) contradict the visible timeline (${t.commitment_status.replace(/_/g, ' ')}).` : html`<span class="badge bad">not binding</span> no recorded commitment binds the visible timeline.`}</p>
+  : html`<p>${t.truncation_excluded && t.binding_attestation === 'self_asserted' ? html`<span class="badge warn">binding, self-asserted</span> ${binding.length} of ${t.commitments.length} commitment(s) bind the visible timeline and none contradicts it, but every binding one is self-asserted: the producer's own word, signed by no key trusted here. Any witness it names is a claim.` : t.truncation_excluded ? html`<span class="badge ok">binding</span> ${binding.length} of ${t.commitments.length} commitment(s) bind the visible timeline and none contradicts it (${t.binding_attestation === 'ledger_issued' ? 'one is issued by this ledger' : 'one is attested by a trusted key'}): truncation and last-entry substitution are excluded up to its publication.` : t.findings.length ? html`<span class="badge bad">contradicted</span> ${t.findings.length} of ${t.commitments.length} commitment(s) contradict the visible timeline (${t.commitment_status.replace(/_/g, ' ')}).` : html`<span class="badge bad">not binding</span> no recorded commitment binds the visible timeline.`}</p>
 ${t.commitments.map(
       (c) => html`<section class="box commitment" id="commitment-${c.id}"><div class="scroll"><table class="kv">
-<tr><th>Outcome</th><td>${c.contradicts ? html`<span class="badge bad">${c.outcome}</span>` : c.binding ? html`<span class="badge ok">${c.outcome}</span>` : html`<span class="badge warn">${c.outcome}</span>`} ${c.detail}</td></tr>
-<tr><th>Binding</th><td>${okBadge(c.binding)}${c.reasons.map((x) => html`<br>${idCode(x)}`)}</td></tr>
+<tr><th>Outcome</th><td>${c.contradicts ? html`<span class="badge bad">${c.outcome}</span>` : c.binding && c.attestation.kind !== 'self_asserted' ? html`<span class="badge ok">${c.outcome}</span>` : html`<span class="badge warn">${c.outcome}</span>`} ${c.detail}</td></tr>
+<tr><th>Binding</th><td>${c.binding && c.attestation.kind === 'self_asserted' ? html`<span class="badge warn">yes, self-asserted</span>` : okBadge(c.binding)}${c.reasons.map((x) => html`<br>${idCode(x)}`)}</td></tr>
+<tr class="attestation"><th>Who stands behind it</th><td>${attestationBadge(c.attestation)} ${c.attestation.detail}${c.attestation.problem ? html`<br><span class="bad">${c.attestation.problem}</span>` : ''}</td></tr>
 <tr><th>Commitment</th><td><pre>${JSON.stringify(c.commitment, null, 2)}</pre></td></tr>
-<tr><th>Witness metadata</th><td>${c.witness ? html`<ul class="witness">${Object.entries(c.witness).map(([k, val]) => html`<li><strong>${k}</strong>: ${value(val)}</li>`)}</ul>` : html`<span class="muted">none given: the commitment is only as independent as whoever published it</span>`}</td></tr>
-<tr><th>Recorded</th><td>${idCode(c.recorded_at)}${c.recorded_by ? html` <span class="muted">posted by key</span> <code>${c.recorded_by.name}</code>` : ''} <span class="muted">(commitment ${idCode(c.id)})</span></td></tr>
+<tr><th>${c.attestation.kind === 'self_asserted' ? "Witness metadata (the poster's claim)" : 'Witness metadata'}</th><td>${c.witness ? html`${c.attestation.kind === 'self_asserted' ? html`<p class="muted claim">Claimed by the poster, not checked: no key trusted here signed this commitment.</p>` : ''}<ul class="witness">${Object.entries(c.witness).map(([k, val]) => html`<li><strong>${k}</strong>: ${value(val)}</li>`)}</ul>` : html`<span class="muted">none given: the commitment is only as independent as whoever published it</span>`}</td></tr>
+${c.note ? html`<tr><th>Signed note</th><td><details><summary>the note (its text is the commitment's JSON text and a newline)</summary><pre>${c.note}</pre></details></td></tr>` : ''}
+<tr><th>Recorded</th><td>${idCode(c.recorded_at)}${c.issued_by === 'ledger' ? html` <span class="muted">issued by this ledger when the timeline closed${c.recorded_by ? html` (in the request of key <code>${c.recorded_by.name}</code>)` : ''}</span>` : c.recorded_by ? html` <span class="muted">posted by key</span> <code>${c.recorded_by.name}</code>` : ''} <span class="muted">(commitment ${idCode(c.id)})</span></td></tr>
 </table></div></section>`,
     )}`}
 <h2>Entries</h2>
@@ -348,6 +353,13 @@ ${t.log ? html`${logSection(t.log)}<p class="muted">The job's newest event is sh
 ${limitsList(t.limits)}
 `;
   return layout(`Job ${t.job_id}`, body);
+}
+
+/** Who stands behind a commitment, as a badge: never green for a self-asserted one. */
+function attestationBadge(a: TimelineView['commitments'][number]['attestation']): SafeHtml {
+  if (a.kind === 'ledger_issued') return html`<span class="badge ok">ledger-issued</span>`;
+  if (a.kind === 'attested_by') return html`<span class="badge ok">attested by ${a.by.join(', ')}</span>`;
+  return html`<span class="badge warn">self-asserted</span>`;
 }
 
 /** An entry's receipt: linked only when this ledger holds it; otherwise the id and "not recorded". */

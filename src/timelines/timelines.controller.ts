@@ -85,16 +85,21 @@ export class TimelinesController {
   /**
    * Record an external endpoint commitment (rev 09) with its witness
    * metadata, compared with the visible timeline now. Non-binding
-   * commitments are recorded too. 422 `invalid_commitment`.
+   * commitments are recorded too. The body is the commitment itself
+   * (recorded `self_asserted`: its witness metadata is the poster's claim),
+   * or `{"attestation": "<signed note>"}` signed by a key in
+   * TRUSTED_COMMITMENT_KEYS (recorded `attested_by` that key). 422
+   * `invalid_commitment`, `invalid_attestation`,
+   * `attestation_signature_invalid`, `attestation_key_untrusted`.
    */
   @Post('commitments')
   @Roles('producer')
   @ApiBearerAuth()
   @ApiOperation({ operationId: 'recordCommitment', summary: 'Record an endpoint commitment {job_id, final_entry_digest, entry_count, published_at} with witness metadata' })
-  @ApiJsonBody('EndpointCommitment')
+  @ApiJsonBody({ oneOf: [ref('EndpointCommitment'), ref('AttestedCommitment')] }, 'The commitment (self-asserted), or {"attestation": signed note} (attested by a trusted key)')
   @ApiCreated('CommitmentRecorded', 'recorded (binding or not); the answer also judges every commitment of the job together (commitment_assessment, truncation_excluded, findings)')
-  @ApiAnswer(200, 'CommitmentRecorded', 'the same commitment text was already recorded for this job')
-  @ApiErrors(WRITE_ERRORS, { 422: '`invalid_commitment` (with `problems`).' })
+  @ApiAnswer(200, 'CommitmentRecorded', 'the same commitment text (and attestation) was already recorded for this job')
+  @ApiErrors(WRITE_ERRORS, { 422: '`invalid_commitment` (with `problems`); `invalid_attestation`, `attestation_signature_invalid`, `attestation_key_untrusted` (nothing written).' })
   async commit(@Param('job_id') jobId: string, @JsonBody() body: RawJson, @Caller() caller: Principal, @Res({ passthrough: true }) res: Response) {
     const { outcome, ...r } = await this.timelines.recordCommitment(jobId, body, caller);
     if (outcome === 'created') res.status(201).setHeader('Location', this.urls.jobTimeline(jobId));
@@ -176,10 +181,14 @@ export class TimelinesController {
     return { ...r, ...(last === null ? {} : { log: await this.log.locate(last, this.urls.path(`/api/ledger/events/${last}/proof`)) }) };
   }
 
-  /** The ledger's own endpoint `{job_id, final_entry_digest, entry_count, published_at}` for a closed, verifying job. */
+  /**
+   * The endpoint `{job_id, final_entry_digest, entry_count, published_at}` of a closed, verifying job and the
+   * commitment the ledger issued over it when it closed (`ledger_commitment`: the signed note, checkable with the
+   * log's vkey), or null with the reason.
+   */
   @Get('endpoint')
   @PublicRead(JOB_VERIFY_COST)
-  @ApiOperation({ operationId: 'getJobEndpoint', summary: 'Endpoint of a closed job, for an external witness to publish' })
+  @ApiOperation({ operationId: 'getJobEndpoint', summary: 'Endpoint of a closed job and the ledger-issued commitment over it (a signed note)' })
   @ApiAnswer(200, 'Endpoint', 'the endpoint')
   @ApiErrors([404, 409, 429], { 409: '`timeline_not_closed`, `timeline_not_valid`, `projection_mismatch` (the record does not match its ledger event).' })
   async endpoint(@Param('job_id') jobId: string) {

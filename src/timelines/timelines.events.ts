@@ -1,5 +1,6 @@
 /** The events of a `timeline:<job_id>` stream (S7, rev 09 endpoint commitments). */
 import type { Event } from '../ledger/event';
+import type { StoredAttestation } from '../core/aer1/attestation';
 
 /** Data of `TimelineEntryAppended`: one entry exactly as received and what the core computed. */
 export interface TimelineEntryAppendedData {
@@ -44,6 +45,13 @@ export interface EndpointCommitmentRecordedData {
   reasons: string[];
   /** Entries in the visible timeline when the commitment was recorded. */
   entry_count_at_record: number;
+  /**
+   * `ledger`: the ledger's own commitment, issued in the transaction that
+   * closed (or imported closed) the timeline; absent: posted by a client.
+   */
+  issued_by?: 'ledger';
+  /** The signed note over `raw` (the log key's for a ledger-issued one, a trusted key's for an attested one); absent: self-asserted. */
+  attestation?: StoredAttestation;
 }
 
 export type TimelineEntryAppended = Event<'TimelineEntryAppended', TimelineEntryAppendedData>;

@@ -102,7 +102,7 @@ export class TimelinesProjection implements Projection<TimelineEvent>, OnModuleI
         }
         case 'EndpointCommitmentRecorded': {
           const c = commitmentRow(e.position, e.recorded_at, e.data);
-          commitments.push({ ...c, binding: boolParam(c.binding), reasons: JSON.stringify(c.reasons) });
+          commitments.push({ ...c, binding: boolParam(c.binding), reasons: JSON.stringify(c.reasons), attestation: c.attestation === null ? null : JSON.stringify(c.attestation) });
           break;
         }
         default:
@@ -159,7 +159,18 @@ function importedEntryRow(position: number, d: TimelineImportedData, text: strin
 }
 
 function commitmentRow(position: number, recordedAt: string, d: EndpointCommitmentRecordedData): CommitmentRow {
-  return { id: d.id, job_id: d.job_id, raw: d.raw, binding: d.binding, reasons: d.reasons, entry_count_at_record: d.entry_count_at_record, position, recorded_at: recordedAt };
+  return {
+    id: d.id,
+    job_id: d.job_id,
+    raw: d.raw,
+    binding: d.binding,
+    reasons: d.reasons,
+    entry_count_at_record: d.entry_count_at_record,
+    position,
+    recorded_at: recordedAt,
+    attestation: d.attestation ?? null,
+    issued_by: d.issued_by ?? null,
+  };
 }
 
 function storedEntry(r: TimelineEntryRow): Record<string, unknown> {

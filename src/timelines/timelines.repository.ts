@@ -1,6 +1,7 @@
 import { bool, boolParam, int, placeholders, Queryable } from '../database/rows';
 import type { RecordedBy } from '../core/ledger/event-hash';
 import type { Writer } from '../ledger/events.repository';
+import type { StoredAttestation } from '../core/aer1/attestation';
 
 /** A row of the `timelines` read model. */
 export interface TimelineRow {
@@ -42,6 +43,10 @@ export interface CommitmentRow {
   entry_count_at_record: number;
   position: number;
   recorded_at: string;
+  /** The signed note and its keys; null: self-asserted. */
+  attestation: StoredAttestation | null;
+  /** `ledger` for the ledger's own commitment, else null (posted by a client). */
+  issued_by: 'ledger' | null;
 }
 
 /** Rows per multi-row INSERT of entries. */
@@ -89,6 +94,8 @@ function toCommitment(r: Record<string, unknown>): CommitmentRow {
     entry_count_at_record: int(r.entry_count_at_record),
     position: int(r.position),
     recorded_at: r.recorded_at as string,
+    attestation: typeof r.attestation === 'string' ? (JSON.parse(r.attestation) as StoredAttestation) : null,
+    issued_by: r.issued_by === 'ledger' ? 'ledger' : null,
   };
 }
 
@@ -144,7 +151,7 @@ export class TimelinesRepository {
 
   /** Insert a commitment row. */
   async insertCommitment(q: Queryable, c: CommitmentRow): Promise<void> {
-    await q.query('INSERT INTO commitments (id, job_id, raw, binding, reasons, entry_count_at_record, position, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)', [
+    await q.query('INSERT INTO commitments (id, job_id, raw, binding, reasons, entry_count_at_record, position, recorded_at, attestation, issued_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)', [
       c.id,
       c.job_id,
       c.raw,
@@ -153,6 +160,8 @@ export class TimelinesRepository {
       c.entry_count_at_record,
       c.position,
       c.recorded_at,
+      c.attestation === null ? null : JSON.stringify(c.attestation),
+      c.issued_by,
     ]);
   }
 
@@ -255,22 +264,29 @@ export class TimelinesRepository {
   }
 
   /** The job's commitments in record order, each with the key that recorded it (null before attribution). */
-  async commitmentsWithWriters(q: Queryable, jobId: string): Promise<{ id: string; raw: string; recorded_at: string; recorded_by: RecordedBy | null }[]> {
-    const rows = await q.query<{ id: string; raw: string; recorded_at: string; key_id: string | null; key_name: string | null }>(
-      'SELECT c.id AS id, c.raw AS raw, c.recorded_at AS recorded_at, e.key_id AS key_id, e.key_name AS key_name FROM commitments c LEFT JOIN events e ON e.position = c.position WHERE c.job_id = ? ORDER BY c.position',
+  async commitmentsWithWriters(q: Queryable, jobId: string): Promise<(CommitmentRow & { recorded_by: RecordedBy | null })[]> {
+    const rows = await q.query<Record<string, unknown>>(
+      'SELECT c.*, e.key_id AS key_id, e.key_name AS key_name FROM commitments c LEFT JOIN events e ON e.position = c.position WHERE c.job_id = ? ORDER BY c.position',
       [jobId],
     );
-    return rows.map((c) => ({ id: c.id, raw: c.raw, recorded_at: c.recorded_at, recorded_by: c.key_id !== null && c.key_name !== null ? { key_id: c.key_id, name: c.key_name } : null }));
+    return rows.map((c) => ({ ...toCommitment(c), recorded_by: c.key_id != null && c.key_name != null ? { key_id: c.key_id as string, name: c.key_name as string } : null }));
   }
 
-  /** The id of the first commitment of the job recorded with exactly the text `raw`, or null. */
-  /** How many endpoint commitments are recorded for the job. */
+  /** The ledger-issued commitment of the job (the first, there is at most one per close), or null. */
+  async ledgerIssued(q: Queryable, jobId: string): Promise<CommitmentRow | null> {
+    const r = (await q.query<Record<string, unknown>>("SELECT * FROM commitments WHERE job_id = ? AND issued_by = 'ledger' ORDER BY position LIMIT 1", [jobId]))[0];
+    return r ? toCommitment(r) : null;
+  }
+
+  /** How many endpoint commitments clients posted for the job (the ledger-issued one is not counted). */
   async commitmentCount(q: Queryable, jobId: string): Promise<number> {
-    return int((await q.query<{ n: number | string }>('SELECT COUNT(*) AS n FROM commitments WHERE job_id = ?', [jobId]))[0]?.n ?? 0);
+    return int((await q.query<{ n: number | string }>('SELECT COUNT(*) AS n FROM commitments WHERE job_id = ? AND issued_by IS NULL', [jobId]))[0]?.n ?? 0);
   }
 
-  async commitmentIdByText(q: Queryable, jobId: string, raw: string): Promise<string | null> {
-    return (await q.query<{ id: string }>('SELECT id FROM commitments WHERE job_id = ? AND raw = ? ORDER BY position LIMIT 1', [jobId, raw]))[0]?.id ?? null;
+  /** The id of the first commitment of the job posted by a client with exactly the text `raw` and the same attestation note (null: self-asserted), or null. */
+  async commitmentIdByText(q: Queryable, jobId: string, raw: string, note: string | null = null): Promise<string | null> {
+    const rows = await q.query<{ id: string; attestation: string | null }>('SELECT id, attestation FROM commitments WHERE job_id = ? AND raw = ? AND issued_by IS NULL ORDER BY position', [jobId, raw]);
+    return rows.find((r) => (r.attestation === null ? null : (JSON.parse(r.attestation) as StoredAttestation).note) === note)?.id ?? null;
   }
 
   /** timelines whose first event is after a ledger position, in that order. */

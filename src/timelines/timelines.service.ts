@@ -12,6 +12,7 @@ import {
   CommitmentsStatus,
   decidingCommitment,
   earlierCounts,
+  whoStandsBehind,
   entryDigest,
   EntryOutcome,
   has,
@@ -26,11 +27,26 @@ import {
   JOB_ASSESSMENT_HEADLINE,
 } from '../core/aer1';
 import { commitmentTextProblems } from '../core/aer1/commitment-text';
+import {
+  Attestation,
+  AttestationError,
+  AttestationKind,
+  commitmentNoteText,
+  CommitmentTrust,
+  judgeAttestation,
+  ledgerCommitmentText,
+  NO_TRUST,
+  StoredAttestation,
+  verifyCommitmentNote,
+} from '../core/aer1/attestation';
+import { signNote } from '../core/tlog';
+import { LogIdentityService } from '../log/log-identity.service';
+import { CommitmentTrustService } from '../log/commitment-trust.service';
 import { ConflictError, LedgerError, NotFoundError, UnprocessableError, VerificationFailedError } from '../common/errors';
 import { parseRawJson, RawJson, splitJsonArray } from '../common/raw-json';
 import { assertIdentifier, httpUrlProblem } from '../core/text';
 import { PublicUrls } from '../common/urls';
-import { DatabaseService } from '../database/database.service';
+import { DatabaseService, Tx } from '../database/database.service';
 import { Queryable } from '../database/rows';
 import { LedgerService, NO_CONCURRENCY_CHECK, STREAM_DOES_NOT_EXIST } from '../ledger/ledger.service';
 import { ProjectionGuard } from '../ledger/projection-guard';
@@ -63,6 +79,23 @@ export interface CommitmentStatus {
   checks: Check[];
   /** How many commitments are recorded for the job. */
   recorded: number;
+  /** Who stands behind the deciding commitment (null when none is recorded). */
+  attestation: AttestationView | null;
+}
+
+/** Who stands behind a commitment, as the API shows it. */
+export interface AttestationView {
+  /** `ledger_issued` (this ledger's log key), `attested_by` (a key in TRUSTED_COMMITMENT_KEYS), `self_asserted`. */
+  kind: AttestationKind;
+  /** The key names whose signatures verify (`attested_by`, `ledger_issued`); empty when self-asserted. */
+  by: string[];
+  /** The key that posted it (null before attribution; for a ledger-issued one, the key whose request closed the timeline). */
+  posted_by: string | null;
+  detail: string;
+  /** Why a stored signature does not count now (then `self_asserted`), else null. */
+  problem: string | null;
+  /** The signed note (text, blank line, signatures), when one is stored. */
+  note: string | null;
 }
 
 /** One recorded commitment as the verifier judged it, with every other one (src/aer1/commitments.ts). */
@@ -78,7 +111,9 @@ export interface CommitmentVerification {
   detail: string;
   reasons: string[];
   commitment: unknown;
+  /** Witness metadata as given: for a self-asserted commitment, the poster's claim (see `attestation`), never a fact. */
   witness: Record<string, unknown> | null;
+  attestation: AttestationView;
 }
 
 /** GET /api/jobs/:job_id/verify. */
@@ -111,6 +146,8 @@ export interface TimelineVerification {
   findings: CommitmentFinding[];
   /** True only when some commitment binds and none contradicts. */
   truncation_excluded: boolean;
+  /** Who stands behind the binding commitments: `ledger_issued`, `attested_by`, or only `self_asserted` (the producer's word); null when none binds. */
+  binding_attestation: AttestationKind | null;
   statement: string;
   limits: string[];
   url: string;
@@ -122,7 +159,7 @@ const PAGE = 2000;
 
 /** The largest endpoint commitment text (the commitment and its witness metadata), in bytes: every verifier and page shows them all. */
 export const MAX_COMMITMENT_BYTES = 16 * 1024;
-/** The most endpoint commitments one job may have: each is judged on every read of the job. */
+/** The most endpoint commitments clients may post for one job (the one the ledger issues on close comes on top): each is judged on every read of the job. */
 export const MAX_COMMITMENTS_PER_JOB = 100;
 /** A page of `GET /api/jobs/{id}/timeline` ends after the entry that passes this many bytes of entry text (a few MB per cost-1 read). */
 export const TIMELINE_PAGE_BYTES = 4 * 1024 * 1024;
@@ -147,6 +184,8 @@ export class TimelinesService {
     private readonly timelines: TimelinesRepository,
     private readonly events: EventsRepository,
     private readonly guard: ProjectionGuard,
+    private readonly identity: LogIdentityService,
+    private readonly trust: CommitmentTrustService,
   ) {}
 
   // ---------------------------------------------------------------- append
@@ -187,14 +226,47 @@ export class TimelinesService {
       const { events, head } = decideAppend({ source: row?.source ?? null, head: last?.head ?? EMPTY_HEAD, last: last?.value }, jobId, checked, by.publication);
       // Decided on the head read in this serialized write transaction: nothing can have appended since.
       const stored = await this.ledger.append<TimelineEvent>(tx, streams.timeline(jobId), row ? NO_CONCURRENCY_CHECK : STREAM_DOES_NOT_EXIST, events, recordedBy(by));
+      // Closed by this request: the chain extends a -07 head to a close, so it verifies; the ledger commits to its endpoint.
+      const issued = head.closed ? await this.issueLedgerCommitment(tx, jobId, { entry_count: head.seq, final_entry_digest: head.digest }, stored[stored.length - 1].recorded_at, by) : null;
       return {
         job_id: jobId,
         appended: stored.map((ev, k) => ({ seq: events[k].data.seq, entry_digest: events[k].data.entry_digest, position: ev.position })),
         head: { seq: head.seq, entry_digest: head.digest, closed: head.closed },
+        ...(head.closed ? { ledger_commitment: issued } : {}),
         url: this.urls.job(jobId),
         verify_url: this.urls.jobVerify(jobId),
       };
     });
+  }
+
+  /**
+   * The ledger's own endpoint commitment for a timeline closed in `tx`
+   * (issue 15): `{entry_count, final_entry_digest, job_id, published_at}` as
+   * canonical JSON, signed as a note with the log key, appended as an
+   * `EndpointCommitmentRecorded` event with `issued_by: "ledger"` in the same
+   * transaction as the close (so it is a leaf of the log). `published_at` is
+   * when the close was recorded. Null (nothing issued) when this deployment
+   * has no log key.
+   */
+  private async issueLedgerCommitment(tx: Tx, jobId: string, end: { entry_count: number; final_entry_digest: string }, publishedAt: string, by: Principal): Promise<{ id: string; note: string; position: number } | null> {
+    const identity = this.identity.current;
+    if (!identity) return null;
+    const text = ledgerCommitmentText({ job_id: jobId, final_entry_digest: end.final_entry_digest, entry_count: end.entry_count, published_at: publishedAt });
+    const note = signNote(commitmentNoteText(text), [identity.signer]);
+    const id = randomUUID();
+    const data: EndpointCommitmentRecordedData = {
+      id,
+      job_id: jobId,
+      raw: text,
+      binding: true,
+      reasons: [],
+      entry_count_at_record: end.entry_count,
+      issued_by: 'ledger',
+      attestation: { issued_by: 'ledger', note, keys: [{ name: identity.signer.name, vkey: identity.vkey }] },
+    };
+    // Written in the closing request, so under its key; `issued_by` says the ledger made it.
+    const [ev] = await this.ledger.append<TimelineEvent>(tx, streams.timeline(jobId), NO_CONCURRENCY_CHECK, [{ type: 'EndpointCommitmentRecorded', data }], recordedBy(by));
+    return { id, note, position: ev.position };
   }
 
   /** The entries of an append request with their exact texts: one object, or each element of an array. */
@@ -266,9 +338,13 @@ export class TimelinesService {
       const decision = decideImport({ source: row?.source ?? null, imported_raw: imported === null ? null : eventData<TimelineEvent, 'TimelineImported'>('TimelineImported', imported).raw }, data);
       if ('existing' in decision) return { outcome: 'existing' as const, ...this.importAnswer(row!) };
       // No timeline row in the read model this transaction keeps: the stream does not exist.
-      await this.ledger.append<TimelineEvent>(tx, stream, STREAM_DOES_NOT_EXIST, decision.events, recordedBy(by));
+      const [ev] = await this.ledger.append<TimelineEvent>(tx, stream, STREAM_DOES_NOT_EXIST, decision.events, recordedBy(by));
+      // A -07 timeline imported closed and valid: the ledger commits to the endpoint it recorded (historical ones cannot be bound).
+      const issued = result.verdict === 'valid' && result.closed && result.final_entry_digest !== null
+        ? await this.issueLedgerCommitment(tx, jobId, { entry_count: result.entry_count, final_entry_digest: result.final_entry_digest }, ev.recorded_at, by)
+        : null;
       const stored = (await this.timelines.get(tx, jobId))!;
-      return { outcome: 'created' as const, ...this.importAnswer(stored) };
+      return { outcome: 'created' as const, ...this.importAnswer(stored), ledger_commitment: issued };
     });
   }
 
@@ -304,8 +380,9 @@ export class TimelinesService {
    * job; 403 `not_owner` when the timeline was started by a key of another owner.
    * The same text again for the same job is answered with the existing record.
    */
-  async recordCommitment(jobId: string, body: RawJson, by: Principal) {
+  async recordCommitment(jobId: string, posted: RawJson, by: Principal) {
     assertIdentifier('job_id', jobId);
+    const { body, stored } = this.attested(posted);
     if (isObject(body.value) && typeof body.value.job_id === 'string' && body.value.job_id.length > 0) assertIdentifier('commitment job_id', body.value.job_id);
     const problems = [...commitmentFormatProblems(body.value), ...witnessProblems(body.value), ...commitmentTextProblems(body.text)];
     if (problems.length > 0) throw new UnprocessableError('invalid_commitment', `the commitment is malformed: ${problems.join('; ')}`, { reasons: ['invalid_commitment'], problems });
@@ -323,7 +400,7 @@ export class TimelinesService {
       // Appended to meanwhile (rare): the chain is verified again, under the lock.
       const timeline = row.last_position === before.last_position ? verified : await this.verifyEntries(tx, jobId);
       const check = checkCommitment(timeline, body.value);
-      const same = await this.timelines.commitmentIdByText(tx, jobId, text);
+      const same = await this.timelines.commitmentIdByText(tx, jobId, text, stored?.note ?? null);
       let id = same;
       if (!id) {
         const count = await this.timelines.commitmentCount(tx, jobId);
@@ -331,28 +408,67 @@ export class TimelinesService {
           throw new ConflictError('too_many_commitments', `job ${jobId} already has ${count} endpoint commitments, the most one job may have; nothing was recorded`, { reasons: ['too_many_commitments'], job_id: jobId });
         }
         id = randomUUID();
-        const data: EndpointCommitmentRecordedData = { id, job_id: jobId, raw: text, binding: check.binding, reasons: check.reasons, entry_count_at_record: timeline.entry_count };
+        const data: EndpointCommitmentRecordedData = { id, job_id: jobId, raw: text, binding: check.binding, reasons: check.reasons, entry_count_at_record: timeline.entry_count, ...(stored ? { attestation: stored } : {}) };
         // Any commitment may be recorded on an existing timeline: nothing to check against its version.
         await this.ledger.append<TimelineEvent>(tx, streams.timeline(jobId), NO_CONCURRENCY_CHECK, [{ type: 'EndpointCommitmentRecorded', data }], recordedBy(by));
       }
       // This commitment alone may bind; judged with every one recorded, truncation may still not be excluded.
       const { assessment } = await this.assess(tx, jobId, timeline);
+      const attestation = attestationView(judgeAttestation(text, stored, this.trust.trust, by.name), by.name, stored?.note ?? null);
       return {
         outcome: same ? ('existing' as const) : ('created' as const),
         id,
         job_id: jobId,
         binding: check.binding,
+        attestation,
         reasons: check.reasons,
         checks: check.checks,
         witness: check.witness,
         computed: check.computed,
         commitment_assessment: assessment.status,
         truncation_excluded: assessment.truncation_excluded,
+        binding_attestation: assessment.binding_attestation,
         findings: assessment.findings,
         url: this.urls.job(jobId),
         verify_url: this.urls.jobVerify(jobId),
       };
     });
+  }
+
+  /**
+   * The commitment of a POST body: the commitment itself (self-asserted), or
+   * `{"attestation": "<signed note>"}` whose note text is the commitment's
+   * JSON text and a newline, signed by a key in TRUSTED_COMMITMENT_KEYS
+   * (then recorded `attested_by` that key). 422 `invalid_attestation` (not
+   * a signed note, other members beside it, or a text that is not a JSON
+   * commitment), `attestation_signature_invalid` (a trusted key's signature
+   * fails), `attestation_key_untrusted` (no signature by a trusted key);
+   * nothing is written.
+   */
+  private attested(posted: RawJson): { body: RawJson; stored: StoredAttestation | null } {
+    const v = posted.value;
+    if (!isObject(v) || !has(v, 'attestation')) return { body: posted, stored: null };
+    const extra = Object.keys(v).filter((k) => k !== 'attestation');
+    if (extra.length > 0 || typeof v.attestation !== 'string') {
+      throw new UnprocessableError('invalid_attestation', `an attested commitment is posted as {"attestation": "<signed note>"} alone (the note's text is the commitment); got ${typeof v.attestation !== 'string' ? 'a non-string attestation' : `other members: ${extra.slice(0, 5).join(', ')}`}; nothing was recorded`, { reasons: ['invalid_attestation'] });
+    }
+    let checked: { text: string; stored: StoredAttestation };
+    try {
+      checked = verifyCommitmentNote(v.attestation, this.trust.trust.trusted);
+    } catch (e) {
+      if (e instanceof AttestationError) throw new UnprocessableError(e.code, `${e.message}; nothing was recorded`, { reasons: [e.code] });
+      throw e;
+    }
+    if (checked.text !== checked.text.trim() || checked.text === '') {
+      throw new UnprocessableError('invalid_attestation', "the attestation's note text must be the commitment's JSON text exactly, with no white space around it, and one newline; nothing was recorded", { reasons: ['invalid_attestation'] });
+    }
+    let body: RawJson;
+    try {
+      body = parseRawJson(checked.text);
+    } catch (e) {
+      throw new UnprocessableError('invalid_attestation', `the attestation's note text is not a JSON commitment (${e instanceof LedgerError ? e.code : 'malformed_json'}); nothing was recorded`, { reasons: ['invalid_attestation'] });
+    }
+    return { body, stored: checked.stored };
   }
 
   // ---------------------------------------------------------------- reads
@@ -458,6 +574,10 @@ export class TimelinesService {
     }
     const commitments = await this.timelines.commitments(this.db, jobId);
     const by = await this.events.recordedByAt(this.db, [...positions, ...commitments.map((c) => c.position)]);
+    const attestationOf = (c: CommitmentRow) => {
+      const poster = by.get(c.position)?.name ?? null;
+      return attestationView(judgeAttestation(c.raw, c.attestation, this.trust.trust, poster), poster, c.attestation?.note ?? null);
+    };
     const entriesRecordedBy: { first_seq: number; last_seq: number; recorded_by: RecordedBy | null }[] = [];
     positions.forEach((p, k) => {
       const who = by.get(p) ?? null;
@@ -477,7 +597,7 @@ export class TimelinesService {
       entries,
       entries_recorded_by: entriesRecordedBy,
       next_after: lastSeq < row.entry_count && entries.length > 0 ? lastSeq : null,
-      commitments: commitments.map((c) => ({ id: c.id, commitment: parseStored(c.raw), binding_at_record: c.binding, reasons_at_record: c.reasons, entry_count_at_record: c.entry_count_at_record, recorded_at: c.recorded_at, recorded_by: by.get(c.position) ?? null })),
+      commitments: commitments.map((c) => ({ id: c.id, commitment: parseStored(c.raw), binding_at_record: c.binding, reasons_at_record: c.reasons, entry_count_at_record: c.entry_count_at_record, recorded_at: c.recorded_at, recorded_by: by.get(c.position) ?? null, issued_by: c.issued_by ?? 'client', attestation: attestationOf(c) })),
       url: this.urls.job(jobId),
       verify_url: this.urls.jobVerify(jobId),
     };
@@ -494,8 +614,8 @@ export class TimelinesService {
    * timeline by the core's {@link assessCommitments} (the same function the
    * job page, coverage reports and `aer1` use).
    */
-  async assess(q: Queryable, jobId: string, timeline: TimelineResult): Promise<{ rows: CommitmentRow[]; assessment: CommitmentsAssessment }> {
-    return assessJobCommitments(q, jobId, timeline, this.timelines);
+  async assess(q: Queryable, jobId: string, timeline: TimelineResult): Promise<{ rows: CommitmentWithWriter[]; assessment: CommitmentsAssessment }> {
+    return assessJobCommitments(q, jobId, timeline, this.timelines, this.trust.trust);
   }
 
   /**
@@ -523,8 +643,9 @@ export class TimelinesService {
           recorded_at: chosen.recorded_at,
           checks: chosen.check.checks,
           recorded: rows.length,
+          attestation: attestationView(chosen.attestation, rows[chosen.index].recorded_by?.name ?? null, rows[chosen.index].attestation?.note ?? null),
         }
-      : { status: 'absent', outcome: null, reasons: [], id: null, commitment: null, witness: null, recorded_at: null, checks: [], recorded: 0 };
+      : { status: 'absent', outcome: null, reasons: [], id: null, commitment: null, witness: null, recorded_at: null, checks: [], recorded: 0, attestation: null };
     const overall = jobAssessment(result.verdict, assessment);
     return {
       assessment: overall,
@@ -542,9 +663,10 @@ export class TimelinesService {
       provenance: result.provenance,
       commitment,
       commitment_assessment: assessment.status,
-      commitments: assessment.commitments.map(commitmentVerification),
+      commitments: assessment.commitments.map((a) => commitmentVerification(a, rows[a.index])),
       findings: assessment.findings,
       truncation_excluded: excluded,
+      binding_attestation: assessment.binding_attestation,
       statement: statementFor(assessment, chosen),
       limits: excluded ? chosen!.check.limits : result.limits,
       url: this.urls.job(jobId),
@@ -552,12 +674,16 @@ export class TimelinesService {
   }
 
   /**
-   * GET /api/jobs/:job_id/endpoint: the ledger's own endpoint commitment for
-   * a closed job whose timeline verifies, for an external witness to
-   * publish. `published_at` is when the ledger recorded the closing entry.
+   * GET /api/jobs/:job_id/endpoint: the endpoint of a closed job whose
+   * timeline verifies, `{job_id, final_entry_digest, entry_count,
+   * published_at}` (`published_at`: when the ledger recorded the close), and
+   * the ledger-issued commitment over it (`ledger_commitment`: its record,
+   * the exact commitment text, and the signed note a verifier checks with
+   * the log's vkey), or null with `statement` saying why none was issued
+   * (no log key, or closed before the ledger issued commitments).
    * 409 `timeline_not_closed` / `timeline_not_valid`; 404 unknown job.
    */
-  async endpoint(jobId: string): Promise<{ job_id: string; final_entry_digest: string; entry_count: number; published_at: string }> {
+  async endpoint(jobId: string): Promise<EndpointAnswer> {
     await this.get(jobId);
     const result = await this.verifyEntries(this.db, jobId);
     if (!result.closed) throw new ConflictError('timeline_not_closed', `job ${jobId} is not closed: its endpoint is not final yet`, { reasons: ['timeline_not_closed'], job_id: jobId });
@@ -565,8 +691,56 @@ export class TimelinesService {
       throw new ConflictError('timeline_not_valid', `the timeline of job ${jobId} does not verify under -07 (verdict ${result.verdict}); no commitment can bind it`, { reasons: result.reasons, verdict: result.verdict, job_id: jobId });
     }
     const publishedAt = (await this.timelines.lastEntryRecordedAt(this.db, jobId))!;
-    return { job_id: jobId, final_entry_digest: result.final_entry_digest, entry_count: result.entry_count, published_at: publishedAt };
+    const issued = await this.timelines.ledgerIssued(this.db, jobId);
+    const end = { job_id: jobId, final_entry_digest: result.final_entry_digest, entry_count: result.entry_count, published_at: publishedAt };
+    if (!issued) {
+      const why = this.identity.current ? 'the timeline closed before this ledger issued endpoint commitments' : `this deployment has no log signing key (${this.identity.reason})`;
+      return { ...end, ledger_commitment: null, statement: `No ledger-issued endpoint commitment: ${why}. The endpoint above is computed now from the stored entries; it is signed by nobody.` };
+    }
+    const a = judgeAttestation(issued.raw, issued.attestation, this.trust.trust, null);
+    const event = await this.events.at(this.db, issued.position);
+    return {
+      ...end,
+      ledger_commitment: {
+        id: issued.id,
+        commitment: parseStored(issued.raw),
+        text: issued.raw,
+        note: issued.attestation?.note ?? '',
+        log_vkey: issued.attestation?.keys[0]?.vkey ?? null,
+        signature_verifies: a.kind === 'ledger_issued',
+        position: issued.position,
+        event_hash: event?.event_hash ?? null,
+        recorded_at: issued.recorded_at,
+      },
+      statement:
+        a.kind === 'ledger_issued'
+          ? `Issued by this ledger when the timeline closed, in the same transaction, and signed with its log key ${a.by.join(', ')}: the note's text is the commitment's JSON text and a newline. It is leaf ${issued.position - 1} of the log (event ${issued.position}).`
+          : `A ledger-issued commitment is recorded, but its signature does not verify now: ${a.problem ?? 'unknown'}.`,
+    };
   }
+}
+
+/** GET /api/jobs/:job_id/endpoint. */
+export interface EndpointAnswer {
+  job_id: string;
+  final_entry_digest: string;
+  entry_count: number;
+  published_at: string;
+  ledger_commitment: {
+    id: string;
+    commitment: unknown;
+    /** The commitment's exact JSON text (canonical: members sorted, no white space). */
+    text: string;
+    /** The signed note: `text`, a newline, a blank line, the log key's signature line. */
+    note: string;
+    log_vkey: string | null;
+    signature_verifies: boolean;
+    /** Its event's ledger position (its log leaf is position - 1). */
+    position: number;
+    event_hash: string | null;
+    recorded_at: string;
+  } | null;
+  statement: string;
 }
 
 /**
@@ -579,14 +753,23 @@ export async function assessJobCommitments(
   jobId: string,
   timeline: TimelineResult,
   timelines: TimelinesRepository = new TimelinesRepository(),
-): Promise<{ rows: CommitmentRow[]; assessment: CommitmentsAssessment }> {
-  const rows = await timelines.commitments(q, jobId);
-  const recorded = rows.map((c) => ({ id: c.id, value: parseStored(c.raw), position: c.position, recorded_at: c.recorded_at }));
+  trust: CommitmentTrust = NO_TRUST,
+): Promise<{ rows: CommitmentWithWriter[]; assessment: CommitmentsAssessment }> {
+  const rows = await timelines.commitmentsWithWriters(q, jobId);
+  const recorded = rows.map((c) => ({ id: c.id, value: parseStored(c.raw), position: c.position, recorded_at: c.recorded_at, attestation: judgeAttestation(c.raw, c.attestation, trust, c.recorded_by?.name ?? null) }));
   const counts = earlierCounts(timeline, recorded);
   // Stored timelines have contiguous seqs from 1 (appends are checked, imports verify), so place k is seq k.
   const digest_at = new Map<number, string | null>(counts.map((k) => [k, null]));
   for (const [seq, raw] of await timelines.rawAtSeqs(q, jobId, counts)) digest_at.set(seq, entryDigest(parseStored(raw)));
   return { rows, assessment: assessCommitments(timeline, recorded, { job_id: jobId, digest_at }) };
+}
+
+/** A commitment row with the key that recorded it. */
+export type CommitmentWithWriter = CommitmentRow & { recorded_by: RecordedBy | null };
+
+/** The API form of an attestation judged by the core. */
+export function attestationView(a: Attestation, postedBy: string | null, note: string | null): AttestationView {
+  return { kind: a.kind, by: a.by, posted_by: postedBy, detail: a.detail, problem: a.problem, note };
 }
 
 /** Member and format checks of one entry alone (S7.1/S7.2), by the core. */
@@ -600,7 +783,7 @@ function parseStored(raw: string): unknown {
   return parseRawJson(raw).value;
 }
 
-function commitmentVerification(a: AssessedCommitment): CommitmentVerification {
+function commitmentVerification(a: AssessedCommitment, row: CommitmentWithWriter): CommitmentVerification {
   return {
     id: a.id!,
     recorded_at: a.recorded_at!,
@@ -613,6 +796,7 @@ function commitmentVerification(a: AssessedCommitment): CommitmentVerification {
     reasons: a.check.reasons,
     commitment: a.check.commitment,
     witness: a.check.witness,
+    attestation: attestationView(a.attestation, row.recorded_by?.name ?? null, row.attestation?.note ?? null),
   };
 }
 
@@ -620,10 +804,11 @@ function commitmentVerification(a: AssessedCommitment): CommitmentVerification {
 export function statementFor(a: CommitmentsAssessment, chosen: AssessedCommitment | null): string {
   if (a.truncation_excluded && chosen) {
     const c = chosen.check;
-    const w = c.witness && typeof c.witness.witness === 'string' ? ` by ${c.witness.witness}` : '';
     const at = isObject(c.commitment) && typeof c.commitment.published_at === 'string' ? ` at ${c.commitment.published_at}` : '';
     const others = a.commitments.length > 1 ? ` None of the ${a.commitments.length} recorded commitments contradicts it.` : '';
-    return `Truncation and last-entry substitution are excluded up to the endpoint commitment published${w}${at}: it binds job_id, entry_count and final_entry_digest of the visible -07 timeline (rev 09).${others} This does not show that every real action was recorded.`;
+    const who = `It is ${whoStandsBehind(chosen.attestation, c.witness)}.`;
+    const self = chosen.attestation.kind === 'self_asserted' ? ' A self-asserted commitment is the producer\'s own word: it excludes truncation only as far as the producer is trusted (rev 09: two files, one trust domain).' : '';
+    return `Truncation and last-entry substitution are excluded up to the endpoint commitment published${at}: it binds job_id, entry_count and final_entry_digest of the visible -07 timeline (rev 09). ${who}${self}${others} This does not show that every real action was recorded.`;
   }
   if (a.findings.length > 0) {
     const contradiction = a.findings.map((f) => f.message).join('; ');

@@ -30,7 +30,7 @@ const rc = (name: string, k: number): RecordedCommitment => ({ id: `c${k}-${name
 
 describe('assessCommitments', () => {
   it('absent: nothing recorded, truncation not excluded', () => {
-    expect(assessCommitments(TL, [])).toEqual({ status: 'absent', truncation_excluded: false, binding: [], findings: [], commitments: [] });
+    expect(assessCommitments(TL, [])).toEqual({ status: 'absent', truncation_excluded: false, binding_attestation: null, binding: [], findings: [], commitments: [] });
   });
 
   it.each(Object.entries(KINDS))('one commitment, %s', (name, k) => {
@@ -102,9 +102,13 @@ describe('assessCommitments', () => {
     expect(assessCommitments(empty, [{ id: 'w', value: commitmentFor(SIX) }], { job_id: 'job-else' }).commitments[0].outcome).toBe('other_job');
   });
 
-  it('carries witness metadata from the commitment or its envelope into the binding detail', () => {
+  // Issue 15 changed this: a witness named by an unsigned commitment is the poster's claim, never "published by".
+  it('carries witness metadata from the commitment or its envelope into the binding detail, as the poster\'s claim', () => {
     const a = assessCommitments(TL, [{ id: 'w', value: commitmentFor(SIX), envelope: { witness: 'witness.example' } }]);
     expect(a.commitments[0].check.witness).toEqual({ witness: 'witness.example' });
-    expect(a.commitments[0].detail).toMatch(/published by "witness.example" at/);
+    expect(a.commitments[0].attestation.kind).toBe('self_asserted');
+    expect(a.binding_attestation).toBe('self_asserted');
+    expect(a.commitments[0].detail).toMatch(/self-asserted: posted by whoever gave it.*it names witness "witness.example": the poster's claim, not checked/);
+    expect(a.commitments[0].detail).not.toMatch(/published by/);
   });
 });

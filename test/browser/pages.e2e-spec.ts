@@ -152,7 +152,8 @@ const valid3 = corpus.vectors.find((v) => v.id === 'workflow-valid-3')!.input as
 
       expect((await page.goto(`${base}/jobs/job-alpha`))?.status()).toBe(200);
       const head = page.locator('#verdict-line');
-      expect(await head.innerText()).toBe('✓ Chain valid — truncation excluded by a binding endpoint commitment');
+      // Issue 15: the import (closed, valid) made the ledger issue its commitment, which is what binds.
+      expect(await head.innerText()).toBe('✓ Chain valid — truncation excluded by a binding ledger-issued endpoint commitment');
       expect((await head.boundingBox())!.y).toBeLessThan(900);
       expect(await pageWidth()).toBeLessThanOrEqual(width);
       // The 64-hex final entry digest: one line (scrolled if it does not fit), never broken.
@@ -177,5 +178,44 @@ const valid3 = corpus.vectors.find((v) => v.id === 'workflow-valid-3')!.input as
       await page.close();
     }
     process.stdout.write(`issue 12 screenshots: ${dir}\n`);
+  }, 90_000);
+
+  it('issue 15: a hostile "independent notary" claim is shown escaped, as the poster\'s claim, beside the ledger-issued commitment and without one', async () => {
+    const auth = { Authorization: `Bearer ${t.keys.producer}`, 'Content-Type': 'application/json' };
+    const NAME = 'Totally Independent Notary Inc.</td><script>document.title="pwned"</script><img src=x onerror=alert(1)>\u202egro.yraton';
+    const chain = corpus.vectors.find((v) => v.id === 'chain-valid-4')!.input as { job_id: string }[];
+    const job = chain[0].job_id;
+    // The job of chain-valid-4 may be imported by another test of this suite already; import it if not.
+    await t.http.put(`/api/jobs/${job}/timeline`).set(auth).send(JSON.stringify(chain));
+    const j = await t.http.get(`/jobs/${job}`).set('Accept', 'application/json');
+    const claim = { job_id: job, final_entry_digest: j.body.final_entry_digest, entry_count: 4, published_at: '2026-10-02T09:00:00Z', witness: NAME, retrieved_from: 'https://notary.example/attest' };
+    const posted = await t.http.post(`/api/jobs/${job}/commitments`).set(auth).send(JSON.stringify(claim));
+    expect([posted.status, posted.body.attestation?.kind]).toEqual([201, 'self_asserted']);
+    const dir = mkdtempSync(join(tmpdir(), 'aer1-issue15-'));
+    for (const width of [1280, 390]) {
+      const page = await browser.newPage({ viewport: { width, height: 900 } });
+      let dialogs = 0;
+      page.on('dialog', (d) => {
+        dialogs++;
+        void d.dismiss();
+      });
+      expect((await page.goto(`${base}/jobs/${job}`))?.status()).toBe(200);
+      expect(await page.title()).not.toBe('pwned');
+      const box = page.locator(`#commitment-${posted.body.id}`);
+      expect(await box.locator('tr.attestation').innerText()).toMatch(/^Who stands behind it\s+self-asserted self-asserted: posted by key "test-producer", signed by no key trusted here/);
+      const claimRow = box.locator('tr', { has: page.locator('th', { hasText: "Witness metadata (the poster's claim)" }) });
+      expect(await claimRow.locator('p.claim').innerText()).toBe('Claimed by the poster, not checked: no key trusted here signed this commitment.');
+      expect(await claimRow.locator('ul.witness').innerText()).toContain('Totally Independent Notary Inc.</td><script>');
+      expect(await page.locator('script').count()).toBe(0);
+      expect(await page.locator('img').count()).toBe(0);
+      // The ledger-issued one is green; the self-asserted one never is.
+      expect(await page.locator('tr.attestation .badge.ok').allInnerTexts()).toEqual(['ledger-issued']);
+      expect(await box.locator('.badge.ok').count()).toBe(0);
+      expect(await page.evaluate(() => (globalThis as unknown as { document: { documentElement: { scrollWidth: number } } }).document.documentElement.scrollWidth)).toBeLessThanOrEqual(width);
+      await page.screenshot({ path: join(dir, `job-claim-${width}.png`), fullPage: true });
+      expect(dialogs).toBe(0);
+      await page.close();
+    }
+    process.stdout.write(`issue 15 screenshots: ${dir}\n`);
   }, 90_000);
 });

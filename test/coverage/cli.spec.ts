@@ -6,6 +6,9 @@ import { CoverageCliOutput, runCoverage } from '../../src/cli/commands/coverage'
 import { CliError, CliIo } from '../../src/cli/io';
 import { run } from '../../src/cli/main';
 import { buildTimeline, commitmentFor, EIGHT_STEPS, eightStepPlan, receiptFor } from './fixtures';
+import { generateSignerKey, signNote } from '../../src/core/tlog';
+
+const WITNESS = generateSignerKey('witness.test');
 
 class Capture extends Writable {
   private readonly chunks: Buffer[] = [];
@@ -39,14 +42,28 @@ describe('aer1 coverage', () => {
   });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('the examples: full coverage with a binding commitment exits 0', async () => {
+  // Issue 15 changed this: the plain commitment.json is self-asserted (a finding); the same commitment signed by
+  // the example witness key (commitment.note) with --trusted-key is attested and gives full coverage.
+  it('the examples: the plain commitment file is self-asserted: a finding, exit 1', async () => {
     const s = io();
     const code = await runCoverage({ plan: ex('plan.json'), timeline: ex('timeline.json'), commitment: ex('commitment.json'), receipts: ex('receipts.ndjson'), json: true }, s);
+    expect(code).toBe(1);
+    const out = JSON.parse(s.out.text) as CoverageCliOutput;
+    expect(out.report.result).toBe('findings');
+    expect(out.report.findings.map((f) => f.code)).toEqual(['commitment_self_asserted']);
+    expect(out.report.integrity.commitment).toMatchObject({ state: 'binding', attestation: 'self_asserted' });
+  });
+
+  it('the examples: the signed commitment note with --trusted-key: attested, full coverage, exit 0', async () => {
+    const s = io();
+    const vkey = readFileSync(ex('witness.vkey'), 'utf8').trim();
+    const code = await runCoverage({ plan: ex('plan.json'), timeline: ex('timeline.json'), commitment: ex('commitment.note'), trustedKey: [vkey], receipts: ex('receipts.ndjson'), json: true }, s);
     expect(code).toBe(0);
     const out = JSON.parse(s.out.text) as CoverageCliOutput;
     expect(out.report.result).toBe('full_coverage');
     expect(out.report.actions.map((a) => a.status)).toEqual(['covered', 'covered', 'covered', 'covered', 'covered']);
-    expect(out.report.integrity.commitment.state).toBe('binding');
+    expect(out.report.integrity.commitment).toMatchObject({ state: 'binding', attestation: 'attested_by' });
+    expect(out.report.integrity.commitments[0]).toMatchObject({ attestation: 'attested_by', attested_by: ['witness.example'] });
     expect(out.receipts).toEqual({ used: 5, rejected: [] });
     expect(out.digest).toMatch(/^[0-9a-f]{64}$/);
     expect(out.report.plan.registered_after_execution_began).toBeNull();
@@ -82,16 +99,21 @@ describe('aer1 coverage', () => {
     const plan = { job_id: job, title: 't', expected_actions: [{ action_id: 'a', tool: 'fetch_customer' }] };
     const tl = buildTimeline(job, [{ tool: 'fetch_customer' }]);
     const nd = write('t.ndjson', tl.map((e) => JSON.stringify(e)).join('\n') + '\n');
-    expect(await runCoverage({ plan: write('p.json', plan), timeline: nd, commitment: write('c.json', commitmentFor(tl)) }, io())).toBe(0);
+    // Issue 15: full coverage needs an attested (or ledger-issued) commitment: a signed note and --trusted-key.
+    const note = write('c.note', signNote(`${JSON.stringify(commitmentFor(tl))}\n`, [WITNESS.signer]));
+    expect(await runCoverage({ plan: write('p.json', plan), timeline: nd, commitment: note, trustedKey: [WITNESS.verifierKey] }, io())).toBe(0);
+    expect(await runCoverage({ plan: write('p.json', plan), timeline: nd, commitment: write('c.json', commitmentFor(tl)) }, io())).toBe(1);
+    // The corpus form {timeline, commitment} carries an unsigned commitment: self-asserted, exit 1 (was 0 before issue 15).
     const both = write('tc.json', { timeline: tl, commitment: commitmentFor(tl) });
-    expect(await runCoverage({ plan: write('p.json', plan), timeline: both }, io())).toBe(0);
+    expect(await runCoverage({ plan: write('p.json', plan), timeline: both }, io())).toBe(1);
     // A version document from GET /api/plans/{id}/versions/{n}: digest checked.
     const { validatePlan, planDigest } = await import('../../src/core/coverage/plan');
     const v = validatePlan(plan);
     if (!v.ok) throw new Error('plan');
     const versionDoc = { plan_id: 'p-1', version: 2, plan: { ...plan, unplanned: 'flag' }, digest: planDigest(v.plan), registered_at: '2026-10-01T00:00:00Z' };
     const s = io();
-    expect(await runCoverage({ plan: write('pv.json', versionDoc), timeline: both, json: true }, s)).toBe(0);
+    expect(await runCoverage({ plan: write('pv.json', versionDoc), timeline: both, json: true }, s)).toBe(1);
+    expect((JSON.parse(s.out.text) as CoverageCliOutput).report.findings.map((f) => f.code)).toEqual(['commitment_self_asserted']);
     expect((JSON.parse(s.out.text) as CoverageCliOutput).report.plan).toMatchObject({ plan_id: 'p-1', version: 2, digest: versionDoc.digest });
     await expect(runCoverage({ plan: write('pv2.json', { ...versionDoc, digest: '0'.repeat(64) }), timeline: both }, io())).rejects.toThrow(/does not match/);
   });
@@ -137,7 +159,9 @@ describe('aer1 coverage', () => {
     const witness = write('c8w.json', { ...commitmentFor(buildTimeline(job, EIGHT_STEPS)), witness: 'witness.example' });
     const forged = write('c6f.json', { ...commitmentFor(six), witness: 'witness.example' });
     const alone = io();
-    expect(await runCoverage({ plan, timeline, commitment: [forged], json: true }, alone)).toBe(0);
+    // Issue 15: alone the forged one binds, but it is self-asserted: a finding, exit 1 (was 0, full coverage).
+    expect(await runCoverage({ plan, timeline, commitment: [forged], json: true }, alone)).toBe(1);
+    expect((JSON.parse(alone.out.text) as CoverageCliOutput).report.findings.map((f) => f.code)).toEqual(['commitment_self_asserted']);
     for (const order of [[witness, forged], [forged, witness]]) {
       const s = io();
       expect(await runCoverage({ plan, timeline, commitment: order, json: true }, s)).toBe(1);
@@ -149,7 +173,7 @@ describe('aer1 coverage', () => {
     const r = await cliRun(['coverage', '--plan', plan, '--timeline', timeline, '--commitment', forged, '--commitment', witness]);
     expect(r.code).toBe(1);
     expect(r.out).toContain('endpoint commitment: non_binding; truncation detected');
-    expect(r.out).toMatch(/^ {2}commitment #2: truncation_detected \(contradicts the timeline\)$/m);
+    expect(r.out).toMatch(/^ {2}commitment #2: truncation_detected, self-asserted \(contradicts the timeline\)$/m);
   });
 });
 

@@ -32,7 +32,8 @@ function run(planDoc: Record<string, unknown>, extra: Partial<ReconcileInput> = 
   return reconcile({
     plan: plan(planDoc),
     plan_meta: META,
-    record: { kind: 'timeline', entries: timeline, commitments: [{ value: commitmentFor(timeline), recorded_position: 99 }] },
+    // The ledger-issued commitment of the close (issue 15: a self-asserted one alone is a finding).
+    record: { kind: 'timeline', entries: timeline, commitments: [{ value: commitmentFor(timeline), recorded_position: 99, attestation: { kind: 'ledger_issued', by: ['ledger.test'], detail: 'issued by this ledger', problem: null } }] },
     receipts: receiptsFor(timeline, STEPS),
     as_of_position: 100,
     ...extra,

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { canonicalJson } from '../../src/core/coverage/canonical';
 import { NormalizedPlan, planDigest, validatePlan } from '../../src/core/coverage/plan';
 import { CoverageReportContent, reconcile, ReconcileInput, reportDigest } from '../../src/core/coverage/reconcile';
+import type { Attestation } from '../../src/core/aer1/attestation';
 import { buildTimeline, commitmentFor, EIGHT_STEPS, eightStepPlan, Entry, receiptFor, receiptsFor, StepSpec, uuidFor } from './fixtures';
 
 function plan(doc: Record<string, unknown>): NormalizedPlan {
@@ -13,8 +14,12 @@ function plan(doc: Record<string, unknown>): NormalizedPlan {
 
 const META = { plan_id: 'p1', version: 1, registered_at: '2026-10-01T11:00:00.000Z', registered_position: 1, execution_first_position: 2, superseded_versions: [] };
 
+/** A ledger-issued attestation: the scenarios' binding commitment is one the ledger issued (issue 15: a self-asserted one is a finding). */
+const LEDGER_ISSUED: Attestation = { kind: 'ledger_issued', by: ['ledger.test'], detail: 'issued by this ledger when the timeline closed', problem: null };
+
 interface Opts {
   commitment?: unknown | null;
+  attestation?: Attestation;
   receipts?: Map<string, unknown>;
   timeline?: Entry[];
   meta?: Partial<ReconcileInput['plan_meta']>;
@@ -27,7 +32,7 @@ function run(planDoc: Record<string, unknown>, steps: StepSpec[], opts: Opts = {
   return reconcile({
     plan: plan(planDoc),
     plan_meta: { ...META, ...opts.meta },
-    record: { kind: 'timeline', entries: timeline, commitments: commitment === null ? [] : [{ value: commitment, recorded_position: 99 }] },
+    record: { kind: 'timeline', entries: timeline, commitments: commitment === null ? [] : [{ value: commitment, recorded_position: 99, attestation: opts.attestation ?? LEDGER_ISSUED }] },
     receipts: opts.receipts ?? receiptsFor(timeline, steps),
     as_of_position: 100,
   });
@@ -397,12 +402,56 @@ describe('reconcile: every endpoint commitment judged, entries checked against t
     expect(r.actions.every((a) => a.status === 'covered')).toBe(true);
   });
 
-  it('the forged one alone binds (the report cannot know it is forged; the witness commitment is what catches it)', () => {
+  // Issue 15 changed this: the forged one alone binds, but it is self-asserted (it only names a witness), so no full coverage.
+  it('the forged one alone binds, but only self-asserted: its named witness is a claim and coverage is not full', () => {
     const r = withCommitments([forged]);
-    expect(r.result).toBe('full_coverage');
+    expect(r.result).toBe('findings');
     expect(r.integrity.commitments).toEqual([
-      expect.objectContaining({ commitment: 'c1', recorded_position: 10, outcome: 'binding', binding: true, contradicts: false, reasons: [], witness: { witness: 'witness.example' } }),
+      expect.objectContaining({ commitment: 'c1', recorded_position: 10, outcome: 'binding', binding: true, contradicts: false, reasons: [], witness: { witness: 'witness.example' }, attestation: 'self_asserted', attested_by: [] }),
     ]);
+    expect(r.integrity.commitment).toMatchObject({ state: 'binding', truncation: 'excluded', attestation: 'self_asserted' });
+    expect(r.findings.map((f) => [f.code, f.commitment ?? null])).toEqual([['commitment_self_asserted', 'c1']]);
+    expect(r.findings[0].message).toMatch(/It names witness "witness.example": the poster's claim, not checked/);
+    expect(r.does_not_prove.some((t) => /self-asserted/.test(t))).toBe(true);
+  });
+
+  it('the same commitment attested by a trusted key, or issued by the ledger, gives full coverage', () => {
+    for (const attestation of [
+      { kind: 'attested_by' as const, by: ['notary.example'], detail: 'attested by "notary.example"', problem: null },
+      { kind: 'ledger_issued' as const, by: ['ledger.test'], detail: 'issued by this ledger', problem: null },
+    ]) {
+      const r = reconcile({
+        plan: plan(sixPlan),
+        plan_meta: META,
+        record: { kind: 'timeline', entries: rebuilt, commitments: [{ id: 'c1', value: forged, recorded_position: 10, attestation }] },
+        receipts: receiptsFor(rebuilt, SIX_STEPS),
+        as_of_position: 100,
+      });
+      expect(r.result).toBe('full_coverage');
+      expect(r.findings).toEqual([]);
+      expect(r.integrity.commitment.attestation).toBe(attestation.kind);
+      expect(r.integrity.commitments[0]).toMatchObject({ attestation: attestation.kind, attested_by: attestation.by });
+    }
+  });
+
+  it('a self-asserted binding commitment beside a ledger-issued one: the ledger-issued one decides, coverage is full', () => {
+    const r = reconcile({
+      plan: plan(sixPlan),
+      plan_meta: META,
+      record: {
+        kind: 'timeline',
+        entries: rebuilt,
+        commitments: [
+          { id: 'c1', value: forged, recorded_position: 10 },
+          { id: 'c2', value: commitmentFor(rebuilt), recorded_position: 11, attestation: { kind: 'ledger_issued', by: ['ledger.test'], detail: 'issued by this ledger', problem: null } },
+        ],
+      },
+      receipts: receiptsFor(rebuilt, SIX_STEPS),
+      as_of_position: 100,
+    });
+    expect(r.result).toBe('full_coverage');
+    expect(r.integrity.commitment).toMatchObject({ attestation: 'ledger_issued', recorded_position: 11 });
+    expect(r.integrity.commitments.map((c) => c.attestation)).toEqual(['self_asserted', 'ledger_issued']);
   });
 
   it('two reports on the same commitments have the same digest; another order gives another report', () => {

@@ -11,6 +11,8 @@ import { DatabaseService } from '../../src/database/database.service';
 import { LedgerService } from '../../src/ledger/ledger.service';
 import { SYSTEM } from '../../src/core/ledger/event-hash';
 import { streams } from '../../src/ledger/streams';
+import { LogIdentityService } from '../../src/log/log-identity.service';
+import { signNote } from '../../src/core/tlog';
 import { CoverageReportContent } from '../../src/core/coverage/reconcile';
 import { buildTimeline, commitmentFor, EIGHT_STEPS, eightStepPlan, Entry, receiptFor, StepSpec, uuidFor } from '../coverage/fixtures';
 import { DIALECTS, startApp, TestApp } from '../helpers/app';
@@ -52,14 +54,22 @@ describe.each(DIALECTS)('coverage on %s', (dialect) => {
     });
   }
 
-  async function recordCommitment(job: string, commitment: Record<string, unknown>, visible: Entry[]): Promise<void> {
+  /**
+   * Record an endpoint commitment as an event. Issue 15: full coverage needs a binding commitment that is
+   * ledger-issued or attested, so by default it is recorded as the ledger issues its own (a note signed with
+   * the app's log key); `selfAsserted` records it as a client's plain POST would.
+   */
+  async function recordCommitment(job: string, commitment: Record<string, unknown>, visible: Entry[], opts: { selfAsserted?: boolean } = {}): Promise<void> {
     const db = t.app.get(DatabaseService);
     const ledger = t.app.get(LedgerService);
     const r = checkCommitment(verifyTimeline(visible), commitment);
+    const raw = JSON.stringify(commitment);
+    const id = t.app.get(LogIdentityService).current!;
+    const signed = opts.selfAsserted ? {} : { issued_by: 'ledger' as const, attestation: { issued_by: 'ledger' as const, note: signNote(`${raw}\n`, [id.signer]), keys: [{ name: id.origin, vkey: id.vkey }] } };
     await db.write(async (tx) => {
       const stream = streams.timeline(job);
       await ledger.append(tx, stream, await ledger.streamVersion(tx, stream), [
-        { type: 'EndpointCommitmentRecorded', data: { id: uuidFor(`${job}/commitment/${Date.now()}`), job_id: job, raw: JSON.stringify(commitment), binding: r.binding, reasons: r.reasons, entry_count_at_record: visible.length } },
+        { type: 'EndpointCommitmentRecorded', data: { id: uuidFor(`${job}/commitment/${Date.now()}`), job_id: job, raw, binding: r.binding, reasons: r.reasons, entry_count_at_record: visible.length, ...signed } },
       ], SYSTEM);
     });
   }

@@ -101,11 +101,13 @@ describe.each(DIALECTS)('live event stream on %s', (dialect) => {
     first.close();
     await append('job-sse-a', job.slice(5, 8));
     const again = await sse('/api/ledger/events/stream?after=0', t.keys.auditor, { 'Last-Event-ID': '5' });
-    await again.until(() => again.events.length >= 3);
-    await append('job-sse-b', buildTimeline('job-sse-b', EIGHT_STEPS).slice(0, 1));
+    // Issue 15: entry 8 closes the job, so the ledger-issued commitment follows it (position 9).
     await again.until(() => again.events.length >= 4);
+    await append('job-sse-b', buildTimeline('job-sse-b', EIGHT_STEPS).slice(0, 1));
+    await again.until(() => again.events.length >= 5);
     await new Promise((r) => setTimeout(r, 300)); // nothing more arrives
-    expect(parsed(again).map((e) => e.position)).toEqual([6, 7, 8, 9]);
+    expect(parsed(again).map((e) => e.position)).toEqual([6, 7, 8, 9, 10]);
+    expect(parsed(again)[3].type).toBe('EndpointCommitmentRecorded');
     expect(parsed(again)[0].prev_hash).toBe(got1[4].event_hash); // no gap: it chains onto the last event received
   });
 
@@ -118,10 +120,11 @@ describe.each(DIALECTS)('live event stream on %s', (dialect) => {
     await new Promise((r) => setTimeout(r, 300));
     const got = parsed(c);
     expect(got.map((e) => e.stream_id)).toEqual(['timeline:job-sse-b', 'timeline:job-sse-b', 'timeline:job-sse-b']);
-    expect(got.map((e) => e.position)).toEqual([9, 12, 13]);
-    const later = await sse('/api/ledger/events/stream?stream_prefix=timeline:job-sse-b&after=12', t.keys.auditor);
+    // One later than before issue 15: job-sse-a's close added the ledger-issued commitment at position 9.
+    expect(got.map((e) => e.position)).toEqual([10, 13, 14]);
+    const later = await sse('/api/ledger/events/stream?stream_prefix=timeline:job-sse-b&after=13', t.keys.auditor);
     await later.until(() => later.events.length >= 1);
-    expect(parsed(later).map((e) => e.position)).toEqual([13]);
+    expect(parsed(later).map((e) => e.position)).toEqual([14]);
   });
 
   it('sends a heartbeat comment every SSE_HEARTBEAT_MS while idle', async () => {

@@ -129,7 +129,8 @@ describe.each(DIALECTS)('public pages on %s', (dialect) => {
 
     expect((await put('/api/jobs/job-alpha/timeline', vector('chain-valid-4'))).status).toBe(201);
     const j = await t.http.get('/jobs/job-alpha').set('Accept', 'application/json');
-    expect(j.body).toMatchObject({ verdict: 'valid', construction: '-07', entry_count: 4, closed: true, truncation_excluded: false });
+    // Issue 15: the import (closed, valid) made the ledger issue its commitment (before: truncation_excluded false).
+    expect(j.body).toMatchObject({ verdict: 'valid', construction: '-07', entry_count: 4, closed: true, truncation_excluded: true, binding_attestation: 'ledger_issued' });
     const c = await t.http
       .post('/api/jobs/job-alpha/commitments')
       .set('Authorization', `Bearer ${t.keys.producer}`)
@@ -215,14 +216,15 @@ describe.each(DIALECTS)('page headlines lead with the verdict on %s (issue 12)',
   it('job pages: valid without commitment is amber, with a binding one green; truncation detected red; historical and invalid never green', async () => {
     const vec = (id: string) => JSON.stringify(corpus.vectors.find((v) => v.id === id)!.input);
     expect((await put('/api/jobs/job-alpha/timeline', vec('chain-valid-4'))).status).toBe(201);
+    // Issue 15: the import (closed, valid) made the ledger issue its commitment: green from the start (was amber).
     let h = headline((await t.http.get('/jobs/job-alpha')).text);
-    expect(h).toMatchObject({ tone: 'warn', text: '⚠ Chain valid — truncation not excluded (no endpoint commitment)' });
+    expect(h).toMatchObject({ tone: 'ok', text: '✓ Chain valid — truncation excluded by a binding ledger-issued endpoint commitment' });
     const j = await t.http.get('/jobs/job-alpha').set('Accept', 'application/json');
     const c = await post('/api/jobs/job-alpha/commitments', JSON.stringify({ job_id: 'job-alpha', final_entry_digest: j.body.final_entry_digest, entry_count: 4, published_at: '2026-10-02T08:00:00Z', witness: 'witness.example', retrieved_at: '2026-10-02T08:05:00Z' }));
     expect(c.status).toBe(201);
     const alpha = (await t.http.get('/jobs/job-alpha')).text;
     h = headline(alpha);
-    expect(h).toMatchObject({ tone: 'ok', text: '✓ Chain valid — truncation excluded by a binding endpoint commitment' });
+    expect(h).toMatchObject({ tone: 'ok', text: '✓ Chain valid — truncation excluded by a binding ledger-issued endpoint commitment' });
     // The witness hostname is one unbroken token.
     expect(alpha).toContain('<code class="id"><bdi>witness.example</bdi></code>');
 

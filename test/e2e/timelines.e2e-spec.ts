@@ -3,6 +3,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { checkCommitment, entryDigest, verifyTimeline, ZERO_DIGEST } from '../../src/core/aer1';
 import { DatabaseService } from '../../src/database/database.service';
+import { LogIdentityService } from '../../src/log/log-identity.service';
+import { parseVerifierKey, verifyNote } from '../../src/core/tlog';
 import { DIALECTS, startApp, TestApp } from '../helpers/app';
 
 type Entry = Record<string, unknown>;
@@ -155,14 +157,15 @@ describe.each(DIALECTS)('timelines and endpoint commitments on %s', (dialect) =>
       expect(page.body.next_after).toBe(5);
     });
 
-    it('verifies without a commitment: valid, but truncation not excluded', async () => {
+    // Issue 15 changed this: the close makes the ledger issue its own commitment, so a closed appended
+    // timeline with no posted commitment is bound by the ledger's (before: truncation_not_excluded, 422).
+    it('verifies right after the close: the ledger-issued commitment binds it', async () => {
       const r = await t.http.get('/api/jobs/job-eight/verify');
-      // The chain verdict stays valid (S7); the answer leads with the job's assessment, a success only when clean (S6).
-      expect(r.status).toBe(422);
-      expect(r.body).toMatchObject({ assessment: 'truncation_not_excluded', job_id: 'job-eight', verdict: 'valid', reasons: [], construction: '-07', entry_count: 8, final_entry_digest: FINAL_EIGHT, closed: true, provenance: { 'EXECUTED BY LEDGER': 8 }, truncation_excluded: false });
+      expect(r.status).toBe(200);
+      expect(r.body).toMatchObject({ assessment: 'clean', job_id: 'job-eight', verdict: 'valid', reasons: [], construction: '-07', entry_count: 8, final_entry_digest: FINAL_EIGHT, closed: true, provenance: { 'EXECUTED BY LEDGER': 8 }, truncation_excluded: true, binding_attestation: 'ledger_issued' });
       expect(Object.keys(r.body)[0]).toBe('assessment');
-      expect(r.body.commitment.status).toBe('absent');
-      expect(r.body.statement).toContain(NOT_EXCLUDED);
+      expect(r.body.commitment).toMatchObject({ status: 'binding', recorded: 1, attestation: { kind: 'ledger_issued', by: [t.app.get(LogIdentityService).current!.origin], problem: null } });
+      expect(r.body.statement).toMatch(/issued by this ledger when the timeline closed, signed with its log key/);
     });
 
     it('publishes the endpoint of the closed job: what checkCommitment binds', async () => {
@@ -172,6 +175,19 @@ describe.each(DIALECTS)('timelines and endpoint commitments on %s', (dialect) =>
       const closing = await t.app.get(DatabaseService).query<{ recorded_at: string }>("SELECT recorded_at FROM events WHERE stream_id = 'timeline:job-eight' AND stream_position = 8");
       expect(r.body.published_at).toBe(closing[0].recorded_at);
       expect(checkCommitment(verifyTimeline(EIGHT), r.body).binding).toBe(true);
+      // The ledger-issued commitment: the same endpoint, a note signed by the log key, an event of the log.
+      const lc = r.body.ledger_commitment;
+      const vkey = t.app.get(LogIdentityService).current!.vkey;
+      expect(lc).toMatchObject({ commitment: { job_id: 'job-eight', final_entry_digest: FINAL_EIGHT, entry_count: 8, published_at: closing[0].recorded_at }, log_vkey: vkey, signature_verifies: true });
+      expect(lc.text).toBe(`{"entry_count":8,"final_entry_digest":"${FINAL_EIGHT}","job_id":"job-eight","published_at":"${closing[0].recorded_at}"}`);
+      expect(verifyNote(lc.note, [parseVerifierKey(vkey)]).text).toBe(`${lc.text}\n`);
+      const ev = await t.app.get(DatabaseService).query<{ position: number | string; type: string; data: string; event_hash: string }>("SELECT position, type, data, event_hash FROM events WHERE stream_id = 'timeline:job-eight' AND stream_position = 9");
+      expect(Number(ev[0].position)).toBe(lc.position);
+      expect(ev[0].type).toBe('EndpointCommitmentRecorded');
+      expect(JSON.parse(ev[0].data)).toMatchObject({ id: lc.id, raw: lc.text, issued_by: 'ledger', attestation: { issued_by: 'ledger', note: lc.note } });
+      expect(lc.event_hash).toBe(ev[0].event_hash);
+      const found = await t.http.get(`/api/ledger/search?event_hash=${lc.event_hash}`);
+      expect(found.body.events).toEqual([{ position: lc.position, leaf_index: lc.position - 1, stream_id: 'timeline:job-eight', type: 'EndpointCommitmentRecorded' }]);
     });
 
     it('records the witness commitment: binding, and verify says truncation is excluded', async () => {
@@ -185,10 +201,15 @@ describe.each(DIALECTS)('timelines and endpoint commitments on %s', (dialect) =>
       const again = await send('post', '/api/jobs/job-eight/commitments', text);
       expect(again.status).toBe(200);
       expect(again.body.id).toBe(r.body.id);
+      // Posted by the producer's key with no trusted signature: self-asserted, the named witness a claim.
+      expect(r.body.attestation).toMatchObject({ kind: 'self_asserted', by: [], posted_by: 'test-producer', note: null });
       const v = await t.http.get('/api/jobs/job-eight/verify');
       expect(v.status).toBe(200);
       expect(v.body.truncation_excluded).toBe(true);
-      expect(v.body.commitment).toMatchObject({ status: 'binding', reasons: [], id: r.body.id, commitment: WITNESSED, witness: { witness: 'witness.example' } });
+      // Issue 15: the ledger-issued commitment decides (the strongest attestation); the posted one is listed beside it.
+      expect(v.body.commitment).toMatchObject({ status: 'binding', reasons: [], attestation: { kind: 'ledger_issued' } });
+      expect(v.body.commitments[1]).toMatchObject({ id: r.body.id, outcome: 'binding', commitment: WITNESSED, witness: { witness: 'witness.example' }, attestation: { kind: 'self_asserted', posted_by: 'test-producer' } });
+      expect(v.body.commitments[1].detail).toMatch(/it names witness "witness.example": the poster's claim, not checked/);
       expect(v.body.statement).not.toContain(NOT_EXCLUDED);
     });
 
@@ -201,8 +222,8 @@ describe.each(DIALECTS)('timelines and endpoint commitments on %s', (dialect) =>
       expect(r.body.reasons).toEqual(['commitment_job_id_mismatch']);
       const v = await t.http.get('/api/jobs/job-eight/verify');
       expect(v.body.commitment.status).toBe('binding');
-      expect(v.body.commitment.recorded).toBe(2);
-      expect(v.body.commitments.map((c: { outcome: string }) => c.outcome)).toEqual(['binding', 'other_job']);
+      expect(v.body.commitment.recorded).toBe(3); // the ledger-issued one (issue 15), the witness one, this one
+      expect(v.body.commitments.map((c: { outcome: string }) => c.outcome)).toEqual(['binding', 'binding', 'other_job']);
       expect(v.body.findings).toEqual([]);
     });
 
@@ -235,8 +256,10 @@ describe.each(DIALECTS)('timelines and endpoint commitments on %s', (dialect) =>
       expect(statuses.filter((s) => s === 409)).toHaveLength(19);
       for (const a of answers.filter((x) => x.status === 409)) expect(['timeline_closed', 'seq_not_contiguous', 'expected_version_conflict']).toContain(a.body.error);
       const v = await t.http.get(`/api/jobs/${job}/verify`);
-      expect(v.status).toBe(422); // no commitment: truncation not excluded
-      expect(v.body).toMatchObject({ assessment: 'truncation_not_excluded', verdict: 'valid', entry_count: 3, closed: true });
+      // Issue 15: the winning close issued the ledger's commitment in its transaction (before: truncation_not_excluded).
+      expect(v.status).toBe(200);
+      expect(v.body).toMatchObject({ assessment: 'clean', verdict: 'valid', entry_count: 3, closed: true, binding_attestation: 'ledger_issued' });
+      expect(v.body.commitments).toHaveLength(1);
       const winner = competitors[statuses.indexOf(201)];
       expect(v.body.final_entry_digest).toBe(entryDigest(winner));
     });
@@ -354,7 +377,12 @@ describe.each(DIALECTS)('timelines and endpoint commitments on %s', (dialect) =>
       const v = await t.http.get('/api/jobs/job-eight/verify');
       expect(v.status).toBe(422);
       expect(v.body).toMatchObject({ assessment: 'truncation_detected', verdict: 'valid', truncation_excluded: false, commitment: { status: 'non_binding', reasons: ['commitment_entry_count_mismatch', 'commitment_final_digest_mismatch'] } });
-      expect(v.body.statement).toContain(NOT_EXCLUDED);
+      // Issue 15: the import (closed, valid) made the ledger commit to the six it saw; that binds the six, and hides nothing.
+      expect(v.body.commitments.map((x: { outcome: string; attestation: { kind: string } }) => [x.outcome, x.attestation.kind])).toEqual([
+        ['binding', 'ledger_issued'],
+        ['truncation_detected', 'self_asserted'],
+      ]);
+      expect(v.body.statement).toMatch(/Truncation is not excluded \(S7.3\): a recorded commitment contradicts the visible timeline.*1 other commitment binds the visible timeline; that does not hide the contradiction/);
     });
   });
 });

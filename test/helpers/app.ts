@@ -72,8 +72,10 @@ export async function startApp(dialect: TestDialect, env: Record<string, string>
     drop = db.drop;
   }
   // Suites read freely (one shared public read budget per client would throttle them); a suite that tests the limit sets its own.
-  const signing = databaseUrl.startsWith('postgres') && env.LEDGER_SIGNING_KEY_FILE === undefined ? { LEDGER_SIGNING_KEY_FILE: testSigningKeyFile() } : {};
-  const app = await createApp({ NODE_ENV: 'test', PUBLIC_BASE_URL: 'https://ledger.test', LOG_LEVEL: 'silent', VERIFY_RATE_LIMIT: '1000000', ...signing, ...env, DATABASE_URL: databaseUrl });
+  // LEDGER_SIGNING_KEY_FILE '' starts PostgreSQL without a log key (nothing signed, no ledger-issued commitments).
+  const { LEDGER_SIGNING_KEY_FILE: keyFile, ...rest } = env;
+  const signing = keyFile === '' ? {} : keyFile !== undefined ? { LEDGER_SIGNING_KEY_FILE: keyFile } : databaseUrl.startsWith('postgres') ? { LEDGER_SIGNING_KEY_FILE: testSigningKeyFile() } : {};
+  const app = await createApp({ NODE_ENV: 'test', PUBLIC_BASE_URL: 'https://ledger.test', LOG_LEVEL: 'silent', VERIFY_RATE_LIMIT: '1000000', ...signing, ...rest, DATABASE_URL: databaseUrl });
   await app.init();
   const svc = app.get(ApiKeysService);
   const keys = {} as Record<Role, string>;

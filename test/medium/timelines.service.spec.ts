@@ -8,6 +8,7 @@ import { LedgerService } from '../../src/ledger/ledger.service';
 import { streams } from '../../src/ledger/streams';
 import { TimelinesRepository } from '../../src/timelines/timelines.repository';
 import { TimelinesService } from '../../src/timelines/timelines.service';
+import { LogIdentityService } from '../../src/log/log-identity.service';
 import { body, DIALECTS, Medium, startMedium, timeline } from './harness';
 
 describe.each(DIALECTS)('%s: TimelinesService (medium)', (dialect) => {
@@ -18,6 +19,7 @@ describe.each(DIALECTS)('%s: TimelinesService (medium)', (dialect) => {
     sut = m.get(TimelinesService);
   });
   afterAll(async () => m?.close());
+  const hasKey = (): boolean => m.get(LogIdentityService).current !== null;
 
   describe('append', () => {
     it('given an empty job, when entries are appended one request at a time, then each extends the head and the read model follows', async () => {
@@ -37,7 +39,11 @@ describe.each(DIALECTS)('%s: TimelinesService (medium)', (dialect) => {
         ['TimelineEntryAppended', 1],
         ['TimelineEntryAppended', 2],
         ['TimelineEntryAppended', 3],
+        // Issue 15: the close makes the ledger issue its endpoint commitment in the same transaction, when
+        // it has a log key (this harness gives SQLite one and PostgreSQL none: nothing issued there).
+        ...(hasKey() ? [['EndpointCommitmentRecorded', 4]] : []),
       ]);
+      if (hasKey()) expect(JSON.parse(events[3].data)).toMatchObject({ issued_by: 'ledger', entry_count_at_record: 3, binding: true });
       expect((await sut.verify('job-m-append')).verdict).toBe('valid');
     });
 
@@ -98,7 +104,11 @@ describe.each(DIALECTS)('%s: TimelinesService (medium)', (dialect) => {
       expect(first).toMatchObject({ outcome: 'created', binding: true, truncation_excluded: true });
       expect(await sut.recordCommitment('job-m-commit', body(commitment), by)).toMatchObject({ outcome: 'existing', id: first.id });
       const rows = await m.get(TimelinesRepository).commitments(m.db, 'job-m-commit');
-      expect(rows).toEqual([expect.objectContaining({ id: first.id, binding: true, reasons: [], entry_count_at_record: 2 })]);
+      // Issue 15: the ledger-issued commitment of the close is first; the posted one is self-asserted.
+      expect(rows).toEqual([
+        ...(hasKey() ? [expect.objectContaining({ issued_by: 'ledger', binding: true, entry_count_at_record: 2 })] : []),
+        expect.objectContaining({ id: first.id, binding: true, reasons: [], entry_count_at_record: 2, issued_by: null, attestation: null }),
+      ]);
       expect((await sut.verify('job-m-commit')).commitment.status).toBe('binding');
     });
   });

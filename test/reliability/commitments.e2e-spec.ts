@@ -60,7 +60,7 @@ describe.each(DIALECTS)('integrity: commitments and coverage facts on %s', (dial
     expect([v.status, v.body.assessment]).toEqual([422, 'truncation_detected']); // (was 200, read as valid)
     // The fields the verifier had before the fix first: they said binding / excluded.
     expect([v.body.truncation_excluded, v.body.commitment.status]).toEqual([false, 'non_binding']);
-    expect(v.body).toMatchObject({ verdict: 'valid', truncation_excluded: false, commitment_assessment: 'truncation_detected', commitment: { status: 'non_binding', outcome: 'truncation_detected', recorded: 2 } });
+    expect(v.body).toMatchObject({ verdict: 'valid', truncation_excluded: false, commitment_assessment: 'truncation_detected', commitment: { status: 'non_binding', outcome: 'truncation_detected', recorded: 3 } });
     expect(v.body.commitments.map((c: { outcome: string }) => c.outcome)).toEqual(order);
     expect(v.body.findings).toHaveLength(1);
     expect(v.body.findings[0]).toMatchObject({ code: 'truncation_detected' });
@@ -101,9 +101,11 @@ describe.each(DIALECTS)('integrity: commitments and coverage facts on %s', (dial
       status = (await get(`/api/verification-batches/${b.body.batch_id}`, t.keys.auditor)).body;
     }
     expect(status.status).toBe('completed');
+    // Issue 15 changed the second: the close made the ledger issue its own commitment, which binds the chain
+    // (before: no commitment, 'truncation_not_excluded'). The witness's commitment still proves the first cut.
     expect(status.results.map((r) => [r.id, r.verdict, r.reasons])).toEqual([
       [cut, 'invalid', ['truncation_detected']],
-      [open, 'valid', ['truncation_not_excluded']],
+      [open, 'valid', []],
     ]);
   });
 
@@ -115,7 +117,8 @@ describe.each(DIALECTS)('integrity: commitments and coverage facts on %s', (dial
     expect(before.report.integrity.commitment.truncation).toBe('detected');
     const f = await post(`/api/jobs/${job}/commitments`, forged, t.keys.producer);
     expect(f.status).toBe(201);
-    await expectTruncationStands(job, ['truncation_detected', 'binding']);
+    // Issue 15: the ledger-issued commitment (binding the six the ledger saw) comes first.
+    await expectTruncationStands(job, ['binding', 'truncation_detected', 'binding']);
     // Alone it binds; judged with the witness's, it hides nothing (the record answer says so too).
     expect(f.body).toMatchObject({ binding: true, commitment_assessment: 'truncation_detected', truncation_excluded: false });
   });
@@ -127,7 +130,7 @@ describe.each(DIALECTS)('integrity: commitments and coverage facts on %s', (dial
     const alone = await get(`/api/jobs/${job}/verify`);
     expect(alone.body.truncation_excluded).toBe(true);
     expect((await post(`/api/jobs/${job}/commitments`, witness, t.keys.producer)).status).toBe(201);
-    await expectTruncationStands(job, ['binding', 'truncation_detected']);
+    await expectTruncationStands(job, ['binding', 'binding', 'truncation_detected']);
   });
 
   it('an earlier checkpoint with another digest for that entry is a substitution finding; a consistent one is not', async () => {
@@ -140,7 +143,8 @@ describe.each(DIALECTS)('integrity: commitments and coverage facts on %s', (dial
     expect((await post(`/api/jobs/${job}/commitments`, commitmentFor(tl), t.keys.producer)).status).toBe(201);
     const ok = await get(`/api/jobs/${job}/verify`);
     expect(ok.body).toMatchObject({ truncation_excluded: true, commitment_assessment: 'binding', findings: [] });
-    expect(ok.body.commitments.map((c: { outcome: string }) => c.outcome)).toEqual(['earlier_checkpoint', 'binding']);
+    // Issue 15: the ledger-issued commitment of the close comes first.
+    expect(ok.body.commitments.map((c: { outcome: string }) => c.outcome)).toEqual(['binding', 'earlier_checkpoint', 'binding']);
     expect((await report(job)).report.result).toBe('full_coverage');
 
     const other = buildTimeline(job, [...SIX.slice(0, 3), { tool: 'export_data' }]);

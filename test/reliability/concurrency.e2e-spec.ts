@@ -98,17 +98,21 @@ describe.each(DIALECTS)('concurrency on %s', (dialect) => {
       expect(winners).toHaveLength(expectedCount);
       expect(Object.keys(errors).sort()).toEqual(['seq_not_contiguous', 'timeline_closed']);
       const v = await call(base(1), 'GET', `/api/jobs/${encodeURIComponent(job)}/verify`);
-      // The chain verifies; with no endpoint commitment the job is not clean (422, truncation not excluded).
-      expect(v.status).toBe(422);
-      expect(v.body).toMatchObject({ assessment: 'truncation_not_excluded', job_id: job, verdict: 'valid', reasons: [], entry_count: expectedCount, closed: true, final_entry_digest: entryDigest(winners[winners.length - 1]) });
+      // The chain verifies; issue 15: the winning close issued the ledger's own commitment in its transaction,
+      // exactly one (before: no commitment, 422 truncation_not_excluded).
+      expect(v.status).toBe(200);
+      expect(v.body.commitments.map((c: { attestation: { kind: string } }) => c.attestation.kind)).toEqual(['ledger_issued']);
+      expect(v.body).toMatchObject({ assessment: 'clean', binding_attestation: 'ledger_issued', job_id: job, verdict: 'valid', reasons: [], entry_count: expectedCount, closed: true, final_entry_digest: entryDigest(winners[winners.length - 1]) });
       const tl = await call(base(0), 'GET', `/api/jobs/${encodeURIComponent(job)}/timeline`);
       expect(tl.body.entries.map((e: { id: string }) => e.id)).toEqual(winners.map((e) => e.id));
     }
     const after = await ledgerOk();
-    expect(after - before).toBe(2 * expectedCount);
+    // Issue 15: each job's close also appended the ledger-issued commitment (one event per job).
+    expect(after - before).toBe(2 * (expectedCount + 1));
     for (const { job } of jobs) {
-      expect(await count('SELECT COUNT(*) AS n FROM events WHERE stream_id = ?', [`timeline:${job}`])).toBe(expectedCount);
-      expect(await count('SELECT COUNT(DISTINCT stream_position) AS n FROM events WHERE stream_id = ?', [`timeline:${job}`])).toBe(expectedCount);
+      expect(await count('SELECT COUNT(*) AS n FROM events WHERE stream_id = ?', [`timeline:${job}`])).toBe(expectedCount + 1);
+      expect(await count('SELECT COUNT(DISTINCT stream_position) AS n FROM events WHERE stream_id = ?', [`timeline:${job}`])).toBe(expectedCount + 1);
+      expect(await count("SELECT COUNT(*) AS n FROM events WHERE stream_id = ? AND type = 'EndpointCommitmentRecorded'", [`timeline:${job}`])).toBe(1);
       expect(await count('SELECT COUNT(*) AS n FROM timeline_entries WHERE job_id = ?', [job])).toBe(expectedCount);
     }
     process.stdout.write(`concurrency on ${dialect}: ${2 * (ROUNDS + 2) * COMPETITORS + 20} competing appends over ${bases.length} instance(s) in ${Date.now() - started} ms\n`);

@@ -19,7 +19,9 @@ import { CoverageReportContent, reconcile, RecordInput, reportDigest } from '../
 import { commitmentValueAsWritten } from '../../core/aer1/commitment-text';
 import type { OutcomeRecord } from '../../core/coverage/outcomes';
 import { verifyOutcome } from '../../core/outcomes/outcome';
-import { Input, parseJsonBytes, parseLine, readJsonDocument, readJsonDocumentBytes, splitLines } from '../input';
+import { Input, parseJsonBytes, parseLine, readJsonDocument, splitLines } from '../input';
+import { Attestation, attestationLabel } from '../../core/aer1/attestation';
+import { readCommitmentFile, trustFromOptions } from '../commitment-file';
 import { CliError, CliIo, EXIT_NOT_VALID, EXIT_OK, RunContext, writeAll } from '../io';
 import { safe } from '../report';
 import { writeFileSync } from 'node:fs';
@@ -33,6 +35,10 @@ export interface CoverageOptions {
   workflow?: string;
   /** One file or several (`--commitment` repeated): every commitment is judged, none hides another's finding. */
   commitment?: string | string[];
+  /** `--log-vkey`: a commitment note signed by it is ledger-issued. */
+  logVkey?: string;
+  /** `--trusted-key` (repeatable): a commitment note signed by one is attested. */
+  trustedKey?: string[];
   receipts?: string;
   /** Outcome reports (issue 18): NDJSON or a JSON array, in ledger order (as `GET /api/jobs/{job_id}/outcomes` exports them). */
   outcomes?: string;
@@ -214,7 +220,8 @@ export async function runCoverage(opts: CoverageOptions, io: CliIo): Promise<num
     if (plan.subject.kind !== 'job') throw new CliError(`the plan covers workflow ${plan.subject.id}: give --workflow`);
     const t = await readJsonOrNdjson(opts.timeline, io);
     let entries: unknown[];
-    const commitments: { value: unknown; envelope?: JsonObject; recorded_position: null }[] = [];
+    const commitments: { value: unknown; envelope?: JsonObject; recorded_position: null; attestation?: Attestation }[] = [];
+    const trust = trustFromOptions(opts.logVkey, opts.trustedKey);
     if (Array.isArray(t.value)) entries = t.value;
     else if (isObject(t.value) && Array.isArray(t.value.timeline)) {
       // The corpus's commitment form {timeline, commitment}.
@@ -225,12 +232,12 @@ export async function runCoverage(opts: CoverageOptions, io: CliIo): Promise<num
     const jobs = new Set(entries.flatMap((e) => (isObject(e) && typeof e.job_id === 'string' ? [e.job_id] : [])));
     if (jobs.size > 0 && !jobs.has(plan.subject.id)) throw new CliError(`the timeline is job ${safe([...jobs][0])}, the plan covers job ${safe(plan.subject.id)}`);
     for (const file of commitmentFiles) {
-      const input = Input.open(file, io);
-      const { value: c, bytes } = await readJsonDocumentBytes(input).finally(() => input.close());
+      // A JSON commitment (self-asserted) or a signed note (ledger-issued / attested when a given key signed it).
+      const { value: c, bytes, attestation } = await readCommitmentFile(file, io, trust);
       const inEnvelope = isObject(c) && has(c, 'commitment') && !has(c, 'job_id');
       // Reading 9: entry_count must be written as a JSON integer (`8.0`, `8e0` make the commitment malformed).
       const value = commitmentValueAsWritten(inEnvelope ? c.commitment : c, bytes.toString('utf8'), inEnvelope ? ['commitment'] : []);
-      commitments.push(inEnvelope ? { value, envelope: c, recorded_position: null } : { value, recorded_position: null });
+      commitments.push(inEnvelope ? { value, envelope: c, recorded_position: null, attestation } : { value, recorded_position: null, attestation });
     }
     record = { kind: 'timeline', entries, commitments };
   } else {
@@ -290,7 +297,9 @@ export function renderCoverageText(r: CoverageReportContent, digest: string, rec
   }
   out.push(`endpoint commitment: ${i.commitment.state}; truncation ${i.commitment.truncation.replace('_', ' ')}`);
   out.push(`  ${safe(i.commitment.statement, 400)}`);
-  if (i.commitments.length > 1) for (const c of i.commitments) out.push(`  commitment ${safe(c.commitment)}: ${c.outcome}${c.contradicts ? ' (contradicts the timeline)' : ''}`);
+  const names = [...new Set(i.commitments.filter((c) => c.binding && c.attestation === i.commitment.attestation).flatMap((c) => c.attested_by))].map((n) => safe(JSON.stringify(n)));
+  if (i.commitment.attestation !== null) out.push(`  binding commitment: ${i.commitment.attestation === 'ledger_issued' ? 'ledger-issued' : i.commitment.attestation === 'attested_by' ? `attested by ${names.join(', ')}` : 'self-asserted'}${i.commitment.attestation === 'self_asserted' ? " (the producer's own word: give the ledger-issued note with --log-vkey, or a witness-signed note with --trusted-key)" : ''}`);
+  if (i.commitments.length > 1) for (const c of i.commitments) out.push(`  commitment ${safe(c.commitment)}: ${c.outcome}, ${safe(attestationLabel({ kind: c.attestation, by: c.attested_by }))}${c.contradicts ? ' (contradicts the timeline)' : ''}`);
   out.push(`coverage: ${r.coverage.ratio} (${r.coverage.percent}%)`);
   out.push('expected actions:');
   for (const a of r.actions) {
@@ -329,6 +338,8 @@ export function registerCoverage(program: Command, ctx: RunContext): void {
     .option('--timeline <file>', "the job's timeline: a JSON array of entries, NDJSON, or {timeline, commitment}")
     .option('--workflow <file>', 'a workflow receipt, or {workflow, step_receipts}')
     .option('--commitment <file>', 'an endpoint commitment {job_id, final_entry_digest, entry_count, published_at} (or {commitment, witness...}); repeat for every one published: all are judged, and one that shows truncation or substitution is a finding no binding one hides', collect, [])
+    .option('--log-vkey <vkey>', "the ledger's log verifier key: a --commitment file that is a note signed by it is ledger-issued")
+    .option('--trusted-key <vkey>', 'a witness key you trust: a --commitment file that is a note signed by it is attested (repeatable)', collect, [])
     .option('--receipts <file>', 'receipts for outcomes and provenance: a JSON array or NDJSON; only receipts that verify are used')
     .option('--outcomes <file>', 'outcome reports of the systems that own the effects (NDJSON or a JSON array, in ledger order, as GET /api/jobs/{job_id}/outcomes exports them); only reports that verify are used')
     .option('--check-report <file>', 'recompute the digest of a coverage report as GET /api/coverage-reports/{id} answers it; exit 0 when it equals its digest, 1 otherwise')
@@ -347,8 +358,15 @@ order GET /api/jobs/{job_id}/outcomes exports: ledger order); who reported
 them is not checked offline (the ledger accepts each only from a key that
 speaks for its system).
 
+A --commitment file is JSON (self-asserted) or a signed note whose text is
+the commitment's JSON text and a newline (GET /api/jobs/{id}/endpoint gives
+the ledger's): full coverage needs a binding commitment that is
+ledger-issued (--log-vkey) or attested (--trusted-key); a binding one that
+is only self-asserted is the finding commitment_self_asserted.
+
 Exit codes: 0 full coverage (every expected action covered, the timeline
-valid with a binding endpoint commitment, no flagged unplanned action);
+valid with a binding ledger-issued or attested endpoint commitment, no
+flagged unplanned action);
 1 any finding; 2 usage error, unreadable input or an invalid plan.
 With --check-report: 0 the recomputed digest equals the report's digest,
 1 it does not, 2 not a coverage report.`,

@@ -14,6 +14,7 @@ import {
   checkCommitment,
   CommitmentsAssessment,
   decidingCommitment,
+  whoStandsBehind,
   DocumentKind,
   earlierCounts,
   entryDigest,
@@ -27,7 +28,9 @@ import {
   verifyDocument,
 } from '../../core/aer1';
 import { commitmentAsWritten, commitmentTextProblems } from '../../core/aer1/commitment-text';
-import { canStartJson, changedWhileRead, fileStamp, Input, LineSplitter, parseJsonBytes, readJsonDocumentBytes, timelineLineReader } from '../input';
+import { Attestation, attestationLabel, NO_TRUST } from '../../core/aer1/attestation';
+import { readCommitmentFile, trustFromOptions } from '../commitment-file';
+import { canStartJson, changedWhileRead, fileStamp, Input, LineSplitter, parseJsonBytes, timelineLineReader } from '../input';
 import { verifyTimelineFileInParallel } from '../parallel-chain';
 import { CliError, CliIo, EXIT_NOT_VALID, EXIT_OK, RunContext, writeAll } from '../io';
 import { NdjsonStats, renderReport, safe } from '../report';
@@ -64,6 +67,10 @@ export interface VerifyOptions {
   batch?: boolean;
   /** One file or several (`--commitment` repeated): all are judged together (src/core/aer1/commitments.ts). */
   commitment?: string | string[];
+  /** `--log-vkey`: the ledger's log key; a commitment note it signed is `ledger_issued`. */
+  logVkey?: string;
+  /** `--trusted-key` (repeatable): keys whose signed commitment note is `attested_by` them. */
+  trustedKey?: string[];
   /** Worker threads for an NDJSON timeline file (default: one per CPU for files of 16 MiB or more). */
   threads?: number;
 }
@@ -120,19 +127,17 @@ export async function verifySingle(file: string, opts: VerifyOptions, io: CliIo)
     if ([file, ...commitmentFiles].filter((f) => f === '-').length > 1) throw new CliError('stdin can be read only once: give the timeline or the commitment as a file');
   }
   /** Each commitment file: its value, envelope, and its text when `entry_count` is not written as a JSON integer (reading 9). */
-  const commitments: { commitment: unknown; envelope?: JsonObject; miswritten?: { text: string; at: string[] } }[] = [];
+  const commitments: { commitment: unknown; envelope?: JsonObject; miswritten?: { text: string; at: string[] }; attestation: Attestation }[] = [];
+  const trust = trustFromOptions(opts.logVkey, opts.trustedKey);
+  if (commitmentFiles.length === 0 && trust !== NO_TRUST) throw new CliError('--log-vkey and --trusted-key check --commitment files: give one');
   for (const f of commitmentFiles) {
-    const c = Input.open(f, io);
-    try {
-      const read = await readJsonDocumentBytes(c);
-      const parts = commitmentParts(read.value);
-      const text = read.bytes.toString('utf8');
-      const at = parts.envelope ? ['commitment'] : [];
-      // Reading 9: entry_count must be written as a JSON integer (`8.0`, `8e0` make the commitment malformed).
-      commitments.push(commitmentTextProblems(text, at).length > 0 ? { ...parts, miswritten: { text, at } } : parts);
-    } finally {
-      c.close();
-    }
+    // A JSON commitment (self-asserted) or a signed note (ledger-issued or attested when a given key signed it).
+    const read = await readCommitmentFile(f, io, trust);
+    const parts = commitmentParts(read.value);
+    const text = read.bytes.toString('utf8');
+    const at = parts.envelope ? ['commitment'] : [];
+    // Reading 9: entry_count must be written as a JSON integer (`8.0`, `8e0` make the commitment malformed).
+    commitments.push(commitmentTextProblems(text, at).length > 0 ? { ...parts, miswritten: { text, at }, attestation: read.attestation } : { ...parts, attestation: read.attestation });
   }
   // Entry places earlier checkpoints name (all counts given: the visible count is not known yet).
   const wanted = new Set(commitments.flatMap((c) => (isObject(c.commitment) && Number.isSafeInteger(c.commitment.entry_count) && (c.commitment.entry_count as number) > 0 ? [c.commitment.entry_count as number] : [])));
@@ -197,12 +202,15 @@ export async function verifySingle(file: string, opts: VerifyOptions, io: CliIo)
     const digestAt = new Map<number, string | null>(earlierCounts(chain, commitments.map((c) => ({ id: null, value: c.commitment }))).map((k) => [k, chain.entries?.[k - 1]?.entry_digest ?? digests?.get(k) ?? null]));
     // Every commitment judged together: the deciding one is reported in full (its verdict is valid only when truncation is excluded).
     // A miswritten entry_count is judged as no integer at all (the commitment is malformed).
-    assessment = assessCommitments(chain, commitments.map((c) => ({ id: null, value: c.miswritten && isObject(c.commitment) ? { ...c.commitment, entry_count: null } : c.commitment, envelope: c.envelope })), { digest_at: digestAt });
+    assessment = assessCommitments(chain, commitments.map((c) => ({ id: null, value: c.miswritten && isObject(c.commitment) ? { ...c.commitment, entry_count: null } : c.commitment, envelope: c.envelope, attestation: c.attestation })), { digest_at: digestAt });
     const deciding = decidingCommitment(assessment)!;
     const source = commitments[deciding.index];
     result = source.miswritten ? commitmentAsWritten(checkCommitment(chain, source.commitment, source.envelope), source.miswritten.text, source.miswritten.at) : deciding.check;
   }
-  const extra = assessment && commitmentFiles.length > 1 ? { commitments: assessmentJson(assessment, commitmentFiles) } : {};
+  const deciding = assessment ? decidingCommitment(assessment) : null;
+  // Who stands behind the deciding commitment, beside its binding result (issue 15).
+  const who = assessment && deciding ? { attestation: deciding.attestation, binding_attestation: assessment.binding_attestation } : {};
+  const extra = { ...who, ...(assessment && commitmentFiles.length > 1 ? { commitments: assessmentJson(assessment, commitmentFiles) } : {}) };
   // A timeline leads with the job's one assessment (as the ledger's /api/jobs/{id}/verify): the chain verdict and its commitments together.
   const overall = chainVerdict === null ? null : jobAssessment(chainVerdict, assessment ?? singleCommitmentStatus(result));
 
@@ -212,7 +220,8 @@ export async function verifySingle(file: string, opts: VerifyOptions, io: CliIo)
     await writeAll(io.stdout, JSON.stringify(out, null, 2) + '\n');
   } else {
     const lead = overall === null ? '' : `Assessment: ${JOB_ASSESSMENT_HEADLINE[overall]}\n`;
-    await writeAll(io.stdout, lead + renderReport(result, { source: input.name, doc, ndjson }) + (assessment && commitmentFiles.length > 1 ? assessmentText(assessment, commitmentFiles) : ''));
+    const whoLine = assessment && deciding ? `Who stands behind the commitment: ${safe(whoStandsBehind(deciding.attestation, deciding.check.witness), 400)}${assessment.binding_attestation === 'self_asserted' ? '\n  (self-asserted: the producer\'s own word; give the ledger-issued note with --log-vkey, or a witness-signed note with --trusted-key)' : ''}\n` : '';
+    await writeAll(io.stdout, lead + whoLine + renderReport(result, { source: input.name, doc, ndjson }) + (assessment && commitmentFiles.length > 1 ? assessmentText(assessment, commitmentFiles) : ''));
   }
   return result.verdict === 'valid' ? EXIT_OK : EXIT_NOT_VALID;
 }
@@ -234,13 +243,14 @@ function assessmentJson(a: CommitmentsAssessment, files: string[]) {
     status: a.status,
     truncation_excluded: a.truncation_excluded,
     findings: a.findings.map((f) => ({ code: f.code, file: files[f.index], message: f.message })),
-    each: a.commitments.map((c) => ({ file: files[c.index], outcome: c.outcome, binding: c.binding, contradicts: c.contradicts, missing_entries: c.missing_entries, reasons: c.check.reasons, detail: c.detail })),
+    binding_attestation: a.binding_attestation,
+    each: a.commitments.map((c) => ({ file: files[c.index], outcome: c.outcome, binding: c.binding, attestation: c.attestation, contradicts: c.contradicts, missing_entries: c.missing_entries, reasons: c.check.reasons, detail: c.detail })),
   };
 }
 
 function assessmentText(a: CommitmentsAssessment, files: string[]): string {
   const out = ['', `Endpoint commitments judged together (${a.commitments.length}): ${a.status}; truncation ${a.truncation_excluded ? 'excluded' : 'NOT excluded'}`];
-  for (const c of a.commitments) out.push(`  ${commitmentLabel(c)} ${safe(files[c.index])}: ${c.outcome}${c.contradicts ? ' (CONTRADICTS the timeline: no other commitment hides this)' : ''}`, `      ${safe(c.detail, 300)}`);
+  for (const c of a.commitments) out.push(`  ${commitmentLabel(c)} ${safe(files[c.index])}: ${c.outcome}, ${attestationLabel(c.attestation)}${c.contradicts ? ' (CONTRADICTS the timeline: no other commitment hides this)' : ''}`, `      ${safe(c.detail, 300)}`);
   return out.join('\n') + '\n';
 }
 
@@ -263,12 +273,20 @@ export function registerVerify(program: Command, ctx: RunContext): void {
     .addOption(new Option('--kind <kind>', 'what the document is; auto infers it from its shape').choices(KIND_CHOICES).default('auto'))
     .option('--json', 'print the result object as JSON (with --batch: one NDJSON line per input line)')
     .option('--commitment <file>', 'with a timeline (--kind chain or auto): also check this endpoint commitment ({job_id, final_entry_digest, entry_count, published_at}, or {commitment, witness...}); repeat it for every commitment published: valid only when one binds and none shows truncation or a substituted entry', collect)
+    .option('--log-vkey <vkey>', "the ledger's log verifier key: a --commitment file that is a note signed by it is ledger-issued")
+    .option('--trusted-key <vkey>', 'a witness key you trust: a --commitment file that is a note signed by it is attested by it (repeatable)', collect)
     .option('--batch', 'FILE is NDJSON, one {"id","kind","input"} per line; see below')
     .option('--threads <n>', 'worker threads for an NDJSON timeline file (default: one per CPU for files of 16 MiB or more, else 1)', parseThreads)
     .addHelpText(
       'after',
       `
 Input must be strict UTF-8 JSON without a byte order mark.
+
+A --commitment file is the commitment as JSON (self-asserted: any witness
+it names is its poster's claim), or a C2SP signed note whose text is the
+commitment's JSON text and a newline (the "note" of GET
+/api/jobs/{id}/endpoint): ledger-issued when --log-vkey signed it,
+attested when a --trusted-key did; a given key's bad signature is exit 2.
 
 A timeline may be given as a JSON array or, with --kind chain, as NDJSON
 (one entry per line): when the first non-blank character is "{" (or the
@@ -295,6 +313,7 @@ input that is not UTF-8 or not JSON.`,
     .action(async (file: string, opts: VerifyOptions) => {
       if (opts.batch) {
         if (opts.commitment !== undefined && opts.commitment.length > 0) throw new CliError('--commitment cannot be used with --batch');
+        if (opts.logVkey !== undefined || (opts.trustedKey ?? []).length > 0) throw new CliError('--log-vkey and --trusted-key check --commitment files, not --batch');
         if (opts.threads !== undefined) throw new CliError('--threads applies to an NDJSON timeline file, not to --batch');
         ctx.exitCode = await runBatch(file, { json: opts.json === true, kind: opts.kind }, ctx.io);
       } else {

@@ -22,6 +22,7 @@ import { TimelineResult } from './chain';
 import { checkCommitment, commitmentFormatProblems, CommitmentResult } from './commitment';
 import { ZERO_DIGEST } from './identifiers';
 import { describe, isObject, JsonObject } from './result';
+import { Attestation, AttestationKind, selfAsserted } from './attestation';
 
 /** A commitment as recorded for a job (or given on the command line). */
 export interface RecordedCommitment {
@@ -34,6 +35,8 @@ export interface RecordedCommitment {
   /** Ledger position of its record; null offline. */
   position?: number | null;
   recorded_at?: string | null;
+  /** Who stands behind it, judged by the caller ({@link judgeAttestation}); absent: self-asserted by an unknown poster. */
+  attestation?: Attestation;
 }
 
 /**
@@ -76,6 +79,8 @@ export interface AssessedCommitment {
   detail: string;
   /** The commitment's own check against the visible timeline ({@link checkCommitment}). */
   check: CommitmentResult;
+  /** Who stands behind it: `ledger_issued`, `attested_by` or `self_asserted` (witness metadata of a self-asserted one is a claim). */
+  attestation: Attestation;
 }
 
 export interface CommitmentFinding {
@@ -90,6 +95,13 @@ export interface CommitmentsAssessment {
   status: CommitmentsStatus;
   /** True only when at least one commitment binds and none contradicts. */
   truncation_excluded: boolean;
+  /**
+   * Who stands behind the binding commitments: `ledger_issued` or
+   * `attested_by` when one of them is (ledger-issued preferred), else
+   * `self_asserted`; null when none binds. Only a binding commitment that is
+   * not self-asserted makes a coverage report's endpoint independent of the producer.
+   */
+  binding_attestation: AttestationKind | null;
   /** Ids (or `#n` when offline) of the binding commitments. */
   binding: string[];
   /** One finding per contradicting commitment, in the order given. */
@@ -138,7 +150,8 @@ export function assessCommitments(
   const n = timeline.entry_count;
   const assessed = commitments.map((rc, index): AssessedCommitment => {
     const check = checkCommitment(timeline, rc.value, rc.envelope);
-    const base = { index, id: rc.id, position: rc.position ?? null, recorded_at: rc.recorded_at ?? null, check, missing_entries: null, chain_digest_at_count: null };
+    const attestation = rc.attestation ?? selfAsserted(null);
+    const base = { index, id: rc.id, position: rc.position ?? null, recorded_at: rc.recorded_at ?? null, check, attestation, missing_entries: null, chain_digest_at_count: null };
     const make = (outcome: CommitmentOutcome, detail: string, extra: Partial<AssessedCommitment> = {}): AssessedCommitment => ({
       ...base,
       outcome,
@@ -158,8 +171,7 @@ export function assessCommitments(
     }
     if (count === n) {
       if (check.binding) {
-        const by = check.witness && typeof check.witness.witness === 'string' ? ` by ${describe(check.witness.witness)}` : '';
-        return make('binding', `binds the visible timeline: ${n} entries, final entry digest ${digest}, published${by} at ${describe(c.published_at)}`);
+        return make('binding', `binds the visible timeline: ${n} entries, final entry digest ${digest}, published at ${describe(c.published_at)}; ${whoStandsBehind(attestation, check.witness)}`);
       }
       if (timeline.final_entry_digest !== null && digest !== timeline.final_entry_digest) {
         return make('final_entry_substituted', `final entry substituted: the commitment counts ${n} entries as visible, but names final entry digest ${digest}, recomputed ${timeline.final_entry_digest}`);
@@ -181,9 +193,12 @@ export function assessCommitments(
   if (contradicting.length > 0) status = CONTRADICTIONS.find((k) => contradicting.some((a) => a.outcome === k))!;
   else if (binding.length > 0) status = 'binding';
   else status = assessed.length > 0 ? 'non_binding' : 'absent';
+  const kinds = binding.map((a) => a.attestation.kind);
+  const bindingAttestation: AttestationKind | null = kinds.length === 0 ? null : kinds.includes('ledger_issued') ? 'ledger_issued' : kinds.includes('attested_by') ? 'attested_by' : 'self_asserted';
   return {
     status,
     truncation_excluded: binding.length > 0 && contradicting.length === 0,
+    binding_attestation: bindingAttestation,
     binding: binding.map(commitmentLabel),
     findings: contradicting.map((a) => ({ code: a.outcome as Contradiction, index: a.index, commitment_id: a.id, position: a.position, message: `commitment ${commitmentLabel(a)}: ${a.detail}` })),
     commitments: assessed,
@@ -191,12 +206,25 @@ export function assessCommitments(
 }
 
 /**
+ * Who stands behind a commitment, in words: the attestation, and for a
+ * self-asserted one any witness it names, as the poster's claim only.
+ */
+export function whoStandsBehind(a: Attestation, witness: Record<string, unknown> | null): string {
+  if (a.kind !== 'self_asserted') return a.detail;
+  const claim = witness && typeof witness.witness === 'string' ? ` (it names witness ${describe(witness.witness)}: the poster's claim, not checked)` : '';
+  return `${a.detail.replace(/; any witness it names is the poster's claim, not checked$/, '')}${claim}`;
+}
+
+/**
  * The commitment that decides the assessment, for views that show one:
- * the first contradicting one, else the latest binding one, else the latest.
+ * the first contradicting one, else the latest binding one (the latest
+ * ledger-issued, else attested, else self-asserted one), else the latest.
  */
 export function decidingCommitment(a: CommitmentsAssessment): AssessedCommitment | null {
   const list = a.commitments;
-  return list.find((c) => c.contradicts) ?? [...list].reverse().find((c) => c.binding) ?? list[list.length - 1] ?? null;
+  const latestBinding = (kind?: AttestationKind) => [...list].reverse().find((c) => c.binding && (kind === undefined || c.attestation.kind === kind));
+  // Among binding ones, the one with the strongest attestation decides (ledger-issued, then attested, then self-asserted).
+  return list.find((c) => c.contradicts) ?? latestBinding('ledger_issued') ?? latestBinding('attested_by') ?? latestBinding() ?? list[list.length - 1] ?? null;
 }
 
 /**

@@ -20,3 +20,4 @@ export * from './workflow';
 export * from './verify';
 export * from '../json/duplicate-members';
 export * from './workflow-findings';
+export * from './attestation';

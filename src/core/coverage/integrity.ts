@@ -1,5 +1,5 @@
 /** The integrity section of a coverage report: the timeline or workflow verdict and every recorded endpoint commitment, judged together. */
-import { AssessedCommitment, assessCommitments, commitmentLabel, decidingCommitment, earlierCounts, entryDigest, isObject, TimelineResult, receiptOfDocument, verifyTimeline, verifyWorkflow } from '../aer1';
+import { AssessedCommitment, assessCommitments, commitmentLabel, decidingCommitment, earlierCounts, entryDigest, isObject, TimelineResult, receiptOfDocument, verifyTimeline, verifyWorkflow, whoStandsBehind } from '../aer1';
 import { CommitmentItem, CommitmentSection, IntegritySection, RecordedBySection, Recorders, ReconcileInput, RecordInput } from './types';
 
 const ABSENT_COMMITMENT = 'No endpoint commitment is recorded: truncation is not excluded. A rebuilt shorter timeline would verify (S7.3); actions cut from its end would show as missing without any sign of truncation.';
@@ -43,7 +43,7 @@ export function timelineIntegrity(jobId: string, entries: unknown[] | null, reco
   };
   if (recorded.length === 0) return { integrity: base, timeline };
   const tl = timeline ?? verifyTimeline([]);
-  const list = recorded.map((c) => ({ id: c.id ?? null, value: c.value, envelope: c.envelope, position: c.recorded_position }));
+  const list = recorded.map((c) => ({ id: c.id ?? null, value: c.value, envelope: c.envelope, position: c.recorded_position, ...(c.attestation ? { attestation: c.attestation } : {}) }));
   const digestAt = new Map<number, string | null>(earlierCounts(tl, list).map((k) => [k, entryDigest(entries?.[k - 1])]));
   const assessment = assessCommitments(tl, list, { job_id: jobId, digest_at: digestAt });
   const items: CommitmentItem[] = assessment.commitments.map((a) => ({
@@ -56,6 +56,8 @@ export function timelineIntegrity(jobId: string, entries: unknown[] | null, reco
     reasons: a.binding ? [] : reasonsOf(a, tl),
     committed: committedOf(a.check.commitment),
     witness: jsonSafe(a.check.witness),
+    attestation: a.attestation.kind,
+    attested_by: a.attestation.by,
     detail: a.detail,
   }));
   const chosen = decidingCommitment(assessment)!;
@@ -65,7 +67,8 @@ export function timelineIntegrity(jobId: string, entries: unknown[] | null, reco
   let statement: string;
   if (excluded) {
     const others = items.length > 1 ? ` None of the ${items.length} recorded commitments contradicts the visible timeline.` : '';
-    statement = `Binding: the visible timeline reaches the endpoint the commitment published at ${describeValue(c.published_at)} (${tl.entry_count} entries, final digest ${tl.final_entry_digest}). Truncation and substitution of the final entry are excluded up to that publication; it is only as independent as its witness.${others}`;
+    const self = assessment.binding_attestation === 'self_asserted' ? ' It is self-asserted: the producer\'s own word, signed by no key trusted here, so the endpoint is not independently fixed (finding commitment_self_asserted).' : '';
+    statement = `Binding: the visible timeline reaches the endpoint the commitment published at ${describeValue(c.published_at)} (${tl.entry_count} entries, final digest ${tl.final_entry_digest}); ${whoStandsBehind(chosen.attestation, chosen.check.witness)}. Truncation and substitution of the final entry are excluded up to that publication, as far as whoever stands behind it is trusted.${self}${others}`;
   } else {
     const parts = assessment.commitments.filter((a) => !a.binding).map((a) => (items.length > 1 ? `commitment ${commitmentLabel(a)}: ${a.detail}` : a.detail));
     if (tl.verdict !== 'valid') parts.push(`the timeline does not verify under -07 (${tl.verdict}), so no commitment can bind it`);
@@ -87,6 +90,7 @@ export function timelineIntegrity(jobId: string, entries: unknown[] | null, reco
         missing_entries: truncations.length > 0 ? Math.max(...truncations.map((a) => a.missing_entries!)) : null,
         committed: committedOf(chosen.check.commitment),
         recorded_position: chosen.position,
+        attestation: excluded ? assessment.binding_attestation : null,
         statement,
       },
     },
@@ -105,6 +109,7 @@ function noCommitment(state: 'absent' | 'not_applicable', statement: string): Co
     missing_entries: null,
     committed: null,
     recorded_position: null,
+    attestation: null,
     statement,
   };
 }

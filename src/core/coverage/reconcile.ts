@@ -90,6 +90,15 @@ export function reconcile(input: ReconcileInput): CoverageReportContent {
     if (c.other_job) findings.push({ code: 'commitment_other_job', message: 'an endpoint commitment recorded for this job names another job' });
     findings.push({ code: 'commitment_non_binding', message: c.statement });
   }
+  if (c.state === 'binding' && c.attestation === 'self_asserted') {
+    const named = integrity.commitments.filter((ci) => ci.binding && isWitnessNamed(ci.witness)).map((ci) => JSON.stringify((ci.witness as { witness: string }).witness));
+    const claim = named.length ? ` It names ${named.length === 1 ? 'witness' : 'witnesses'} ${[...new Set(named)].join(', ')}: the poster's claim, not checked.` : '';
+    findings.push({
+      code: 'commitment_self_asserted',
+      commitment: integrity.commitments.find((ci) => ci.binding)?.commitment,
+      message: `the binding endpoint commitment is self-asserted: posted by the producer's side and signed by no key trusted here (neither issued by the ledger nor attested by a key in TRUSTED_COMMITMENT_KEYS), so nothing independent fixes the endpoint (rev 09: two files, one trust domain).${claim}`,
+    });
+  }
   if (foreign) {
     findings.push({
       code: 'recorded_by_other_owner',
@@ -138,6 +147,7 @@ export function reconcile(input: ReconcileInput): CoverageReportContent {
   const doesNotProve = [...DOES_NOT_PROVE];
   if (!who.section.checked) doesNotProve.push(`Who recorded the ${record.kind} and its receipts is not checked offline: files carry no keys or owners${plan.recorded_by_owner !== undefined ? `, so the plan's recorded_by_owner ${JSON.stringify(plan.recorded_by_owner)} is not checked (never satisfied)` : ''}. Issue the report on the ledger to check it.`);
   if (outcomeResult.section) doesNotProve.push(OUTCOME_LIMIT);
+  if (c.state === 'binding' && c.attestation === 'self_asserted') doesNotProve.push('The binding endpoint commitment is self-asserted: a producer that controls both the chain and its commitment can rebuild both; only a ledger-issued or attested commitment fixes the endpoint independently.');
   if (c.state !== 'binding') doesNotProve.push(record.kind === 'timeline' ? 'Without a binding endpoint commitment the visible timeline is not bound to its end: entries removed from the end and rebuilt away would not show here (S7.3).' : c.statement);
   return {
     format: REPORT_FORMAT,
@@ -166,6 +176,10 @@ export function reconcile(input: ReconcileInput): CoverageReportContent {
     does_not_prove: doesNotProve,
     ...(outcomeResult.section ? { outcomes: outcomeResult.section } : {}),
   };
+}
+
+function isWitnessNamed(w: unknown): boolean {
+  return typeof w === 'object' && w !== null && typeof (w as { witness?: unknown }).witness === 'string';
 }
 
 /** The report digest: SHA-256 over the canonical JSON of the content (report_id and issued_at are not part of it). */

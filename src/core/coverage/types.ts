@@ -1,6 +1,7 @@
 /** The coverage report's types and fixed texts (docs/coverage.md); the report is built in reconcile.ts. */
 import { NormalizedPlan, UnplannedPolicy } from './plan';
 import type { ActionOutcome, OutcomeRecord, OutcomesSection } from './outcomes';
+import type { Attestation, AttestationKind } from '../aer1/attestation';
 
 export const REPORT_FORMAT = 'aer1-coverage-report/1';
 
@@ -108,6 +109,12 @@ export interface CommitmentSection {
   missing_entries: number | null;
   committed: { job_id: unknown; entry_count: unknown; final_entry_digest: unknown; published_at: unknown } | null;
   recorded_position: number | null;
+  /**
+   * Who stands behind the binding commitments (`ledger_issued`, `attested_by`,
+   * else `self_asserted`: the producer's own word, the finding
+   * `commitment_self_asserted`); null when none binds.
+   */
+  attestation: AttestationKind | null;
   statement: string;
 }
 
@@ -122,8 +129,12 @@ export interface CommitmentItem {
   missing_entries: number | null;
   reasons: string[];
   committed: { job_id: unknown; entry_count: unknown; final_entry_digest: unknown; published_at: unknown };
-  /** Witness metadata as given (`witness`, `retrieved_from`, `retrieved_at`), or null. */
+  /** Witness metadata as given (`witness`, `retrieved_from`, `retrieved_at`), or null: for a self-asserted commitment, the poster's claim. */
   witness: unknown;
+  /** Who stands behind it: `ledger_issued`, `attested_by`, `self_asserted`. */
+  attestation: AttestationKind;
+  /** The key names whose signatures verify (empty when self-asserted). */
+  attested_by: string[];
   detail: string;
 }
 
@@ -226,7 +237,7 @@ export type RecordInput =
       /** Parsed entries in order; null when no timeline is recorded. */
       entries: unknown[] | null;
       /** Every endpoint commitment recorded for the job as of the report (parsed), in record order, with its record id and ledger position. */
-      commitments: { id?: string | null; value: unknown; envelope?: Record<string, unknown>; recorded_position: number | null }[];
+      commitments: { id?: string | null; value: unknown; envelope?: Record<string, unknown>; recorded_position: number | null; attestation?: Attestation }[];
     }
   | {
       kind: 'workflow';

@@ -35,16 +35,45 @@ export const TIMELINE_SCHEMAS: Record<string, Schema> = {
       retrieved_at: { type: 'string', format: 'date-time' },
     },
   },
+  AttestedCommitment: obj(
+    {
+      attestation: {
+        type: 'string',
+        description:
+          'A C2SP signed note: its text is the commitment\'s exact JSON text and one newline, then a blank line and signature lines; at least one signature by a key in TRUSTED_COMMITMENT_KEYS (Ed25519, type 0x01) must verify. The commitment recorded is the note text without its final newline.',
+      },
+    },
+    'An endpoint commitment with a witness\'s signature over it (recorded `attested_by` the key).',
+  ),
+  Attestation: obj(
+    {
+      kind: { type: 'string', enum: ['ledger_issued', 'attested_by', 'self_asserted'] },
+      by: arrayOf({ type: 'string' }, 'key names whose signatures verify (empty when self-asserted)'),
+      posted_by: nullable({ type: 'string', description: 'the key that posted it (for a ledger-issued one, the key whose request closed the timeline)' }),
+      detail: { type: 'string' },
+      problem: nullable({ type: 'string', description: 'why a stored signature does not count now (then self_asserted)' }),
+      note: nullable({ type: 'string', description: 'the signed note, when one is stored' }),
+    },
+    'Who stands behind an endpoint commitment: only ledger_issued and attested_by are independent of the poster; witness metadata of a self-asserted one is the poster\'s claim.',
+  ),
   TimelineHead: head,
   EntriesAppended: obj(
     {
       job_id: { type: 'string' },
       appended: arrayOf(obj({ seq: { type: 'integer' }, entry_digest: { ...digest }, position: { type: 'integer' } })),
       head: ref('TimelineHead'),
+      ledger_commitment: ref('LedgerCommitmentIssued'),
       url: { type: 'string', format: 'uri' },
       verify_url: { type: 'string', format: 'uri' },
     },
     'Entries appended, each extending the head.',
+    ['ledger_commitment'],
+  ),
+  LedgerCommitmentIssued: nullable(
+    obj(
+      { id: { type: 'string', format: 'uuid' }, note: { type: 'string', description: 'the signed note: the commitment\'s JSON text, a newline, a blank line, the log key\'s signature' }, position: { type: 'integer' } },
+      'Present when the request closed the timeline: the endpoint commitment the ledger issued in the same transaction (null: this deployment has no log key).',
+    ),
   ),
   TimelineImported: obj(
     {
@@ -58,22 +87,26 @@ export const TIMELINE_SCHEMAS: Record<string, Schema> = {
       final_entry_digest: nullable({ ...digest }),
       closed: { type: 'boolean' },
       position: { type: 'integer' },
+      ledger_commitment: ref('LedgerCommitmentIssued'),
       url: { type: 'string', format: 'uri' },
       verify_url: { type: 'string', format: 'uri' },
     },
     'A complete timeline imported (valid, or historical and labeled so).',
+    ['ledger_commitment'],
   ),
   CommitmentRecorded: obj(
     {
       id: { type: 'string', format: 'uuid' },
       job_id: { type: 'string' },
       binding: { type: 'boolean', description: 'whether this commitment binds the visible timeline' },
+      attestation: ref('Attestation'),
       reasons: ref('ReasonCodes'),
       checks: arrayOf(ref('Check')),
       witness: nullable({ type: 'object', additionalProperties: true }),
       computed: obj({ job_id: { type: 'string' }, final_entry_digest: nullable({ ...digest }), entry_count: { type: 'integer' } }),
       commitment_assessment: { type: 'string', description: 'every commitment of the job judged together: absent, binding, not_binding, contradicted, ...' },
       truncation_excluded: { type: 'boolean' },
+      binding_attestation: nullable({ type: 'string', enum: ['ledger_issued', 'attested_by', 'self_asserted', null] }),
       findings: arrayOf({ type: 'object', additionalProperties: true }),
       url: { type: 'string', format: 'uri' },
       verify_url: { type: 'string', format: 'uri' },
@@ -118,13 +151,36 @@ export const TIMELINE_SCHEMAS: Record<string, Schema> = {
       commitments: arrayOf({ type: 'object', additionalProperties: true }),
       findings: arrayOf({ type: 'object', additionalProperties: true }),
       truncation_excluded: { type: 'boolean' },
+      binding_attestation: nullable({ type: 'string', enum: ['ledger_issued', 'attested_by', 'self_asserted', null], description: 'who stands behind the binding commitments (null: none binds); self_asserted is the producer\'s own word' }),
       statement: { type: 'string' },
       limits: ref('Limits'),
       url: { type: 'string', format: 'uri' },
     },
     'The stored timeline re-verified (S7) with every endpoint commitment (S7.3).',
   ),
-  Endpoint: obj({ job_id: { type: 'string' }, final_entry_digest: { ...digest }, entry_count: { type: 'integer' }, published_at: { type: 'string', format: 'date-time' } }, 'The ledger\'s endpoint of a closed job, for a witness.'),
+  Endpoint: obj(
+    {
+      job_id: { type: 'string' },
+      final_entry_digest: { ...digest },
+      entry_count: { type: 'integer' },
+      published_at: { type: 'string', format: 'date-time' },
+      ledger_commitment: nullable(
+        obj({
+          id: { type: 'string', format: 'uuid' },
+          commitment: ref('EndpointCommitment'),
+          text: { type: 'string', description: 'the commitment\'s exact JSON text (canonical)' },
+          note: { type: 'string', description: 'the signed note: text, newline, blank line, the log key\'s signature line' },
+          log_vkey: nullable({ type: 'string' }),
+          signature_verifies: { type: 'boolean' },
+          position: { type: 'integer', description: 'its event\'s ledger position; its log leaf index is position - 1' },
+          event_hash: nullable({ type: 'string' }),
+          recorded_at: { type: 'string', format: 'date-time' },
+        }),
+      ),
+      statement: { type: 'string' },
+    },
+    'The endpoint of a closed job and the commitment the ledger issued over it (null, with the reason, when none was issued).',
+  ),
   JobSummary: obj(
     {
       job_id: { type: 'string' },
