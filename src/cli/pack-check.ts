@@ -10,7 +10,12 @@
  *   (`leaf_hash`), the inclusion proof against the checkpoint's root
  *   (`inclusion`), the leaf is the canonical ledger event at that position (`leaf_event`);
  * - for every record (receipt, entry, commitment, workflow, plan, report):
- *   its event is in the pack and carries exactly the record's bytes (`leaf_bytes`);
+ *   its name is the one the format gives it and no id/seq is held twice
+ *   (`member_name`, `duplicate`), its event is in the pack and carries exactly
+ *   the record's bytes (`leaf_bytes`); a record without its bytes is withheld
+ *   (the pack is then not verified);
+ * - the subject (`subject`): every event and record on the subject's streams,
+ *   every named receipt held (see {@link bindSubject});
  * - AER-1 verdicts with the core (`aer1_verdict`): every receipt, the
  *   timeline chain with every commitment, the workflow;
  * - every coverage report recomputed with the core's `reconcile` from the
