@@ -47,7 +47,8 @@ export type LogCheckName =
   | 'timestamp'
   | 'leaf_record'
   | 'receipt'
-  | 'leaf_is_receipt';
+  | 'leaf_is_receipt'
+  | 'leaf_is_record';
 
 /** The parts of a proof, whichever form it came in. */
 export interface ProofParts {

@@ -10,7 +10,12 @@
  *   (`leaf_hash`), the inclusion proof against the checkpoint's root
  *   (`inclusion`), the leaf is the canonical ledger event at that position (`leaf_event`);
  * - for every record (receipt, entry, commitment, workflow, plan, report):
- *   its event is in the pack and carries exactly the record's bytes (`leaf_bytes`);
+ *   its name is the one the format gives it and no id/seq is held twice
+ *   (`member_name`, `duplicate`), its event is in the pack and carries exactly
+ *   the record's bytes (`leaf_bytes`); a record without its bytes is withheld
+ *   (the pack is then not verified);
+ * - the subject (`subject`): every event and record on the subject's streams,
+ *   every named receipt held (see {@link bindSubject});
  * - AER-1 verdicts with the core (`aer1_verdict`): every receipt, the
  *   timeline chain with every commitment, the workflow;
  * - every coverage report recomputed with the core's `reconcile` from the
@@ -46,7 +51,8 @@ export interface PackReport {
   checkpoint: { origin: string; size: number; root: string } | null;
   cosignatures: { name: string; timestamp: number }[];
   timestamp: { gen_time: string; tsa: string } | 'not_checked' | null;
-  counts: { members: number; events: number; receipts: number; entries: number; commitments: number; workflows: number; plans: number; reports: number; withheld: number };
+  /** `withheld`: events whose leaf is withheld; `withheld_records`: records whose bytes are withheld (either makes the pack NOT VERIFIED). */
+  counts: { members: number; events: number; receipts: number; entries: number; commitments: number; workflows: number; plans: number; reports: number; withheld: number; withheld_records: number };
   /** Passed checks by name, counted. */
   passed: Record<string, number>;
   verdicts: { receipts: Record<string, number>; timeline: string | null; workflow: string | null };
@@ -107,7 +113,7 @@ export async function checkPack(file: string, policy: TrustPolicy): Promise<Pack
   const notChecked: string[] = [];
   const fail = (member: string, check: string, detail: string): void => void failures.push({ member, check, detail });
   const pass = (check: string): void => void (passed[check] = (passed[check] ?? 0) + 1);
-  const counts = { members: 0, events: 0, receipts: 0, entries: 0, commitments: 0, workflows: 0, plans: 0, reports: 0, withheld: 0 };
+  const counts = { members: 0, events: 0, receipts: 0, entries: 0, commitments: 0, workflows: 0, plans: 0, reports: 0, withheld: 0, withheld_records: 0 };
 
   let header: Obj | null = null;
   let isPack = false;
@@ -116,12 +122,28 @@ export async function checkPack(file: string, policy: TrustPolicy): Promise<Pack
   let cosigs: { name: string; timestamp: number }[] = [];
   let timestamp: PackReport['timestamp'] = null;
   const events = new Map<number, LeafEvent | null>();
-  const receipts = new Map<string, RecordRef & { raw: string | null }>();
-  const entries = new Map<number, RecordRef & { raw: string | null }>();
-  const commitments: (RecordRef & { id: string; raw: string })[] = [];
-  const workflows: (RecordRef & { id: string; raw: string })[] = [];
-  const plans: (RecordRef & { plan_id: string; version: number; digest: string; registered_at: string; plan: string })[] = [];
+  // Every record member is kept and checked (a list, never a map a later member could overwrite).
+  const receipts: (RecordRef & { id: string; raw: string | null })[] = [];
+  const entries: (RecordRef & { seq: number; raw: string | null })[] = [];
+  const commitments: (RecordRef & { id: string; raw: string | null })[] = [];
+  const workflows: (RecordRef & { id: string; raw: string | null })[] = [];
+  /** `receipt/<id>` members stating that a named receipt is not in the ledger (`recorded: false`). */
+  const notRecorded: (RecordRef & { id: string })[] = [];
+  const plans: (RecordRef & { plan_id: string; version: number; digest: string; registered_at: string; plan: string; withheld: boolean })[] = [];
   const reports: (RecordRef & { report_id: string; digest: string; report: unknown; recorders: unknown })[] = [];
+
+  /** A record member's name must be exactly the one the format gives it (src/core/pack/format.ts `memberName`). */
+  const named = (name: string, expected: string | null, form: string): void => {
+    if (expected === name) pass('member_name');
+    else fail(name, 'member_name', expected === null ? `its fields do not make a name of the form ${form}` : `the record it holds is named ${expected} by the format: a member under another name is refused`);
+  };
+  /** A record's bytes: null (withheld, counted and listed) when the pack does not carry them. */
+  const rawOf = (name: string, raw: unknown): string | null => {
+    if (typeof raw === 'string') return raw;
+    counts.withheld_records++;
+    notChecked.push(`${name}: bytes withheld`);
+    return null;
+  };
 
   // Manifest state.
   const names = new Set<string>();
@@ -265,21 +287,37 @@ export async function checkPack(file: string, policy: TrustPolicy): Promise<Pack
       }
     } else if (name.startsWith('receipt/')) {
       counts.receipts++;
-      receipts.set(String(m.id), { member: name, position: Number(m.position), raw: typeof m.raw === 'string' ? m.raw : null });
+      const id = typeof m.id === 'string' ? m.id : '';
+      named(name, id !== '' && id === id.toLowerCase() ? memberName.receipt(id) : null, 'receipt/<id> with its lowercase id');
+      if (m.recorded === false && m.position === null && m.raw === null) {
+        notRecorded.push({ member: name, position: NaN, id });
+        notChecked.push(`${name}: named by the subject, not recorded in the ledger as of the checkpoint (the server's statement: not provable offline)`);
+        continue;
+      }
+      receipts.push({ member: name, position: Number(m.position), id, raw: rawOf(name, m.raw) });
     } else if (name.startsWith('entry/')) {
       counts.entries++;
-      entries.set(Number(m.seq), { member: name, position: Number(m.position), raw: typeof m.raw === 'string' ? m.raw : null });
+      const seq = typeof m.seq === 'number' && Number.isSafeInteger(m.seq) && m.seq >= 1 ? m.seq : null;
+      named(name, seq === null ? null : memberName.entry(seq), 'entry/<seq> with a seq from 1');
+      entries.push({ member: name, position: Number(m.position), seq: seq ?? NaN, raw: rawOf(name, m.raw) });
     } else if (name.startsWith('commitment/')) {
       counts.commitments++;
-      commitments.push({ member: name, position: Number(m.position), id: String(m.id), raw: String(m.raw) });
+      const id = typeof m.id === 'string' ? m.id : '';
+      named(name, id ? memberName.commitment(id) : null, 'commitment/<id>');
+      commitments.push({ member: name, position: Number(m.position), id, raw: rawOf(name, m.raw) });
     } else if (name.startsWith('workflow/')) {
       counts.workflows++;
-      workflows.push({ member: name, position: Number(m.position), id: String(m.id), raw: String(m.raw) });
+      const id = typeof m.id === 'string' ? m.id : '';
+      named(name, id && typeof m.position === 'number' ? memberName.workflow(id, m.position) : null, 'workflow/<id>/<position>');
+      workflows.push({ member: name, position: Number(m.position), id, raw: rawOf(name, m.raw) });
     } else if (name.startsWith('plan/')) {
       counts.plans++;
-      plans.push({ member: name, position: Number(m.position), plan_id: String(m.plan_id), version: Number(m.version), digest: String(m.digest), registered_at: String(m.registered_at), plan: String(m.plan) });
+      named(name, typeof m.plan_id === 'string' && typeof m.version === 'number' ? memberName.plan(m.plan_id, m.version) : null, 'plan/<plan_id>/<version>');
+      const plan = rawOf(name, m.plan);
+      plans.push({ member: name, position: Number(m.position), plan_id: String(m.plan_id), version: Number(m.version), digest: String(m.digest), registered_at: String(m.registered_at), plan: plan ?? '' , withheld: plan === null });
     } else if (name.startsWith('report/')) {
       counts.reports++;
+      named(name, typeof m.report_id === 'string' ? memberName.report(m.report_id) : null, 'report/<report_id>');
       reports.push({ member: name, position: Number(m.position), report_id: String(m.report_id), digest: String(m.digest), report: m.report, recorders: m.recorders });
     } else fail(name, 'format', 'an unknown member');
   }
@@ -334,28 +372,40 @@ export async function checkPack(file: string, policy: TrustPolicy): Promise<Pack
 
   const receiptVerdicts: Record<string, number> = {};
   const receiptDocs = new Map<string, unknown>();
-  for (const [id, r] of receipts) {
-    const d = leafData(r, 'ReceiptRecorded');
-    if (r.raw === null) {
-      notChecked.push(`${r.member}: bytes withheld`);
-      continue;
+  // One member per id, per seq: a second one (whatever its name) is refused, and both are checked.
+  const dupes = <T>(list: T[], key: (x: T) => string | number, member: (x: T) => string, what: string): void => {
+    const seen = new Map<string | number, string>();
+    for (const x of list) {
+      const k = key(x);
+      const prev = seen.get(k);
+      if (prev !== undefined) fail(member(x), 'duplicate', `${what} ${String(k)} is also held by ${prev}`);
+      else seen.set(k, member(x));
     }
+  };
+  dupes(receipts, (r) => r.id, (r) => r.member, 'receipt');
+  dupes(entries, (e) => e.seq, (e) => e.member, 'entry seq');
+  dupes(commitments, (c) => c.id, (c) => c.member, 'commitment');
+  dupes(reports, (r) => r.report_id, (r) => r.member, 'report');
+  dupes(plans, (p) => `${p.plan_id}/${p.version}`, (p) => p.member, 'plan version');
+  dupes(workflows, (w) => w.position, (w) => w.member, 'workflow receipt at position');
+  for (const r of receipts) {
+    const id = r.id;
+    const d = leafData(r, 'ReceiptRecorded');
+    if (r.raw === null) continue; // withheld: counted and listed when read
     if (d) same(r, d.raw === r.raw && String(d.id).toLowerCase() === id, 'the receipt');
     const p = parseJsonBytes(Buffer.from(r.raw, 'utf8'));
     const result: ReceiptResult = verifyReceipt(p.ok ? p.value : undefined);
     receiptVerdicts[result.verdict] = (receiptVerdicts[result.verdict] ?? 0) + 1;
     if (result.verdict === 'valid') pass('aer1_verdict');
     else fail(r.member, 'aer1_verdict', `AER-1 verdict ${result.verdict} (${result.reasons.join(', ')})`);
-    if (p.ok) receiptDocs.set(id, p.value);
+    if (p.ok && !receiptDocs.has(id)) receiptDocs.set(id, p.value);
   }
 
   // Entries: each against its event (an append, or its line of an import).
   const importTexts = new Map<number, string[] | unknown[] | null>();
-  for (const [seq, e] of entries) {
-    if (e.raw === null) {
-      notChecked.push(`${e.member}: bytes withheld`);
-      continue;
-    }
+  for (const e of entries) {
+    const seq = e.seq;
+    if (e.raw === null || Number.isNaN(seq)) continue; // withheld (listed when read) or no seq (failed member_name)
     const d = leafData(e, ['TimelineEntryAppended', 'TimelineImported']);
     if (!d) continue;
     if (events.get(e.position)?.type === 'TimelineEntryAppended') same(e, d.raw === e.raw && d.seq === seq, 'the entry');
@@ -372,14 +422,15 @@ export async function checkPack(file: string, policy: TrustPolicy): Promise<Pack
   }
   for (const c of commitments) {
     const d = leafData(c, 'EndpointCommitmentRecorded');
-    if (d) same(c, d.raw === c.raw && d.id === c.id, 'the commitment');
+    if (d && c.raw !== null) same(c, d.raw === c.raw && d.id === c.id, 'the commitment');
   }
   for (const w of workflows) {
     const d = leafData(w, 'WorkflowReceiptRecorded');
-    if (d) same(w, d.raw === w.raw && d.workflow_id === w.id, 'the workflow receipt');
+    if (d && w.raw !== null) same(w, d.raw === w.raw && d.workflow_id === w.id, 'the workflow receipt');
   }
   for (const p of plans) {
     const d = leafData(p, ['PlanRegistered', 'PlanAmended']);
+    if (p.withheld) continue;
     let digestOk = false;
     try {
       digestOk = canonicalDigest(JSON.parse(p.plan)) === p.digest;
@@ -394,13 +445,14 @@ export async function checkPack(file: string, policy: TrustPolicy): Promise<Pack
   // The timeline chain (S7) with every commitment, judged by the core.
   const subject = header && isObject(header.subject) ? (header.subject as { kind: string; id: string }) : null;
   let timelineVerdict: string | null = null;
-  if (entries.size > 0) {
-    const seqs = [...entries.keys()].sort((a, b) => a - b);
+  if (entries.length > 0) {
+    const bySeq = [...entries].sort((a, b) => a.seq - b.seq);
+    const seqs = bySeq.map((e) => e.seq);
     const jobId = subject?.kind === 'job' ? subject.id : '';
     const ok = seqs.every((s, k) => s === k + 1);
-    if (!ok) fail('timeline', 'aer1_verdict', `the entries are not seq 1..${seqs.length} (an entry is missing or renumbered)`);
-    if (seqs.every((s) => entries.get(s)?.raw !== null)) {
-      const list = seqs.map((s) => parse(entries.get(s)?.raw));
+    if (!ok) fail('timeline', 'aer1_verdict', `the entries are not seq 1..${seqs.length} (an entry is missing, repeated or renumbered)`);
+    if (bySeq.every((e) => e.raw !== null) && commitments.every((c) => c.raw !== null)) {
+      const list = bySeq.map((e) => parse(e.raw));
       const cs = commitments.map((c) => ({ id: c.id, ...commitmentValue(parse(c.raw)), recorded_position: c.position }));
       const integ = timelineIntegrity(jobId, list, cs).integrity;
       timelineVerdict = integ.verdict;
@@ -413,11 +465,14 @@ export async function checkPack(file: string, policy: TrustPolicy): Promise<Pack
   }
   let workflowVerdict: string | null = null;
   if (workflows.length > 0) {
-    const last = workflows[workflows.length - 1];
-    const r = verifyWorkflow(parse(last.raw), receiptDocs.size ? receiptDocs : undefined);
-    workflowVerdict = r.verdict;
-    if (r.verdict === 'valid') pass('aer1_verdict');
-    else fail(last.member, 'aer1_verdict', `the workflow's AER-1 verdict is ${r.verdict} (${r.reasons.join(', ')})`);
+    // The workflow in force is the one recorded last in the ledger (highest position), whatever the file order.
+    const last = workflows.reduce((a, b) => (b.position > a.position ? b : a));
+    if (last.raw !== null) {
+      const r = verifyWorkflow(parse(last.raw), receiptDocs.size ? receiptDocs : undefined);
+      workflowVerdict = r.verdict;
+      if (r.verdict === 'valid') pass('aer1_verdict');
+      else fail(last.member, 'aer1_verdict', `the workflow's AER-1 verdict is ${r.verdict} (${r.reasons.join(', ')})`);
+    }
   }
 
   // Coverage reports, recomputed from the pack.
@@ -440,7 +495,9 @@ export async function checkPack(file: string, policy: TrustPolicy): Promise<Pack
     reportOut.push({ report_id: r.report_id, digest: r.digest, recomputed });
   }
 
-  const verified = isPack && failures.length === 0 && (passed.checkpoint_signature ?? 0) > 0 && counts.withheld === 0;
+  bindSubject({ subject, events, receipts, entries, commitments, workflows, plans, reports, notRecorded }, fail, pass);
+
+  const verified = isPack && failures.length === 0 && (passed.checkpoint_signature ?? 0) > 0 && counts.withheld === 0 && counts.withheld_records === 0;
   return {
     verified,
     is_pack: isPack,
@@ -455,6 +512,122 @@ export async function checkPack(file: string, policy: TrustPolicy): Promise<Pack
     failures,
     not_checked: notChecked,
   };
+}
+
+type Fail = (member: string, check: string, detail: string) => void;
+
+/**
+ * `subject`: the pack is about its header's subject and holds all of it.
+ * Every event is on a stream of the subject or of one of its records
+ * (`timeline:<job>` or `workflow:<id>`, `receipt:<id>`, `plan:<plan_id>`,
+ * `coverage:<report_id>`), every record's event is on its own stream, the
+ * plans and reports are about the subject, the events of each
+ * timeline/workflow/receipt stream are its positions 1..n with none missing,
+ * and every receipt the entries or workflow steps name, or a correction
+ * (S9) supersedes to, has a `receipt/<id>` member (recorded, or stated by
+ * the server as not recorded). Cutting the end of a stream is not
+ * detectable offline (docs/evidence-pack.md).
+ */
+function bindSubject(
+  p: {
+    subject: { kind: string; id: string } | null;
+    events: Map<number, LeafEvent | null>;
+    receipts: (RecordRef & { id: string; raw: string | null })[];
+    entries: (RecordRef & { seq: number; raw: string | null })[];
+    commitments: (RecordRef & { id: string })[];
+    workflows: (RecordRef & { id: string; raw: string | null })[];
+    plans: (RecordRef & { plan_id: string; plan: string })[];
+    reports: (RecordRef & { report_id: string; report: unknown })[];
+    notRecorded: (RecordRef & { id: string })[];
+  },
+  fail: Fail,
+  pass: (check: string) => void,
+): void {
+  const s = p.subject;
+  if (!s || typeof s.id !== 'string' || !['job', 'workflow', 'coverage_report'].includes(s.kind)) {
+    fail('header', 'subject', 'the header names no subject {kind: job/workflow/coverage_report, id}');
+    return;
+  }
+  const subjectOf = (report: unknown): { kind: string; id: string } | null => {
+    const sub = isObject(report) && isObject(report.subject) ? report.subject : null;
+    if (sub && typeof sub.job_id === 'string') return { kind: 'job', id: sub.job_id };
+    if (sub && typeof sub.workflow_id === 'string') return { kind: 'workflow', id: sub.workflow_id.toLowerCase() };
+    return null;
+  };
+  let record: { kind: string; id: string } | null;
+  if (s.kind === 'coverage_report') {
+    const own = p.reports.find((r) => r.report_id === s.id);
+    record = own ? subjectOf(own.report) : null;
+    if (!own) fail('header', 'subject', `the pack is about coverage report ${s.id} but holds no report/${s.id}`);
+    for (const r of p.reports) if (r.report_id !== s.id) fail(r.member, 'subject', `a report other than ${s.id}, the pack's subject`);
+  } else record = { kind: s.kind, id: s.kind === 'workflow' ? s.id.toLowerCase() : s.id };
+  if (!record) return;
+  const home = record.kind === 'job' ? `timeline:${record.id}` : `workflow:${record.id}`;
+  const okSubject = (sub: { kind: string; id: string } | null): boolean => sub !== null && sub.kind === record.kind && sub.id === record.id;
+
+  // Each record's event on the record's own stream.
+  const onStream = (ref: RecordRef, stream: string): void => {
+    const ev = p.events.get(ref.position);
+    if (!ev) return; // missing (leaf_bytes) or withheld (not checked)
+    if (ev.stream_id === stream) pass('subject');
+    else fail(ref.member, 'subject', `its event (position ${ref.position}) is on stream ${ev.stream_id}, not ${stream}`);
+  };
+  for (const r of p.receipts) onStream(r, `receipt:${r.id}`);
+  for (const e of p.entries) onStream(e, home);
+  for (const c of p.commitments) onStream(c, home);
+  for (const w of p.workflows) {
+    if (record.kind !== 'workflow' || w.id !== record.id) fail(w.member, 'subject', `a workflow receipt of ${w.id}, not of the pack's subject`);
+    onStream(w, `workflow:${w.id}`);
+  }
+  for (const pl of p.plans) {
+    onStream(pl, `plan:${pl.plan_id}`);
+    const plan = parse(pl.plan);
+    const sub = isObject(plan) && isObject(plan.subject) ? (plan.subject as { kind: string; id: string }) : null;
+    if (pl.plan !== '' && !okSubject(sub && { kind: sub.kind, id: sub.kind === 'workflow' ? String(sub.id).toLowerCase() : sub.id })) fail(pl.member, 'subject', `a plan for another subject (${JSON.stringify(sub)})`);
+  }
+  for (const r of p.reports) {
+    onStream(r, `coverage:${r.report_id}`);
+    if (!okSubject(subjectOf(r.report))) fail(r.member, 'subject', `a report on another subject (${JSON.stringify(subjectOf(r.report))})`);
+  }
+
+  // Every event on a stream of the subject or of one of its records.
+  const allowed = new Set<string>([home, ...p.receipts.map((r) => `receipt:${r.id}`), ...p.plans.map((x) => `plan:${x.plan_id}`), ...p.reports.map((r) => `coverage:${r.report_id}`)]);
+  const byStream = new Map<string, number[]>();
+  for (const [position, ev] of p.events) {
+    if (!ev) continue;
+    if (!allowed.has(ev.stream_id)) fail(memberName.event(position), 'subject', `an event of stream ${ev.stream_id}, which is neither the subject's (${home}) nor one of its records'`);
+    if (ev.stream_id === home || ev.stream_id.startsWith('receipt:')) (byStream.get(ev.stream_id) ?? byStream.set(ev.stream_id, []).get(ev.stream_id)!).push(ev.stream_position);
+  }
+  const withheldAny = [...p.events.values()].some((e) => e === null);
+  if (!withheldAny) {
+    for (const [stream, list] of byStream) {
+      list.sort((a, b) => a - b);
+      const gap = list.findIndex((x, k) => x !== k + 1);
+      if (gap >= 0) fail(stream, 'subject', `the pack holds events ${list.length > 10 ? `${list.slice(0, 10).join(', ')}, ...` : list.join(', ')} of the stream: event ${gap + 1} of the stream is missing`);
+    }
+  }
+
+  // Every receipt named (by an entry, a workflow step, a correction) has its member.
+  const held = new Set([...p.receipts.map((r) => r.id), ...p.notRecorded.map((r) => r.id)]);
+  const need = (id: unknown, by: string): void => {
+    if (typeof id !== 'string') return;
+    const x = id.toLowerCase();
+    if (held.has(x)) pass('subject');
+    else fail(memberName.receipt(x), 'subject', `${by} names receipt ${x}, which the pack does not hold (a receipt/<id> member, recorded or stated not recorded)`);
+  };
+  for (const e of p.entries) {
+    const doc = parse(e.raw);
+    if (isObject(doc)) need(doc.id, e.member);
+  }
+  for (const w of p.workflows) {
+    const doc = parse(w.raw);
+    if (isObject(doc) && Array.isArray(doc.steps)) for (const st of doc.steps) if (isObject(st)) need(st.receipt_id, w.member);
+  }
+  for (const [position, ev] of p.events) {
+    if (!ev || ev.type !== 'ReceiptCorrected') continue;
+    const d = parse(ev.data);
+    if (isObject(d)) need(d.superseded_by, `${memberName.event(position)} (a correction)`);
+  }
 }
 
 /** A commitment stored in its witness envelope is unwrapped (as the ledger's coverage reader does). */

@@ -312,6 +312,8 @@ export class EvidenceService {
       out += await this.eventMembers(w, evs, upTo, viewer);
       const withheld = mayReadWithheld(viewer) ? new Set<number>() : await this.events.withheldAmong(this.db, evs.map((e) => e.position));
       let next: string[] = [];
+      const recorded = new Set(evs.filter((e) => e.type === 'ReceiptRecorded').map((e) => e.stream_id.slice('receipt:'.length)));
+      for (const x of todo) if (!recorded.has(x)) out += w.member({ member: memberName.receipt(x), id: x, position: null, raw: null, recorded: false } satisfies ReceiptMember);
       for (const e of evs) {
         const d = parseStoredJson(e.data);
         if (!isObject(d)) continue;

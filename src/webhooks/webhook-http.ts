@@ -45,25 +45,61 @@ for (const [net, prefix] of [
   BLOCKED.addSubnet(net, prefix, 'ipv6');
 }
 
-/** The IPv4 address inside an IPv4-mapped (`::ffff:a.b.c.d`) or NAT64 (`64:ff9b::a.b.c.d`) IPv6 address, else null. */
-function embeddedIpv4(ip: string): string | null {
-  const m = /^(?:::ffff:|64:ff9b::)(?:0:)?(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
-  if (m) return m[1];
-  const h = /^(?:::ffff:|64:ff9b::)([0-9a-f]{1,4}):([0-9a-f]{1,4})$/i.exec(ip);
-  if (!h) return null;
-  const hi = parseInt(h[1], 16);
-  const lo = parseInt(h[2], 16);
-  return `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
+/** The eight 16-bit groups of an IPv6 literal (a zone `%...` dropped, a dotted IPv4 tail read), or null. */
+function hextets(ip: string): number[] | null {
+  const bare = ip.replace(/%.*$/, '');
+  let text: string;
+  try {
+    text = new URL(`http://[${bare}]/`).hostname.slice(1, -1); // canonical: compressed, hex tail
+  } catch {
+    return null;
+  }
+  const [head, tail] = text.includes('::') ? text.split('::') : [text, null];
+  const a = head ? head.split(':') : [];
+  const b = tail ? tail.split(':') : [];
+  const groups = tail === null ? a : [...a, ...Array<string>(8 - a.length - b.length).fill('0'), ...b];
+  if (groups.length !== 8) return null;
+  return groups.map((g) => parseInt(g, 16));
 }
 
-/** True when `ip` (a literal address) is loopback, link-local, private or otherwise not a public unicast address. */
+const v4Of = (hi: number, lo: number): string => `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
+
+/**
+ * The IPv4 address an IPv6 address stands for, `'refuse'` for IPv6 forms
+ * that reach IPv4 space with no checkable address, or null (plain IPv6):
+ * IPv4-mapped `::ffff:0:0/96` and IPv4-translated `::ffff:0:0:0/96` (RFC 2765),
+ * NAT64 `64:ff9b::/96` (RFC 6052: the address is checked, so DNS64 keeps
+ * working) give their IPv4 address; IPv4-compatible `::/96` (deprecated, RFC 4291),
+ * 6to4 `2002::/16` (RFC 7526: any relay), Teredo `2001::/32` and local-use
+ * NAT64 `64:ff9b:1::/48` (RFC 8215) are refused whole.
+ */
+function embeddedIpv4(h: number[]): string | 'refuse' | null {
+  const zeros = (from: number, to: number): boolean => h.slice(from, to).every((x) => x === 0);
+  if (zeros(0, 5) && h[5] === 0xffff) return v4Of(h[6], h[7]); // ::ffff:a.b.c.d
+  if (zeros(0, 4) && h[4] === 0xffff && h[5] === 0) return v4Of(h[6], h[7]); // ::ffff:0:a.b.c.d
+  if (h[0] === 0x64 && h[1] === 0xff9b && zeros(2, 6)) return v4Of(h[6], h[7]); // 64:ff9b::a.b.c.d
+  if (zeros(0, 6)) return 'refuse'; // ::a.b.c.d (also :: and ::1)
+  if (h[0] === 0x2002) return 'refuse';
+  if (h[0] === 0x2001 && h[1] === 0) return 'refuse';
+  if (h[0] === 0x64 && h[1] === 0xff9b && h[2] === 1) return 'refuse';
+  return null;
+}
+
+/**
+ * True when `ip` (a literal address) is loopback, link-local, private or
+ * otherwise not a public unicast address, in any of its IPv6 spellings
+ * (see {@link embeddedIpv4}); anything not an address is refused.
+ */
 export function isNonPublicAddress(ip: string): boolean {
   const family = isIP(ip);
   if (family === 4) return BLOCKED.check(ip, 'ipv4');
   if (family === 6) {
-    const v4 = embeddedIpv4(ip);
+    const h = hextets(ip);
+    if (h === null) return true;
+    const v4 = embeddedIpv4(h);
+    if (v4 === 'refuse') return true;
     if (v4 !== null) return BLOCKED.check(v4, 'ipv4');
-    return BLOCKED.check(ip, 'ipv6');
+    return BLOCKED.check(h.map((x) => x.toString(16)).join(':'), 'ipv6');
   }
   return true; // not an address at all: never connect to it
 }

@@ -95,6 +95,23 @@ describe('aer1 log', () => {
       expect(out.checks.map((c: { name: string; ok: boolean }) => `${c.name}:${c.ok}`)).toEqual(['proof_file:true', 'checkpoint_signature:true', 'tree_size:true', 'leaf_hash:true', 'inclusion:true', 'leaf_record:true', 'receipt:true']);
     });
 
+    it('--receipt ID and --position N name the record the file must prove: another leaf fails leaf_is_record (exit 1)', async () => {
+      const file = tmp.write('which.proof.json', srv.log.jsonProof(5));
+      const good = await cli(['log', 'verify-proof', file, '--vkey', vkey, '--receipt', RECEIPT_ID.toUpperCase(), '--position', '6', '--json']);
+      expect(good.code).toBe(0);
+      expect(JSON.parse(good.out).checks.find((c: { name: string }) => c.name === 'leaf_is_record')).toMatchObject({ ok: true });
+      // A valid proof of another receipt, of another position, of a timeline entry: each refused, named.
+      const other = await cli(['log', 'verify-proof', file, '--vkey', vkey, '--receipt', BAD_ID]);
+      expect(other.code).toBe(1);
+      expect(other.out).toContain(`✗ leaf_is_record: the leaf is not the ReceiptRecorded event of receipt ${BAD_ID} (it is a ReceiptRecorded on stream receipt:${RECEIPT_ID})`);
+      expect(other.out).toContain('Result: NOT VERIFIED: failed: leaf_is_record');
+      const pos = await cli(['log', 'verify-proof', file, '--vkey', vkey, '--position', '7', '--json']);
+      expect([pos.code, JSON.parse(pos.out).failed, JSON.parse(pos.out).verified]).toEqual([1, ['leaf_is_record'], false]);
+      const entry = await cli(['log', 'verify-proof', tmp.write('entry.proof.json', srv.log.jsonProof(2)), '--vkey', vkey, '--receipt', RECEIPT_ID, '--json']);
+      expect([entry.code, JSON.parse(entry.out).failed]).toEqual([1, ['leaf_is_record']]);
+      expect((await cli(['log', 'verify-proof', file, '--vkey', vkey, '--position', '0'])).code).toBe(2);
+    });
+
     it('verifies the c2sp.org/tlog-proof form with the leaf in its extra line (exit 0)', async () => {
       const file = tmp.write('r.tlog-proof', srv.log.tlogProof(5));
       const r = await cli(['log', 'verify-proof', file, '--vkey', vkey, '--json']);

@@ -179,7 +179,10 @@ describe.each(DIALECTS)('evidence packs on %s', (dialect) => {
     expect(chunks).toBeGreaterThan(10);
     const ms = lines(r.body as string);
     expect(ms.filter((m) => m.member.startsWith('entry/'))).toHaveLength(3000);
-    expect(ms.filter((m) => m.member.startsWith('manifest/'))).toHaveLength(4);
+    // Its entries name receipts the ledger does not hold: each is stated (recorded: false), so a dropped receipt cannot pass for one never recorded.
+    const absent = ms.filter((m) => m.member.startsWith('receipt/'));
+    expect([absent.length, absent.every((m) => m.recorded === false && m.raw === null && m.position === null)]).toEqual([3000, true]);
+    expect(ms.filter((m) => m.member.startsWith('manifest/'))).toHaveLength(7);
     const file = tmp.write('big.aer1pack.jsonl', r.body as string);
     const v = await cli(['verify-pack', file, '--vkey', vkey]);
     expect([v.code, v.out.includes('Result: VERIFIED')]).toEqual([0, true]);
@@ -197,7 +200,7 @@ describe.each(DIALECTS)('evidence packs on %s', (dialect) => {
     const file = tmp.write('withheld.jsonl', withheldPackText);
     const r = await cli(['verify-pack', file, '--vkey', vkey]);
     expect(r.code).toBe(1);
-    expect(r.out).toContain('Result: NOT VERIFIED (0 failures, 2 events withheld)');
+    expect(r.out).toContain('Result: NOT VERIFIED (0 failures, 2 events withheld, 2 records withheld)');
     expect(r.out).toContain('entry/1: bytes withheld');
     expect(r.out).toMatch(/inclusion proofs against the checkpoint root: 2 passed/);
   });
@@ -294,6 +297,68 @@ describe.each(DIALECTS)('evidence packs on %s', (dialect) => {
   }
 
   const find = (ms: Member[], prefix: string): Member => ms.find((m) => m.member.startsWith(prefix))!;
+
+  /** Verify a pack whose members were changed and whose manifest was rewritten to match (so only the other checks can catch it). */
+  async function verifyRepacked(mutate: (ms: Member[]) => Member[], source = packText): Promise<{ code: number; out: string; j: { verified: boolean; failures: { member: string; check: string }[]; not_checked: string[]; counts: Record<string, number> } }> {
+    const ms = mutate(lines(source));
+    const file = tmp.write(`repacked-${Math.random().toString(36).slice(2)}.jsonl`, repack(ms));
+    const r = await cli(['verify-pack', file, '--vkey', vkey, '--json']);
+    const j = JSON.parse(r.out);
+    j.failures = j.failures.map((f: { member: string; check: string }) => ({ member: f.member, check: f.check }));
+    return { code: r.code, out: r.out, j };
+  }
+
+  it('a forged receipt/<id> next to a genuine copy under another name fails (member name, leaf bytes, duplicate)', async () => {
+    let name = '';
+    const { code, j } = await verifyRepacked((ms) =>
+      ms.flatMap((m) => {
+        if (name !== '' || !m.member.startsWith('receipt/')) return [m];
+        name = m.member;
+        return [{ ...m, raw: (m.raw as string).replace('"status":"ok"', '"status":"ko"') }, { ...m, member: 'receipt/zz-genuine' }];
+      }),
+    );
+    expect([code, j.verified]).toEqual([1, false]);
+    expect(j.failures).toEqual(expect.arrayContaining([{ member: name, check: 'leaf_bytes' }, { member: 'receipt/zz-genuine', check: 'member_name' }, { member: 'receipt/zz-genuine', check: 'duplicate' }]));
+  });
+
+  it('a forged entry/3 next to a genuine copy under another name fails', async () => {
+    const { code, j } = await verifyRepacked((ms) =>
+      ms.flatMap((m) => (m.member === 'entry/3' ? [{ ...m, raw: (m.raw as string).replace('"seq":3', '"seq": 3') }, { ...m, member: 'entry/3x' }] : [m])),
+    );
+    expect(code).toBe(1);
+    expect(j.failures).toEqual(expect.arrayContaining([{ member: 'entry/3', check: 'leaf_bytes' }, { member: 'entry/3x', check: 'member_name' }, { member: 'entry/3x', check: 'duplicate' }]));
+  });
+
+  it('a record whose bytes are null (no withheld note, leaf present) says NOT VERIFIED, listed as not checked', async () => {
+    let name = '';
+    const { code, out, j } = await verifyRepacked((ms) =>
+      ms.map((m) => {
+        if (name === '' && m.member.startsWith('receipt/')) {
+          name = m.member;
+          return { ...m, raw: null };
+        }
+        return m.member === 'entry/3' ? { ...m, raw: null } : m;
+      }),
+    );
+    expect([code, j.verified, j.counts.withheld, j.counts.withheld_records]).toEqual([1, false, 0, 2]);
+    expect(j.not_checked).toEqual(expect.arrayContaining([`${name}: bytes withheld`, 'entry/3: bytes withheld']));
+    expect(out).not.toContain('Result: VERIFIED');
+  });
+
+  it('a pack renamed to another subject, or with a named receipt dropped, fails the subject check', async () => {
+    const renamed = await verifyRepacked((ms) => ms.map((m) => (m.member === 'header' ? { ...m, subject: { kind: 'job', id: 'job-other' } } : m)));
+    expect(renamed.code).toBe(1);
+    expect(renamed.j.failures).toEqual(expect.arrayContaining([{ member: 'entry/1', check: 'subject' }, { member: `report/${reportId}`, check: 'subject' }, { member: find(lines(packText), 'plan/').member, check: 'subject' }]));
+    // Drop one receipt with its events (and the report, which would no longer recompute).
+    const r = find(lines(packText), 'receipt/');
+    const id = r.id as string;
+    const dropped = await verifyRepacked((ms) => {
+      const positions = new Set(ms.filter((m) => m.member.startsWith('event/') && m.leaf !== null && (Buffer.from(m.leaf as string, 'base64').toString('utf8').includes(`receipt:${id}`) || Buffer.from(m.leaf as string, 'base64').toString('utf8').includes('coverage:'))).map((m) => m.member));
+      return ms.filter((m) => m.member !== r.member && !positions.has(m.member) && !m.member.startsWith('report/'));
+    });
+    expect(dropped.code).toBe(1);
+    expect(dropped.j.failures).toEqual([{ member: `receipt/${id}`, check: 'subject' }]);
+  });
 
   it('a changed receipt byte fails, naming the receipt', async () => {
     let name = '';

@@ -24,10 +24,30 @@ describe('isNonPublicAddress', () => {
     '::ffff:7f00:1',
     '::ffff:a9fe:a9fe',
     '64:ff9b::10.0.0.1',
+    // IPv6 forms that reach IPv4 space (security review): IPv4-compatible, IPv4-translated in hex,
+    // 6to4, Teredo, NAT64 (well-known prefix, spelled out; local-use prefix), a zone id.
+    '::7f00:1',
+    '::127.0.0.1',
+    '::a00:1',
+    '::8.8.8.8',
+    '::ffff:0:7f00:1',
+    '::ffff:0:a00:1',
+    '::ffff:0:127.0.0.1',
+    '0:0:0:0:0:ffff:7f00:1',
+    '2002:7f00:1::1',
+    '2002:808:808::1',
+    '2001::1',
+    '2001:0:4136:e378:8000:63bf:3fff:fdd2',
+    '64:ff9b::7f00:1',
+    '64:ff9b:0:0:0:0:7f00:1',
+    '64:ff9b:1::a00:1',
+    '64:ff9b:1::808:808',
+    'fe80::1%eth0',
+    'FE80::1',
     'not-an-address',
   ])('refuses %s', (ip) => expect(isNonPublicAddress(ip)).toBe(true));
 
-  it.each(['8.8.8.8', '1.1.1.1', '172.32.0.1', '192.169.0.1', '100.128.0.1', '2606:4700:4700::1111', '2001:4860:4860::8888', '::ffff:8.8.8.8'])('allows %s', (ip) => expect(isNonPublicAddress(ip)).toBe(false));
+  it.each(['8.8.8.8', '1.1.1.1', '172.32.0.1', '192.169.0.1', '100.128.0.1', '2606:4700:4700::1111', '2001:4860:4860::8888', '::ffff:8.8.8.8', '64:ff9b::808:808', '2001:db9::1', '2003::1'])('allows %s', (ip) => expect(isNonPublicAddress(ip)).toBe(false));
 });
 
 describe('resolveAllowed', () => {

@@ -2,11 +2,12 @@
  * `aer1 log ...`: the auditor's side of the verifiable log (issue 14, "For
  * auditors"; issue 15, witnesses).
  *
- * - `aer1 log verify-proof FILE --vkey VKEY [--witness VKEY]... [--quorum K] [--tsa-certs PEM] [--json]`:
+ * - `aer1 log verify-proof FILE --vkey VKEY [--receipt ID] [--position N] [--witness VKEY]... [--quorum K] [--tsa-certs PEM] [--json]`:
  *   a proof file (c2sp.org/tlog-proof with the leaf in `extra`, or
  *   `aer1-log-proof/1` JSON), checked with no network (src/cli/log-proof.ts).
- *   Exit 0 verified; 1 a check failed (each failing check is named); 2 usage
- *   error, or a file that cannot be read or is not a proof file.
+ *   `--receipt ID` / `--position N` name the record the file must prove
+ *   (`leaf_is_record`). Exit 0 verified; 1 a check failed (each failing check
+ *   is named); 2 usage error, or a file that cannot be read or is not a proof file.
  * - `aer1 log monitor --url BASE --vkey VKEY --state FILE [--watch SECONDS] [--witness VKEY]... [--quorum K] [--json]`:
  *   fetch `GET BASE/checkpoint`, check its signature (and the witness
  *   quorum), check it is consistent with the checkpoint saved in FILE
@@ -212,8 +213,40 @@ interface PolicyOptions {
   json?: boolean;
 }
 
+interface VerifyProofOptions extends PolicyOptions {
+  /** The receipt the file must prove (its `ReceiptRecorded` event on stream `receipt:<id lowercase>`). */
+  receipt?: string;
+  /** The ledger position the file must prove (leaf index + 1). */
+  position?: number;
+}
+
+/**
+ * `leaf_is_record`: with `--receipt ID` the verified leaf must be that
+ * receipt's `ReceiptRecorded` event, with `--position N` the event at that
+ * ledger position; a proof of some other record fails (the report is changed in place).
+ */
+export function expectRecord(report: ProofReport, want: { receipt?: string; position?: number }): void {
+  const e = report.record;
+  const problems: string[] = [];
+  if (want.receipt !== undefined) {
+    const stream = `receipt:${want.receipt.toLowerCase()}`;
+    if (e === null || e.stream_id !== stream || e.type !== 'ReceiptRecorded') problems.push(`the leaf is not the ReceiptRecorded event of receipt ${want.receipt} (it is ${e ? `a ${e.type} on stream ${e.stream_id}` : 'no ledger event'})`);
+  }
+  if (want.position !== undefined && (e === null || e.position !== want.position || report.leaf_index !== want.position - 1)) {
+    problems.push(`the leaf is not the event at position ${want.position} (it is ${e ? `position ${e.position}` : `leaf index ${report.leaf_index}`})`);
+  }
+  if (want.receipt === undefined && want.position === undefined) return;
+  const ok = problems.length === 0;
+  const what = [want.receipt !== undefined ? `receipt ${want.receipt}'s ReceiptRecorded event` : null, want.position !== undefined ? `at position ${want.position}` : null].filter(Boolean).join(', ');
+  report.checks.push({ name: 'leaf_is_record', ok, ...(ok ? {} : { code: 'not_this_record' }), detail: ok ? `the leaf is ${what}, as asked` : problems.join('; ') });
+  if (!ok) {
+    report.verified = false;
+    report.failed.push('leaf_is_record');
+  }
+}
+
 /** `aer1 log verify-proof`: returns the exit code. */
-export async function verifyProofCommand(file: string, opts: PolicyOptions, io: CliIo): Promise<number> {
+export async function verifyProofCommand(file: string, opts: VerifyProofOptions, io: CliIo): Promise<number> {
   const policy = trustPolicy(opts);
   let bytes: Buffer;
   try {
@@ -229,6 +262,7 @@ export async function verifyProofCommand(file: string, opts: PolicyOptions, io: 
     throw e;
   }
   const report = 'parts' in read ? await checkProof(read.parts, policy) : malformedReport(read.form, read.malformed);
+  expectRecord(report, { receipt: opts.receipt, position: opts.position });
   await writeAll(io.stdout, opts.json ? proofJson(report, { file }) : proofText(report, file));
   return report.verified ? EXIT_OK : EXIT_NOT_VALID;
 }
@@ -549,8 +583,10 @@ export function registerLog(program: Command, ctx: RunContext): void {
       .argument('<file>', 'the proof file, e.g. from GET /api/receipts/{id}/proof'),
   )
     .option('--tsa-certs <pem>', 'PEM of the TSA certificate chain, to check an RFC 3161 timestamp the proof carries')
-    .addHelpText('after', '\nExit codes: 0 verified; 1 a check failed (each failing check is named); 2 usage error, or a file that cannot be read or is not a proof file.')
-    .action(async (file: string, opts: PolicyOptions) => {
+    .option('--receipt <id>', "the receipt the file must prove: fail (leaf_is_record) unless the leaf is that receipt's ReceiptRecorded event")
+    .option('--position <n>', 'the ledger position the file must prove: fail (leaf_is_record) unless the leaf is the event at that position', wholeNumber(1, 'a ledger position'))
+    .addHelpText('after', '\nWithout --receipt or --position the proof shows that SOME event is in the log: say which record you expect.\nExit codes: 0 verified; 1 a check failed (each failing check is named); 2 usage error, or a file that cannot be read or is not a proof file.')
+    .action(async (file: string, opts: VerifyProofOptions) => {
       ctx.exitCode = await verifyProofCommand(file, opts, ctx.io);
     });
   policyOptions(

@@ -34,6 +34,9 @@ const CHECK_TITLES: [string, string][] = [
   ['leaf_hash', 'leaf hashes computed from the leaf bytes'],
   ['inclusion', 'inclusion proofs against the checkpoint root'],
   ['leaf_event', 'leaves are the canonical ledger events at their positions'],
+  ['member_name', 'record members named as the format names them'],
+  ['duplicate', 'no record held twice'],
+  ['subject', "events and records on the subject's streams, every named receipt held"],
   ['leaf_bytes', "records carry exactly their event's bytes"],
   ['plan_digest', 'plan digests'],
   ['aer1_verdict', 'AER-1 verdicts (receipts, timeline chain with commitments, workflow)'],
@@ -82,7 +85,7 @@ export function packText(r: PackReport, file: string): string {
   out.push(
     r.verified
       ? 'Result: VERIFIED (every member matches the manifest, every record is in the log under the signed checkpoint, every verdict and report recomputed)'
-      : `Result: NOT VERIFIED (${r.failures.length} failure${r.failures.length === 1 ? '' : 's'}${r.counts.withheld ? `, ${r.counts.withheld} event${r.counts.withheld === 1 ? '' : 's'} withheld` : ''})`,
+      : `Result: NOT VERIFIED (${r.failures.length} failure${r.failures.length === 1 ? '' : 's'}${r.counts.withheld ? `, ${r.counts.withheld} event${r.counts.withheld === 1 ? '' : 's'} withheld` : ''}${r.counts.withheld_records ? `, ${r.counts.withheld_records} record${r.counts.withheld_records === 1 ? '' : 's'} withheld` : ''})`,
   );
   out.push('What this does not prove: that the recorded actions had the effects claimed, or that nothing happened outside the recorder (see each report\'s does_not_prove); who owns a key is the ledger\'s statement, not in the log.');
   return out.join('\n') + '\n';

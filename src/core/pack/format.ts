@@ -74,13 +74,19 @@ export interface EventMember {
   withheld?: string;
 }
 
-/** `receipt/<id>`: a receipt's exact bytes (`raw`, as stored), from the `ReceiptRecorded` event at `position`. */
+/**
+ * `receipt/<id>`: a receipt's exact bytes (`raw`, as stored), from the
+ * `ReceiptRecorded` event at `position`. A receipt the subject names that
+ * the ledger does not hold (as of the checkpoint) is stated with
+ * `recorded: false`, `position: null`, `raw: null` (the server's statement).
+ */
 export interface ReceiptMember {
   member: string;
   id: string;
-  position: number;
+  position: number | null;
   raw: string | null;
   withheld?: string;
+  recorded?: false;
 }
 
 /** `entry/<seq>`: a timeline entry as recorded (its exact text), from the event at `position`. */
