@@ -48,6 +48,23 @@ export function sqliteTx(db: BetterSqlite3.Database): Tx {
   };
 }
 
+/**
+ * A stand-in for TypeORM's QueryRunner over a better-sqlite3 handle, enough
+ * for the SQLite migrations: one statement per call, with parameters, rows
+ * returned for a statement that reads (the verifiable-log migration reads the
+ * events to build the tree of an existing ledger; here there are none).
+ */
+export function migrationRunner(db: BetterSqlite3.Database): QueryRunner {
+  return {
+    query: async (sql: string, params: unknown[] = []) => {
+      const st = db.prepare(sql);
+      if (st.reader) return st.all(...bindable(params));
+      st.run(...bindable(params));
+      return [];
+    },
+  } as unknown as QueryRunner;
+}
+
 /** Create a scratch database in a new temporary folder, its schema made by the SQLite migrations. */
 export async function openScratchDatabase(): Promise<ScratchDatabase> {
   const Database = (await import('better-sqlite3')).default;
@@ -56,7 +73,7 @@ export async function openScratchDatabase(): Promise<ScratchDatabase> {
   try {
     db.pragma('journal_mode = OFF');
     db.pragma('synchronous = OFF');
-    const runner = { query: async (sql: string) => void db.exec(sql) } as unknown as QueryRunner;
+    const runner = migrationRunner(db);
     for (const M of MIGRATIONS.sqlite) await new M().up(runner);
   } catch (e) {
     db.close();

@@ -20,9 +20,9 @@
  * the version reads, the rows and one hash over them, not the events and
  * their replay (bench/guard-cost.ts).
  */
+import { migrationRunner } from '../database/scratch';
 import { Injectable, Logger } from '@nestjs/common';
 import type BetterSqlite3 from 'better-sqlite3';
-import type { QueryRunner } from 'typeorm';
 import { ProjectionMismatchError } from '../common/errors';
 import { MIGRATIONS } from '../database/database-url';
 import type { Queryable } from '../database/rows';
@@ -184,7 +184,7 @@ export class ProjectionGuard {
     const Database = (await import('better-sqlite3')).default;
     const db: BetterSqlite3.Database = new Database(':memory:');
     try {
-      const runner = { query: async (sql: string) => void db.exec(sql) } as unknown as QueryRunner;
+      const runner = migrationRunner(db);
       for (const M of MIGRATIONS.sqlite) await new M().up(runner);
       return db.serialize();
     } finally {
