@@ -132,4 +132,27 @@ describe.each(DIALECTS)('group commit on %s', (dialect) => {
     expect((await db.query<{ n: number | string }>(`SELECT n FROM ${table} ORDER BY n`)).map((r) => Number(r.n))).toEqual([1, 3]);
     await db.unsafeQuery(`DROP TABLE ${table}`);
   });
+
+  it('a group whose COMMIT fails fails whole: every call rejects and nothing of the group is stored', async () => {
+    const db = t.app.get(DatabaseService);
+    const suffix = randomUUID().replace(/-/g, '').slice(0, 12);
+    const [probe, parent, child] = [`gc_probe_${suffix}`, `gc_parent_${suffix}`, `gc_child_${suffix}`];
+    await db.unsafeQuery(`CREATE TABLE ${probe} (n INTEGER NOT NULL)`);
+    await db.unsafeQuery(`CREATE TABLE ${parent} (id INTEGER PRIMARY KEY)`);
+    // A deferred foreign key is checked at COMMIT: the COMMIT of the group fails, not the statement.
+    await db.unsafeQuery(`CREATE TABLE ${child} (pid INTEGER NOT NULL REFERENCES ${parent} (id) DEFERRABLE INITIALLY DEFERRED)`);
+    const calls = [
+      db.write(async (tx) => void (await tx.query(`INSERT INTO ${probe} (n) VALUES (1)`))),
+      db.write(async (tx) => void (await tx.query(`INSERT INTO ${child} (pid) VALUES (42)`))),
+      db.write(async (tx) => void (await tx.query(`INSERT INTO ${probe} (n) VALUES (3)`))),
+    ];
+    const results = await Promise.allSettled(calls);
+    expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected', 'rejected']);
+    expect(await db.query(`SELECT n FROM ${probe}`)).toEqual([]);
+    expect(await db.query(`SELECT pid FROM ${child}`)).toEqual([]);
+    // The next write works (the failed transaction is gone).
+    await db.write(async (tx) => void (await tx.query(`INSERT INTO ${probe} (n) VALUES (4)`)));
+    expect((await db.query<{ n: number | string }>(`SELECT n FROM ${probe}`)).map((r) => Number(r.n))).toEqual([4]);
+    for (const x of [child, parent, probe]) await db.unsafeQuery(`DROP TABLE ${x}`);
+  });
 });
