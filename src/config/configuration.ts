@@ -156,7 +156,9 @@ export class AppConfig {
   /**
    * Group commit (issue 17): at most this many concurrent writes share one database
    * transaction and one COMMIT, each in its own savepoint (fails alone). `1` turns
-   * group commit off (one transaction per write). Default 64.
+   * group commit off (one transaction per write). Default 64: on PostgreSQL each writing savepoint
+   * takes a subtransaction id, and more than 64 in one transaction overflow the per-backend cache
+   * (readers then consult pg_subtrans), so keep it at 64 or below there.
    */
   @Transform(({ value }) => (value === undefined || value === '' ? 64 : Number(value)))
   @IsInt()
