@@ -164,6 +164,29 @@ export class AppConfig {
   WEBHOOK_TIMEOUT_MS = 10_000;
 
   /**
+   * Group commit (issue 17): at most this many concurrent writes share one database
+   * transaction and one COMMIT, each in its own savepoint (fails alone). `1` turns
+   * group commit off (one transaction per write). Default 64: on PostgreSQL each writing savepoint
+   * takes a subtransaction id, and more than 64 in one transaction overflow the per-backend cache
+   * (readers then consult pg_subtrans), so keep it at 64 or below there.
+   */
+  @Transform(({ value }) => (value === undefined || value === '' ? 64 : Number(value)))
+  @IsInt()
+  @Min(1)
+  @Max(1000)
+  GROUP_COMMIT_MAX = 64;
+
+  /**
+   * Group commit: a group starts when it is full or when its oldest write has waited this
+   * many milliseconds (default 2; 0: no added wait, only writes already queued are grouped).
+   */
+  @Transform(({ value }) => (value === undefined || value === '' ? 2 : Number(value)))
+  @IsInt()
+  @Min(0)
+  @Max(1000)
+  GROUP_COMMIT_MAX_WAIT_MS = 2;
+
+  /**
    * `true` serves `GET /metrics` (Prometheus text format) and records the metrics;
    * otherwise nothing is recorded and /metrics answers 404. Readable only with
    * METRICS_TOKEN or an admin key (README, "Operations").

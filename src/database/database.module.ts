@@ -4,9 +4,9 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { AppConfig } from '../config/configuration';
 import { dataSourceOptions } from './database-url';
-import { DatabaseService, runMigrationsLocked } from './database.service';
+import { DatabaseService, GroupCommitOptions, runMigrationsLocked } from './database.service';
 
-/** TypeORM connection from DATABASE_URL, migrations run at start; exposes {@link DatabaseService}. */
+/** TypeORM connection from DATABASE_URL, migrations run at start; exposes {@link DatabaseService} (group commit from GROUP_COMMIT_MAX, GROUP_COMMIT_MAX_WAIT_MS). */
 @Global()
 @Module({
   imports: [
@@ -18,15 +18,16 @@ import { DatabaseService, runMigrationsLocked } from './database.service';
   providers: [
     {
       provide: DatabaseService,
-      inject: [DataSource],
-      useFactory: async (ds: DataSource) => {
+      inject: [DataSource, ConfigService],
+      useFactory: async (ds: DataSource, config: ConfigService<AppConfig, true>) => {
         await runMigrationsLocked(ds);
+        const group: GroupCommitOptions = { max: config.get('GROUP_COMMIT_MAX', { infer: true }), maxWaitMs: config.get('GROUP_COMMIT_MAX_WAIT_MS', { infer: true }) };
         const o = ds.options;
-        if (o.type !== 'better-sqlite3' || o.database === ':memory:') return new DatabaseService(ds);
+        if (o.type !== 'better-sqlite3' || o.database === ':memory:') return new DatabaseService(ds, undefined, group);
         // A read-only second connection: reads see committed data only (see DatabaseService).
         const reader = new DataSource({ type: 'better-sqlite3', database: o.database, readonly: true, timeout: 10_000 });
         await reader.initialize();
-        return new DatabaseService(ds, reader);
+        return new DatabaseService(ds, reader, group);
       },
     },
   ],

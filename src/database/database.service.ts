@@ -67,12 +67,42 @@ export function inputError(e: unknown): StorageInputError | null {
 /** What a write transaction reports to an observer of write transactions (the metrics, src/metrics/ledger-metrics.ts). */
 export interface WriteObserver {
   /**
-   * One write transaction ended. `tx` is the transaction handle the ledger
-   * appended through; times in seconds: `waited` in the in-process write
-   * queue before BEGIN, `total` from BEGIN to the end of COMMIT (or
-   * ROLLBACK), `commit` the COMMIT alone (its WAL flush; 0 on rollback).
+   * One write transaction (a commit group, see {@link DatabaseService.write})
+   * ended, or one call of a group was rolled back to its savepoint alone.
+   * `txs` are the handles of the calls it covers, in order (on commit, the
+   * calls that committed; a rolled-back call alone is `[its tx]`). Times in
+   * seconds: `waited` each call's time in the in-process write queue before
+   * its group began, `total` from BEGIN to the end of COMMIT (or ROLLBACK;
+   * for a call rolled back alone, its own run), `commit` the COMMIT alone
+   * (its WAL flush; 0 on rollback).
    */
-  writeFinished(tx: object, committed: boolean, times: { waited: number; total: number; commit: number }): void;
+  writeFinished(txs: readonly object[], committed: boolean, times: { waited: readonly number[]; total: number; commit: number }): void;
+}
+
+/**
+ * Group commit (issue 17): concurrent {@link DatabaseService.write} calls
+ * run in one database transaction, each in its own SAVEPOINT, with one
+ * COMMIT. `max` calls at most per group (1: group commit off, every call
+ * its own transaction); a group starts when it is full or when its oldest
+ * call has waited `maxWaitMs` milliseconds (0: only the calls already
+ * queued, with no added wait).
+ */
+export interface GroupCommitOptions {
+  max: number;
+  maxWaitMs: number;
+}
+
+/** Group commit off: one transaction per call. */
+export const NO_GROUP_COMMIT: GroupCommitOptions = { max: 1, maxWaitMs: 0 };
+
+/** A queued {@link DatabaseService.write} call. */
+interface WriteCall {
+  fn: (tx: Tx) => Promise<unknown>;
+  resolve: (value: unknown) => void;
+  reject: (error: unknown) => void;
+  queuedAt: number;
+  /** Runs in a group of its own (see {@link DatabaseService.write}). */
+  alone: boolean;
 }
 
 /** Advisory lock key held while migrations run, so replicas started together do not race. */
@@ -111,7 +141,6 @@ const APPEND_LOCK_KEY = 0x4145_5231; // "AER1"
 @Injectable()
 export class DatabaseService implements OnApplicationShutdown {
   readonly dialect: Dialect;
-  private queue: Promise<unknown> = Promise.resolve();
   private observer: WriteObserver | null = null;
 
   /**
@@ -120,10 +149,12 @@ export class DatabaseService implements OnApplicationShutdown {
    *   reads outside a write transaction see only committed data (WAL). SQLite has
    *   one write connection, and a read on it could see a transaction that later
    *   rolls back. PostgreSQL's pool gives each query its own connection already.
+   * @param groupCommit see {@link GroupCommitOptions} (GROUP_COMMIT_MAX, GROUP_COMMIT_MAX_WAIT_MS).
    */
   constructor(
     readonly dataSource: DataSource,
     private readonly readDataSource?: DataSource,
+    private readonly groupCommit: GroupCommitOptions = NO_GROUP_COMMIT,
   ) {
     this.dialect = dataSource.options.type === 'postgres' ? 'postgres' : 'sqlite';
   }
@@ -186,48 +217,146 @@ export class DatabaseService implements OnApplicationShutdown {
     this.observer = observer;
   }
 
-  /**
-   * Run `fn` in one write transaction: all of it commits or none of it does.
-   * Serialized with every other write transaction (see class comment).
+    /**
+   * Run `fn` in one write transaction: all of its work commits or none of it
+   * does, and the promise settles only after that (resolves after COMMIT,
+   * rejects with `fn`'s error, or with the COMMIT's). Serialized with every
+   * other write (see class comment).
+   *
+   * Group commit ({@link GroupCommitOptions}): calls queued together run one
+   * after the other, in arrival order, in ONE database transaction, each
+   * inside its own SAVEPOINT and with its own {@link Tx} handle (so state a
+   * service keys by Tx is per call). A call that throws, including from its
+   * before-commit hooks, is rolled back to its savepoint and fails alone; the
+   * calls after it see none of its work. A call's before-commit hooks run
+   * inside its savepoint, right after `fn` (the next call sees their work);
+   * its after-commit hooks run only once the whole group has committed. If
+   * the group's transaction fails as a whole (COMMIT, or a savepoint that
+   * cannot be rolled back to), every call of the group fails and nothing of
+   * the group is written. `options.alone`: run in a group of its own (a call
+   * that must see only committed data, e.g. a copy of the database).
    */
-  write<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
-    const queuedAt = performance.now();
-    const run = async (): Promise<T> => {
-      const begun = performance.now();
-      const afterHooks: (() => void)[] = [];
-      let tx: Tx | undefined;
-      let bodyDone = 0;
-      let result: T;
-      try {
-        result = await this.dataSource.transaction(async (manager) => {
+  write<T>(fn: (tx: Tx) => Promise<T>, options: { alone?: boolean } = {}): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.waiting.push({ fn, resolve: resolve as (v: unknown) => void, reject, queuedAt: performance.now(), alone: options.alone === true });
+      this.schedule();
+    });
+  }
+
+  /** Calls waiting for a group, in arrival order. */
+  private readonly waiting: WriteCall[] = [];
+  /** The group running now, if any. */
+  private running: Promise<void> | null = null;
+  private timer: NodeJS.Timeout | null = null;
+
+  /** Start the next group now, or when its oldest call has waited `maxWaitMs` (see {@link GroupCommitOptions}). */
+  private schedule(): void {
+    if (this.running || this.waiting.length === 0 || this.immediate) return;
+    const { max, maxWaitMs } = this.groupCommit;
+    const waited = performance.now() - this.waiting[0].queuedAt;
+    if (max <= 1 || this.waiting.length >= max || this.waiting.some((c) => c.alone) || (maxWaitMs > 0 && waited >= maxWaitMs)) {
+      this.startGroup();
+    } else if (maxWaitMs <= 0) {
+      // No added wait: still gather the calls made in this turn of the event loop.
+      this.immediate = true;
+      setImmediate(() => {
+        this.immediate = false;
+        this.startGroup();
+      });
+    } else {
+      this.timer ??= setTimeout(() => {
+        this.timer = null;
+        this.startGroup();
+      }, maxWaitMs - waited);
+    }
+  }
+  private immediate = false;
+
+  private startGroup(): void {
+    if (this.running || this.waiting.length === 0) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    const { max } = this.groupCommit;
+    let n = 1;
+    if (!this.waiting[0].alone) while (n < this.waiting.length && n < max && !this.waiting[n].alone) n++;
+    const group = this.waiting.splice(0, n);
+    this.running = this.runGroup(group).finally(() => {
+      this.running = null;
+      this.schedule();
+    });
+  }
+
+  /** Run one group (see {@link write}); settles every call's promise. Never rejects. */
+  private async runGroup(calls: WriteCall[]): Promise<void> {
+    const begun = performance.now();
+    const waited = calls.map((c) => (begun - c.queuedAt) / 1000);
+    const grouped = calls.length > 1;
+    const done: { call: WriteCall; tx: Tx; value: unknown; after: (() => void)[]; waited: number }[] = [];
+    const failed = new Map<WriteCall, unknown>();
+    let bodyDone = 0;
+    try {
+      await this.dataSource.transaction(async (manager) => {
+        if (this.dialect === 'postgres') await this.wrap(manager).query('SELECT pg_advisory_xact_lock(?)', [APPEND_LOCK_KEY]);
+        for (let i = 0; i < calls.length; i++) {
+          const call = calls[i];
           const beforeHooks: (() => Promise<void>)[] = [];
-          const t = this.wrap(manager, beforeHooks);
-          tx = t;
-          this.commitHooks.set(t, afterHooks);
-          if (this.dialect === 'postgres') await t.query('SELECT pg_advisory_xact_lock(?)', [APPEND_LOCK_KEY]);
-          const value = await fn(t);
-          for (let i = 0; i < beforeHooks.length; i++) await beforeHooks[i]();
-          bodyDone = performance.now();
-          return value;
-        });
-        const end = performance.now();
-        if (tx) this.observer?.writeFinished(tx, true, { waited: (begun - queuedAt) / 1000, total: (end - begun) / 1000, commit: (end - bodyDone) / 1000 });
-      } catch (e) {
-        if (tx) this.observer?.writeFinished(tx, false, { waited: (begun - queuedAt) / 1000, total: (performance.now() - begun) / 1000, commit: 0 });
-        throw e;
-      }
-      for (const h of afterHooks) {
+          const after: (() => void)[] = [];
+          const tx = this.wrap(manager, beforeHooks);
+          this.commitHooks.set(tx, after);
+          const started = performance.now();
+          if (grouped) await manager.query(`SAVEPOINT aer1_call_${i}`);
+          try {
+            const value = await call.fn(tx);
+            for (let k = 0; k < beforeHooks.length; k++) await beforeHooks[k]();
+            if (grouped) await manager.query(`RELEASE SAVEPOINT aer1_call_${i}`);
+            done.push({ call, tx, value, after, waited: waited[i] });
+          } catch (e) {
+            this.commitHooks.delete(tx);
+            if (!grouped) throw e;
+            failed.set(call, e);
+            // Undo this call alone. If even that fails, the transaction cannot go on: the whole group fails.
+            await manager.query(`ROLLBACK TO SAVEPOINT aer1_call_${i}`);
+            await manager.query(`RELEASE SAVEPOINT aer1_call_${i}`);
+            this.observer?.writeFinished([tx], false, { waited: [waited[i]], total: (performance.now() - started) / 1000, commit: 0 });
+          }
+        }
+        bodyDone = performance.now();
+      });
+    } catch (e) {
+      // Nothing of the group was written: every call fails (with its own error if it had one).
+      this.observer?.writeFinished(
+        done.map((d) => d.tx),
+        false,
+        { waited: done.map((d) => d.waited), total: (performance.now() - begun) / 1000, commit: 0 },
+      );
+      for (const c of calls) c.reject(failed.get(c) ?? e);
+      return;
+    }
+    const end = performance.now();
+    if (done.length > 0) this.observer?.writeFinished(
+      done.map((d) => d.tx),
+      true,
+      { waited: done.map((d) => d.waited), total: (end - begun) / 1000, commit: (end - bodyDone) / 1000 },
+    );
+    for (const [call, error] of failed) call.reject(error);
+    for (const d of done) {
+      for (const h of d.after) {
         try {
           h();
         } catch {
           // A hook is a notification after the fact: it cannot undo or fail the committed write.
         }
       }
-      return result;
-    };
-    const result = this.queue.then(run, run);
-    this.queue = result.catch(() => undefined);
-    return result;
+      d.call.resolve(d.value);
+    }
+  }
+
+  /** Resolves once no write is queued or running. */
+  private async drained(): Promise<void> {
+    while (this.running || this.waiting.length > 0) {
+      if (this.running) await this.running;
+      else await new Promise<void>((resolve) => setTimeout(resolve, 1));
+    }
   }
 
   /**
@@ -264,7 +393,7 @@ export class DatabaseService implements OnApplicationShutdown {
       db.prepare('SELECT COUNT(*) AS n FROM events').get(); // the first read fixes the snapshot
     } else {
       const handle = (this.dataSource.driver as unknown as { databaseConnection: BetterSqlite3.Database }).databaseConnection;
-      const copy = await this.write(async () => handle.serialize());
+      const copy = await this.write(async () => handle.serialize(), { alone: true });
       db = new Database(copy);
     }
     try {
@@ -286,7 +415,7 @@ export class DatabaseService implements OnApplicationShutdown {
   }
 
   async onApplicationShutdown(): Promise<void> {
-    await this.queue.catch(() => undefined);
+    await this.drained();
     if (this.readDataSource?.isInitialized) await this.readDataSource.destroy();
   }
 }

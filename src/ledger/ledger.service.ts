@@ -87,8 +87,10 @@ export class LedgerService {
   async append<E extends AnyEvent>(tx: Tx, streamId: string, expectedVersion: ExpectedVersion, events: readonly E[], by: RecordedBy): Promise<StoredEvent[]> {
     const version = expectedVersion === STREAM_DOES_NOT_EXIST ? 0 : await this.streamVersion(tx, streamId);
     if (expectedVersion !== NO_CONCURRENCY_CHECK && expectedVersion !== STREAM_DOES_NOT_EXIST && version !== expectedVersion) throw new ExpectedVersionConflictError(streamId, expectedVersion, version);
-    // Inside one write transaction no one else appends (writes are serialized), so the head
-    // this transaction last wrote is still the head: remembered per transaction, not re-read.
+    // Inside one write no one else appends (writes are serialized), so the head this write last
+    // wrote is still the head: remembered per Tx, not re-read. Each write of a commit group has a
+    // Tx of its own, so its first append reads the head from the transaction (its group-mates'
+    // work included; a group-mate rolled back to its savepoint left nothing, and its cache died with its Tx).
     const head = this.txHeads.get(tx) ?? (await this.head(tx));
     let position = head?.position ?? 0;
     let prevHash = head?.event_hash ?? LEDGER_GENESIS_HASH;

@@ -74,10 +74,10 @@ export class LedgerMetrics implements WriteObserver {
     this.httpRequests = new Counter({ name: 'aer1_http_requests_total', help: 'HTTP requests answered, by method, route template and status code', labelNames: ['method', 'route', 'status'], registers: r });
     this.httpDuration = new Histogram({ name: 'aer1_http_request_duration_seconds', help: 'Time from the request to the end of its answer, by method, route template and status class (2xx..5xx)', labelNames: ['method', 'route', 'status_class'], buckets: SECONDS_BUCKETS, registers: r });
     this.eventsAppended = new Counter({ name: 'aer1_events_appended_total', help: 'Ledger events appended in committed write transactions, by event type', labelNames: ['type'], registers: r });
-    this.groupSize = new Histogram({ name: 'aer1_append_group_size', help: 'Events appended per committed write transaction (the group size of a commit)', buckets: GROUP_BUCKETS, registers: r });
-    this.txSeconds = new Histogram({ name: 'aer1_write_transaction_seconds', help: 'Write transactions from BEGIN to the end of COMMIT or ROLLBACK, by outcome (commit, rollback)', labelNames: ['outcome'], buckets: SECONDS_BUCKETS, registers: r });
+    this.groupSize = new Histogram({ name: 'aer1_append_group_size', help: 'Events appended per committed write transaction (the group size of a commit: concurrent writes grouped into one commit count together)', buckets: GROUP_BUCKETS, registers: r });
+    this.txSeconds = new Histogram({ name: 'aer1_write_transaction_seconds', help: 'Write transactions (commit groups) from BEGIN to the end of COMMIT or ROLLBACK, by outcome (commit, rollback: a whole group, or one write of a group rolled back to its savepoint)', labelNames: ['outcome'], buckets: SECONDS_BUCKETS, registers: r });
     this.commitSeconds = new Histogram({ name: 'aer1_write_commit_seconds', help: 'The COMMIT of a write transaction alone (its durable flush)', buckets: SECONDS_BUCKETS, registers: r });
-    this.queueWaitSeconds = new Histogram({ name: 'aer1_write_queue_wait_seconds', help: 'Time a write transaction waited in the in-process write queue before BEGIN', buckets: SECONDS_BUCKETS, registers: r });
+    this.queueWaitSeconds = new Histogram({ name: 'aer1_write_queue_wait_seconds', help: 'Time each write waited in the in-process write queue before its group began', buckets: SECONDS_BUCKETS, registers: r });
     this.rateLimitRefusals = new Counter({ name: 'aer1_rate_limit_refusals_total', help: 'Requests refused with 429 by a budget (public_read, coverage_reports, verification_batches)', labelNames: ['limiter'], registers: r });
     this.chunkSeconds = new Histogram({ name: 'aer1_verification_chunk_seconds', help: 'Verification batch chunks processed in this process, by outcome (ok, error)', labelNames: ['outcome'], buckets: SECONDS_BUCKETS, registers: r });
     const depthSource = (): QueueDepthSource | null => this.queueDepth;
@@ -154,20 +154,30 @@ export class LedgerMetrics implements WriteObserver {
     for (const e of events) byType.set(e.type, (byType.get(e.type) ?? 0) + 1);
   }
 
-  /** See WriteObserver.writeFinished (src/database/database.service.ts): records the times, and on commit the events appended and the group size. */
-  writeFinished(tx: object, committed: boolean, times: { waited: number; total: number; commit: number }): void {
+  /**
+   * See WriteObserver.writeFinished (src/database/database.service.ts): records the
+   * times, and on commit the events appended and the group size (events of all
+   * the calls the commit covered: a commit group of concurrent writes is one).
+   */
+  writeFinished(txs: readonly object[], committed: boolean, times: { waited: readonly number[]; total: number; commit: number }): void {
     if (!this.enabled) return;
-    const byType = this.pending.get(tx);
-    this.pending.delete(tx);
-    this.queueWaitSeconds.observe(times.waited);
+    const counts: Map<string, number>[] = [];
+    for (const tx of txs) {
+      const byType = this.pending.get(tx);
+      this.pending.delete(tx);
+      if (byType) counts.push(byType);
+    }
+    for (const w of times.waited) this.queueWaitSeconds.observe(w);
     this.txSeconds.observe({ outcome: committed ? 'commit' : 'rollback' }, times.total);
     if (!committed) return;
     this.commitSeconds.observe(times.commit);
-    if (!byType) return;
+    if (counts.length === 0) return;
     let n = 0;
-    for (const [type, count] of byType) {
-      this.eventsAppended.inc({ type }, count);
-      n += count;
+    for (const byType of counts) {
+      for (const [type, count] of byType) {
+        this.eventsAppended.inc({ type }, count);
+        n += count;
+      }
     }
     this.groupSize.observe(n);
   }

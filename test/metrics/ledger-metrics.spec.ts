@@ -36,10 +36,10 @@ describe('LedgerMetrics', () => {
     const tx3 = {};
     m.appended(tx1, [{ type: 'ReceiptRecorded' }]);
     m.appended(tx1, [{ type: 'ReceiptRecorded' }, { type: 'TimelineEntryAppended' }]);
-    m.writeFinished(tx1, true, { waited: 0.002, total: 0.01, commit: 0.004 });
+    m.writeFinished([tx1], true, { waited: [0.002], total: 0.01, commit: 0.004 });
     m.appended(tx2, [{ type: 'ReceiptRecorded' }]);
-    m.writeFinished(tx2, false, { waited: 0, total: 0.003, commit: 0 });
-    m.writeFinished(tx3, true, { waited: 0, total: 0.001, commit: 0.0005 }); // a write that appended nothing (a key created)
+    m.writeFinished([tx2], false, { waited: [0], total: 0.003, commit: 0 });
+    m.writeFinished([tx3], true, { waited: [0], total: 0.001, commit: 0.0005 }); // a write that appended nothing (a key created)
     const s = await samples(m);
     expect(value(s, 'aer1_events_appended_total', { type: 'ReceiptRecorded' })).toBe(2);
     expect(value(s, 'aer1_events_appended_total', { type: 'TimelineEntryAppended' })).toBe(1);
@@ -51,6 +51,26 @@ describe('LedgerMetrics', () => {
     expect(value(s, 'aer1_write_transaction_seconds_count', { outcome: 'rollback' })).toBe(1);
     expect(value(s, 'aer1_write_commit_seconds_count')).toBe(2);
     expect(value(s, 'aer1_write_commit_seconds_sum')).toBeCloseTo(0.0045, 6);
+    expect(value(s, 'aer1_write_queue_wait_seconds_count')).toBe(3);
+  });
+
+  it('a commit group is one group: the events of all its writes, one commit, each write\'s queue wait', async () => {
+    const m = new LedgerMetrics(true);
+    const a = {};
+    const b = {};
+    const c = {};
+    m.appended(a, [{ type: 'ReceiptRecorded' }]);
+    m.appended(b, [{ type: 'ReceiptRecorded' }]);
+    m.appended(c, [{ type: 'ReceiptRecorded' }]);
+    m.writeFinished([b], false, { waited: [0.001], total: 0.001, commit: 0 }); // b rolled back to its savepoint
+    m.writeFinished([a, c], true, { waited: [0.002, 0.001], total: 0.01, commit: 0.004 });
+    const s = await samples(m);
+    expect(value(s, 'aer1_events_appended_total', { type: 'ReceiptRecorded' })).toBe(2);
+    expect(value(s, 'aer1_append_group_size_count')).toBe(1);
+    expect(value(s, 'aer1_append_group_size_sum')).toBe(2);
+    expect(value(s, 'aer1_append_group_size_bucket', { le: '1' })).toBe(0);
+    expect(value(s, 'aer1_write_transaction_seconds_count', { outcome: 'commit' })).toBe(1);
+    expect(value(s, 'aer1_write_transaction_seconds_count', { outcome: 'rollback' })).toBe(1);
     expect(value(s, 'aer1_write_queue_wait_seconds_count')).toBe(3);
   });
 
@@ -124,7 +144,7 @@ describe('LedgerMetrics', () => {
     m.checkpointSigned(5, Date.now());
     const tx = {};
     m.appended(tx, [{ type: 'ReceiptRecorded' }]);
-    m.writeFinished(tx, true, { waited: 0, total: 0, commit: 0 });
+    m.writeFinished([tx], true, { waited: [0], total: 0, commit: 0 });
     const s = await samples(m);
     expect(value(s, 'aer1_http_requests_total', { route: '/x' })).toBe(0);
     expect(value(s, 'aer1_rate_limit_refusals_total', { limiter: 'public_read' })).toBe(0);
