@@ -5,6 +5,7 @@
  * `GET /badge/{receipt|job|workflow}/{id}.svg` (verdicts, caching, the
  * checkpoint seam).
  */
+import { CheckpointSigner } from '../../src/log/checkpoint-signer';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CheckpointLocator } from '../../src/common/checkpoint-locator';
@@ -82,7 +83,9 @@ describe.each(DIALECTS)('coverage pictures, PDF and badges on %s', (dialect) => 
     expect(text).toContain(`Report digest: ${digest} (recomputed: matches)`);
     expect(text).toContain(`/coverage/${reportId}`);
     expect(text).toContain('Checkpoint: not yet proven against a signed checkpoint');
-    expect(text).toContain('Endpoint commitment: truncation NOT excluded (none recorded)');
+    // The timeline closed, so the ledger issued its own commitment (issue 15): it binds.
+    expect(text).toContain('Endpoint commitment: binding, truncation excluded');
+    expect(text).toContain('issued by this ledger when the timeline closed, signed with its log key ledger.test');
     expect(text).toMatch(/unplanned: seq 5, .*tool delete_records/);
     expect(text).toContain('Recorded by: test-producer (keys test-producer); the plan names no recorded_by_owner');
   });
@@ -94,6 +97,7 @@ describe.each(DIALECTS)('coverage pictures, PDF and badges on %s', (dialect) => 
   });
 
   it('receipt badge: verified in green only for a valid current receipt; a failed call and a superseded receipt are amber; ETag and 304', async () => {
+    await t.app.get(CheckpointSigner).tick(); // the receipt's event is then in a signed checkpoint, which the badge names
     const ok = await t.http.get(`/badge/receipt/${timeline[1].id}.svg`).buffer(true).parse(bin);
     expect(ok.status).toBe(200);
     expect(ok.headers['content-type']).toBe('image/svg+xml; charset=utf-8');
@@ -101,7 +105,7 @@ describe.each(DIALECTS)('coverage pictures, PDF and badges on %s', (dialect) => 
     const svg = (ok.body as Buffer).toString('utf8');
     expect(svg).toContain('\u2713 verified</text>');
     expect(svg).toContain('fill="#1a7f37"');
-    expect(svg).not.toContain('checkpoint');
+    expect(svg).toMatch(/<text[^>]*>checkpoint \d+<\/text>/);
     expect(svg.length).toBeLessThan(2000);
     const etag = ok.headers.etag as string;
     expect(etag).toMatch(/^"[A-Za-z0-9_-]{27}"$/);
@@ -124,10 +128,10 @@ describe.each(DIALECTS)('coverage pictures, PDF and badges on %s', (dialect) => 
     expect((await t.http.get('/badge/receipt/00000000-0000-4000-8000-000000000000.svg')).body.error).toBe('not_found');
   });
 
-  it('job badge: TRUNCATION NOT EXCLUDED without a commitment, green only once a binding commitment excludes it', async () => {
+  it('job badge: green once a binding commitment the ledger stands behind excludes truncation (its own, issued at close); a self-asserted one adds nothing', async () => {
+    // The timeline was closed: the ledger issued its own endpoint commitment then (issue 15), and it binds.
     const before = (await t.http.get(`/badge/job/${job}.svg`).buffer(true).parse(bin)).body.toString('utf8');
-    expect(before).toContain('! TRUNCATION NOT EXCLUDED');
-    expect(before).not.toContain('#1a7f37');
+    expect(before).toContain('\u2713 verified, truncation excluded');
     expect((await post(`/api/jobs/${job}/commitments`, commitmentFor(timeline), t.keys.producer)).status).toBe(201);
     const after = await t.http.get(`/badge/job/${job}.svg`).buffer(true).parse(bin);
     expect(after.body.toString('utf8')).toContain('\u2713 verified, truncation excluded');

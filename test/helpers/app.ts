@@ -75,7 +75,8 @@ export async function startApp(dialect: TestDialect, env: Record<string, string>
   // LEDGER_SIGNING_KEY_FILE '' starts PostgreSQL without a log key (nothing signed, no ledger-issued commitments).
   const { LEDGER_SIGNING_KEY_FILE: keyFile, ...rest } = env;
   const signing = keyFile === '' ? {} : keyFile !== undefined ? { LEDGER_SIGNING_KEY_FILE: keyFile } : databaseUrl.startsWith('postgres') ? { LEDGER_SIGNING_KEY_FILE: testSigningKeyFile() } : {};
-  const app = await createApp({ NODE_ENV: 'test', PUBLIC_BASE_URL: 'https://ledger.test', LOG_LEVEL: 'silent', VERIFY_RATE_LIMIT: '1000000', ...signing, ...rest, DATABASE_URL: databaseUrl });
+  // Checkpoints are signed when a test asks (CheckpointSigner.tick()), not on a clock: what a page says is then decided by the test.
+  const app = await createApp({ NODE_ENV: 'test', PUBLIC_BASE_URL: 'https://ledger.test', LOG_LEVEL: 'silent', VERIFY_RATE_LIMIT: '1000000', CHECKPOINT_INTERVAL_MS: '3600000', ...signing, ...rest, DATABASE_URL: databaseUrl });
   await app.init();
   const svc = app.get(ApiKeysService);
   const keys = {} as Record<Role, string>;

@@ -65,13 +65,14 @@ describe.each(DIALECTS)('verifiable log integrity on %s', (dialect) => {
     const db = app.app.get(DatabaseService);
     if (dialect === 'sqlite') await db.unsafeQuery('DROP TRIGGER tree_nodes_no_update');
     else await db.unsafeQuery('ALTER TABLE tree_nodes DISABLE TRIGGER tree_nodes_no_update');
-    await db.unsafeQuery(dialect === 'sqlite' ? 'UPDATE tree_nodes SET hash = zeroblob(32) WHERE level = 1 AND idx = 0' : "UPDATE tree_nodes SET hash = decode(repeat('00', 32), 'hex') WHERE level = 1 AND idx = 0");
+    // Node (3, 0) is the root of leaves 0..7: on the path of leaf 8 and in the root of every later tree.
+    await db.unsafeQuery(dialect === 'sqlite' ? 'UPDATE tree_nodes SET hash = zeroblob(32) WHERE level = 3 AND idx = 0' : "UPDATE tree_nodes SET hash = decode(repeat('00', 32), 'hex') WHERE level = 3 AND idx = 0");
     const v = (await app.http.get('/api/ledger/verify')).body;
     expect(v.verdict).toBe('invalid');
     expect(v.first_failure).toBeNull(); // the chain itself is intact
-    expect(v.tree.node_failure).toMatchObject({ level: 1, index: 0, reason: 'node_mismatch' });
+    expect(v.tree.node_failure).toMatchObject({ level: 3, index: 0, reason: 'node_mismatch' });
     // A record whose proof uses that node is now "failed", never "proven".
-    const first = (await db.query<{ id: string }>('SELECT id FROM receipts WHERE position = 3'))[0].id; // leaf 2: its path holds node (1, 0)
+    const first = (await db.query<{ id: string }>('SELECT id FROM receipts WHERE position = 9'))[0].id; // leaf 8: its path is node (3, 0)
     const loc = (await app.http.get(`/api/receipts/${first}/verify`)).body.log;
     expect(loc.status).toBe('failed');
     expect((await app.http.get(`/run/${first}`)).text).toContain('is NOT proven by the newest checkpoint');
@@ -84,7 +85,7 @@ describe.each(DIALECTS)('verifiable log integrity on %s', (dialect) => {
     expect([h.status, h.body.status, h.body.details.log.status, h.body.details.log.signing]).toEqual([200, 'degraded', 'down', 'stopped']);
     expect(h.body.details.log.reason).toMatch(/stored tree's root at size 10 differs/);
     // Put the node back (the rest of this suite rewrites history instead).
-    await db.unsafeQuery('DELETE FROM tree_nodes WHERE level = 1 AND idx = 0').catch(() => undefined);
+    await db.unsafeQuery('DELETE FROM tree_nodes WHERE level = 3 AND idx = 0').catch(() => undefined);
   });
 
   it('a history rebuilt with recomputed hashes is caught by aer1 log monitor against its saved checkpoint', async () => {

@@ -192,7 +192,7 @@ describe.each(DIALECTS)('projection checks on %s', (dialect) => {
     { name: 'timeline entry bytes', table: 'timeline_entries', where: 'job_id = ? AND seq = 3', params: () => [JOB], column: 'raw', value: (v) => String(v).replace('{', '{ '), paths: pagesOf.job },
     { name: 'imported timeline entry bytes', table: 'timeline_entries', where: 'job_id = ? AND seq = 4', params: () => [IMPORTED], column: 'raw', value: (v) => String(v).replace('{', '{ '), paths: pagesOf.imported },
     { name: 'imported timeline verdict (derived)', table: 'timelines', where: 'job_id = ?', params: () => [IMPORTED], column: 'verdict', value: () => 'invalid', positionColumn: 'last_position', paths: pagesOf.imported },
-    { name: 'commitment binding (derived)', table: 'commitments', where: 'job_id = ?', params: () => [JOB], column: 'binding', value: (v) => (Number(v) === 1 ? 0 : 1), paths: pagesOf.job },
+    { name: 'commitment binding (derived)', table: 'commitments', where: 'job_id = ? AND issued_by IS NULL', params: () => [JOB], column: 'binding', value: (v) => (Number(v) === 1 ? 0 : 1), paths: pagesOf.job },
     { name: 'workflow bytes', table: 'workflows', where: 'workflow_id = ?', params: () => [ids.workflow], column: 'raw', value: (v) => String(v).replace('{', '{ '), paths: pagesOf.workflow },
     { name: 'workflow step tool', table: 'workflow_steps', where: 'workflow_id = ? AND seq = 2', params: () => [ids.workflow], column: 'tool', value: () => 'other_tool', paths: pagesOf.workflow },
     { name: 'plan current_version (counter)', table: 'plans', where: 'plan_id = ?', params: () => [ids.plan], column: 'current_version', value: () => 2, positionColumn: 'last_position', paths: pagesOf.plan },
