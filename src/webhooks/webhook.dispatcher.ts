@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
-import { dropConnectionIfUnreachable } from '../verification-queue/redis-shutdown';
+import { dropConnectionIfUnreachable, redisUnreachable } from '../verification-queue/redis-shutdown';
 import { ConfigService } from '@nestjs/config';
 import { Job, Queue, Worker } from 'bullmq';
 import { createHash, randomUUID } from 'node:crypto';
@@ -186,8 +186,9 @@ export class WebhookDispatcher implements OnModuleDestroy {
     for (const t of this.timers) clearTimeout(t);
     this.timers.clear();
     await Promise.all([...this.inFlight]);
-    // Redis gone: drop the connections first, or close() waits for Redis (or fails) and the process never ends.
-    if (this.worker) await dropConnectionIfUnreachable(this.worker);
+    // Redis gone: close the worker without waiting and drop the queue's connection, or close() waits for
+    // Redis (or fails) and the process never ends (as the verification worker does: redis-shutdown.ts).
+    if (this.worker && (await redisUnreachable(this.worker))) await this.worker.close(true).catch(() => undefined);
     if (this.queue) await dropConnectionIfUnreachable(this.queue);
     await this.worker?.close().catch(() => undefined);
     await this.queue?.close().catch(() => undefined);

@@ -35,6 +35,8 @@ async function cli(argv: string[]): Promise<{ code: number; out: string; err: st
 
 const ROOT = join(__dirname, '../..');
 const ex = (f: string): string => join(ROOT, 'examples/coverage', f);
+/** The example's commitment as a note signed by the example witness, trusted: full coverage needs an attested (or ledger-issued) binding commitment (issue 15). */
+const attested = (): string[] => ['--commitment', ex('commitment.note'), '--trusted-key', readFileSync(ex('witness.vkey'), 'utf8').trim()];
 
 describe('aer1 coverage --pdf', () => {
   let dir: string;
@@ -65,7 +67,7 @@ describe('aer1 coverage --pdf', () => {
   });
 
   it('--check-report --pdf: a server report drawn offline, its digest recomputed (and a tampered one says DOES NOT MATCH)', async () => {
-    const offline = await cli(['coverage', '--plan', ex('plan.json'), '--timeline', ex('timeline.json'), '--commitment', ex('commitment.json'), '--receipts', ex('receipts.ndjson'), '--json']);
+    const offline = await cli(['coverage', '--plan', ex('plan.json'), '--timeline', ex('timeline.json'), ...attested(), '--receipts', ex('receipts.ndjson'), '--json']);
     const o = JSON.parse(offline.out) as CoverageCliOutput;
     const served = { report_id: '7d0e3f4a-1b2c-4d5e-8f90-a1b2c3d4e5f6', url: 'https://ledger.example/coverage/7d0e3f4a-1b2c-4d5e-8f90-a1b2c3d4e5f6', issued_at: '2026-10-01T12:00:00.000Z', digest: o.digest, digest_verified: true, position: 12, report: o.report };
     const good = join(dir, 'served.json');
@@ -96,6 +98,12 @@ describe('aer1 coverage --pdf', () => {
     const r2 = await cli(['coverage', '--check-report', notReport, '--pdf', out]);
     expect(r2.code).toBe(2);
     expect(existsSync(out)).toBe(false);
+    // An error answer saved by curl (the read budget ran out) is named as such, not as "not a coverage report".
+    const limited = join(dir, 'rate-limited.json');
+    writeFileSync(limited, JSON.stringify({ error: 'rate_limited', message: 'public read budget spent: try again in 42 s', retry_after_seconds: 42 }));
+    const r4 = await cli(['coverage', '--check-report', limited]);
+    expect(r4.code).toBe(2);
+    expect(r4.err).toContain('is an error answer from the server, not a coverage report: "rate_limited": public read budget spent');
     const r3 = await cli(['coverage', '--plan', ex('plan.json'), '--timeline', ex('timeline.json'), '--pdf', join(dir, 'no-such-dir', 'x.pdf')]);
     expect(r3.code).toBe(2);
     expect(r3.err).toMatch(/cannot write .*x\.pdf/);
@@ -103,7 +111,7 @@ describe('aer1 coverage --pdf', () => {
 
   it('through the built bin/aer1 (dist)', async () => {
     const file = join(dir, 'bin.pdf');
-    const r = await promisify(execFile)(process.execPath, [join(ROOT, 'bin/aer1'), 'coverage', '--plan', ex('plan.json'), '--timeline', ex('timeline.json'), '--commitment', ex('commitment.json'), '--receipts', ex('receipts.ndjson'), '--pdf', file]);
+    const r = await promisify(execFile)(process.execPath, [join(ROOT, 'bin/aer1'), 'coverage', '--plan', ex('plan.json'), '--timeline', ex('timeline.json'), ...attested(), '--receipts', ex('receipts.ndjson'), '--pdf', file]);
     expect(r.stdout).toMatch(/^coverage: job job-kyc-42: FULL COVERAGE$/m);
     expect((await pdfTextOf(readFileSync(file))).text).toContain('Coverage: FULL (5/5 expected actions covered)');
   }, 60_000);

@@ -155,6 +155,10 @@ function loadOutcomes(value: unknown): { used: OutcomeRecord[]; rejected: NonNul
  */
 export async function checkReport(file: string, io: CliIo, json = false, pdf?: string): Promise<number> {
   const doc = await readJson(file, io);
+  if (isObject(doc) && typeof doc.error === 'string' && typeof doc.message === 'string' && !('report' in doc)) {
+    // An error answer saved by `curl -s ... > file` (a 429 when the read budget ran out, a 404 for a wrong id).
+    throw new CliError(`${file} is an error answer from the server, not a coverage report: ${JSON.stringify(doc.error).slice(0, 80)}: ${doc.message.slice(0, 300)}`);
+  }
   if (!isObject(doc) || typeof doc.digest !== 'string' || !isObject(doc.report)) {
     throw new CliError(`${file} is not a coverage report as GET /api/coverage-reports/{id} answers it ({digest, report, ...})`);
   }
