@@ -67,7 +67,7 @@ export const LOG_SCHEMAS: Record<string, Schema> = {
       inclusion_proof: nullable(arrayOf(b64hash)),
       proof_url: { type: 'string' },
       detail: { type: 'string' },
-      timestamp: { allOf: [ref('TimestampInfo')], nullable: true },
+      timestamp: { type: 'object', allOf: [ref('TimestampInfo')], nullable: true },
     },
     "Where a record's event sits in the log; `proven` only when the inclusion proof was checked against the signed checkpoint.",
     ['detail', 'timestamp'],

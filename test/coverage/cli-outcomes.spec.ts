@@ -4,12 +4,18 @@
  * (exit 0); confirmed then reversed is a contradiction (exit 1); a report
  * whose commitment does not verify is not used, and said so.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { generateSignerKey, signNote } from '../../src/core/tlog';
 import { cli, TmpDir } from '../cli/helpers';
 
 const EX = join(__dirname, '../../examples/outcomes');
-const base = ['coverage', '--plan', join(EX, 'plan.json'), '--timeline', join(EX, 'timeline.json'), '--commitment', join(EX, 'commitment.json'), '--receipts', join(EX, 'receipts.ndjson')];
+// The example's commitment attested by a witness key this test trusts (issue 15: a self-asserted one alone is never full coverage).
+const witness = generateSignerKey('witness.example');
+const note = join(tmpdir(), `aer1-outcomes-commitment-${process.pid}.note`);
+writeFileSync(note, signNote(`${readFileSync(join(EX, 'commitment.json'), 'utf8').trim()}\n`, [witness.signer]));
+const base = ['coverage', '--plan', join(EX, 'plan.json'), '--timeline', join(EX, 'timeline.json'), '--commitment', note, '--trusted-key', witness.verifierKey, '--receipts', join(EX, 'receipts.ndjson')];
 const line = (f: string): string => JSON.stringify(JSON.parse(readFileSync(join(EX, f), 'utf8')));
 
 describe('aer1 coverage --outcomes', () => {

@@ -25,7 +25,9 @@ describe('coverage PDF', () => {
     const { text, pages } = await pdfTextOf(bytes);
     expect(pages).toBeGreaterThanOrEqual(2);
     for (const s of ['COVERED', 'OUT OF ORDER', 'REPORTED ONLY', 'FAILED', 'MISSING']) expect(text).toContain(s);
-    expect(text).toContain('Coverage: 5 FINDING(S) (1/5 expected actions covered, 20.0%)');
+    // Five action findings and the fixture's self-asserted binding commitment (issue 15).
+    expect(text).toContain('Coverage: 6 FINDING(S) (1/5 expected actions covered, 20.0%)');
+    expect(text).toContain('commitment_self_asserted');
     expect(text).toMatch(/COVERED\s+fetch \(tool fetch_customer\)/);
     expect(text).toMatch(/MISSING\s+notify<script> \(tool notify_customer\)/);
     expect(text).toMatch(/evidence: seq 2, receipt [0-9a-f-]{36}, EXECUTED BY LEDGER, tool fetch_customer, outcome success \(ok\)/);
