@@ -12,7 +12,10 @@ import { join } from 'node:path';
 import { DataSource } from 'typeorm';
 import { dataSourceOptions, MIGRATIONS } from '../../src/database/database-url';
 import { DatabaseService } from '../../src/database/database.service';
-import { eventHash, LEDGER_GENESIS_HASH } from '../../src/core/ledger/event-hash';
+import { eventHash, eventHashInput, LEDGER_GENESIS_HASH, StoredEvent } from '../../src/core/ledger/event-hash';
+import { parseVerifierKey, verifyCheckpoint } from '../../src/core/tlog';
+import { CheckpointSigner } from '../../src/log/checkpoint-signer';
+import { MTH, PATH } from '../reference/rfc6962';
 import { createPgDatabase, DIALECTS, startApp, TestApp, TestDialect } from '../helpers/app';
 
 function coreReceipt(): { id: string; text: string; output_hash: string } {
@@ -91,6 +94,26 @@ describe.each(DIALECTS)('upgrade from the previous release on %s', (dialect) => 
       [2, 2, 'test-producer'],
     ]);
     expect((await t.http.get('/api/ledger/verify')).body).toMatchObject({ ok: true, checked: 2 });
+  });
+
+  it('builds the verifiable log of the upgraded ledger: one leaf per event (format 1 kept), a signed checkpoint, proofs equal to the reference', async () => {
+    await t.app.get(CheckpointSigner).tick();
+    const v = await t.http.get('/api/ledger/verify');
+    expect(v.status).toBe(200);
+    expect(v.body.tree).toMatchObject({ ok: true, node_failure: null, extra_leaves: 0, checkpoint_failure: null });
+    const rows = await t.app.get(DatabaseService).query<StoredEvent>('SELECT * FROM events ORDER BY position');
+    const leaves = rows.map((e) => Buffer.from(eventHashInput({ ...e, position: Number(e.position), stream_position: Number(e.stream_position) }), 'utf8'));
+    expect(leaves[0].toString('utf8').startsWith('["aer1-ledger-event/1",1,')).toBe(true);
+    const note = (await t.http.get('/checkpoint')).text;
+    const vkey = (await t.http.get('/.well-known/aer1')).body.log_vkey as string;
+    const { checkpoint } = verifyCheckpoint(note, [parseVerifierKey(vkey)]);
+    expect([checkpoint.size, checkpoint.rootHash.toString('base64')]).toEqual([leaves.length, MTH(leaves).toString('base64')]);
+    for (let i = 0; i < leaves.length; i++) {
+      const p = await t.http.get(`/api/ledger/proof/inclusion?index=${i}&tree_size=${leaves.length}`);
+      expect(p.body.proof).toEqual(PATH(i, leaves).map((h) => h.toString('base64')));
+    }
+    // The legacy receipt's verifier says where it sits, proven.
+    expect((await t.http.get(`/api/receipts/${legacy.id}/verify`)).body.log).toMatchObject({ status: 'proven', leaf_index: 0, checkpoint: { size: leaves.length } });
   });
 
   it('lets only an admin correct a receipt written before attribution', async () => {
