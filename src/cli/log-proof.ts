@@ -93,6 +93,8 @@ export interface TrustPolicy {
   quorum: number;
   /** PEM of the TSA chain, to check a carried RFC 3161 token. */
   tsaCertsPem?: string;
+  /** Keys trusted for endpoint commitments (`--trusted-key`, the server's TRUSTED_COMMITMENT_KEYS), to judge attested ones. */
+  commitmentKeys?: readonly NoteVerifier[];
 }
 
 /** Everything found. */

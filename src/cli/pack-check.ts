@@ -33,6 +33,7 @@ import { MANIFEST_CHUNK, memberHash, memberName, PACK_FORMAT } from '../core/pac
 import { Checkpoint, isTlogError, leafHash, verifyCheckpoint, verifyInclusion } from '../core/tlog';
 import { checkpointTimestampDigest, verifyTimeStampResponse } from '../timestamp/rfc3161';
 import { LeafEvent, parseLeaf, quorumCheck, TrustPolicy } from './log-proof';
+import { Attestation, CommitmentTrust, judgeAttestation, StoredAttestation } from '../core/aer1/attestation';
 import { parseJsonBytes } from './input';
 
 /** One failed check: which member, which check, why. */
@@ -486,7 +487,7 @@ export async function checkPack(file: string, policy: TrustPolicy): Promise<Pack
     let recomputed: string | null = null;
     try {
       content = r.report as CoverageReportContent;
-      recomputed = reportDigest(recompute(content, r.recorders, { events, plans }));
+      recomputed = reportDigest(recompute(content, r.recorders, { events, plans }, { log_vkey: policy.log.vkey, trusted: policy.commitmentKeys ?? [] }));
       if (recomputed === r.digest) pass('report_recomputed');
       else fail(r.member, 'report_recomputed', `reconciling the pack's plan and records as of position ${String(content.as_of_position)} gives digest ${recomputed}, the report says ${r.digest}`);
     } catch (e) {
@@ -645,6 +646,7 @@ function recompute(
   stored: CoverageReportContent,
   recordersIn: unknown,
   pack: { events: Map<number, LeafEvent | null>; plans: { position: number; plan_id: string; version: number; digest: string; registered_at: string; plan: string }[] },
+  trust: CommitmentTrust,
 ): CoverageReportContent {
   const asOf = stored.as_of_position;
   if (typeof asOf !== 'number') throw new Error('the report has no as_of_position');
@@ -666,7 +668,7 @@ function recompute(
   if (kind === 'job') {
     const stream = `timeline:${id}`;
     let entries: unknown[] | null = null;
-    const commitments: { id: string | null; value: unknown; envelope?: Record<string, unknown>; recorded_position: number }[] = [];
+    const commitments: { id: string | null; value: unknown; envelope?: Record<string, unknown>; recorded_position: number; attestation: Attestation }[] = [];
     let firstT: number | null = null;
     for (const e of list.filter((x) => x.stream_id === stream)) {
       firstT ??= e.position;
@@ -678,7 +680,11 @@ function recompute(
           const all = parse(d.raw);
           entries = Array.isArray(all) ? all : [all];
         }
-      } else if (e.type === 'EndpointCommitmentRecorded') commitments.push({ id: typeof d.id === 'string' ? d.id : null, ...commitmentValue(parse(d.raw)), recorded_position: e.position });
+      } else if (e.type === 'EndpointCommitmentRecorded') {
+        // Who stands behind it, judged as the server judges it (issue 15): the ledger's own under the pack's log key, an attested one under --trusted-key.
+        const attestation = judgeAttestation(String(d.raw), (d.attestation ?? null) as StoredAttestation | null, trust, e.key_name);
+        commitments.push({ id: typeof d.id === 'string' ? d.id : null, ...commitmentValue(parse(d.raw)), recorded_position: e.position, attestation });
+      }
     }
     record = { kind: 'timeline', entries, commitments };
     const ids = new Set<string>();

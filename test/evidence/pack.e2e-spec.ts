@@ -154,11 +154,12 @@ describe.each(DIALECTS)('evidence packs on %s', (dialect) => {
     const names = ms.map((m) => m.member);
     expect(names.filter((n) => n.startsWith('entry/'))).toHaveLength(8);
     expect(names.filter((n) => n.startsWith('receipt/'))).toHaveLength(8);
-    expect(names.filter((n) => n.startsWith('commitment/'))).toHaveLength(1);
+    // The producer's commitment and the ledger's own, issued when the timeline closed (issue 15).
+    expect(names.filter((n) => n.startsWith('commitment/'))).toHaveLength(2);
     expect(names.filter((n) => n.startsWith('plan/'))).toHaveLength(1);
     expect(names.filter((n) => n.startsWith('report/'))).toEqual([`report/${reportId}`]);
-    // 1 plan + 8 receipts + 8 entries + 1 commitment + 1 report events
-    expect(names.filter((n) => n.startsWith('event/'))).toHaveLength(19);
+    // 1 plan + 8 receipts + 8 entries + 2 commitments + 1 report events
+    expect(names.filter((n) => n.startsWith('event/'))).toHaveLength(20);
     const cp = ms.find((m) => m.member === 'log/checkpoint')!;
     expect(ms.find((m) => m.member === 'header')!.as_of_position).toBe(cp.size);
     expect(ms[ms.length - 1]).toMatchObject({ member: 'manifest', member_count: ms.length - 2, chunks: [['manifest/0', expect.stringMatching(/^[0-9a-f]{64}$/)]] });
@@ -200,9 +201,9 @@ describe.each(DIALECTS)('evidence packs on %s', (dialect) => {
     const file = tmp.write('withheld.jsonl', withheldPackText);
     const r = await cli(['verify-pack', file, '--vkey', vkey]);
     expect(r.code).toBe(1);
-    expect(r.out).toContain('Result: NOT VERIFIED (0 failures, 2 events withheld, 2 records withheld)');
+    expect(r.out).toContain('Result: NOT VERIFIED (0 failures, 3 events withheld, 2 records withheld)');
     expect(r.out).toContain('entry/1: bytes withheld');
-    expect(r.out).toMatch(/inclusion proofs against the checkpoint root: 2 passed/);
+    expect(r.out).toMatch(/inclusion proofs against the checkpoint root: 3 passed/); // two entries and the ledger's commitment on close
   });
 
   it('carries witness cosignatures and an RFC 3161 token, verified with --witness/--quorum and --tsa-certs; a bad cosignature or token fails, named', async () => {
@@ -278,7 +279,7 @@ describe.each(DIALECTS)('evidence packs on %s', (dialect) => {
     expect(j.failures).toEqual([]);
     expect(j.reports[0].recomputed).toBe(j.reports[0].digest);
     expect(j.verdicts).toEqual({ receipts: { valid: 8 }, timeline: 'valid', workflow: null });
-    expect(j.passed.inclusion).toBe(19);
+    expect(j.passed.inclusion).toBe(20); // 19 records' events and the ledger-issued commitment
     const rp = await cli(['verify-pack', reportPackFile, '--vkey', vkey]);
     expect([rp.code, rp.out.includes('Result: VERIFIED')]).toEqual([0, true]);
     expect((await cli(['verify-pack', packFile])).code).toBe(2);

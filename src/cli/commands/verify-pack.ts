@@ -10,6 +10,7 @@
  * failure is listed with its member and check) or anything is withheld,
  * 2 usage or a file that cannot be read or is not a pack.
  */
+import { NoteVerifier, parseVerifierKey } from '../../core/tlog';
 import { Command } from 'commander';
 import { existsSync, statSync } from 'node:fs';
 import { CliError, CliIo, EXIT_NOT_VALID, EXIT_OK, RunContext, writeAll } from '../io';
@@ -22,6 +23,7 @@ export interface VerifyPackOptions {
   witness?: string[];
   quorum?: number;
   tsaCerts?: string;
+  trustedKey?: string[];
   json?: boolean;
 }
 
@@ -91,9 +93,20 @@ export function packText(r: PackReport, file: string): string {
   return out.join('\n') + '\n';
 }
 
+/** The `--trusted-key` vkeys (Ed25519, type 0x01), as the server's TRUSTED_COMMITMENT_KEYS. Throws CliError naming a bad one. */
+function commitmentKeys(keys: string[] | undefined): NoteVerifier[] {
+  return (keys ?? []).map((v) => {
+    try {
+      return parseVerifierKey(v.trim());
+    } catch (e) {
+      throw new CliError(`--trusted-key ${JSON.stringify(v.slice(0, 80))} is not a verifier key: ${(e as Error).message}`);
+    }
+  });
+}
+
 /** `aer1 verify-pack`: returns the exit code. */
 export async function verifyPackCommand(file: string, opts: VerifyPackOptions, io: CliIo): Promise<number> {
-  const policy = trustPolicy(opts);
+  const policy = { ...trustPolicy(opts), commitmentKeys: commitmentKeys(opts.trustedKey) };
   if (!existsSync(file) || !statSync(file).isFile()) throw new CliError(`cannot read ${file}: not a file`);
   let report: PackReport;
   try {
@@ -116,6 +129,7 @@ export function registerVerifyPack(program: Command, ctx: RunContext): void {
     .option('--witness <vkey>', 'a witness verifier key (type 0x04) whose cosignature counts; repeat for each witness', collect)
     .option('--quorum <k>', 'valid witness cosignatures needed (default: every --witness given)', wholeNumber(1, 'a quorum'))
     .option('--tsa-certs <pem>', 'PEM of the TSA certificate chain, to check the RFC 3161 timestamp the pack carries')
+    .option('--trusted-key <vkey>', 'a key trusted for endpoint commitments (the server\'s TRUSTED_COMMITMENT_KEYS), to recompute reports with attested commitments; repeat for each', collect)
     .option('--json', 'print the result as JSON')
     .addHelpText('after', '\nExit codes: 0 verified; 1 a check failed (every failure is listed: member, check) or bytes are withheld; 2 usage error, or a file that cannot be read or is not a pack.')
     .action(async (file: string, opts: VerifyPackOptions) => {
