@@ -10,6 +10,10 @@ import { verifyOutcome } from '../../src/core/outcomes/outcome';
 import type { OutcomeRecord } from '../../src/core/coverage/outcomes';
 import { buildTimeline, commitmentFor, receiptsFor, StepSpec } from './fixtures';
 import { outcomeFor, OutcomeSpec, PAYMENT_STEPS, paymentPlan } from '../outcomes/fixtures';
+import type { Attestation } from '../../src/core/aer1/attestation';
+
+/** The scenarios' binding commitment is the ledger's own (issue 15: a self-asserted one would be a finding of its own). */
+const LEDGER_ISSUED: Attestation = { kind: 'ledger_issued', by: ['ledger.test'], detail: 'issued by this ledger when the timeline closed', problem: null };
 
 const JOB = 'job-pay';
 
@@ -33,7 +37,7 @@ function run(outcomes: Omit<OutcomeSpec, 'job_id' | 'receipt_id'>[], opts: { ste
   const input: ReconcileInput = {
     plan: plan(paymentPlan(JOB, opts.outcome)),
     plan_meta: { plan_id: null, version: null, registered_at: null, registered_position: null, execution_first_position: null, superseded_versions: [] },
-    record: { kind: 'timeline', entries: tl, commitments: [{ value: commitmentFor(tl), recorded_position: null }] },
+    record: { kind: 'timeline', entries: tl, commitments: [{ value: commitmentFor(tl), recorded_position: null, attestation: LEDGER_ISSUED }] },
     receipts: receiptsFor(tl, steps),
     as_of_position: null,
     outcomes: outcomes.map((o) => record(outcomeFor({ job_id: JOB, receipt_id: receiptId, ...o }))),
