@@ -203,8 +203,11 @@ async function health(base: string): Promise<{ status: string; log: { witnessing
 
     // Restarted on the same state: it still holds the size it cosigned (a 409 with that size to old 0).
     w2.proc = await startWitnessProcess({ key: w2.key, logs: [logVkey], state: w2.state, listen: w2.listen });
+    // (The ledger's coordinator, retrying, may already have brought it further: never below what it cosigned before the kill.)
     const probe = await addCheckpoint(`http://${w2.listen}`, `old 0\n\n${latest}`);
-    expect([probe.status, probe.body]).toEqual([409, `${witnessed}\n`]);
+    expect(probe.status).toBe(409);
+    expect(probe.body).toMatch(/^\d+\n$/);
+    expect(Number(probe.body.trim())).toBeGreaterThanOrEqual(witnessed);
     await waitUntil('witness2 caught up', 60_000, async () => (await checkpointSize(base)) === (await checkpointSize(base, '/checkpoint/latest')) && ((await checkpointSize(base)) ?? 0) >= witnessed + 2);
     const after = await health(base);
     expect(after.log.witnessing.witnesses[1].lag_sizes).toBe(0);
