@@ -37,6 +37,6 @@ ${loc.timestamp ? html`<tr id="time-anchor"><th>Time anchor (S10)</th><td>checkp
 ${loc.detail ? html`<tr><th>Detail</th><td>${loc.detail}</td></tr>` : ''}
 <tr><th>Proof file</th><td><a href="${loc.proof_url}">download</a> <span class="muted">(check offline: <code>aer1 log verify-proof FILE --vkey VKEY</code>; the vkey is at <a href="/.well-known/aer1">/.well-known/aer1</a>)</span></td></tr>
 </table>
-${loc.inclusion_proof ? html`<details id="inclusion-proof"><summary>Inclusion proof (${loc.inclusion_proof.length} hashes, JSON)</summary><pre>${JSON.stringify({ leaf_index: loc.leaf_index, tree_size: cp?.size, leaf_hash: loc.leaf_hash, proof: loc.inclusion_proof }, null, 2)}</pre></details>` : ''}
+${loc.inclusion_proof ? html`<details id="inclusion-proof"><summary>Inclusion proof (${loc.inclusion_proof.length} ${loc.inclusion_proof.length === 1 ? 'hash' : 'hashes'}, JSON)</summary><pre>${JSON.stringify({ leaf_index: loc.leaf_index, tree_size: cp?.size, leaf_hash: loc.leaf_hash, proof: loc.inclusion_proof }, null, 2)}</pre></details>` : ''}
 </section>`;
 }
