@@ -53,7 +53,7 @@ import { launchChromium, SKIP_BROWSER } from './chromium';
       const line = page.locator('#log .verdict .line').first();
       out.push({ line: await line.innerText(), tone: (await line.getAttribute('class')) ?? '' });
       // Nothing in the page is wider than the screen (long hashes scroll inside their boxes).
-      expect(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth + 1)).toBe(true);
+      expect(await page.evaluate('document.documentElement.scrollWidth <= window.innerWidth + 1')).toBe(true);
       await section.screenshot({ path: join(dir, `${name}-${w}.png`) });
       await page.close();
     }
