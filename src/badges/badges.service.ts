@@ -45,7 +45,7 @@ export class BadgesService {
   async job(jobId: string): Promise<RenderedBadge> {
     const v = await this.timelines.verify(jobId);
     const cp = await this.checkpoints.locate({ kind: 'job', id: jobId, position: null });
-    return rendered(badgeSvg(jobBadge(v.assessment), cp?.size));
+    return rendered(badgeSvg(jobBadge(v.assessment, v.binding_attestation), cp?.size));
   }
 
   async workflow(id: string): Promise<RenderedBadge> {

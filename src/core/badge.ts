@@ -48,8 +48,14 @@ const JOB_MESSAGES: Record<JobAssessment, [string, BadgeTone]> = {
   entry_substituted: ['ENTRY SUBSTITUTED', 'bad'],
 };
 
-/** A job's badge: its one assessment as `GET /api/jobs/{id}/verify` answers it (src/core/aer1/commitments.ts). */
-export function jobBadge(assessment: JobAssessment): Badge {
+/**
+ * A job's badge: its one assessment as `GET /api/jobs/{id}/verify` answers it
+ * (src/core/aer1/commitments.ts), and who stands behind the binding
+ * commitment (issue 15): bound only by a self-asserted one (the producer's
+ * word) is amber, as on the job page, never green.
+ */
+export function jobBadge(assessment: JobAssessment, bindingAttestation: 'ledger_issued' | 'attested_by' | 'self_asserted' | null = null): Badge {
+  if (assessment === 'clean' && bindingAttestation === 'self_asserted') return { label: 'AER-1 job', message: 'verified, end SELF-ASSERTED', tone: 'warn' };
   const [message, tone] = JOB_MESSAGES[assessment] ?? ['UNKNOWN', 'bad'];
   return { label: 'AER-1 job', message, tone };
 }

@@ -16,6 +16,11 @@ describe('verify badges (src/core/badge.ts)', () => {
   it('a job is green only when clean; every other assessment is amber or red', () => {
     const all: JobAssessment[] = ['clean', 'truncation_not_excluded', 'historical', 'invalid', 'truncation_detected', 'final_entry_substituted', 'entry_substituted'];
     expect(all.filter((a) => jobBadge(a).tone === 'ok')).toEqual(['clean']);
+    // Issue 15: clean but bound only by the producer's own (self-asserted) commitment is amber, never green.
+    expect(jobBadge('clean', 'self_asserted')).toEqual({ label: 'AER-1 job', message: 'verified, end SELF-ASSERTED', tone: 'warn' });
+    expect(jobBadge('clean', 'ledger_issued').tone).toBe('ok');
+    expect(jobBadge('clean', 'attested_by').tone).toBe('ok');
+    expect(jobBadge('truncation_not_excluded', 'self_asserted').message).toBe('TRUNCATION NOT EXCLUDED');
     expect(all.map((a) => jobBadge(a).message)).toEqual(['verified, truncation excluded', 'TRUNCATION NOT EXCLUDED', 'HISTORICAL (-06)', 'FAILED', 'TRUNCATION DETECTED', 'FINAL ENTRY SUBSTITUTED', 'ENTRY SUBSTITUTED']);
   });
 
