@@ -9,7 +9,7 @@
  * - for every `event/<position>`: the leaf hash computed from the leaf bytes
  *   (`leaf_hash`), the inclusion proof against the checkpoint's root
  *   (`inclusion`), the leaf is the canonical ledger event at that position (`leaf_event`);
- * - for every record (receipt, entry, commitment, workflow, plan, report):
+ * - for every record (receipt, entry, commitment, workflow, plan, report, outcome):
  *   its name is the one the format gives it and no id/seq is held twice
  *   (`member_name`, `duplicate`), its event is in the pack and carries exactly
  *   the record's bytes (`leaf_bytes`); a record without its bytes is withheld
@@ -17,9 +17,10 @@
  * - the subject (`subject`): every event and record on the subject's streams,
  *   every named receipt held (see {@link bindSubject});
  * - AER-1 verdicts with the core (`aer1_verdict`): every receipt, the
- *   timeline chain with every commitment, the workflow;
+ *   timeline chain with every commitment, the workflow, every outcome report;
  * - every coverage report recomputed with the core's `reconcile` from the
- *   pack's plan and records as of its position (`report_recomputed`: same digest).
+ *   pack's plan, records and outcome reports as of its position
+ *   (`report_recomputed`: same digest).
  *
  * Every failure names its member and check; all are collected, none stops the others.
  */
@@ -27,8 +28,9 @@ import { createReadStream } from 'node:fs';
 import { has, isObject, ReceiptResult, verifyReceipt, verifyWorkflow } from '../core/aer1';
 import { canonicalDigest, canonicalJson } from '../core/coverage/canonical';
 import { timelineIntegrity } from '../core/coverage/integrity';
-import { NormalizedPlan } from '../core/coverage/plan';
 import { CoverageReportContent, reconcile, RecordInput, Recorders, reportDigest } from '../core/coverage/reconcile';
+import { outcomeInputs, OutcomeSource, planInForce, planMeta } from '../core/coverage/report-inputs';
+import { verifyOutcome } from '../core/outcomes/outcome';
 import { MANIFEST_CHUNK, memberHash, memberName, PACK_FORMAT } from '../core/pack/format';
 import { Checkpoint, isTlogError, leafHash, verifyCheckpoint, verifyInclusion } from '../core/tlog';
 import { checkpointTimestampDigest, verifyTimeStampResponse } from '../timestamp/rfc3161';
@@ -53,10 +55,11 @@ export interface PackReport {
   cosignatures: { name: string; timestamp: number }[];
   timestamp: { gen_time: string; tsa: string } | 'not_checked' | null;
   /** `withheld`: events whose leaf is withheld; `withheld_records`: records whose bytes are withheld (either makes the pack NOT VERIFIED). */
-  counts: { members: number; events: number; receipts: number; entries: number; commitments: number; workflows: number; plans: number; reports: number; withheld: number; withheld_records: number };
+  counts: { members: number; events: number; receipts: number; entries: number; commitments: number; workflows: number; plans: number; reports: number; outcomes: number; withheld: number; withheld_records: number };
   /** Passed checks by name, counted. */
   passed: Record<string, number>;
-  verdicts: { receipts: Record<string, number>; timeline: string | null; workflow: string | null };
+  /** `outcomes`: verdicts of the outcome reports (issue 18), counted like the receipts'. */
+  verdicts: { receipts: Record<string, number>; timeline: string | null; workflow: string | null; outcomes: Record<string, number> };
   reports: { report_id: string; digest: string; recomputed: string | null }[];
   failures: PackFailure[];
   /** What was not checked (withheld bytes, a token without --tsa-certs). */
@@ -114,7 +117,7 @@ export async function checkPack(file: string, policy: TrustPolicy): Promise<Pack
   const notChecked: string[] = [];
   const fail = (member: string, check: string, detail: string): void => void failures.push({ member, check, detail });
   const pass = (check: string): void => void (passed[check] = (passed[check] ?? 0) + 1);
-  const counts = { members: 0, events: 0, receipts: 0, entries: 0, commitments: 0, workflows: 0, plans: 0, reports: 0, withheld: 0, withheld_records: 0 };
+  const counts = { members: 0, events: 0, receipts: 0, entries: 0, commitments: 0, workflows: 0, plans: 0, reports: 0, outcomes: 0, withheld: 0, withheld_records: 0 };
 
   let header: Obj | null = null;
   let isPack = false;
@@ -132,6 +135,7 @@ export async function checkPack(file: string, policy: TrustPolicy): Promise<Pack
   const notRecorded: (RecordRef & { id: string })[] = [];
   const plans: (RecordRef & { plan_id: string; version: number; digest: string; registered_at: string; plan: string; withheld: boolean })[] = [];
   const reports: (RecordRef & { report_id: string; digest: string; report: unknown; recorders: unknown })[] = [];
+  const outcomes: (RecordRef & { id: string; receipt_id: string; raw: string | null })[] = [];
 
   /** A record member's name must be exactly the one the format gives it (src/core/pack/format.ts `memberName`). */
   const named = (name: string, expected: string | null, form: string): void => {
@@ -320,6 +324,11 @@ export async function checkPack(file: string, policy: TrustPolicy): Promise<Pack
       counts.reports++;
       named(name, typeof m.report_id === 'string' ? memberName.report(m.report_id) : null, 'report/<report_id>');
       reports.push({ member: name, position: Number(m.position), report_id: String(m.report_id), digest: String(m.digest), report: m.report, recorders: m.recorders });
+    } else if (name.startsWith('outcome/')) {
+      counts.outcomes++;
+      const id = typeof m.id === 'string' ? m.id : '';
+      named(name, id !== '' && id === id.toLowerCase() ? memberName.outcome(id) : null, 'outcome/<id> with its lowercase id');
+      outcomes.push({ member: name, position: Number(m.position), id, receipt_id: typeof m.receipt_id === 'string' ? m.receipt_id : '', raw: rawOf(name, m.raw) });
     } else fail(name, 'format', 'an unknown member');
   }
 
@@ -389,6 +398,7 @@ export async function checkPack(file: string, policy: TrustPolicy): Promise<Pack
   dupes(reports, (r) => r.report_id, (r) => r.member, 'report');
   dupes(plans, (p) => `${p.plan_id}/${p.version}`, (p) => p.member, 'plan version');
   dupes(workflows, (w) => w.position, (w) => w.member, 'workflow receipt at position');
+  dupes(outcomes, (o) => o.id, (o) => o.member, 'outcome');
   for (const r of receipts) {
     const id = r.id;
     const d = leafData(r, 'ReceiptRecorded');
@@ -400,6 +410,19 @@ export async function checkPack(file: string, policy: TrustPolicy): Promise<Pack
     if (result.verdict === 'valid') pass('aer1_verdict');
     else fail(r.member, 'aer1_verdict', `AER-1 verdict ${result.verdict} (${result.reasons.join(', ')})`);
     if (p.ok && !receiptDocs.has(id)) receiptDocs.set(id, p.value);
+  }
+
+  // Outcome reports (issue 18): each against its event, and verified again (its output commitment).
+  const outcomeVerdicts: Record<string, number> = {};
+  for (const o of outcomes) {
+    const d = leafData(o, 'OutcomeReported');
+    if (o.raw === null) continue; // withheld: counted and listed when read
+    if (d) same(o, d.raw === o.raw && String(d.outcome_id).toLowerCase() === o.id && d.receipt_id === o.receipt_id, 'the outcome report');
+    const p = parseJsonBytes(Buffer.from(o.raw, 'utf8'));
+    const result = verifyOutcome(p.ok ? p.value : undefined);
+    outcomeVerdicts[result.verdict] = (outcomeVerdicts[result.verdict] ?? 0) + 1;
+    if (result.verdict === 'valid') pass('aer1_verdict');
+    else fail(o.member, 'aer1_verdict', `the outcome report's verdict is ${result.verdict} (${result.reasons.join(', ')})`);
   }
 
   // Entries: each against its event (an append, or its line of an import).
@@ -496,7 +519,7 @@ export async function checkPack(file: string, policy: TrustPolicy): Promise<Pack
     reportOut.push({ report_id: r.report_id, digest: r.digest, recomputed });
   }
 
-  bindSubject({ subject, events, receipts, entries, commitments, workflows, plans, reports, notRecorded }, fail, pass);
+  bindSubject({ subject, events, receipts, entries, commitments, workflows, plans, reports, outcomes, notRecorded }, fail, pass);
 
   const verified = isPack && failures.length === 0 && (passed.checkpoint_signature ?? 0) > 0 && counts.withheld === 0 && counts.withheld_records === 0;
   return {
@@ -508,7 +531,7 @@ export async function checkPack(file: string, policy: TrustPolicy): Promise<Pack
     timestamp,
     counts,
     passed,
-    verdicts: { receipts: receiptVerdicts, timeline: timelineVerdict, workflow: workflowVerdict },
+    verdicts: { receipts: receiptVerdicts, timeline: timelineVerdict, workflow: workflowVerdict, outcomes: outcomeVerdicts },
     reports: reportOut,
     failures,
     not_checked: notChecked,
@@ -521,13 +544,16 @@ type Fail = (member: string, check: string, detail: string) => void;
  * `subject`: the pack is about its header's subject and holds all of it.
  * Every event is on a stream of the subject or of one of its records
  * (`timeline:<job>` or `workflow:<id>`, `receipt:<id>`, `plan:<plan_id>`,
- * `coverage:<report_id>`), every record's event is on its own stream, the
- * plans and reports are about the subject, the events of each
- * timeline/workflow/receipt stream are its positions 1..n with none missing,
- * and every receipt the entries or workflow steps name, or a correction
- * (S9) supersedes to, has a `receipt/<id>` member (recorded, or stated by
- * the server as not recorded). Cutting the end of a stream is not
- * detectable offline (docs/evidence-pack.md).
+ * `coverage:<report_id>`, `outcome:<id>`), every record's event is on its
+ * own stream, the plans and reports are about the subject, every outcome
+ * answers a receipt the subject's entries or workflow steps name (so no
+ * outcome of another call can enter a recomputed report), the events of each
+ * timeline/workflow/receipt/outcome stream are its positions 1..n with none
+ * missing, and every receipt the entries or workflow steps name, or a
+ * correction (S9) supersedes to, has a `receipt/<id>` member (recorded, or
+ * stated by the server as not recorded). Cutting the end of a stream, or
+ * leaving an outcome out, is not detectable offline unless a report in the
+ * pack counted it (docs/evidence-pack.md).
  */
 function bindSubject(
   p: {
@@ -539,6 +565,7 @@ function bindSubject(
     workflows: (RecordRef & { id: string; raw: string | null })[];
     plans: (RecordRef & { plan_id: string; plan: string })[];
     reports: (RecordRef & { report_id: string; report: unknown })[];
+    outcomes: (RecordRef & { id: string })[];
     notRecorded: (RecordRef & { id: string })[];
   },
   fail: Fail,
@@ -586,18 +613,19 @@ function bindSubject(
     const sub = isObject(plan) && isObject(plan.subject) ? (plan.subject as { kind: string; id: string }) : null;
     if (pl.plan !== '' && !okSubject(sub && { kind: sub.kind, id: sub.kind === 'workflow' ? String(sub.id).toLowerCase() : sub.id })) fail(pl.member, 'subject', `a plan for another subject (${JSON.stringify(sub)})`);
   }
+  for (const o of p.outcomes) onStream(o, `outcome:${o.id}`);
   for (const r of p.reports) {
     onStream(r, `coverage:${r.report_id}`);
     if (!okSubject(subjectOf(r.report))) fail(r.member, 'subject', `a report on another subject (${JSON.stringify(subjectOf(r.report))})`);
   }
 
   // Every event on a stream of the subject or of one of its records.
-  const allowed = new Set<string>([home, ...p.receipts.map((r) => `receipt:${r.id}`), ...p.plans.map((x) => `plan:${x.plan_id}`), ...p.reports.map((r) => `coverage:${r.report_id}`)]);
+  const allowed = new Set<string>([home, ...p.receipts.map((r) => `receipt:${r.id}`), ...p.plans.map((x) => `plan:${x.plan_id}`), ...p.reports.map((r) => `coverage:${r.report_id}`), ...p.outcomes.map((o) => `outcome:${o.id}`)]);
   const byStream = new Map<string, number[]>();
   for (const [position, ev] of p.events) {
     if (!ev) continue;
     if (!allowed.has(ev.stream_id)) fail(memberName.event(position), 'subject', `an event of stream ${ev.stream_id}, which is neither the subject's (${home}) nor one of its records'`);
-    if (ev.stream_id === home || ev.stream_id.startsWith('receipt:')) (byStream.get(ev.stream_id) ?? byStream.set(ev.stream_id, []).get(ev.stream_id)!).push(ev.stream_position);
+    if (ev.stream_id === home || ev.stream_id.startsWith('receipt:') || ev.stream_id.startsWith('outcome:')) (byStream.get(ev.stream_id) ?? byStream.set(ev.stream_id, []).get(ev.stream_id)!).push(ev.stream_position);
   }
   const withheldAny = [...p.events.values()].some((e) => e === null);
   if (!withheldAny) {
@@ -610,24 +638,40 @@ function bindSubject(
 
   // Every receipt named (by an entry, a workflow step, a correction) has its member.
   const held = new Set([...p.receipts.map((r) => r.id), ...p.notRecorded.map((r) => r.id)]);
-  const need = (id: unknown, by: string): void => {
+  /** The receipts the subject's entries and workflow steps name (what its outcomes may answer). */
+  const named = new Set<string>();
+  /** `call`: the id names a recorded call of the subject (an entry, a workflow step), not a correction. */
+  const need = (id: unknown, by: string, call: boolean): void => {
     if (typeof id !== 'string') return;
     const x = id.toLowerCase();
+    if (call) named.add(x);
     if (held.has(x)) pass('subject');
     else fail(memberName.receipt(x), 'subject', `${by} names receipt ${x}, which the pack does not hold (a receipt/<id> member, recorded or stated not recorded)`);
   };
   for (const e of p.entries) {
     const doc = parse(e.raw);
-    if (isObject(doc)) need(doc.id, e.member);
+    if (isObject(doc)) need(doc.id, e.member, true);
   }
   for (const w of p.workflows) {
     const doc = parse(w.raw);
-    if (isObject(doc) && Array.isArray(doc.steps)) for (const st of doc.steps) if (isObject(st)) need(st.receipt_id, w.member);
+    if (isObject(doc) && Array.isArray(doc.steps)) for (const st of doc.steps) if (isObject(st)) need(st.receipt_id, w.member, true);
   }
   for (const [position, ev] of p.events) {
     if (!ev || ev.type !== 'ReceiptCorrected') continue;
     const d = parse(ev.data);
-    if (isObject(d)) need(d.superseded_by, `${memberName.event(position)} (a correction)`);
+    if (isObject(d)) need(d.superseded_by, `${memberName.event(position)} (a correction)`, false);
+  }
+
+  // Every outcome answers a call of the subject: a receipt its entries or workflow steps name (not a correction:
+  // the server matches outcomes to those ids only). Withheld entries or workflow receipts name nothing checkable here.
+  const namedUnknown = p.entries.some((e) => e.raw === null) || p.workflows.some((w) => w.raw === null);
+  for (const o of p.outcomes) {
+    const ev = p.events.get(o.position);
+    const d = ev && ev.type === 'OutcomeReported' ? parse(ev.data) : undefined;
+    if (!isObject(d) || namedUnknown) continue; // missing or withheld (leaf_bytes, not checked)
+    const rid = typeof d.receipt_id === 'string' ? d.receipt_id.toLowerCase() : '';
+    if (named.has(rid)) pass('subject');
+    else fail(o.member, 'subject', `an outcome of receipt ${rid}, which the subject's entries and workflow steps do not name`);
   }
 }
 
@@ -640,7 +684,9 @@ function commitmentValue(doc: unknown): { value: unknown; envelope?: Record<stri
 /**
  * The report's inputs rebuilt from the pack's events at or below its
  * `as_of_position`, as src/coverage/ledger-reader.ts reads them from the
- * database, then `reconcile` (the core's).
+ * database (the plan in force and the outcome reports with the same core
+ * helpers as src/coverage/coverage.service.ts: src/core/coverage/report-inputs.ts),
+ * then `reconcile` (the core's).
  */
 function recompute(
   stored: CoverageReportContent,
@@ -656,10 +702,9 @@ function recompute(
   const evs = [...pack.events.entries()].filter(([p]) => p <= asOf).sort((a, b) => a[0] - b[0]);
   if (evs.some(([, e]) => e === null)) throw new Error('an event it reads is withheld from this pack');
   const list = evs.map(([, e]) => e as LeafEvent);
-  const usable = pack.plans.filter((p) => p.position <= asOf).sort((a, b) => a.position - b.position);
-  if (usable.length === 0) throw new Error('no plan version at or below its position is in the pack');
-  const used = usable[usable.length - 1];
-  const plan = JSON.parse(used.plan) as NormalizedPlan;
+  const inForce = planInForce(pack.plans, asOf);
+  if (inForce === null) throw new Error('no plan version at or below its position is in the pack');
+  const { usable, plan } = inForce;
   const data = (e: LeafEvent): Obj => (parse(e.data) ?? {}) as Obj;
 
   let record: RecordInput;
@@ -729,21 +774,22 @@ function recompute(
     record: (rin.record ?? null) as Recorders | null,
     receipts: new Map(Object.entries(isObject(rin.receipts) ? (rin.receipts as Record<string, Recorders>) : {})),
   };
+  // Outcome reports (issue 18): the data of the pack's OutcomeReported events (each verified when recorded, bound to the subject by bindSubject).
+  const found: OutcomeSource[] = [];
+  for (const e of list) {
+    if (e.type !== 'OutcomeReported' || !e.stream_id.startsWith('outcome:')) continue;
+    const d = data(e);
+    const text = (k: string): string => (typeof d[k] === 'string' ? (d[k] as string) : '');
+    found.push({ position: e.position, outcome_id: text('outcome_id'), job_id: text('job_id'), receipt_id: text('receipt_id'), effect: text('effect'), result: text('result'), observed_at: text('observed_at'), system: text('system'), output_hash: text('output_hash') });
+  }
   return reconcile({
     plan,
-    plan_meta: {
-      plan_id: used.plan_id,
-      version: used.version,
-      digest: used.digest,
-      registered_at: used.registered_at,
-      registered_position: used.position,
-      execution_first_position: first,
-      superseded_versions: usable.slice(0, -1).map((v) => v.version),
-    },
+    plan_meta: planMeta(usable, first),
     record,
     receipts,
     corrections,
     recorders,
+    outcomes: outcomeInputs(found, receiptIds, asOf),
     as_of_position: asOf,
   });
 }

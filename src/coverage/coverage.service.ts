@@ -15,11 +15,10 @@ import { canonicalDigest } from '../core/coverage/canonical';
 import { CoverageReportsRepository } from './coverage-reports.repository';
 import { CoverageEvent, CoverageReportIssuedData } from './coverage.events';
 import { correctionsAsOf, entryReceiptIds, jobFirstPosition, receiptsAsOf, recordersAsOf, timelineAsOf, workflowAsOf } from './ledger-reader';
-import { NormalizedPlan, PlanSubject } from '../core/coverage/plan';
+import { PlanSubject } from '../core/coverage/plan';
+import { outcomeInputs, planInForce, planMeta } from '../core/coverage/report-inputs';
 import { PlansRepository } from './plans.repository';
 import { OutcomesRepository } from '../outcomes/outcomes.repository';
-import type { OutcomeRecord } from '../core/coverage/outcomes';
-import type { OutcomeResult } from '../core/outcomes/outcome';
 import type { Principal } from '../auth/api-keys.service';
 import { recordedBy } from '../auth/permissions';
 import { WebhookDispatcher } from '../webhooks/webhook.dispatcher';
@@ -116,8 +115,8 @@ export class CoverageService {
     if (asOf !== null && asOf > head) throw new UnprocessableError('position_beyond_head', `as_of_position ${asOf} is beyond the ledger head ${head}`, { head });
     const position = asOf ?? head;
     const versions = await this.plans.versionsOfSubject(tx, subject);
-    const usable = versions.filter((v) => v.position <= position);
-    if (usable.length === 0) {
+    const inForce = planInForce(versions, position);
+    if (inForce === null) {
       const later = versions[0];
       throw new UnprocessableError(
         'no_plan',
@@ -127,8 +126,7 @@ export class CoverageService {
         later ? { plan_id: later.plan_id } : {},
       );
     }
-    const used = usable[usable.length - 1];
-    const plan = JSON.parse(used.plan) as NormalizedPlan;
+    const { usable, plan } = inForce;
 
     let record: RecordInput;
     let first: number | null;
@@ -162,27 +160,10 @@ export class CoverageService {
       receipts: new Map([...receiptStreams].map(([k, v]) => [k.slice('receipt:'.length), v])),
     };
     // Outcome reports answering the recorded calls (by receipt id) as of the position, in ledger order (issue 18).
-    const outcomes: OutcomeRecord[] = (await this.outcomes.ofReceiptsAsOf(tx, receiptIds, position)).map((o) => ({
-      outcome_id: o.outcome_id,
-      job_id: o.job_id,
-      receipt_id: o.receipt_id,
-      effect: o.effect,
-      result: o.result as OutcomeResult,
-      observed_at: o.observed_at,
-      system: o.system,
-      output_hash: o.output_hash,
-    }));
+    const outcomes = outcomeInputs(await this.outcomes.ofReceiptsAsOf(tx, receiptIds, position), receiptIds, position);
     const report = reconcile({
       plan,
-      plan_meta: {
-        plan_id: used.plan_id,
-        version: used.version,
-        digest: used.digest,
-        registered_at: used.registered_at,
-        registered_position: used.position,
-        execution_first_position: first,
-        superseded_versions: usable.slice(0, -1).map((v) => v.version),
-      },
+      plan_meta: planMeta(usable, first),
       record,
       receipts,
       corrections,

@@ -11,6 +11,7 @@ import {
   EntryMember,
   EventMember,
   memberName,
+  OutcomeMember,
   PACK_FORMAT,
   PackHeader,
   PackSubjectKind,
@@ -33,6 +34,7 @@ import { StoredCheckpoint } from '../log/tree.repository';
 import { CoverageReportsRepository } from '../coverage/coverage-reports.repository';
 import { PlansRepository } from '../coverage/plans.repository';
 import { recordersAsOf, workflowAsOf } from '../coverage/ledger-reader';
+import { OutcomesRepository } from '../outcomes/outcomes.repository';
 import { TimelinesRepository } from '../timelines/timelines.repository';
 import { WorkflowsRepository } from '../workflows/workflows.repository';
 
@@ -85,6 +87,7 @@ export class EvidenceService {
     private readonly workflows: WorkflowsRepository,
     private readonly plans: PlansRepository,
     private readonly reports: CoverageReportsRepository,
+    private readonly outcomes: OutcomesRepository,
     @Optional() @Inject(CHECKPOINT_EVIDENCE) private readonly cpEvidence?: CheckpointEvidence,
   ) {}
 
@@ -158,9 +161,24 @@ export class EvidenceService {
     }
     yield out;
 
+    // Coverage reports: every report on the subject (a job or workflow pack), or the one asked for.
+    const rows = (await this.reports.ofSubject(this.db, r.record, upTo)).filter((x) => r.reportId === null || x.report_id === r.reportId);
+    // Outcomes (issue 18) as of the report's position in a coverage-report pack, else as of the checkpoint.
+    const outcomesUpTo = r.reportId === null || rows.length === 0 ? upTo : (JSON.parse(rows[0].report) as { as_of_position: number }).as_of_position;
+
     if (r.record.kind === 'job') {
       yield* this.timeline(w, r.record.id, upTo, viewer);
+      const jobId = r.record.id;
+      let after = '';
+      for (;;) {
+        const ids = await this.timelines.receiptIdPage(this.db, jobId, after, upTo, PACK_PAGE);
+        if (ids.length === 0) break;
+        after = ids[ids.length - 1];
+        yield* this.outcomesOf(w, ids, outcomesUpTo, viewer);
+      }
     } else {
+      // Every receipt a workflow receipt names as a step (the outcomes answering them are written after the workflow).
+      const steps = new Set<string>();
       const emitted = new Set<string>();
       let after = 0;
       for (;;) {
@@ -178,14 +196,15 @@ export class EvidenceService {
         }
         yield chunk;
         // A workflow names at most a few thousand steps: its ids are kept to emit each receipt once.
+        for (const x of stepIds) steps.add(x);
         const fresh = [...stepIds].filter((x) => !emitted.has(x));
         for (const x of fresh) emitted.add(x);
         for (let i = 0; i < fresh.length; i += PACK_PAGE) yield await this.receipts(w, fresh.slice(i, i + PACK_PAGE), upTo, viewer, emitted, null);
       }
+      const ids = [...steps].sort();
+      for (let i = 0; i < ids.length; i += PACK_PAGE) yield* this.outcomesOf(w, ids.slice(i, i + PACK_PAGE), outcomesUpTo, viewer);
     }
 
-    // Coverage reports: every report on the subject (a job or workflow pack), or the one asked for.
-    const rows = (await this.reports.ofSubject(this.db, r.record, upTo)).filter((x) => r.reportId === null || x.report_id === r.reportId);
     for (const row of rows) {
       let chunk = await this.eventMembers(w, await this.eventsAt([row.position]), upTo, viewer);
       const report = JSON.parse(row.report) as { as_of_position: number };
@@ -336,6 +355,30 @@ export class EvidenceService {
       todo = next;
     }
     return out;
+  }
+
+  /**
+   * The outcome reports (issue 18) answering a page of receipt ids
+   * (lowercase) recorded at or below `upTo`: each `OutcomeReported` event,
+   * then its `outcome/<id>` member, a page of outcomes at a time. An outcome
+   * stream holds that one event (a later observation is a new outcome), so
+   * an outcome has no other event to carry.
+   */
+  private async *outcomesOf(w: PackWriter, receiptIds: string[], upTo: number, viewer: Principal): AsyncGenerator<string> {
+    const rows = await this.outcomes.ofReceiptsAsOf(this.db, receiptIds, upTo);
+    for (let i = 0; i < rows.length; i += PACK_PAGE) {
+      const evs = await this.events.ofStreams(this.db, rows.slice(i, i + PACK_PAGE).map((o) => streams.outcome(o.outcome_id)), upTo);
+      let out = await this.eventMembers(w, evs, upTo, viewer);
+      const withheld = mayReadWithheld(viewer) ? new Set<number>() : await this.events.withheldAmong(this.db, evs.map((e) => e.position));
+      for (const e of evs) {
+        const d = parseStoredJson(e.data);
+        if (e.type !== 'OutcomeReported' || !isObject(d) || typeof d.outcome_id !== 'string' || typeof d.receipt_id !== 'string') continue;
+        const hide = withheld.has(e.position);
+        const id = d.outcome_id.toLowerCase();
+        out += w.member({ member: memberName.outcome(id), id, receipt_id: d.receipt_id.toLowerCase(), position: e.position, raw: hide ? null : (d.raw as string), ...(hide ? { withheld: WITHHELD_NOTE } : {}) } satisfies OutcomeMember);
+      }
+      yield out;
+    }
   }
 
   /** Who recorded the subject and its receipts as of a report's position (what the report's `recorded_by` used). */

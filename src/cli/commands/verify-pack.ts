@@ -41,7 +41,7 @@ const CHECK_TITLES: [string, string][] = [
   ['subject', "events and records on the subject's streams, every named receipt held"],
   ['leaf_bytes', "records carry exactly their event's bytes"],
   ['plan_digest', 'plan digests'],
-  ['aer1_verdict', 'AER-1 verdicts (receipts, timeline chain with commitments, workflow)'],
+  ['aer1_verdict', 'AER-1 verdicts (receipts, timeline chain with commitments, workflow, outcome reports)'],
   ['report_digest', 'report digests'],
   ['report_recomputed', 'coverage reports recomputed from the pack (same digest)'],
 ];
@@ -53,7 +53,7 @@ export function packText(r: PackReport, file: string): string {
   if (r.subject) out.push(`Subject: ${safe(r.subject.kind)} ${safe(r.subject.id)}`);
   if (r.checkpoint) out.push(`Checkpoint: ${safe(r.checkpoint.origin)} size ${r.checkpoint.size}, root ${r.checkpoint.root}`);
   const c = r.counts;
-  out.push(`Members: ${c.members} (${c.events} events, ${c.receipts} receipts, ${c.entries} entries, ${c.commitments} commitments, ${c.workflows} workflow receipts, ${c.plans} plan versions, ${c.reports} coverage reports)`);
+  out.push(`Members: ${c.members} (${c.events} events, ${c.receipts} receipts, ${c.entries} entries, ${c.commitments} commitments, ${c.workflows} workflow receipts, ${c.plans} plan versions, ${c.reports} coverage reports, ${c.outcomes} outcome reports)`);
   out.push('');
   const failedChecks = new Map<string, number>();
   for (const f of r.failures) failedChecks.set(f.check, (failedChecks.get(f.check) ?? 0) + 1);
@@ -73,6 +73,8 @@ export function packText(r: PackReport, file: string): string {
   if (rv) out.push(`  receipts: ${rv}`);
   if (r.verdicts.timeline) out.push(`  timeline: ${r.verdicts.timeline}`);
   if (r.verdicts.workflow) out.push(`  workflow: ${r.verdicts.workflow}`);
+  const ov = Object.entries(r.verdicts.outcomes).map(([v, n]) => `${n} ${v}`).join(', ');
+  if (ov) out.push(`  outcome reports: ${ov}`);
   for (const x of r.reports) out.push(`  report ${safe(x.report_id)}: digest ${x.digest}, recomputed ${x.recomputed ?? '(not recomputed)'}`);
   if (r.not_checked.length) {
     out.push('', 'Not checked:');

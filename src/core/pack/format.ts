@@ -89,6 +89,22 @@ export interface ReceiptMember {
   recorded?: false;
 }
 
+/**
+ * `outcome/<id>`: an outcome report's exact bytes (issue 18, `raw` as
+ * received, lowercase `id`), from the `OutcomeReported` event at `position`;
+ * `receipt_id` (lowercase) is the recorded call it answers. A pack holds the
+ * outcomes answering the receipts its subject's entries or workflow steps
+ * name (as of the report's position in a coverage-report pack).
+ */
+export interface OutcomeMember {
+  member: string;
+  id: string;
+  receipt_id: string;
+  position: number;
+  raw: string | null;
+  withheld?: string;
+}
+
 /** `entry/<seq>`: a timeline entry as recorded (its exact text), from the event at `position`. */
 export interface EntryMember {
   member: string;
@@ -166,6 +182,7 @@ export const memberName = {
   workflow: (id: string, position: number): string => `workflow/${id}/${position}`,
   plan: (planId: string, version: number): string => `plan/${planId}/${version}`,
   report: (reportId: string): string => `report/${reportId}`,
+  outcome: (outcomeId: string): string => `outcome/${outcomeId}`,
   chunk: (n: number): string => `manifest/${n}`,
 };
 
