@@ -174,7 +174,7 @@ export class EvidenceService {
         const ids = await this.timelines.receiptIdPage(this.db, jobId, after, upTo, PACK_PAGE);
         if (ids.length === 0) break;
         after = ids[ids.length - 1];
-        yield* this.outcomesOf(w, ids, outcomesUpTo, viewer);
+        yield* this.outcomesOf(w, ids, outcomesUpTo, upTo, viewer);
       }
     } else {
       // Every receipt a workflow receipt names as a step (the outcomes answering them are written after the workflow).
@@ -202,7 +202,7 @@ export class EvidenceService {
         for (let i = 0; i < fresh.length; i += PACK_PAGE) yield await this.receipts(w, fresh.slice(i, i + PACK_PAGE), upTo, viewer, emitted, null);
       }
       const ids = [...steps].sort();
-      for (let i = 0; i < ids.length; i += PACK_PAGE) yield* this.outcomesOf(w, ids.slice(i, i + PACK_PAGE), outcomesUpTo, viewer);
+      for (let i = 0; i < ids.length; i += PACK_PAGE) yield* this.outcomesOf(w, ids.slice(i, i + PACK_PAGE), outcomesUpTo, upTo, viewer);
     }
 
     for (const row of rows) {
@@ -359,16 +359,17 @@ export class EvidenceService {
 
   /**
    * The outcome reports (issue 18) answering a page of receipt ids
-   * (lowercase) recorded at or below `upTo`: each `OutcomeReported` event,
+   * (lowercase) recorded at or below `asOf`: each `OutcomeReported` event
+   * (its inclusion proof against the checkpoint of `size` leaves),
    * then its `outcome/<id>` member, a page of outcomes at a time. An outcome
    * stream holds that one event (a later observation is a new outcome), so
    * an outcome has no other event to carry.
    */
-  private async *outcomesOf(w: PackWriter, receiptIds: string[], upTo: number, viewer: Principal): AsyncGenerator<string> {
-    const rows = await this.outcomes.ofReceiptsAsOf(this.db, receiptIds, upTo);
+  private async *outcomesOf(w: PackWriter, receiptIds: string[], asOf: number, size: number, viewer: Principal): AsyncGenerator<string> {
+    const rows = await this.outcomes.ofReceiptsAsOf(this.db, receiptIds, asOf);
     for (let i = 0; i < rows.length; i += PACK_PAGE) {
-      const evs = await this.events.ofStreams(this.db, rows.slice(i, i + PACK_PAGE).map((o) => streams.outcome(o.outcome_id)), upTo);
-      let out = await this.eventMembers(w, evs, upTo, viewer);
+      const evs = await this.events.ofStreams(this.db, rows.slice(i, i + PACK_PAGE).map((o) => streams.outcome(o.outcome_id)), asOf);
+      let out = await this.eventMembers(w, evs, size, viewer);
       const withheld = mayReadWithheld(viewer) ? new Set<number>() : await this.events.withheldAmong(this.db, evs.map((e) => e.position));
       for (const e of evs) {
         const d = parseStoredJson(e.data);

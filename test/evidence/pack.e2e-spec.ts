@@ -278,7 +278,7 @@ describe.each(DIALECTS)('evidence packs on %s', (dialect) => {
     expect(j.verified).toBe(true);
     expect(j.failures).toEqual([]);
     expect(j.reports[0].recomputed).toBe(j.reports[0].digest);
-    expect(j.verdicts).toEqual({ receipts: { valid: 8 }, timeline: 'valid', workflow: null });
+    expect(j.verdicts).toEqual({ receipts: { valid: 8 }, timeline: 'valid', workflow: null, outcomes: {} });
     expect(j.passed.inclusion).toBe(20); // 19 records' events and the ledger-issued commitment
     const rp = await cli(['verify-pack', reportPackFile, '--vkey', vkey]);
     expect([rp.code, rp.out.includes('Result: VERIFIED')]).toEqual([0, true]);
