@@ -65,6 +65,7 @@ describe.each(DIALECTS)('evidence packs with outcome evidence on %s', (dialect) 
   let jobPack = '';
   let reportPack = '';
   let otherPack = '';
+  let payments = '';
 
   const post = (path: string, body: unknown, key: string) =>
     t.http.post(path).set('Authorization', `Bearer ${key}`).set('Content-Type', 'application/json').send(typeof body === 'string' ? body : JSON.stringify(body));
@@ -93,7 +94,7 @@ describe.each(DIALECTS)('evidence packs with outcome evidence on %s', (dialect) 
 
   beforeAll(async () => {
     t = await startApp(dialect, { CHECKPOINT_INTERVAL_MS: '3600000' });
-    const payments = (await t.app.get(ApiKeysService).create(`payments-${dialect}`, 'outcome', { systems: ['PAYMENTS'] })).key;
+    payments = (await t.app.get(ApiKeysService).create(`payments-${dialect}`, 'outcome', { systems: ['PAYMENTS'] })).key;
     const tl = await execute(job);
     settled = outcomeFor({ name: `${job}/settled`, job_id: job, receipt_id: tl[1].id });
     expect((await post('/api/outcomes', settled, payments)).status).toBe(201);
@@ -216,5 +217,36 @@ describe.each(DIALECTS)('evidence packs with outcome evidence on %s', (dialect) 
     expect(withBoth.failures).toEqual([{ member: `outcome/${id(otherOutcome)}`, check: 'subject' }]);
     const withEvent = await verify(repack([...lines(jobPack), otherEvent]));
     expect(withEvent.failures).toEqual([{ member: otherEvent.member, check: 'subject' }]);
+  });
+
+  it("a workflow whose payment step requires an outcome: its pack and its report's pack carry the confirmation and verify", async () => {
+    const steps = buildTimeline(`pack-out-wf-${dialect}`, PAYMENT_STEPS);
+    for (const e of steps) expect((await post('/api/receipts', receiptFor(e), t.keys.producer)).status).toBe(201);
+    const wf = await post('/api/workflows/assemble', { session_id: 's-pack-out', goal: 'pay', status: 'ok', receipt_ids: steps.map((e) => e.id), output: 'paid' }, t.keys.producer);
+    expect(wf.status).toBe(201);
+    const wfId = (wf.body.workflow_id ?? wf.body.id) as string;
+    // The payment plan, naming the workflow instead of a job (JSON drops the undefined job_id).
+    const plan = { ...paymentPlan(wfId), job_id: undefined, workflow_id: wfId };
+    expect((await post('/api/plans', plan, t.keys.compliance)).status).toBe(201);
+    const confirmed = outcomeFor({ name: `${wfId}/settled`, job_id: `pack-out-wf-${dialect}`, receipt_id: steps[1].id });
+    expect((await post('/api/outcomes', confirmed, payments)).status).toBe(201);
+    const rep = await post('/api/coverage-reports', { workflow_id: wfId }, t.keys.auditor);
+    expect(rep.status).toBe(201);
+    const g = await t.http.get(`/api/coverage-reports/${rep.body.report_id as string}`).set('Accept', 'application/json');
+    expect(g.body.report.actions.find((a: { action_id: string }) => a.action_id === 'pay').outcome).toMatchObject({ status: 'confirmed', evidence: [{ deciding_outcome: id(confirmed) }] });
+    await t.app.get(CheckpointSigner).tick();
+    await t.app.get(CheckpointSigner).tick();
+    for (const path of [`/api/workflows/${wfId}/evidence`, `/api/coverage-reports/${rep.body.report_id as string}/evidence`]) {
+      const body = await pack(path, t.keys.auditor);
+      expect(lines(body).filter((m) => m.member.startsWith('outcome/')).map((m) => m.member)).toEqual([`outcome/${id(confirmed)}`]);
+      const j = await verify(body);
+      expect(j.failures).toEqual([]);
+      expect([j.code, j.verified, j.passed.report_recomputed, j.reports[0].recomputed]).toEqual([0, true, 1, rep.body.digest]);
+      // Without the confirmation the report does not recompute.
+      const ms = lines(body);
+      const ev = eventOf(ms, `outcome:${id(confirmed)}`).member;
+      const cut = await verify(repack(ms.filter((m) => m.member !== ev && m.member !== `outcome/${id(confirmed)}`)));
+      expect(cut.failures).toEqual([{ member: `report/${rep.body.report_id as string}`, check: 'report_recomputed' }]);
+    }
   });
 });
