@@ -11,7 +11,7 @@ import { EvidenceService } from './evidence.service';
 /** The media type of an evidence pack (JSON Lines). */
 export const PACK_MEDIA_TYPE = 'application/jsonl; charset=utf-8';
 
-const PACK_DESCRIPTION = `${PACK_FORMAT}: JSON Lines, one member a line (header, log/vkey, log/checkpoint, log/timestamp?, plan/*, event/*, entry/*, commitment/*, receipt/*, workflow/*, report/*), a manifest/<n> chunk of SHA-256s every 1000 members and a final manifest line (docs/evidence-pack.md). Check it offline with aer1 verify-pack FILE --vkey VKEY.`;
+const PACK_DESCRIPTION = `${PACK_FORMAT}: JSON Lines, one member a line (header, log/vkey, log/checkpoint, log/timestamp?, plan/*, event/*, entry/*, commitment/*, receipt/*, workflow/*, outcome/*, report/*), a manifest/<n> chunk of SHA-256s every 1000 members and a final manifest line (docs/evidence-pack.md). Check it offline with aer1 verify-pack FILE --vkey VKEY.`;
 
 /**
  * Evidence packs over HTTP (issue 16): one download per job, workflow or

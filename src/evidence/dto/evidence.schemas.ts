@@ -7,7 +7,7 @@ export const EVIDENCE_SCHEMAS: Record<string, Schema> = {
       member: {
         type: 'string',
         description:
-          'the member name: `header`, `log/vkey`, `log/checkpoint`, `log/timestamp`, `plan/<plan_id>/<version>`, `event/<position>`, `entry/<seq>`, `commitment/<id>`, `receipt/<id>`, `workflow/<id>/<position>`, `report/<report_id>`, `manifest/<n>` (SHA-256 of the members since the previous chunk) or `manifest` (the last line)',
+          'the member name: `header`, `log/vkey`, `log/checkpoint`, `log/timestamp`, `plan/<plan_id>/<version>`, `event/<position>`, `entry/<seq>`, `commitment/<id>`, `receipt/<id>`, `workflow/<id>/<position>`, `outcome/<id>`, `report/<report_id>`, `manifest/<n>` (SHA-256 of the members since the previous chunk) or `manifest` (the last line)',
       },
     },
     'one line of an aer1-evidence-pack/1 (JSON Lines); its other members depend on `member` (docs/evidence-pack.md)',
