@@ -3,11 +3,12 @@ import { ConfigService } from '@nestjs/config';
 import { NestFactory } from '@nestjs/core';
 import { NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
-import { Logger } from 'nestjs-pino';
+import { Logger, PARAMS_PROVIDER_TOKEN } from 'nestjs-pino';
 import { AppModule } from './app.module';
 import { ErrorFilter } from './common/error.filter';
 import { hardenServer, rejectRepeatedQuery, securityHeaders } from './common/http-hardening';
 import { ReadBodyInterceptor } from './common/raw-body';
+import { requestLogging } from './common/request-log';
 import { addSchemas, operationIdFactory } from './common/openapi';
 import { API_SCHEMAS } from './common/api-schemas';
 import { AppConfig, trustProxy, validateConfig } from './config/configuration';
@@ -34,6 +35,8 @@ export async function createApp(env: Record<string, string | undefined> = proces
   app.disable('x-powered-by');
   const metrics = app.get(LedgerMetrics);
   if (metrics.enabled) app.use(httpMetrics(metrics)); // first: it sees every answer, refusals included
+  const requestLog = requestLogging(app.get(PARAMS_PROVIDER_TOKEN));
+  if (requestLog) app.use(requestLog);
   app.use(securityHeaders());
   app.use(rejectRepeatedQuery());
   hardenServer(app.getHttpServer());

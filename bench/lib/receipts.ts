@@ -35,6 +35,20 @@ export function receiptBodies(root: string, n: number): string[] {
   return out;
 }
 
+/**
+ * `n` request bodies the service refuses with 422 after all of its
+ * per-request work but the write: the corpus receipt with its own id and an
+ * output hash that does not match its canonical bytes (S6 fails).
+ */
+export function refusedBodies(root: string, n: number): string[] {
+  const base = corpusReceipt(root);
+  const out: string[] = new Array(n);
+  for (let i = 0; i < n; i++) out[i] = JSON.stringify({ ...base, id: randomUUID(), output_hash: `sha256:${'0'.repeat(64)}` });
+  const check = verifyReceipt(JSON.parse(out[0]));
+  if (check.verdict === 'valid') throw new Error('a refused receipt verifies');
+  return out;
+}
+
 /** Column values in table order (events, then receipts), ready for a raw INSERT. */
 export interface LedgerRows {
   events: unknown[][];

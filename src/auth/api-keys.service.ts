@@ -61,6 +61,16 @@ export interface KeyRecord extends KeyProfile {
   revoked_at: string | null;
 }
 
+/**
+ * How long (ms) an authenticated key is trusted without reading its row
+ * again. A key revoked through another process (another API instance, or
+ * `npm run ledger -- revoke-key`) stops working here within this time; one
+ * revoked through this process, at once.
+ */
+export const KEY_CACHE_MS = 1000;
+/** At most this many keys are remembered (the oldest is dropped first). */
+const KEY_CACHE_ENTRIES = 10_000;
+
 function hashKey(key: string): string {
   return createHash('sha256').update(key, 'utf8').digest('hex');
 }
@@ -139,6 +149,7 @@ export class ApiKeysService {
   async revoke(id: string): Promise<void> {
     if (!(await this.keys.exists(this.db, id))) throw new NotFoundError('api_key', id);
     await this.db.write((tx) => this.keys.revoke(tx, id, new Date().toISOString()));
+    for (const [hash, c] of this.active) if (c.principal.key_id === id) this.active.delete(hash);
   }
 
   /** Keys without their secrets. */
@@ -171,11 +182,29 @@ export class ApiKeysService {
     if (!token) throw new LedgerError(401, 'missing_key', 'this endpoint needs an API key: Authorization: Bearer <key>');
     const admin = this.config.get('LEDGER_ADMIN_KEY', { infer: true });
     if (admin && safeEqual(token, admin)) return { key_id: BOOTSTRAP_ADMIN_ID, name: 'LEDGER_ADMIN_KEY', role: 'admin', owner: null, systems: null, gateway: false, publication: 'full' };
-    const r = await this.keys.byHash(this.db, hashKey(token));
+    const hash = hashKey(token);
+    const now = performance.now();
+    const cached = this.active.get(hash);
+    if (cached && now - cached.at < KEY_CACHE_MS) return cached.principal;
+    const r = await this.keys.byHash(this.db, hash);
     if (!r) throw new LedgerError(401, 'invalid_key', 'the API key is not known');
-    if (r.revoked_at) throw new LedgerError(401, 'key_revoked', 'the API key was revoked');
-    return { key_id: r.id, name: r.name, role: r.role, owner: r.owner, systems: r.systems, gateway: r.gateway, publication: r.publication };
+    if (r.revoked_at) {
+      this.active.delete(hash);
+      throw new LedgerError(401, 'key_revoked', 'the API key was revoked');
+    }
+    const principal: Principal = { key_id: r.id, name: r.name, role: r.role, owner: r.owner, systems: r.systems, gateway: r.gateway, publication: r.publication };
+    if (this.active.size >= KEY_CACHE_ENTRIES) this.active.delete(this.active.keys().next().value as string);
+    this.active.set(hash, { principal, at: now });
+    return principal;
   }
+
+  /**
+   * Keys this process authenticated in the last {@link KEY_CACHE_MS}, by key
+   * hash (never the key): a fleet of agents posting one record per tool call
+   * would otherwise read the key's row on every request. Only active keys
+   * are kept; a revocation through this process drops its key at once.
+   */
+  private readonly active = new Map<string, { principal: Principal; at: number }>();
 }
 
 /** The key id recorded for the bootstrap admin key (LEDGER_ADMIN_KEY). */

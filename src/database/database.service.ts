@@ -18,6 +18,27 @@ export interface Tx {
    * Only a write transaction has hooks: elsewhere this throws.
    */
   beforeCommit(hook: () => Promise<void>): void;
+  /**
+   * The commit group this transaction is part of (see
+   * {@link DatabaseService.write}): one object shared by every call of one
+   * database transaction, for state a service keeps per group (the ledger's
+   * head and pending tree leaves).
+   */
+  readonly group: object;
+  /**
+   * Run `fn` (synchronous, must not throw) once this call's work is kept in
+   * its group: its before-commit hooks done and its savepoint released. Not
+   * run for a call rolled back alone. Only a write transaction has hooks.
+   */
+  whenKept(fn: () => void): void;
+  /**
+   * Run `hook` once, after every call of the group and before COMMIT. A
+   * throw fails the whole group (every call, nothing written): for work the
+   * group's calls share, like integrating all of their leaves at once. Only a
+   * write transaction has hooks. `hook` gets a handle on the group's
+   * transaction (with no hooks of its own).
+   */
+  beforeGroupCommit(hook: (tx: Tx) => Promise<void>): void;
 }
 
 export { toPostgresPlaceholders } from './rows';
@@ -105,6 +126,13 @@ interface WriteCall {
   alone: boolean;
 }
 
+/** The hooks of one call of a commit group (see {@link Tx}). */
+interface CallHooks {
+  before: (() => Promise<void>)[];
+  kept: (() => void)[];
+  group: { beforeCommit: ((tx: Tx) => Promise<void>)[] };
+}
+
 /** Advisory lock key held while migrations run, so replicas started together do not race. */
 const MIGRATION_LOCK_KEY = 0x4145_524d; // "AERM"
 
@@ -159,14 +187,17 @@ export class DatabaseService implements OnApplicationShutdown {
     this.dialect = dataSource.options.type === 'postgres' ? 'postgres' : 'sqlite';
   }
 
-  private wrap(manager: EntityManager, hooks?: (() => Promise<void>)[]): Tx {
+  private wrap(manager: EntityManager, hooks?: CallHooks): Tx {
     const dialect = this.dialect;
+    const outside = (what: string): never => {
+      throw new Error(`${what} outside a write transaction`);
+    };
     return {
       dialect,
-      beforeCommit: (hook) => {
-        if (!hooks) throw new Error('beforeCommit outside a write transaction');
-        hooks.push(hook);
-      },
+      group: hooks?.group ?? {},
+      beforeCommit: (hook) => (hooks ? void hooks.before.push(hook) : outside('beforeCommit')),
+      whenKept: (fn) => (hooks ? void hooks.kept.push(fn) : outside('whenKept')),
+      beforeGroupCommit: (hook) => (hooks ? void hooks.group.beforeCommit.push(hook) : outside('beforeGroupCommit')),
       query: async <T>(sql: string, params: unknown[] = []): Promise<T[]> => {
         refuseNul(params);
         const text = dialect === 'postgres' ? toPostgresPlaceholders(sql) : sql;
@@ -297,11 +328,13 @@ export class DatabaseService implements OnApplicationShutdown {
     try {
       await this.dataSource.transaction(async (manager) => {
         if (this.dialect === 'postgres') await this.wrap(manager).query('SELECT pg_advisory_xact_lock(?)', [APPEND_LOCK_KEY]);
+        const group: CallHooks['group'] = { beforeCommit: [] };
         for (let i = 0; i < calls.length; i++) {
           const call = calls[i];
-          const beforeHooks: (() => Promise<void>)[] = [];
+          const hooks: CallHooks = { before: [], kept: [], group };
+          const beforeHooks = hooks.before;
           const after: (() => void)[] = [];
-          const tx = this.wrap(manager, beforeHooks);
+          const tx = this.wrap(manager, hooks);
           this.commitHooks.set(tx, after);
           const started = performance.now();
           if (grouped) await manager.query(`SAVEPOINT aer1_call_${i}`);
@@ -309,6 +342,7 @@ export class DatabaseService implements OnApplicationShutdown {
             const value = await call.fn(tx);
             for (let k = 0; k < beforeHooks.length; k++) await beforeHooks[k]();
             if (grouped) await manager.query(`RELEASE SAVEPOINT aer1_call_${i}`);
+            for (const f of hooks.kept) f();
             done.push({ call, tx, value, after, waited: waited[i] });
           } catch (e) {
             this.commitHooks.delete(tx);
@@ -319,6 +353,11 @@ export class DatabaseService implements OnApplicationShutdown {
             await manager.query(`RELEASE SAVEPOINT aer1_call_${i}`);
             this.observer?.writeFinished([tx], false, { waited: [waited[i]], total: (performance.now() - started) / 1000, commit: 0 });
           }
+        }
+        // Work the kept calls share (added by them as they ran): a throw here fails the whole group.
+        if (group.beforeCommit.length > 0) {
+          const groupTx = this.wrap(manager);
+          for (let k = 0; k < group.beforeCommit.length; k++) await group.beforeCommit[k](groupTx);
         }
         bodyDone = performance.now();
       });

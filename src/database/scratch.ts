@@ -45,6 +45,13 @@ export function sqliteTx(db: BetterSqlite3.Database): Tx {
     beforeCommit: () => {
       throw new Error('a scratch database has no commit hooks');
     },
+    group: {},
+    whenKept: () => {
+      throw new Error('a scratch database has no commit hooks');
+    },
+    beforeGroupCommit: () => {
+      throw new Error('a scratch database has no commit hooks');
+    },
   };
 }
 

@@ -45,7 +45,10 @@ interface PendingLeaves {
 export class LedgerService {
   /** The head each open write transaction has appended up to (entries vanish with their Tx). */
   private readonly txHeads = new WeakMap<Tx, { position: number; event_hash: string }>();
-  private readonly pending = new WeakMap<Tx, PendingLeaves>();
+  /** The head after the kept calls of each open commit group (see Tx.group). */
+  private readonly groupHeads = new WeakMap<object, { position: number; event_hash: string }>();
+  /** Leaves appended by each call (until it is kept), then by each commit group. */
+  private readonly pending = new WeakMap<object, PendingLeaves>();
   /**
    * The tree as this process last integrated it, with the event hash at its
    * size. Used only when a transaction extends exactly that size and that
@@ -91,7 +94,9 @@ export class LedgerService {
     // wrote is still the head: remembered per Tx, not re-read. Each write of a commit group has a
     // Tx of its own, so its first append reads the head from the transaction (its group-mates'
     // work included; a group-mate rolled back to its savepoint left nothing, and its cache died with its Tx).
-    const head = this.txHeads.get(tx) ?? (await this.head(tx));
+    // A later call of the same commit group starts from the head its kept group-mates left (a call
+    // rolled back to its savepoint is never kept, so its head is never used).
+    const head = this.txHeads.get(tx) ?? this.groupHeads.get(tx.group) ?? (await this.head(tx));
     let position = head?.position ?? 0;
     let prevHash = head?.event_hash ?? LEDGER_GENESIS_HASH;
     const recordedAt = new Date().toISOString();
@@ -120,30 +125,52 @@ export class LedgerService {
     }
     if (stored.length > 0) {
       // Once per transaction: after it commits, tell this process's waiting readers (the event stream) the new head.
-      if (!this.txHeads.has(tx)) this.db.afterCommit(tx, () => this.notifier.committed(this.txHeads.get(tx)?.position ?? 0));
+      if (!this.txHeads.has(tx)) {
+        this.db.afterCommit(tx, () => this.notifier.committed(this.txHeads.get(tx)?.position ?? 0));
+        tx.whenKept(() => this.groupHeads.set(tx.group, this.txHeads.get(tx)!));
+      }
       this.txHeads.set(tx, { position, event_hash: prevHash });
     }
     this.metrics?.appended(tx, stored); // counted when tx commits
     return stored;
   }
 
-  /** Queue the event's leaf for integration when `tx` commits. */
+  /**
+   * Queue the event's leaf. A call's leaves join its commit group's once the
+   * call is kept; the group's leaves are integrated once, just before the
+   * group commits (one read of the right edge at most, one multi-row INSERT
+   * per 500 nodes for the whole group).
+   */
   private leafFor(tx: Tx, ev: StoredEvent, input: string): void {
     let p = this.pending.get(tx);
     if (!p) {
       p = { firstPosition: ev.position, prevHash: ev.prev_hash, leaves: [], lastHash: ev.prev_hash };
       this.pending.set(tx, p);
-      tx.beforeCommit(() => this.integrate(tx));
+      tx.whenKept(() => this.keep(tx));
     }
     p.leaves.push(input);
     p.lastHash = ev.event_hash;
   }
 
-  /** Integrate the leaves `tx` appended and store the nodes they complete (one multi-row INSERT per 500 nodes). */
-  private async integrate(tx: Tx): Promise<void> {
-    const p = this.pending.get(tx);
-    if (!p) return;
+  /** A kept call's leaves join its group's (they follow the group's, as its events follow theirs). */
+  private keep(tx: Tx): void {
+    const mine = this.pending.get(tx)!;
     this.pending.delete(tx);
+    const group = this.pending.get(tx.group);
+    if (group) {
+      for (const l of mine.leaves) group.leaves.push(l);
+      group.lastHash = mine.lastHash;
+      return;
+    }
+    this.pending.set(tx.group, mine);
+    tx.beforeGroupCommit((groupTx) => this.integrate(groupTx, tx.group));
+  }
+
+  /** Integrate the leaves a commit group appended and store the nodes they complete (one multi-row INSERT per 500 nodes). */
+  private async integrate(tx: Tx, group: object): Promise<void> {
+    const p = this.pending.get(group);
+    if (!p) return;
+    this.pending.delete(group);
     const size = p.firstPosition - 1;
     let t = this.tree;
     this.tree = null;

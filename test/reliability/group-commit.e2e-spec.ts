@@ -105,12 +105,15 @@ describe.each(DIALECTS)('group commit on %s', (dialect) => {
     const a = db.write(async (tx) => {
       await tx.query(`INSERT INTO ${table} (n) VALUES (1)`);
       tx.beforeCommit(async () => void log.push('a before-commit'));
+      tx.whenKept(() => log.push('a kept'));
+      tx.beforeGroupCommit(async () => void log.push('group before-commit (added by a)'));
       db.afterCommit(tx, () => log.push('a after-commit'));
       log.push('a ran');
       return 'a';
     });
     const b = db.write(async (tx) => {
       await tx.query(`INSERT INTO ${table} (n) VALUES (2)`);
+      tx.whenKept(() => log.push('b kept'));
       db.afterCommit(tx, () => log.push('b after-commit'));
       log.push('b ran');
       throw new Error('b fails');
@@ -128,8 +131,35 @@ describe.each(DIALECTS)('group commit on %s', (dialect) => {
     expect(rb).toMatchObject({ status: 'rejected', reason: { message: 'b fails' } });
     expect(rc).toEqual({ status: 'fulfilled', value: 'c' });
     // One group: c ran before a's promise resolved (a resolves only after the group's COMMIT and its after-commit hooks), and saw a's row but not b's.
-    expect(log).toEqual(['a ran', 'a before-commit', 'b ran', 'c saw 1', 'a after-commit', 'c after-commit', 'a resolved']);
+    // b was rolled back to its savepoint: never kept. The group's hook ran once, after every call, before COMMIT.
+    expect(log).toEqual(['a ran', 'a before-commit', 'a kept', 'b ran', 'c saw 1', 'group before-commit (added by a)', 'a after-commit', 'c after-commit', 'a resolved']);
     expect((await db.query<{ n: number | string }>(`SELECT n FROM ${table} ORDER BY n`)).map((r) => Number(r.n))).toEqual([1, 3]);
+    await db.unsafeQuery(`DROP TABLE ${table}`);
+  });
+
+  it('a group hook that throws fails the whole group: every call rejects and nothing is stored', async () => {
+    const db = t.app.get(DatabaseService);
+    const p0 = await head();
+    const table = `gc_probe_${randomUUID().replace(/-/g, '').slice(0, 12)}`;
+    await db.unsafeQuery(`CREATE TABLE ${table} (n INTEGER NOT NULL)`);
+    const seen: string[] = [];
+    const calls = [1, 2, 3].map((n) =>
+      db.write(async (tx) => {
+        await tx.query(`INSERT INTO ${table} (n) VALUES (?)`, [n]);
+        if (n === 2) tx.beforeGroupCommit(async (g) => {
+          seen.push(`rows before COMMIT: ${(await g.query<{ n: number | string }>(`SELECT n FROM ${table} ORDER BY n`)).map((r) => Number(r.n)).join(',')}`);
+          throw new Error('group hook fails');
+        });
+        return n;
+      }),
+    );
+    const results = await Promise.allSettled(calls);
+    expect(seen).toEqual(['rows before COMMIT: 1,2,3']);
+    expect(results.map((r) => (r.status === 'rejected' ? (r.reason as Error).message : r.value))).toEqual(['group hook fails', 'group hook fails', 'group hook fails']);
+    expect(await db.query(`SELECT n FROM ${table}`)).toEqual([]);
+    expect(await head()).toBe(p0);
+    const v = await call(base, 'GET', '/api/ledger/verify');
+    expect([v.status, v.body.ok, v.body.tree.ok, v.body.projections.ok]).toEqual([200, true, true, true]);
     await db.unsafeQuery(`DROP TABLE ${table}`);
   });
 
