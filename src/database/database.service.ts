@@ -6,6 +6,7 @@ import { Dialect } from './database-url';
 import type BetterSqlite3 from 'better-sqlite3';
 import { Queryable, toPostgresPlaceholders } from './rows';
 import { sqliteTx } from './scratch';
+import { DeferredInserts, InsertRun, multiRowInsertSql, rowsPerStatement } from './deferred-inserts';
 
 /** A unit of work: every statement of one request runs in one of these. */
 export interface Tx {
@@ -18,6 +19,22 @@ export interface Tx {
    * Only a write transaction has hooks: elsewhere this throws.
    */
   beforeCommit(hook: () => Promise<void>): void;
+  /**
+   * Queue one row for `INSERT INTO table (columns) VALUES (values)` instead
+   * of running it now (issue 17): the rows a write call queues are written as
+   * multi-row INSERTs (chunked under each driver's parameter limit; rows of a
+   * table in the order queued, tables in the order each was first queued)
+   * before any other statement of this Tx runs (so every read sees them), and
+   * at the latest when the call's own work is done, before its before-commit
+   * hooks and before its savepoint is released. A row the database refuses
+   * then fails the call exactly as the INSERT run at once would have (a
+   * {@link StorageInputError} for what {@link inputError} maps, else the
+   * driver's error), only later. Values are checked by {@link refuseNul} here,
+   * at once. `values` are bound as {@link query} binds parameters, one per
+   * column. Only a write transaction queues: elsewhere this throws; a
+   * scratch database's Tx runs the INSERT at once.
+   */
+  insertLater(table: string, columns: readonly string[], values: readonly unknown[]): void;
 }
 
 export { toPostgresPlaceholders } from './rows';
@@ -159,26 +176,88 @@ export class DatabaseService implements OnApplicationShutdown {
     this.dialect = dataSource.options.type === 'postgres' ? 'postgres' : 'sqlite';
   }
 
-  private wrap(manager: EntityManager, hooks?: (() => Promise<void>)[]): Tx {
+  private wrap(manager: EntityManager): Tx {
+    return this.open(manager).tx;
+  }
+
+  /**
+   * A {@link Tx} on `manager`. With `hooks` it is a write call's: it has
+   * before-commit hooks and queues {@link Tx.insertLater} rows, which
+   * `flush` writes (after any flush still running) and `close` drops; after
+   * `close`, insertLater throws (a row queued after the call ended would be lost).
+   */
+  private open(manager: EntityManager, hooks?: (() => Promise<void>)[]): { tx: Tx; flush: () => Promise<void>; close: () => void } {
     const dialect = this.dialect;
-    return {
+    const deferred = hooks ? new DeferredInserts() : null;
+    let flushing: Promise<void> | null = null;
+    let closed = false;
+    const flush = (): Promise<void> => {
+      if (!deferred || deferred.empty) return flushing ?? Promise.resolve();
+      const runs = deferred.take();
+      const before = flushing;
+      const p = (async () => {
+        if (before) await before;
+        await this.writeRuns(manager, runs);
+      })();
+      flushing = p;
+      const done = (): void => {
+        if (flushing === p) flushing = null;
+      };
+      p.then(done, done);
+      return p;
+    };
+    const tx: Tx = {
       dialect,
       beforeCommit: (hook) => {
         if (!hooks) throw new Error('beforeCommit outside a write transaction');
         hooks.push(hook);
       },
+      insertLater: (table, columns, values) => {
+        if (!deferred) throw new Error('insertLater outside a write transaction');
+        if (closed) throw new Error('insertLater after its write call ended');
+        refuseNul(values as unknown[]);
+        deferred.add(table, columns, values);
+      },
       query: async <T>(sql: string, params: unknown[] = []): Promise<T[]> => {
         refuseNul(params);
+        // Read-your-writes: the rows queued so far are written before anything else runs.
+        if (flushing || (deferred && !deferred.empty)) await flush();
         const text = dialect === 'postgres' ? toPostgresPlaceholders(sql) : sql;
-        let rows: unknown;
-        try {
-          rows = await manager.query(text, params);
-        } catch (e) {
-          throw inputError(e) ?? e;
-        }
-        return (Array.isArray(rows) ? rows : []) as T[];
+        return this.run<T>(manager, text, params);
       },
     };
+    return {
+      tx,
+      flush,
+      close: () => {
+        closed = true;
+        deferred?.take();
+      },
+    };
+  }
+
+  /** Run `text` (placeholders already in the dialect's form); a driver error {@link inputError} maps becomes that 400. */
+  private async run<T>(manager: EntityManager, text: string, params: unknown[]): Promise<T[]> {
+    let rows: unknown;
+    try {
+      rows = await manager.query(text, params);
+    } catch (e) {
+      throw inputError(e) ?? e;
+    }
+    return (Array.isArray(rows) ? rows : []) as T[];
+  }
+
+  /** Write queued runs (see {@link Tx.insertLater}): one multi-row INSERT per chunk, in order. */
+  private async writeRuns(manager: EntityManager, runs: InsertRun[]): Promise<void> {
+    for (const run of runs) {
+      const per = rowsPerStatement(this.dialect, run.columns.length);
+      for (let i = 0; i < run.rows.length; i += per) {
+        const end = Math.min(run.rows.length, i + per);
+        const params: unknown[] = [];
+        for (let r = i; r < end; r++) for (const v of run.rows[r]) params.push(v);
+        await this.run(manager, multiRowInsertSql(this.dialect, run.table, run.columns, end - i), params);
+      }
+    }
   }
 
   /**
@@ -301,16 +380,22 @@ export class DatabaseService implements OnApplicationShutdown {
           const call = calls[i];
           const beforeHooks: (() => Promise<void>)[] = [];
           const after: (() => void)[] = [];
-          const tx = this.wrap(manager, beforeHooks);
+          const open = this.open(manager, beforeHooks);
+          const tx = open.tx;
           this.commitHooks.set(tx, after);
           const started = performance.now();
           if (grouped) await manager.query(`SAVEPOINT aer1_call_${i}`);
           try {
             const value = await call.fn(tx);
+            // The call's queued rows are written inside its savepoint, before its hooks (which may read them) and after them.
+            await open.flush();
             for (let k = 0; k < beforeHooks.length; k++) await beforeHooks[k]();
+            await open.flush();
+            open.close();
             if (grouped) await manager.query(`RELEASE SAVEPOINT aer1_call_${i}`);
             done.push({ call, tx, value, after, waited: waited[i] });
           } catch (e) {
+            open.close();
             this.commitHooks.delete(tx);
             if (!grouped) throw e;
             failed.set(call, e);
