@@ -1,12 +1,13 @@
 import { Injectable, OnApplicationShutdown } from '@nestjs/common';
-import { DataSource, EntityManager } from 'typeorm';
+import { DataSource, EntityManager, QueryFailedError } from 'typeorm';
 import { BadInputError } from '../common/errors';
 import { hasLoneSurrogate } from '../core/text';
 import { Dialect } from './database-url';
 import type BetterSqlite3 from 'better-sqlite3';
 import { Queryable, toPostgresPlaceholders } from './rows';
 import { sqliteTx } from './scratch';
-import { DeferredInserts, InsertRun, multiRowInsertSql, rowsPerStatement } from './deferred-inserts';
+import { chunkSizes, DeferredInserts, InsertRun, multiRowInsertSql } from './deferred-inserts';
+import { createHash } from 'node:crypto';
 
 /** A unit of work: every statement of one request runs in one of these. */
 export interface Tx {
@@ -247,16 +248,50 @@ export class DatabaseService implements OnApplicationShutdown {
     return (Array.isArray(rows) ? rows : []) as T[];
   }
 
-  /** Write queued runs (see {@link Tx.insertLater}): one multi-row INSERT per chunk, in order. */
+  /** Write queued runs (see {@link Tx.insertLater}): multi-row INSERTs of a few fixed sizes ({@link chunkSizes}), rows in order. */
   private async writeRuns(manager: EntityManager, runs: InsertRun[]): Promise<void> {
     for (const run of runs) {
-      const per = rowsPerStatement(this.dialect, run.columns.length);
-      for (let i = 0; i < run.rows.length; i += per) {
-        const end = Math.min(run.rows.length, i + per);
+      let i = 0;
+      for (const k of chunkSizes(this.dialect, run.columns.length, run.rows.length)) {
         const params: unknown[] = [];
-        for (let r = i; r < end; r++) for (const v of run.rows[r]) params.push(v);
-        await this.run(manager, multiRowInsertSql(this.dialect, run.table, run.columns, end - i), params);
+        for (let r = i; r < i + k; r++) for (const v of run.rows[r]) params.push(v);
+        i += k;
+        const st = this.insertStatement(run.table, run.columns, k);
+        if (this.dialect === 'sqlite') await this.run(manager, st.text, params);
+        else await this.runNamed(manager, st, params);
       }
+    }
+  }
+
+  /** Multi-row INSERT texts by table, columns and rows, with a PostgreSQL statement name for each (a handful per table). */
+  private readonly insertStatements = new Map<string, { text: string; name: string }>();
+
+  private insertStatement(table: string, columns: readonly string[], rows: number): { text: string; name: string } {
+    const key = `${table}(${columns.join(',')})${rows}`;
+    let st = this.insertStatements.get(key);
+    if (!st) {
+      const text = multiRowInsertSql(this.dialect, table, columns, rows);
+      // The name stands for the text (pg refuses one name for two texts on a connection); 26 characters, under PostgreSQL's 63.
+      st = { text, name: `aer1i_${createHash('sha256').update(text).digest('hex').slice(0, 20)}` };
+      this.insertStatements.set(key, st);
+    }
+    return st;
+  }
+
+  /**
+   * Run `st` on PostgreSQL as a named prepared statement on the transaction's
+   * own connection (pg parses it once per connection, then only binds and
+   * executes), bypassing TypeORM's unnamed query; errors as TypeORM gives
+   * them (QueryFailedError around the driver's), then as {@link run} maps them.
+   */
+  private async runNamed(manager: EntityManager, st: { text: string; name: string }, params: unknown[]): Promise<void> {
+    const runner = manager.queryRunner as unknown as { connect(): Promise<{ query(q: { name: string; text: string; values: unknown[] }): Promise<unknown> }> } | undefined;
+    if (!runner) return void (await this.run(manager, st.text, params));
+    const client = await runner.connect();
+    try {
+      await client.query({ name: st.name, text: st.text, values: params });
+    } catch (e) {
+      throw inputError(e) ?? new QueryFailedError(st.text, params, e as Error);
     }
   }
 

@@ -14,12 +14,13 @@ import type { Dialect } from './database-url';
 export const MAX_PARAMETERS: Readonly<Record<Dialect, number>> = { postgres: 65_535, sqlite: 32_766 };
 
 /**
- * Rows per statement at most, whatever the parameter limit allows: on
- * SQLite each distinct row count is a statement to prepare (they are cached),
- * so full chunks of this size reuse one; on PostgreSQL a larger statement
- * saves little once the round trips are gone, and keeps one message bounded.
+ * Rows per statement at most (a power of two), whatever the parameter limit
+ * allows. Statements come in a few fixed sizes ({@link chunkSizes}) so each
+ * is prepared once and reused: SQLite's statement cache, PostgreSQL's named
+ * prepared statements (parsed and planned once per connection; planning a
+ * 1,000-row VALUES list costs about as much as running it).
  */
-export const MAX_ROWS: Readonly<Record<Dialect, number>> = { postgres: 1000, sqlite: 200 };
+export const MAX_ROWS: Readonly<Record<Dialect, number>> = { postgres: 1024, sqlite: 256 };
 
 /** The queued rows of one table and column list, in the order queued. */
 export interface InsertRun {
@@ -63,10 +64,30 @@ export class DeferredInserts {
   }
 }
 
-/** Rows of one statement for `columns` columns on `dialect`: under both the parameter limit and {@link MAX_ROWS}. */
+/** The largest power of two <= n (n >= 1). */
+function pow2floor(n: number): number {
+  return 2 ** Math.floor(Math.log2(n));
+}
+
+/** Rows of the largest statement for `columns` columns on `dialect`: a power of two, under both the parameter limit and {@link MAX_ROWS}. */
 export function rowsPerStatement(dialect: Dialect, columns: number, limits: { parameters?: number; rows?: number } = {}): number {
   const byParams = Math.floor((limits.parameters ?? MAX_PARAMETERS[dialect]) / columns);
-  return Math.max(1, Math.min(byParams, limits.rows ?? MAX_ROWS[dialect]));
+  return byParams < 1 ? 1 : pow2floor(Math.min(byParams, limits.rows ?? MAX_ROWS[dialect]));
+}
+
+/**
+ * The row counts of the statements that write `rows` rows, in order: full
+ * statements of {@link rowsPerStatement}, then the rest in descending powers
+ * of two (at most log2 of the largest size more statements; every size is one
+ * of a handful, so each is prepared once).
+ */
+export function chunkSizes(dialect: Dialect, columns: number, rows: number): number[] {
+  const max = rowsPerStatement(dialect, columns);
+  const out: number[] = [];
+  let left = rows;
+  for (; left >= max; left -= max) out.push(max);
+  for (let k = max >> 1; k >= 1; k >>= 1) if (left & k) out.push(k);
+  return out;
 }
 
 /**
