@@ -6,7 +6,7 @@ import { Dialect } from './database-url';
 import type BetterSqlite3 from 'better-sqlite3';
 import { Queryable, toPostgresPlaceholders } from './rows';
 import { sqliteTx } from './scratch';
-import { chunkSizes, DeferredInserts, InsertRun, multiRowInsertSql } from './deferred-inserts';
+import { chunkSizes, DeferredInserts, EAGER_ROWS, InsertRun, multiRowInsertSql } from './deferred-inserts';
 import { createHash } from 'node:crypto';
 
 /** A unit of work: every statement of one request runs in one of these. */
@@ -184,28 +184,43 @@ export class DatabaseService implements OnApplicationShutdown {
   /**
    * A {@link Tx} on `manager`. With `hooks` it is a write call's: it has
    * before-commit hooks and queues {@link Tx.insertLater} rows, which
-   * `flush` writes (after any flush still running) and `close` drops; after
-   * `close`, insertLater throws (a row queued after the call ended would be lost).
+   * `flush` writes (after any write still running); `close` drops what is
+   * still queued and resolves once no write is running (before a rollback);
+   * after `close`, insertLater throws (a row queued after the call ended
+   * would be lost).
    */
-  private open(manager: EntityManager, hooks?: (() => Promise<void>)[]): { tx: Tx; flush: () => Promise<void>; close: () => void } {
+  private open(manager: EntityManager, hooks?: (() => Promise<void>)[]): { tx: Tx; flush: () => Promise<void>; close: () => Promise<void> } {
     const dialect = this.dialect;
     const deferred = hooks ? new DeferredInserts() : null;
+    const eager = EAGER_ROWS[dialect];
     let flushing: Promise<void> | null = null;
+    /** The first write that failed: every later statement and flush of this Tx throws its error. */
+    let failed: { error: unknown } | null = null;
     let closed = false;
-    const flush = (): Promise<void> => {
-      if (!deferred || deferred.empty) return flushing ?? Promise.resolve();
-      const runs = deferred.take();
+    // Each write waits for the one before it (rows stay in order; a failure fails every later wait).
+    const write = (runs: InsertRun[]): Promise<void> => {
       const before = flushing;
       const p = (async () => {
         if (before) await before;
         await this.writeRuns(manager, runs);
       })();
       flushing = p;
-      const done = (): void => {
-        if (flushing === p) flushing = null;
-      };
-      p.then(done, done);
+      // Also marks a failure of an early write as handled: it is rethrown by the next statement or flush.
+      p.then(
+        () => {
+          if (flushing === p) flushing = null;
+        },
+        (e: unknown) => {
+          failed ??= { error: e };
+          if (flushing === p) flushing = null;
+        },
+      );
       return p;
+    };
+    const flush = async (): Promise<void> => {
+      if (deferred && !deferred.empty) await write(deferred.take()).catch(() => undefined);
+      else if (flushing) await flushing.catch(() => undefined);
+      if (failed) throw failed.error;
     };
     const tx: Tx = {
       dialect,
@@ -217,12 +232,13 @@ export class DatabaseService implements OnApplicationShutdown {
         if (!deferred) throw new Error('insertLater outside a write transaction');
         if (closed) throw new Error('insertLater after its write call ended');
         refuseNul(values as unknown[]);
-        deferred.add(table, columns, values);
+        // Enough rows for a statement: sent now, not awaited (see EAGER_ROWS).
+        if (deferred.add(table, columns, values) >= eager && eager > 0) void write(deferred.takeFull(eager));
       },
       query: async <T>(sql: string, params: unknown[] = []): Promise<T[]> => {
         refuseNul(params);
         // Read-your-writes: the rows queued so far are written before anything else runs.
-        if (flushing || (deferred && !deferred.empty)) await flush();
+        if (flushing || failed || (deferred && !deferred.empty)) await flush();
         const text = dialect === 'postgres' ? toPostgresPlaceholders(sql) : sql;
         return this.run<T>(manager, text, params);
       },
@@ -230,9 +246,11 @@ export class DatabaseService implements OnApplicationShutdown {
     return {
       tx,
       flush,
-      close: () => {
+      close: async () => {
         closed = true;
         deferred?.take();
+        // A write sent early may still be running: it must end before the savepoint (or transaction) is rolled back.
+        await flushing?.catch(() => undefined);
       },
     };
   }
@@ -426,11 +444,11 @@ export class DatabaseService implements OnApplicationShutdown {
             await open.flush();
             for (let k = 0; k < beforeHooks.length; k++) await beforeHooks[k]();
             await open.flush();
-            open.close();
+            await open.close();
             if (grouped) await manager.query(`RELEASE SAVEPOINT aer1_call_${i}`);
             done.push({ call, tx, value, after, waited: waited[i] });
           } catch (e) {
-            open.close();
+            await open.close();
             this.commitHooks.delete(tx);
             if (!grouped) throw e;
             failed.set(call, e);

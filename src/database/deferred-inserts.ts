@@ -22,38 +22,67 @@ export const MAX_PARAMETERS: Readonly<Record<Dialect, number>> = { postgres: 65_
  */
 export const MAX_ROWS: Readonly<Record<Dialect, number>> = { postgres: 1024, sqlite: 256 };
 
+/**
+ * On PostgreSQL, a table's queued rows are sent as soon as this many are
+ * queued (a power of two, so it is one of the {@link chunkSizes}), without
+ * waiting: the server inserts them while the service prepares the next rows
+ * (the errors still surface at the next statement or at the call's end, see
+ * {@link Tx.insertLater}). 0 on SQLite: in process, nothing runs meanwhile.
+ */
+export const EAGER_ROWS: Readonly<Record<Dialect, number>> = { postgres: 256, sqlite: 0 };
+
 /** The queued rows of one table and column list, in the order queued. */
 export interface InsertRun {
   readonly table: string;
   readonly columns: readonly string[];
   /** Each row's values, one per column. */
-  readonly rows: unknown[][];
+  readonly rows: (readonly unknown[])[];
 }
 
 /**
  * The rows queued on one write call's {@link Tx}, one run per table and
- * column list. Runs are written in the order each was first queued, rows of
- * a run in their queued order: a row must not depend (foreign key, trigger)
- * on a row of a table first queued after its own. No table of this schema
- * has a foreign key; `events` must keep position order.
+ * column list. Rows of a run are written in their queued order (`events`
+ * keeps position order); runs are written in the order each was first
+ * queued, but a run's first rows may be sent early ({@link EAGER_ROWS}), so
+ * no order holds between rows of different tables: a queued row must not
+ * depend (foreign key, trigger) on a row of another table queued in the same
+ * call. No table of this schema has a foreign key.
  */
 export class DeferredInserts {
   private runs = new Map<string, InsertRun>();
 
-  /** Queue one row; `values` must match `columns` one for one (a mismatch throws at once, a bug). */
-  add(table: string, columns: readonly string[], values: readonly unknown[]): void {
+  /**
+   * Queue one row; `values` must match `columns` one for one (a mismatch
+   * throws at once, a bug). The `values` array is kept as given (not copied):
+   * the caller passes a fresh one. Returns the rows now queued for this table
+   * and column list.
+   */
+  add(table: string, columns: readonly string[], values: readonly unknown[]): number {
     if (values.length !== columns.length) throw new Error(`insertLater ${table}: ${values.length} values for ${columns.length} columns`);
     const key = `${table}(${columns.join(',')})`;
     let run = this.runs.get(key);
     if (!run) {
-      run = { table, columns: [...columns], rows: [] };
+      run = { table, columns, rows: [] };
       this.runs.set(key, run);
     }
-    run.rows.push([...values]);
+    return run.rows.push(values);
   }
 
   get empty(): boolean {
     return this.runs.size === 0;
+  }
+
+  /**
+   * The first rows of every run with at least `size` queued, in whole
+   * multiples of `size` (left queued: the rest); runs in first-queued order.
+   */
+  takeFull(size: number): InsertRun[] {
+    const out: InsertRun[] = [];
+    for (const run of this.runs.values()) {
+      const n = run.rows.length - (run.rows.length % size);
+      if (n > 0) out.push({ table: run.table, columns: run.columns, rows: run.rows.splice(0, n) });
+    }
+    return out;
   }
 
   /** Every queued run, in order; the buffer is empty afterwards. */

@@ -11,7 +11,7 @@ import { Client } from 'pg';
 import { DataSource, EntityManager, QueryFailedError } from 'typeorm';
 import { dataSourceOptions } from '../../src/database/database-url';
 import { DatabaseService, StorageInputError, Tx } from '../../src/database/database.service';
-import { chunkSizes, MAX_PARAMETERS, multiRowInsertSql, rowsPerStatement } from '../../src/database/deferred-inserts';
+import { chunkSizes, EAGER_ROWS, MAX_PARAMETERS, multiRowInsertSql, rowsPerStatement } from '../../src/database/deferred-inserts';
 import { insertRow } from '../../src/database/rows';
 import { createPgDatabase, DIALECTS } from '../helpers/app';
 
@@ -127,7 +127,9 @@ describe.each(DIALECTS)('Tx.insertLater on %s', (dialect) => {
     await db.write(async (tx) => {
       for (let i = 0; i < n; i++) tx.insertLater(table, cols, [i, `v${n - i}`, i % 7 === 0 ? null : 'b']);
     });
-    const sizes = chunkSizes(dialect, cols.length, n);
+    // PostgreSQL sends every EAGER_ROWS rows as they are queued, the rest at the end; SQLite all at the end.
+    const e = EAGER_ROWS[dialect];
+    const sizes = e > 0 ? [...(Array(Math.floor(n / e)).fill(e) as number[]), ...chunkSizes(dialect, cols.length, n % e)] : chunkSizes(dialect, cols.length, n);
     expect(sizes.length).toBeGreaterThan(1);
     expect(inserts(table)).toEqual(sizes.map((k) => multiRowInsertSql(dialect, table, cols, k)));
     for (const k of sizes) expect(k * cols.length).toBeLessThanOrEqual(MAX_PARAMETERS[dialect]);
@@ -177,6 +179,46 @@ describe.each(DIALECTS)('Tx.insertLater on %s', (dialect) => {
     expect(await ns()).toEqual([100, 1, 3]);
     // One group: one BEGIN..COMMIT with a savepoint per call, b's rolled back.
     expect(sent.filter((s) => /^(SAVEPOINT|ROLLBACK TO SAVEPOINT)/.test(s))).toEqual(['SAVEPOINT aer1_call_0', 'SAVEPOINT aer1_call_1', 'ROLLBACK TO SAVEPOINT aer1_call_1', 'SAVEPOINT aer1_call_2']);
+  });
+
+  it('a queued row refused while the call goes on (sent early on PostgreSQL) fails the call with the database\'s error, at its next statement', async () => {
+    await db.write(async (tx) => void tx.insertLater(table, cols, [5, 'there before', null]));
+    let readError: unknown;
+    const [ok, bad] = await Promise.allSettled([
+      db.write(async (tx) => void tx.insertLater(table, cols, [1000, 'fine', null])),
+      db.write(async (tx) => {
+        for (let i = 0; i < 300; i++) tx.insertLater(table, cols, [i, null, null]); // 5 is refused
+        await new Promise((resolve) => setTimeout(resolve, 50)); // an early write has failed by now on PostgreSQL
+        try {
+          await tx.query(`SELECT n FROM ${table}`);
+        } catch (e) {
+          readError = e;
+          throw e;
+        }
+      }),
+    ]);
+    expect(ok.status).toBe('fulfilled');
+    expect(readError).toBeInstanceOf(QueryFailedError);
+    expect((readError as QueryFailedError).message).not.toMatch(/aborted/); // the refusal itself, not "current transaction is aborted"
+    expect((bad as PromiseRejectedResult).reason).toBe(readError);
+    expect(await ns()).toEqual([5, 1000]);
+  });
+
+  it('a call that throws while its early write is still running leaves nothing, alone in a group and on its own', async () => {
+    for (const target of [db, new DatabaseService(ds, undefined, { max: 1, maxWaitMs: 0 })]) {
+      const [before, failing, after] = await Promise.allSettled([
+        target.write(async (tx) => void tx.insertLater(table, cols, [-1, 'before', null])),
+        target.write(async (tx) => {
+          for (let i = 0; i < 512; i++) tx.insertLater(table, cols, [i, null, null]); // sent at once on PostgreSQL, not awaited
+          throw new Error('refused after queueing');
+        }),
+        target.write(async (tx) => void tx.insertLater(table, cols, [-2, 'after', null])),
+      ]);
+      expect([before.status, failing.status, after.status]).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+      expect((failing as PromiseRejectedResult).reason).toMatchObject({ message: 'refused after queueing' });
+      expect(await ns()).toEqual([-1, -2]);
+      await db.unsafeQuery(`DELETE FROM ${table}`);
+    }
   });
 
   // SQLite has no index entry size limit.
