@@ -23,17 +23,21 @@ export interface Tx {
   /**
    * Queue one row for `INSERT INTO table (columns) VALUES (values)` instead
    * of running it now (issue 17): the rows a write call queues are written as
-   * multi-row INSERTs (chunked under each driver's parameter limit; rows of a
-   * table in the order queued, tables in the order each was first queued)
-   * before any other statement of this Tx runs (so every read sees them), and
-   * at the latest when the call's own work is done, before its before-commit
-   * hooks and before its savepoint is released. A row the database refuses
-   * then fails the call exactly as the INSERT run at once would have (a
-   * {@link StorageInputError} for what {@link inputError} maps, else the
-   * driver's error), only later. Values are checked by {@link refuseNul} here,
-   * at once. `values` are bound as {@link query} binds parameters, one per
-   * column. Only a write transaction queues: elsewhere this throws; a
-   * scratch database's Tx runs the INSERT at once.
+   * multi-row INSERTs (chunked under each driver's parameter limit, see
+   * deferred-inserts.ts; rows of a table in the order queued, no order kept
+   * between tables, so a row must not depend on another table's row queued
+   * in the same call) before any other statement of this Tx runs (so every
+   * read sees them), and at the latest when the call's own work is done,
+   * before its before-commit hooks and before its savepoint is released (on
+   * PostgreSQL full chunks are also sent as they fill, not awaited). A row
+   * the database refuses fails the call as the INSERT run at once would have
+   * (a {@link StorageInputError} for what {@link inputError} maps, else the
+   * driver's error), thrown by the call's next statement or at its end
+   * instead of here. Values are checked by {@link refuseNul} here, at once,
+   * and bound as {@link query} binds parameters, one per column; the
+   * `values` array is kept, not copied (pass a fresh one). Only a write
+   * transaction queues: elsewhere this throws; a scratch database's Tx runs
+   * the INSERT at once.
    */
   insertLater(table: string, columns: readonly string[], values: readonly unknown[]): void;
 }
