@@ -60,10 +60,11 @@ export class StorageInputError extends BadInputError {}
  * statement runs; in a write transaction the throw rolls everything back.
  * Stored texts never contain either (JSON escapes them), so only
  * identifiers and fields taken from a request can, and reads by such an id
- * answer 400 too.
+ * answer 400 too. The texts inside an array parameter are checked too.
  */
-export function refuseNul(params: unknown[]): void {
+export function refuseNul(params: readonly unknown[]): void {
   for (const p of params) {
+    if (Array.isArray(p)) refuseNul(p); // an array parameter (PostgreSQL `= ANY(?)`): each of its texts
     if (typeof p !== 'string') continue;
     if (p.includes('\u0000')) throw new StorageInputError('unsupported_character', 'identifiers and recorded text fields cannot contain the NUL character (U+0000)');
     if (hasLoneSurrogate(p)) throw new StorageInputError('unsupported_character', 'identifiers and recorded text fields cannot contain an unpaired UTF-16 surrogate (a \\ud800-\\udfff escape without its pair)');
@@ -235,7 +236,7 @@ export class DatabaseService implements OnApplicationShutdown {
       insertLater: (table, columns, values) => {
         if (!deferred) throw new Error('insertLater outside a write transaction');
         if (closed) throw new Error('insertLater after its write call ended');
-        refuseNul(values as unknown[]);
+        refuseNul(values);
         // Enough rows for a statement: sent now, not awaited (see EAGER_ROWS).
         if (deferred.add(table, columns, values) >= eager && eager > 0) void write(deferred.takeFull(eager));
       },

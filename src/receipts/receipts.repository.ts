@@ -104,9 +104,19 @@ export class ReceiptsRepository {
     return out;
   }
 
-  /** The recorded receipts among `ids` (lowercase): the columns ingestion needs, looked up in pages. */
+  /**
+   * The recorded receipts among `ids` (lowercase): the columns ingestion
+   * needs. On PostgreSQL one statement with the ids as one array parameter
+   * (`= ANY`: planned in no time, where a 500-value IN list costs
+   * milliseconds to plan each time); elsewhere looked up in pages.
+   */
   async findRecorded(q: Queryable, ids: string[]): Promise<Map<string, RecordedReceipt>> {
     const found = new Map<string, RecordedReceipt>();
+    if ((q as { dialect?: unknown }).dialect === 'postgres' && ids.length > 1) {
+      const rows = await q.query<RecordedReceipt>(`SELECT ${RECORDED_COLUMNS} FROM receipts WHERE id = ANY(?::text[])`, [[...new Set(ids)]]);
+      for (const r of rows) found.set(r.id, r);
+      return found;
+    }
     for (const page of pages([...new Set(ids)], LOOKUP_PAGE)) {
       const rows = await q.query<RecordedReceipt>(`SELECT ${RECORDED_COLUMNS} FROM receipts WHERE id IN (${placeholders(page.length)})`, page);
       for (const r of rows) found.set(r.id, r);

@@ -199,8 +199,9 @@ export class ReceiptsService {
       );
       let n = 0;
       for (const p of prepared) {
-        // Let the event loop read the database's answers now and then: rows queued so far are sent while the next are prepared (PostgreSQL).
-        if (++n % BATCH_YIELD_EVERY === 0) await new Promise<void>((resolve) => setImmediate(resolve));
+        // PostgreSQL: let the event loop read the database's answers now and then, so the rows queued so far
+        // are inserted while the next are prepared (Tx.insertLater sends full chunks early). SQLite runs in process: nothing to wait for.
+        if (++n % BATCH_YIELD_EVERY === 0 && tx.dialect === 'postgres') await new Promise<void>((resolve) => setImmediate(resolve));
         if ('error' in p && p.error) {
           tally.answer(p.error, results);
           continue;
