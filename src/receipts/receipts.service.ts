@@ -264,7 +264,7 @@ export class ReceiptsService {
 }
 
 /** Lines of a batch recorded between two turns of the event loop (see ingestBatch). */
-const BATCH_YIELD_EVERY = 128;
+const BATCH_YIELD_EVERY = 64;
 
 /** Rejected lines answered in full (every check and detail); later ones answer `{line, status, error, reasons?}`. */
 export const BATCH_DETAILED_REJECTIONS = 100;
