@@ -1,11 +1,13 @@
 import { Injectable, OnApplicationShutdown } from '@nestjs/common';
-import { DataSource, EntityManager } from 'typeorm';
+import { DataSource, EntityManager, QueryFailedError } from 'typeorm';
 import { BadInputError } from '../common/errors';
 import { hasLoneSurrogate } from '../core/text';
 import { Dialect } from './database-url';
 import type BetterSqlite3 from 'better-sqlite3';
 import { Queryable, toPostgresPlaceholders } from './rows';
 import { sqliteTx } from './scratch';
+import { chunkSizes, DeferredInserts, EAGER_ROWS, InsertRun, multiRowInsertSql } from './deferred-inserts';
+import { createHash } from 'node:crypto';
 
 /** A unit of work: every statement of one request runs in one of these. */
 export interface Tx {
@@ -39,6 +41,26 @@ export interface Tx {
    * transaction (with no hooks of its own).
    */
   beforeGroupCommit(hook: (tx: Tx) => Promise<void>): void;
+  /**
+   * Queue one row for `INSERT INTO table (columns) VALUES (values)` instead
+   * of running it now (issue 17): the rows a write call queues are written as
+   * multi-row INSERTs (chunked under each driver's parameter limit, see
+   * deferred-inserts.ts; rows of a table in the order queued, no order kept
+   * between tables, so a row must not depend on another table's row queued
+   * in the same call) before any other statement of this Tx runs (so every
+   * read sees them), and at the latest when the call's own work is done,
+   * before its before-commit hooks and before its savepoint is released (on
+   * PostgreSQL full chunks are also sent as they fill, not awaited). A row
+   * the database refuses fails the call as the INSERT run at once would have
+   * (a {@link StorageInputError} for what {@link inputError} maps, else the
+   * driver's error), thrown by the call's next statement or at its end
+   * instead of here. Values are checked by {@link refuseNul} here, at once,
+   * and bound as {@link query} binds parameters, one per column; the
+   * `values` array is kept, not copied (pass a fresh one). Only a write
+   * transaction queues: elsewhere this throws; a scratch database's Tx runs
+   * the INSERT at once.
+   */
+  insertLater(table: string, columns: readonly string[], values: readonly unknown[]): void;
 }
 
 export { toPostgresPlaceholders } from './rows';
@@ -59,10 +81,11 @@ export class StorageInputError extends BadInputError {}
  * statement runs; in a write transaction the throw rolls everything back.
  * Stored texts never contain either (JSON escapes them), so only
  * identifiers and fields taken from a request can, and reads by such an id
- * answer 400 too.
+ * answer 400 too. The texts inside an array parameter are checked too.
  */
-export function refuseNul(params: unknown[]): void {
+export function refuseNul(params: readonly unknown[]): void {
   for (const p of params) {
+    if (Array.isArray(p)) refuseNul(p); // an array parameter (PostgreSQL `= ANY(?)`): each of its texts
     if (typeof p !== 'string') continue;
     if (p.includes('\u0000')) throw new StorageInputError('unsupported_character', 'identifiers and recorded text fields cannot contain the NUL character (U+0000)');
     if (hasLoneSurrogate(p)) throw new StorageInputError('unsupported_character', 'identifiers and recorded text fields cannot contain an unpaired UTF-16 surrogate (a \\ud800-\\udfff escape without its pair)');
@@ -187,29 +210,143 @@ export class DatabaseService implements OnApplicationShutdown {
     this.dialect = dataSource.options.type === 'postgres' ? 'postgres' : 'sqlite';
   }
 
-  private wrap(manager: EntityManager, hooks?: CallHooks): Tx {
+  private wrap(manager: EntityManager): Tx {
+    return this.open(manager).tx;
+  }
+
+  /**
+   * A {@link Tx} on `manager`. With `hooks` it is a write call's: it has
+   * before-commit hooks and queues {@link Tx.insertLater} rows, which
+   * `flush` writes (after any write still running); `close` drops what is
+   * still queued and resolves once no write is running (before a rollback);
+   * after `close`, insertLater throws (a row queued after the call ended
+   * would be lost).
+   */
+  private open(manager: EntityManager, hooks?: CallHooks): { tx: Tx; flush: () => Promise<void>; close: () => Promise<void> } {
     const dialect = this.dialect;
     const outside = (what: string): never => {
       throw new Error(`${what} outside a write transaction`);
     };
-    return {
+    const deferred = hooks ? new DeferredInserts() : null;
+    const eager = EAGER_ROWS[dialect];
+    let flushing: Promise<void> | null = null;
+    /** The first write that failed: every later statement and flush of this Tx throws its error. */
+    let failed: { error: unknown } | null = null;
+    let closed = false;
+    // Each write waits for the one before it (rows stay in order; a failure fails every later wait).
+    const write = (runs: InsertRun[]): Promise<void> => {
+      const before = flushing;
+      const p = (async () => {
+        if (before) await before;
+        await this.writeRuns(manager, runs);
+      })();
+      flushing = p;
+      // Also marks a failure of an early write as handled: it is rethrown by the next statement or flush.
+      p.then(
+        () => {
+          if (flushing === p) flushing = null;
+        },
+        (e: unknown) => {
+          failed ??= { error: e };
+          if (flushing === p) flushing = null;
+        },
+      );
+      return p;
+    };
+    const flush = async (): Promise<void> => {
+      if (deferred && !deferred.empty) await write(deferred.take()).catch(() => undefined);
+      else if (flushing) await flushing.catch(() => undefined);
+      if (failed) throw failed.error;
+    };
+    const tx: Tx = {
       dialect,
       group: hooks?.group ?? {},
       beforeCommit: (hook) => (hooks ? void hooks.before.push(hook) : outside('beforeCommit')),
       whenKept: (fn) => (hooks ? void hooks.kept.push(fn) : outside('whenKept')),
       beforeGroupCommit: (hook) => (hooks ? void hooks.group.beforeCommit.push(hook) : outside('beforeGroupCommit')),
+      insertLater: (table, columns, values) => {
+        if (!deferred) throw new Error('insertLater outside a write transaction');
+        if (closed) throw new Error('insertLater after its write call ended');
+        refuseNul(values);
+        // Enough rows for a statement: sent now, not awaited (see EAGER_ROWS).
+        if (deferred.add(table, columns, values) >= eager && eager > 0) void write(deferred.takeFull(eager));
+      },
       query: async <T>(sql: string, params: unknown[] = []): Promise<T[]> => {
         refuseNul(params);
+        // Read-your-writes: the rows queued so far are written before anything else runs.
+        if (flushing || failed || (deferred && !deferred.empty)) await flush();
         const text = dialect === 'postgres' ? toPostgresPlaceholders(sql) : sql;
-        let rows: unknown;
-        try {
-          rows = await manager.query(text, params);
-        } catch (e) {
-          throw inputError(e) ?? e;
-        }
-        return (Array.isArray(rows) ? rows : []) as T[];
+        return this.run<T>(manager, text, params);
       },
     };
+    return {
+      tx,
+      flush,
+      close: async () => {
+        closed = true;
+        deferred?.take();
+        // A write sent early may still be running: it must end before the savepoint (or transaction) is rolled back.
+        await flushing?.catch(() => undefined);
+      },
+    };
+  }
+
+  /** Run `text` (placeholders already in the dialect's form); a driver error {@link inputError} maps becomes that 400. */
+  private async run<T>(manager: EntityManager, text: string, params: unknown[]): Promise<T[]> {
+    let rows: unknown;
+    try {
+      rows = await manager.query(text, params);
+    } catch (e) {
+      throw inputError(e) ?? e;
+    }
+    return (Array.isArray(rows) ? rows : []) as T[];
+  }
+
+  /** Write queued runs (see {@link Tx.insertLater}): multi-row INSERTs of a few fixed sizes ({@link chunkSizes}), rows in order. */
+  private async writeRuns(manager: EntityManager, runs: InsertRun[]): Promise<void> {
+    for (const run of runs) {
+      let i = 0;
+      for (const k of chunkSizes(this.dialect, run.columns.length, run.rows.length)) {
+        const params: unknown[] = [];
+        for (let r = i; r < i + k; r++) for (const v of run.rows[r]) params.push(v);
+        i += k;
+        const st = this.insertStatement(run.table, run.columns, k);
+        if (this.dialect === 'sqlite') await this.run(manager, st.text, params);
+        else await this.runNamed(manager, st, params);
+      }
+    }
+  }
+
+  /** Multi-row INSERT texts by table, columns and rows, with a PostgreSQL statement name for each (a handful per table). */
+  private readonly insertStatements = new Map<string, { text: string; name: string }>();
+
+  private insertStatement(table: string, columns: readonly string[], rows: number): { text: string; name: string } {
+    const key = `${table}(${columns.join(',')})${rows}`;
+    let st = this.insertStatements.get(key);
+    if (!st) {
+      const text = multiRowInsertSql(this.dialect, table, columns, rows);
+      // The name stands for the text (pg refuses one name for two texts on a connection); 26 characters, under PostgreSQL's 63.
+      st = { text, name: `aer1i_${createHash('sha256').update(text).digest('hex').slice(0, 20)}` };
+      this.insertStatements.set(key, st);
+    }
+    return st;
+  }
+
+  /**
+   * Run `st` on PostgreSQL as a named prepared statement on the transaction's
+   * own connection (pg parses it once per connection, then only binds and
+   * executes), bypassing TypeORM's unnamed query; errors as TypeORM gives
+   * them (QueryFailedError around the driver's), then as {@link run} maps them.
+   */
+  private async runNamed(manager: EntityManager, st: { text: string; name: string }, params: unknown[]): Promise<void> {
+    const runner = manager.queryRunner as unknown as { connect(): Promise<{ query(q: { name: string; text: string; values: unknown[] }): Promise<unknown> }> } | undefined;
+    if (!runner) return void (await this.run(manager, st.text, params));
+    const client = await runner.connect();
+    try {
+      await client.query({ name: st.name, text: st.text, values: params });
+    } catch (e) {
+      throw inputError(e) ?? new QueryFailedError(st.text, params, e as Error);
+    }
   }
 
   /**
@@ -334,17 +471,23 @@ export class DatabaseService implements OnApplicationShutdown {
           const hooks: CallHooks = { before: [], kept: [], group };
           const beforeHooks = hooks.before;
           const after: (() => void)[] = [];
-          const tx = this.wrap(manager, hooks);
+          const open = this.open(manager, hooks);
+          const tx = open.tx;
           this.commitHooks.set(tx, after);
           const started = performance.now();
           if (grouped) await manager.query(`SAVEPOINT aer1_call_${i}`);
           try {
             const value = await call.fn(tx);
+            // The call's queued rows are written inside its savepoint, before its hooks (which may read them) and after them.
+            await open.flush();
             for (let k = 0; k < beforeHooks.length; k++) await beforeHooks[k]();
+            await open.flush();
+            await open.close();
             if (grouped) await manager.query(`RELEASE SAVEPOINT aer1_call_${i}`);
             for (const f of hooks.kept) f();
             done.push({ call, tx, value, after, waited: waited[i] });
           } catch (e) {
+            await open.close();
             this.commitHooks.delete(tx);
             if (!grouped) throw e;
             failed.set(call, e);
@@ -356,8 +499,14 @@ export class DatabaseService implements OnApplicationShutdown {
         }
         // Work the kept calls share (added by them as they ran): a throw here fails the whole group.
         if (group.beforeCommit.length > 0) {
-          const groupTx = this.wrap(manager);
-          for (let k = 0; k < group.beforeCommit.length; k++) await group.beforeCommit[k](groupTx);
+          // The group's own handle: its queued rows are written before COMMIT; it adds no hooks of its own.
+          const own = this.open(manager, { before: [], kept: [], group });
+          for (let k = 0; k < group.beforeCommit.length; k++) await group.beforeCommit[k](own.tx);
+          try {
+            await own.flush();
+          } finally {
+            await own.close();
+          }
         }
         bodyDone = performance.now();
       });

@@ -53,3 +53,14 @@ export function placeholders(n: number): string {
 export function* pages<T>(values: readonly T[], size: number): Generator<T[]> {
   for (let i = 0; i < values.length; i += size) yield values.slice(i, i + size);
 }
+
+/**
+ * Insert one row into `table`: queued with {@link Tx.insertLater} when `q` is
+ * a write transaction (written with the call's other queued rows as
+ * multi-row INSERTs, before anything else reads), else one INSERT now.
+ */
+export async function insertRow(q: Queryable, table: string, columns: readonly string[], values: readonly unknown[]): Promise<void> {
+  const later = (q as Partial<Pick<Tx, 'insertLater'>>).insertLater;
+  if (later) return later.call(q, table, columns, values);
+  await q.query(`INSERT INTO ${table} (${columns.join(', ')}) VALUES (${placeholders(columns.length)})`, [...values]);
+}

@@ -29,17 +29,25 @@ function bindable(params: unknown[]): unknown[] {
 /** A {@link Tx} over a better-sqlite3 handle, with prepared statements cached by their text. */
 export function sqliteTx(db: BetterSqlite3.Database): Tx {
   const cache = new Map<string, BetterSqlite3.Statement>();
+  const statement = (sql: string): BetterSqlite3.Statement => {
+    let st = cache.get(sql);
+    if (!st) {
+      st = db.prepare(sql);
+      if (cache.size < 500) cache.set(sql, st);
+    }
+    return st;
+  };
   return {
     dialect: 'sqlite',
     query: async <T>(sql: string, params: unknown[] = []): Promise<T[]> => {
-      let st = cache.get(sql);
-      if (!st) {
-        st = db.prepare(sql);
-        if (cache.size < 500) cache.set(sql, st);
-      }
+      const st = statement(sql);
       if (st.reader) return st.all(...bindable(params)) as T[];
       st.run(...bindable(params));
       return [];
+    },
+    // Nothing to gain by deferring in process: the row is written at once (a refusal throws here).
+    insertLater: (table, columns, values) => {
+      statement(`INSERT INTO ${table} (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`).run(...bindable([...values]));
     },
     // Replays into a scratch database write read models only: no event is appended, so no hook is ever needed.
     beforeCommit: () => {

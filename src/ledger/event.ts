@@ -20,10 +20,51 @@ export type RecordedEvent<E extends AnyEvent> = E & Pick<StoredEvent, 'position'
 /**
  * The stored event `e` as a member of `E`, whose `types` list its event
  * types. The data is the JSON the ledger wrote for an event of that type,
- * so it is trusted, not validated (it was typed when appended).
+ * so it is trusted, not validated (it was typed when appended). `data`: the
+ * value the text was written from, when {@link isJsonClean} (the text
+ * parses back to an equal value, so it is not parsed again).
  */
-export function recordedEvent<E extends AnyEvent>(e: StoredEvent): RecordedEvent<E> {
-  return { type: e.type, data: JSON.parse(e.data) as unknown, position: e.position, stream_id: e.stream_id, stream_position: e.stream_position, recorded_at: e.recorded_at } as RecordedEvent<E>;
+export function recordedEvent<E extends AnyEvent>(e: StoredEvent, data?: { value: unknown }): RecordedEvent<E> {
+  return { type: e.type, data: data ? data.value : (JSON.parse(e.data) as unknown), position: e.position, stream_id: e.stream_id, stream_position: e.stream_position, recorded_at: e.recorded_at } as RecordedEvent<E>;
+}
+
+/**
+ * True when `v` reads back from `JSON.parse(JSON.stringify(v))` as a value
+ * equal to itself: null, booleans, strings, finite numbers other than -0,
+ * arrays without holes and plain objects (prototype Object.prototype or
+ * null) of such values, with no undefined, function, symbol or other object
+ * inside, and no symbol keys. Such data can be handed to a projection as it
+ * is instead of parsing the JSON text the ledger stored for it.
+ */
+export function isJsonClean(v: unknown, depth = 0): boolean {
+  if (v === null) return true;
+  switch (typeof v) {
+    case 'string':
+    case 'boolean':
+      return true;
+    case 'number':
+      return Number.isFinite(v) && !Object.is(v, -0);
+    case 'object': {
+      if (depth > 32) return false;
+      if (Array.isArray(v)) {
+        if (Object.getPrototypeOf(v) !== Array.prototype) return false;
+        for (let i = 0; i < v.length; i++) if (!(i in v) || !isJsonClean(v[i], depth + 1)) return false;
+        return Object.keys(v).length === v.length && Object.getOwnPropertySymbols(v).length === 0;
+      }
+      const proto = Object.getPrototypeOf(v) as unknown;
+      if (proto !== Object.prototype && proto !== null) return false;
+      if (Object.getOwnPropertySymbols(v).length > 0) return false;
+      const names = Object.getOwnPropertyNames(v);
+      if (names.length !== Object.keys(v).length) return false; // a non-enumerable member
+      for (const k of names) {
+        const d = Object.getOwnPropertyDescriptor(v, k)!;
+        if (!('value' in d) || k === 'toJSON' || !isJsonClean(d.value, depth + 1)) return false;
+      }
+      return true;
+    }
+    default:
+      return false;
+  }
 }
 
 /** An event's data from its stored JSON text, as the type `E` gives it for `type`. */

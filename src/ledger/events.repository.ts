@@ -1,4 +1,4 @@
-import { int, pages, placeholders, Queryable } from '../database/rows';
+import { insertRow, int, pages, placeholders, Queryable } from '../database/rows';
 import type { RecordedBy, StoredEvent } from '../core/ledger/event-hash';
 
 /** The columns of an event an as-of read needs. */
@@ -14,6 +14,9 @@ export interface EventDataRow {
 export interface Writer extends RecordedBy {
   owner: string | null;
 }
+
+/** The columns {@link EventsRepository.insert} writes, in its values' order. */
+const EVENT_COLUMNS = ['position', 'stream_id', 'stream_position', 'type', 'data', 'recorded_at', 'prev_hash', 'event_hash', 'format', 'key_id', 'key_name'] as const;
 
 /** Ids per `IN (...)` list (well under SQLite's and PostgreSQL's bound-parameter limits). */
 const IN_PAGE = 500;
@@ -32,12 +35,9 @@ function toDataRow(r: { position: number | string; stream_id: string; type: stri
  * or the write transaction); appends only ever run inside a write.
  */
 export class EventsRepository {
-  /** Write one event (hash already computed). */
+  /** Write one event (hash already computed); in a write transaction, queued ({@link insertRow}) and written before the next statement. */
   async insert(q: Queryable, ev: StoredEvent): Promise<void> {
-    await q.query(
-      'INSERT INTO events (position, stream_id, stream_position, type, data, recorded_at, prev_hash, event_hash, format, key_id, key_name) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
-      [ev.position, ev.stream_id, ev.stream_position, ev.type, ev.data, ev.recorded_at, ev.prev_hash, ev.event_hash, ev.format, ev.key_id, ev.key_name],
-    );
+    await insertRow(q, 'events', EVENT_COLUMNS, [ev.position, ev.stream_id, ev.stream_position, ev.type, ev.data, ev.recorded_at, ev.prev_hash, ev.event_hash, ev.format, ev.key_id, ev.key_name]);
   }
 
   /** The number of events in a stream (its highest `stream_position`; 0 when empty). */

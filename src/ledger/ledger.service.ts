@@ -119,7 +119,7 @@ export class LedgerService {
       const ev: StoredEvent = { ...base, event_hash: sha256Hex(input) };
       this.leafFor(tx, ev, input);
       await this.events.insert(tx, ev);
-      await this.projections.apply(tx, ev);
+      await this.projections.apply(tx, ev, e.data); // data as appended: not parsed back from ev.data when it is plain JSON
       stored.push(ev);
       prevHash = ev.event_hash;
     }

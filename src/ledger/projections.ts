@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Tx } from '../database/database.service';
-import { AnyEvent, RecordedEvent, recordedEvent } from './event';
+import { AnyEvent, isJsonClean, RecordedEvent, recordedEvent } from './event';
 import { StoredEvent } from '../core/ledger/event-hash';
 
 /**
@@ -54,10 +54,18 @@ export class ProjectionRegistry {
     return this.projections.find((p) => p.tables.includes(table));
   }
 
-  /** Apply one stored event to every projection that handles its type (its data parsed once). */
-  async apply(tx: Tx, event: StoredEvent): Promise<void> {
+  /**
+   * Apply one stored event to every projection that handles its type (its
+   * data parsed once). `data`: the value `event.data` was written from by
+   * JSON.stringify, when the caller has it; used as is when
+   * {@link isJsonClean} (it equals what parsing the text gives), else the
+   * text is parsed, as a rebuild from the ledger does.
+   */
+  async apply(tx: Tx, event: StoredEvent, data?: unknown): Promise<void> {
     let parsed: RecordedEvent<AnyEvent> | undefined;
-    for (const p of this.projections) if (p.eventTypes.includes(event.type)) await p.evolve(tx, (parsed ??= recordedEvent(event)));
+    for (const p of this.projections) {
+      if (p.eventTypes.includes(event.type)) await p.evolve(tx, (parsed ??= recordedEvent(event, data !== undefined && isJsonClean(data) ? { value: data } : undefined)));
+    }
   }
 }
 

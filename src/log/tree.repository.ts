@@ -1,8 +1,11 @@
 import { int, pages, Queryable } from '../database/rows';
+import type { Tx } from '../database/database.service';
 import { HASH_SIZE, NodeBatch, NodeId, rightEdge } from '../core/tlog';
 
 /** Nodes per multi-row INSERT (3 parameters each; well under both drivers' limits). */
 const INSERT_PAGE = 500;
+/** The columns of a queued node row. */
+const NODE_COLUMNS = ['level', 'idx', 'hash'] as const;
 
 /** A stored checkpoint: the signed note exactly as signed, and when. */
 export interface StoredCheckpoint {
@@ -29,9 +32,18 @@ function toHash(v: unknown): Buffer {
  * and `checkpoints` (each signed checkpoint). The only SQL that touches them.
  */
 export class TreeRepository {
-  /** Store the nodes an append completed (multi-row INSERTs). */
+  /**
+   * Store the nodes an append completed: in a write transaction queued
+   * ({@link Tx.insertLater}, written with the call's other queued rows before
+   * its next statement or its end), else multi-row INSERTs now.
+   */
   async insert(q: Queryable, batch: NodeBatch): Promise<void> {
     const all = batch.hashes;
+    const later = (q as Partial<Pick<Tx, 'insertLater'>>).insertLater;
+    if (later) {
+      for (let i = 0; i < batch.count; i++) later.call(q, 'tree_nodes', NODE_COLUMNS, [batch.levels[i], batch.indexes[i], all.subarray(i * HASH_SIZE, (i + 1) * HASH_SIZE)]);
+      return;
+    }
     for (let start = 0; start < batch.count; start += INSERT_PAGE) {
       const end = Math.min(batch.count, start + INSERT_PAGE);
       const params: unknown[] = [];

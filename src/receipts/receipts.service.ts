@@ -197,7 +197,11 @@ export class ReceiptsService {
         tx,
         prepared.flatMap((p) => (p.result ? [p.result.id.toLowerCase()] : [])),
       );
+      let n = 0;
       for (const p of prepared) {
+        // PostgreSQL: let the event loop read the database's answers now and then, so the rows queued so far
+        // are inserted while the next are prepared (Tx.insertLater sends full chunks early). SQLite runs in process: nothing to wait for.
+        if (++n % BATCH_YIELD_EVERY === 0 && tx.dialect === 'postgres') await new Promise<void>((resolve) => setImmediate(resolve));
         if ('error' in p && p.error) {
           tally.answer(p.error, results);
           continue;
@@ -258,6 +262,9 @@ export class ReceiptsService {
     return { row, result: verifyReceipt(value), receipt: receiptOfDocument(value) };
   }
 }
+
+/** Lines of a batch recorded between two turns of the event loop (see ingestBatch). */
+const BATCH_YIELD_EVERY = 64;
 
 /** Rejected lines answered in full (every check and detail); later ones answer `{line, status, error, reasons?}`. */
 export const BATCH_DETAILED_REJECTIONS = 100;

@@ -1,0 +1,141 @@
+/**
+ * Rows queued by {@link Tx.insertLater} and written as multi-row INSERTs
+ * (issue 17: a batch of 1,000 receipts is a few statements, not 2,000 round
+ * trips). Kept apart from the transaction machinery so the SQL it writes is
+ * testable on its own.
+ */
+import type { Dialect } from './database-url';
+
+/**
+ * Bound parameters one statement may carry: PostgreSQL's protocol counts
+ * them in 16 bits (65,535); SQLite's default SQLITE_MAX_VARIABLE_NUMBER
+ * (better-sqlite3's build keeps it) is 32,766.
+ */
+export const MAX_PARAMETERS: Readonly<Record<Dialect, number>> = { postgres: 65_535, sqlite: 32_766 };
+
+/**
+ * Rows per statement at most (a power of two), whatever the parameter limit
+ * allows. Statements come in a few fixed sizes ({@link chunkSizes}) so each
+ * is prepared once and reused: SQLite's statement cache, PostgreSQL's named
+ * prepared statements (parsed and planned once per connection; planning a
+ * 1,000-row VALUES list costs about as much as running it).
+ */
+export const MAX_ROWS: Readonly<Record<Dialect, number>> = { postgres: 1024, sqlite: 256 };
+
+/**
+ * On PostgreSQL, a table's queued rows are sent as soon as this many are
+ * queued (a power of two, so it is one of the {@link chunkSizes}), without
+ * waiting: the server inserts them while the service prepares the next rows
+ * (the errors still surface at the next statement or at the call's end, see
+ * {@link Tx.insertLater}). 0 on SQLite: in process, nothing runs meanwhile.
+ */
+export const EAGER_ROWS: Readonly<Record<Dialect, number>> = { postgres: 256, sqlite: 0 };
+
+/** The queued rows of one table and column list, in the order queued. */
+export interface InsertRun {
+  readonly table: string;
+  readonly columns: readonly string[];
+  /** Each row's values, one per column. */
+  readonly rows: (readonly unknown[])[];
+}
+
+/**
+ * The rows queued on one write call's {@link Tx}, one run per table and
+ * column list. Rows of a run are written in their queued order (`events`
+ * keeps position order); runs are written in the order each was first
+ * queued, but a run's first rows may be sent early ({@link EAGER_ROWS}), so
+ * no order holds between rows of different tables: a queued row must not
+ * depend (foreign key, trigger) on a row of another table queued in the same
+ * call. No table of this schema has a foreign key.
+ */
+export class DeferredInserts {
+  private runs = new Map<string, InsertRun>();
+
+  /**
+   * Queue one row; `values` must match `columns` one for one (a mismatch
+   * throws at once, a bug). The `values` array is kept as given (not copied):
+   * the caller passes a fresh one. Returns the rows now queued for this table
+   * and column list.
+   */
+  add(table: string, columns: readonly string[], values: readonly unknown[]): number {
+    if (values.length !== columns.length) throw new Error(`insertLater ${table}: ${values.length} values for ${columns.length} columns`);
+    const key = `${table}(${columns.join(',')})`;
+    let run = this.runs.get(key);
+    if (!run) {
+      run = { table, columns, rows: [] };
+      this.runs.set(key, run);
+    }
+    return run.rows.push(values);
+  }
+
+  get empty(): boolean {
+    return this.runs.size === 0;
+  }
+
+  /**
+   * The first rows of every run with at least `size` queued, in whole
+   * multiples of `size` (left queued: the rest); runs in first-queued order.
+   */
+  takeFull(size: number): InsertRun[] {
+    const out: InsertRun[] = [];
+    for (const run of this.runs.values()) {
+      const n = run.rows.length - (run.rows.length % size);
+      if (n > 0) out.push({ table: run.table, columns: run.columns, rows: run.rows.splice(0, n) });
+    }
+    return out;
+  }
+
+  /** Every queued run, in order; the buffer is empty afterwards. */
+  take(): InsertRun[] {
+    const runs = [...this.runs.values()];
+    this.runs = new Map();
+    return runs;
+  }
+}
+
+/** The largest power of two <= n (n >= 1). */
+function pow2floor(n: number): number {
+  return 2 ** Math.floor(Math.log2(n));
+}
+
+/** Rows of the largest statement for `columns` columns on `dialect`: a power of two, under both the parameter limit and {@link MAX_ROWS}. */
+export function rowsPerStatement(dialect: Dialect, columns: number, limits: { parameters?: number; rows?: number } = {}): number {
+  const byParams = Math.floor((limits.parameters ?? MAX_PARAMETERS[dialect]) / columns);
+  return byParams < 1 ? 1 : pow2floor(Math.min(byParams, limits.rows ?? MAX_ROWS[dialect]));
+}
+
+/**
+ * The row counts of the statements that write `rows` rows, in order: full
+ * statements of {@link rowsPerStatement}, then the rest in descending powers
+ * of two (at most log2 of the largest size more statements; every size is one
+ * of a handful, so each is prepared once).
+ */
+export function chunkSizes(dialect: Dialect, columns: number, rows: number): number[] {
+  const max = rowsPerStatement(dialect, columns);
+  const out: number[] = [];
+  let left = rows;
+  for (; left >= max; left -= max) out.push(max);
+  for (let k = max >> 1; k >= 1; k >>= 1) if (left & k) out.push(k);
+  return out;
+}
+
+/**
+ * `INSERT INTO table (c1, ..., ck) VALUES (...), ...` for `rows` rows, with
+ * `?` placeholders (SQLite) or `$1..$n` (PostgreSQL), written directly
+ * (the statement is not rewritten afterwards).
+ */
+export function multiRowInsertSql(dialect: Dialect, table: string, columns: readonly string[], rows: number): string {
+  const k = columns.length;
+  const tuples: string[] = new Array<string>(rows);
+  if (dialect === 'sqlite') {
+    const one = `(${new Array<string>(k).fill('?').join(', ')})`;
+    tuples.fill(one);
+  } else {
+    const marks: string[] = new Array<string>(k);
+    for (let r = 0, n = 1; r < rows; r++) {
+      for (let c = 0; c < k; c++) marks[c] = `$${n++}`;
+      tuples[r] = `(${marks.join(', ')})`;
+    }
+  }
+  return `INSERT INTO ${table} (${columns.join(', ')}) VALUES ${tuples.join(', ')}`;
+}
