@@ -7,6 +7,11 @@
 import type { Response as SaResponse } from 'superagent';
 import { ApiKeysService } from '../../src/auth/api-keys.service';
 import { PackWriter } from '../../src/core/pack/format';
+import { DatabaseService } from '../../src/database/database.service';
+import { STREAM_DOES_NOT_EXIST } from '../../src/ledger/event';
+import { LedgerService } from '../../src/ledger/ledger.service';
+import { streams } from '../../src/ledger/streams';
+import type { OutcomeEvent } from '../../src/outcomes/outcomes.events';
 import { CheckpointSigner } from '../../src/log/checkpoint-signer';
 import { cli, TmpDir } from '../cli/helpers';
 import { buildTimeline, commitmentFor, receiptFor } from '../coverage/fixtures';
@@ -48,6 +53,8 @@ describe('tampered outcome members in evidence packs (sqlite)', () => {
   const tmp = new TmpDir();
   const job = 'attack-pack-out';
   const hidden = 'attack-pack-out-meta';
+  const forged = 'attack-pack-out-forged';
+  let forgedOutcome: Record<string, string>;
   let settled: Record<string, string>;
   let reversed: Record<string, string>;
   let reportId = '';
@@ -92,6 +99,15 @@ describe('tampered outcome members in evidence packs (sqlite)', () => {
     expect((await post('/api/outcomes', reversed, payments)).status).toBe(201);
     const htl = await execute(hidden);
     expect((await post('/api/outcomes', outcomeFor({ name: `${hidden}/settled`, job_id: hidden, receipt_id: htl[1].id }), metaPayments)).status).toBe(201);
+    // A misbehaving server (or a bug in the outcome path): the event's fields say confirmed, its raw report says failed.
+    const ftl = await execute(forged);
+    forgedOutcome = outcomeFor({ name: `${forged}/failed`, job_id: forged, receipt_id: ftl[1].id, result: 'failed' });
+    const ledger = t.app.get(LedgerService);
+    await t.app.get(DatabaseService).write((tx) =>
+      ledger.append<OutcomeEvent>(tx, streams.outcome(forgedOutcome.outcome_id.toLowerCase()), STREAM_DOES_NOT_EXIST, [
+        { type: 'OutcomeReported', data: { ...forgedOutcome, receipt_id: forgedOutcome.receipt_id.toLowerCase(), result: 'confirmed', raw: JSON.stringify(forgedOutcome), publication: 'full' } as never },
+      ], { key_id: 'k', name: 'payments' }),
+    );
     await t.app.get(CheckpointSigner).tick();
     await t.app.get(CheckpointSigner).tick();
     vkey = (await t.http.get('/.well-known/aer1')).body.log_vkey as string;
@@ -173,5 +189,18 @@ describe('tampered outcome members in evidence packs (sqlite)', () => {
     const ev = eventOf(ms, `outcome:${id(reversed)}`).member;
     const j = await verify(repack(ms.filter((m) => m.member !== ev && m.member !== `outcome/${id(reversed)}`)));
     expect([j.code, j.verified]).toEqual([0, true]);
+  });
+
+  it("an OutcomeReported event whose fields disagree with its own raw report (result confirmed, raw failed) is refused", async () => {
+    const rep = await post('/api/coverage-reports', { job_id: forged }, t.keys.auditor);
+    expect(rep.status).toBe(201);
+    await t.app.get(CheckpointSigner).tick();
+    const body = await pack(`/api/coverage-reports/${rep.body.report_id as string}/evidence`, t.keys.auditor);
+    const o = lines(body).find((m) => m.member.startsWith('outcome/'))!;
+    expect(o.raw).toContain('"result":"failed"');
+    const j = await verify(body);
+    // The report was recomputed from the event's `result` (confirmed), not from the report's bytes (failed).
+    expect([j.code, j.verified]).toEqual([1, false]);
+    expect(j.failures).toEqual(expect.arrayContaining([{ member: o.member, check: 'leaf_bytes' }]));
   });
 });
