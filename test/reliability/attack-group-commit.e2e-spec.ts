@@ -12,6 +12,8 @@ import { ApiKeysService } from '../../src/auth/api-keys.service';
 import { DatabaseService, StorageInputError, Tx } from '../../src/database/database.service';
 import { buildTimeline, commitmentFor, Entry, receiptFor } from '../coverage/fixtures';
 import { startApp, TestApp } from '../helpers/app';
+import { LedgerService } from '../../src/ledger/ledger.service';
+import { TreeRepository } from '../../src/log/tree.repository';
 import { outcomeFor, PAYMENT_STEPS, paymentPlan } from '../outcomes/fixtures';
 import { call, listen, Reply } from './helpers';
 
@@ -116,6 +118,31 @@ describe('group commit across two API processes on one PostgreSQL database', () 
       const v = await call(base, 'GET', '/api/ledger/verify');
       expect([v.status, v.body.ok, v.body.first_failure, v.body.tree.ok, v.body.tree.extra_leaves, v.body.projections.ok]).toEqual([200, true, null, true, 0, true]);
       expect(v.body.checked).toBe(heads[0].body.position);
+    }
+  });
+
+  it("a group whose shared tree integration fails: no call of it is acknowledged or kept; the next writes and verify are fine", async () => {
+    const nodes = (a.app.get(LedgerService) as unknown as { nodes: TreeRepository }).nodes;
+    const insert = nodes.insert.bind(nodes);
+    let failures = 1;
+    const spy = jest.spyOn(nodes, 'insert').mockImplementation(async (q, batch) => {
+      if (failures-- > 0) throw new Error('injected: tree node insert failed');
+      return insert(q, batch);
+    });
+    const p0 = (await call(bases[0], 'GET', '/api/ledger/head')).body.position as number;
+    const tl = buildTimeline(`gc2-fail-${randomUUID().slice(0, 8)}`, PAYMENT_STEPS);
+    const replies = await Promise.all(tl.map((e) => post(0, '/api/receipts', receiptFor(e), a.keys.producer)));
+    // One group (both within the 40 ms wait), failed as a whole: no 2xx, nothing readable, head unchanged.
+    expect(replies.map((r) => r.status >= 200 && r.status < 300)).toEqual([false, false]);
+    for (const e of tl) expect((await call(bases[1], 'GET', `/api/receipts/${e.id}`)).status).toBe(404);
+    expect((await call(bases[1], 'GET', '/api/ledger/head')).body.position).toBe(p0);
+    spy.mockRestore();
+    // The same writes again, on both processes: recorded; chain and tree verify.
+    const again = await Promise.all(tl.map((e, i) => post(i, '/api/receipts', receiptFor(e), a.keys.producer)));
+    expect(again.map((r) => r.status)).toEqual([201, 201]);
+    for (const base of bases) {
+      const v = await call(base, 'GET', '/api/ledger/verify');
+      expect([v.status, v.body.ok, v.body.tree.ok, v.body.tree.extra_leaves, v.body.projections.ok, v.body.checked]).toEqual([200, true, true, 0, true, p0 + 2]);
     }
   });
 });
