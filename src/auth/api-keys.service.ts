@@ -149,6 +149,7 @@ export class ApiKeysService {
   async revoke(id: string): Promise<void> {
     if (!(await this.keys.exists(this.db, id))) throw new NotFoundError('api_key', id);
     await this.db.write((tx) => this.keys.revoke(tx, id, new Date().toISOString()));
+    this.revocations++;
     for (const [hash, c] of this.active) if (c.principal.key_id === id) this.active.delete(hash);
   }
 
@@ -186,6 +187,7 @@ export class ApiKeysService {
     const now = performance.now();
     const cached = this.active.get(hash);
     if (cached && now - cached.at < KEY_CACHE_MS) return cached.principal;
+    const revocations = this.revocations;
     const r = await this.keys.byHash(this.db, hash);
     if (!r) throw new LedgerError(401, 'invalid_key', 'the API key is not known');
     if (r.revoked_at) {
@@ -193,6 +195,8 @@ export class ApiKeysService {
       throw new LedgerError(401, 'key_revoked', 'the API key was revoked');
     }
     const principal: Principal = { key_id: r.id, name: r.name, role: r.role, owner: r.owner, systems: r.systems, gateway: r.gateway, publication: r.publication };
+    // A revocation through this process while the row was read may have read it before it: not cached.
+    if (revocations !== this.revocations) return principal;
     if (this.active.size >= KEY_CACHE_ENTRIES) this.active.delete(this.active.keys().next().value as string);
     this.active.set(hash, { principal, at: now });
     return principal;
@@ -205,6 +209,8 @@ export class ApiKeysService {
    * are kept; a revocation through this process drops its key at once.
    */
   private readonly active = new Map<string, { principal: Principal; at: number }>();
+  /** Revocations through this process so far: a key row read across one is not cached. */
+  private revocations = 0;
 }
 
 /** The key id recorded for the bootstrap admin key (LEDGER_ADMIN_KEY). */

@@ -417,9 +417,12 @@ export async function checkPack(file: string, policy: TrustPolicy): Promise<Pack
   for (const o of outcomes) {
     const d = leafData(o, 'OutcomeReported');
     if (o.raw === null) continue; // withheld: counted and listed when read
-    if (d) same(o, d.raw === o.raw && String(d.outcome_id).toLowerCase() === o.id && d.receipt_id === o.receipt_id, 'the outcome report');
     const p = parseJsonBytes(Buffer.from(o.raw, 'utf8'));
     const result = verifyOutcome(p.ok ? p.value : undefined);
+    // The report is recomputed from the event's fields: they must be the ones its raw bytes state.
+    const f = result.fields;
+    const fieldsSame = f === null || (d !== null && d.job_id === f.job_id && d.receipt_id === f.receipt_id.toLowerCase() && d.effect === f.effect && d.result === f.result && d.observed_at === f.observed_at && d.system === f.system && d.output_hash === f.output_hash);
+    if (d) same(o, d.raw === o.raw && String(d.outcome_id).toLowerCase() === o.id && d.receipt_id === o.receipt_id && fieldsSame, 'the outcome report (its bytes, or the fields its event states for them)');
     outcomeVerdicts[result.verdict] = (outcomeVerdicts[result.verdict] ?? 0) + 1;
     if (result.verdict === 'valid') pass('aer1_verdict');
     else fail(o.member, 'aer1_verdict', `the outcome report's verdict is ${result.verdict} (${result.reasons.join(', ')})`);

@@ -11,8 +11,8 @@ import type { RequestHandler } from 'express';
 import pino, { Logger } from 'pino';
 import { pinoHttp, Options } from 'pino-http';
 
-/** Headers never written to the log. */
-export const REDACTED_PATHS = ['req.headers.authorization', 'req.headers.cookie'];
+/** Headers never written to the log (credentials, whichever header a client or proxy puts them in). */
+export const REDACTED_PATHS = ['req.headers.authorization', 'req.headers.cookie', 'req.headers["proxy-authorization"]', 'req.headers["x-api-key"]', 'res.headers["set-cookie"]'];
 
 /**
  * The pino-http options for nestjs-pino's `pinoHttp` parameter: one logger
