@@ -228,6 +228,9 @@ export async function benchIngest(ctx: BenchContext): Promise<FigureResult[]> {
         (dialect === 'sqlite' ? 'on the one SQLite connection, ' : 'behind the ledger append lock (a PostgreSQL advisory lock), ') +
         'so the flush is shared and what bounds the rate is the per-request work (HTTP, parse, verify, the statements of each write). ' +
         `The same POSTs refused with 422 after all of that work but the write run at ${fmt(ceiling.rate)} requests/s (${pct(ceiling.rate / b.rate)} of the batch rate): no single-POST rate can exceed it, and the write (one savepoint, the statements, a share of the COMMIT) takes it to ${pct(s.rate / ceiling.rate)} of that. ` +
+        (dialect === 'sqlite'
+          ? 'On SQLite the write is in process and synchronous (its COMMIT fsync blocks the event loop), so the HTTP stack (Express, helmet, Nest\'s router, guards and interceptor, response writing) is most of the cost; see bench/PROFILE.md, "Third round". '
+          : 'On PostgreSQL the groups run back to back (a write transaction is open nearly all the time): each write of a group is several round trips (savepoint, existence look-up, the INSERTs, release) answered only when the API\'s event loop, busy with the HTTP work of the other requests, gets to them, and the database server shares the same cores. ') +
         (singleMet ? `Target met (${pct(singleRatio)} >= ${pct(SINGLE_TARGET)}).` : `Target missed by ${shortfall(SINGLE_TARGET, singleRatio)} (${pct(singleRatio)} < ${pct(SINGLE_TARGET)}).`),
     });
     if (dialect === 'postgres') {

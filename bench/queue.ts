@@ -9,12 +9,13 @@
  *   same VerificationProcessor chunk by chunk), in the same run, on the same
  *   database.
  * The receipts are loaded with the raw driver (the exact rows the ledger
- * writes, see lib/receipts.ts), so loading is not part of any figure.
+ * writes, see lib/receipts.ts, and the verifiable log's tree of them), so
+ * loading is not part of any figure.
  */
 import Redis from 'ioredis';
 import { randomBytes } from 'node:crypto';
 import { createKey, startApp, startWorker } from './lib/app';
-import { createDb, migrate, rawInsert } from './lib/db';
+import { buildTreeOf, createDb, migrate, rawInsert } from './lib/db';
 import { BenchContext, FigureResult } from './lib/figure';
 import { fmt, now, pct, shortfall, time } from './lib/measure';
 import { stopChild } from './lib/proc';
@@ -82,6 +83,7 @@ export async function benchQueue(ctx: BenchContext): Promise<FigureResult[]> {
     const bodies = receiptBodies(ctx.root, n);
     await migrate(db);
     await rawInsert(db, ledgerRows(bodies), 1000);
+    if ((await buildTreeOf(db)) !== n) throw new Error('queue: the tree of the loaded events is not n leaves');
     const key = await createKey(ctx.root, db, 'auditor');
     const warm = bodies.slice(0, Math.min(n, 2000)).map((b) => (JSON.parse(b) as { id: string }).id.toLowerCase());
 

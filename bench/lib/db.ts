@@ -10,6 +10,7 @@ import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { dataSourceOptions } from '../../src/database/database-url';
 import { toPostgresPlaceholders } from '../../src/database/database.service';
+import { buildTree } from '../../src/log/tree-build';
 import { now } from './measure';
 import { INSERT_EVENT, INSERT_RECEIPT, LedgerRows } from './receipts';
 
@@ -152,6 +153,26 @@ export async function rawInsert(db: BenchDb, rows: LedgerRows, perTx = 1000, mod
       }
     }
     return now() - t0;
+  } finally {
+    await c.end();
+  }
+}
+
+/**
+ * Build the verifiable log's tree (tree_nodes) of events loaded with
+ * {@link rawInsert}, as the upgrade migration builds it for an existing
+ * ledger: a ledger whose tree lacks its events is refused by the service
+ * (the next append cannot extend the tree). PostgreSQL only.
+ */
+export async function buildTreeOf(db: BenchDb): Promise<number> {
+  if (db.dialect !== 'postgres') throw new Error('buildTreeOf: PostgreSQL only');
+  const c = new Client({ connectionString: db.url });
+  await c.connect();
+  try {
+    await c.query('BEGIN');
+    const size = await buildTree({ query: async <T>(sql: string, params: unknown[] = []) => (await c.query(toPostgresPlaceholders(sql), params)).rows as T[] });
+    await c.query('COMMIT');
+    return size;
   } finally {
     await c.end();
   }
