@@ -1,11 +1,11 @@
 import { Injectable, Logger, Optional } from '@nestjs/common';
 import { DatabaseService, emptyTable, Tx } from '../database/database.service';
-import { ExpectedVersionConflictError } from '../common/errors';
+import { ExpectedVersionConflictError, UnavailableError } from '../common/errors';
 import { AnyEvent, ExpectedVersion, NO_CONCURRENCY_CHECK, STREAM_DOES_NOT_EXIST } from './event';
 import { CURRENT_EVENT_FORMAT, eventHashInput, LEDGER_GENESIS_HASH, LedgerChainReport, LedgerChainVerifier, RecordedBy, StoredEvent } from '../core/ledger/event-hash';
 import { sha256Hex } from '../core/aer1';
 import { TreeIntegrator } from '../core/tlog';
-import { TreeRepository } from '../log/tree.repository';
+import { MissingNodeError, TreeRepository } from '../log/tree.repository';
 import { EventsRepository } from './events.repository';
 import { ProjectionRegistry } from './projections';
 import { LedgerNotifier } from './ledger-notifier';
@@ -175,7 +175,16 @@ export class LedgerService {
     let t = this.tree;
     this.tree = null;
     if (!t || t.integrator.size !== size || t.headHash !== p.prevHash) {
-      t = { integrator: TreeIntegrator.resume(size, await this.nodes.rightEdgeHashes(tx, size)), headHash: p.prevHash };
+      let edge: Buffer[];
+      try {
+        edge = await this.nodes.rightEdgeHashes(tx, size);
+      } catch (e) {
+        // A tree that lacks nodes of the ledger's events (deleted behind the triggers, or events loaded around the service)
+        // cannot be extended: every write is refused, saying why, until it is repaired.
+        if (e instanceof MissingNodeError) throw new UnavailableError('log_unavailable', `the verifiable log's stored tree lacks ${e.message.replace(/ is not stored$/, '')} of the ledger's first ${size} events, so nothing can be appended; writes are refused until the tree is repaired (npm run ledger -- verify reports what is wrong)`);
+        throw e;
+      }
+      t = { integrator: TreeIntegrator.resume(size, edge), headHash: p.prevHash };
     }
     const result = t.integrator.appendLeaves(p.leaves.map((l) => Buffer.from(l, 'latin1')));
     await this.nodes.insert(tx, result.nodes);

@@ -88,6 +88,34 @@ describe.each(DIALECTS)('verifiable log integrity on %s', (dialect) => {
     await db.unsafeQuery('DELETE FROM tree_nodes WHERE level = 3 AND idx = 0').catch(() => undefined);
   });
 
+  it('a tree that lacks a node of its events refuses every write with 503 log_unavailable, and nothing is appended', async () => {
+    const db3 = dialect === 'postgres' ? await createPgDatabase() : null;
+    const e = { ...env(), DATABASE_URL: db3 ? db3.url : `sqlite:${join(dir, 'third.sqlite')}` };
+    let a = await startApp(dialect, e);
+    try {
+      for (let i = 0; i < 3; i++) await record(a);
+      const db = a.app.get(DatabaseService);
+      if (dialect === 'sqlite') await db.unsafeQuery('DROP TRIGGER tree_nodes_no_delete');
+      else await db.unsafeQuery('ALTER TABLE tree_nodes DISABLE TRIGGER tree_nodes_no_update'); // one trigger for UPDATE and DELETE on PostgreSQL
+      // Leaf 2 is on the right edge of the 3-leaf tree: the next append must extend it.
+      await db.unsafeQuery('DELETE FROM tree_nodes WHERE level = 0 AND idx = 2');
+      // A restarted process (no tree kept in memory) reads the right edge from the database.
+      await a.app.close();
+      a = await startApp(dialect, e);
+      const head = (await a.http.get('/api/ledger/head')).body.position as number;
+      const r = freshReceipt();
+      const res = await a.http.post('/api/receipts').set('Authorization', `Bearer ${a.keys.producer}`).set('Content-Type', 'application/json').send(r.text);
+      expect(res.status).toBe(503);
+      expect(res.body.error).toBe('log_unavailable');
+      expect(res.body.message).toContain("lacks tree node (0, 2) of the ledger's first 3 events");
+      expect((await a.http.get('/api/ledger/head')).body.position).toBe(head);
+      expect((await a.http.get(`/api/receipts/${r.id}`)).status).toBe(404);
+    } finally {
+      await a.app.close();
+      await db3?.drop();
+    }
+  });
+
   it('a history rebuilt with recomputed hashes is caught by aer1 log monitor against its saved checkpoint', async () => {
     // A fresh start: a clean ledger of 6 events, a checkpoint, the monitor's first run (trust on first use).
     await t!.app.close();
