@@ -9,13 +9,13 @@
  */
 import { randomUUID } from 'node:crypto';
 import { ApiKeysService } from '../../src/auth/api-keys.service';
-import { DatabaseService, StorageInputError, Tx } from '../../src/database/database.service';
+import { DatabaseService } from '../../src/database/database.service';
 import { buildTimeline, commitmentFor, Entry, receiptFor } from '../coverage/fixtures';
 import { startApp, TestApp } from '../helpers/app';
 import { LedgerService } from '../../src/ledger/ledger.service';
 import { TreeRepository } from '../../src/log/tree.repository';
 import { outcomeFor, PAYMENT_STEPS, paymentPlan } from '../outcomes/fixtures';
-import { call, listen, Reply } from './helpers';
+import { call, listen, Reply, poisonWrites } from './helpers';
 
 const TOKEN = 'metrics-scrape-token-0123456789';
 
@@ -34,15 +34,7 @@ describe('group commit across two API processes on one PostgreSQL database', () 
     b = await startApp('postgres', { ...env, DATABASE_URL: a.databaseUrl });
     bases = [await listen(a.app), await listen(b.app)];
     payments = (await a.app.get(ApiKeysService).create(`payments-${randomUUID().slice(0, 8)}`, 'outcome', { systems: ['PAYMENTS'] })).key;
-    const db = a.app.get(DatabaseService);
-    const write = db.write.bind(db);
-    jest.spyOn(db, 'write').mockImplementation(((fn: (tx: Tx) => Promise<unknown>, options?: { alone?: boolean }) =>
-      write(async (tx) => {
-        const v = await fn(tx);
-        const text = JSON.stringify(v) ?? '';
-        for (const id of poisoned) if (text.includes(id)) throw new StorageInputError('value_too_large', 'an identifier or indexed field is too long to be stored; nothing was recorded');
-        return v;
-      }, options)) as DatabaseService['write']);
+    poisonWrites(a.app.get(DatabaseService), poisoned);
   });
   afterAll(async () => {
     jest.restoreAllMocks();

@@ -10,10 +10,10 @@
  */
 import { randomUUID } from 'node:crypto';
 import { ZERO_DIGEST } from '../../src/core/aer1';
-import { DatabaseService, StorageInputError, Tx } from '../../src/database/database.service';
+import { DatabaseService } from '../../src/database/database.service';
 import { DIALECTS, startApp, TestApp } from '../helpers/app';
 import { parseProm, Sample, value } from '../metrics/prom-text';
-import { call, listen, makeEntry, vector } from './helpers';
+import { call, listen, makeEntry, vector, poisonWrites } from './helpers';
 
 const TOKEN = 'metrics-scrape-token-0123456789';
 const receiptText = (id: string): string => JSON.stringify({ ...(vector('receipt-core-valid') as Record<string, unknown>), id });
@@ -28,16 +28,7 @@ describe.each(DIALECTS)('group commit on %s', (dialect) => {
   beforeAll(async () => {
     t = await startApp(dialect, { GROUP_COMMIT_MAX_WAIT_MS: '300', GROUP_COMMIT_MAX: '64', METRICS_ENABLED: 'true', METRICS_TOKEN: TOKEN });
     base = await listen(t.app);
-    const db = t.app.get(DatabaseService);
-    const write = db.write.bind(db);
-    // A write whose result names a poisoned receipt is refused at the end of its own work, as a storage refusal would be.
-    jest.spyOn(db, 'write').mockImplementation(((fn: (tx: Tx) => Promise<unknown>, options?: { alone?: boolean }) =>
-      write(async (tx) => {
-        const v = await fn(tx);
-        const text = JSON.stringify(v) ?? '';
-        for (const id of poisoned) if (text.includes(id)) throw new StorageInputError('value_too_large', 'an identifier or indexed field is too long to be stored; nothing was recorded');
-        return v;
-      }, options)) as DatabaseService['write']);
+    poisonWrites(t.app.get(DatabaseService), poisoned);
   });
   afterAll(async () => {
     jest.restoreAllMocks();

@@ -11,6 +11,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { DatabaseService, StorageInputError, Tx } from '../../src/database/database.service';
 
 export interface CorpusVector {
   id: string;
@@ -301,4 +302,21 @@ export async function listen(app: { listen(port: number, host: string): Promise<
   await app.listen(0, '127.0.0.1');
   const a = app.getHttpServer().address() as { port: number };
   return `http://127.0.0.1:${a.port}`;
+}
+
+/**
+ * Make every write of `db` whose result names one of `poisoned` fail at the
+ * end of its own work with a storage refusal (400 `value_too_large`), as the
+ * database refusing a row would: for tests of a bad write in a commit group.
+ * Undone by `jest.restoreAllMocks()`.
+ */
+export function poisonWrites(db: DatabaseService, poisoned: ReadonlySet<string>): void {
+  const write = db.write.bind(db);
+  jest.spyOn(db, 'write').mockImplementation(((fn: (tx: Tx) => Promise<unknown>, options?: { alone?: boolean }) =>
+    write(async (tx) => {
+      const v = await fn(tx);
+      const text = JSON.stringify(v) ?? '';
+      for (const id of poisoned) if (text.includes(id)) throw new StorageInputError('value_too_large', 'an identifier or indexed field is too long to be stored; nothing was recorded');
+      return v;
+    }, options)) as DatabaseService['write']);
 }
