@@ -3,19 +3,11 @@
  * from either the compiled layout (`dist/src/cli/`) or the sources
  * (`src/cli/`, under ts-jest).
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
+import { findPackageRoot } from '../common/package-root';
 
-/** The nearest directory at or above `from` that holds a package.json, or null. */
-export function findPackageRoot(from: string = __dirname): string | null {
-  let dir = path.resolve(from);
-  for (;;) {
-    if (existsSync(path.join(dir, 'package.json'))) return dir;
-    const parent = path.dirname(dir);
-    if (parent === dir) return null;
-    dir = parent;
-  }
-}
+export { findPackageRoot };
 
 /** The project's byte-identical copy of the shared corpus: `<package root>/vectors/aer1-vectors.json`. */
 export function defaultCorpusPath(): string {
