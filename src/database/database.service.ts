@@ -210,6 +210,17 @@ export class DatabaseService implements OnApplicationShutdown {
     this.dialect = dataSource.options.type === 'postgres' ? 'postgres' : 'sqlite';
   }
 
+  /**
+   * Where another connection (a worker thread's) can read this database: a
+   * SQLite file or a PostgreSQL URL; null for an in-memory SQLite database,
+   * which only its own connection sees.
+   */
+  get connectionTarget(): { dialect: 'sqlite'; file: string } | { dialect: 'postgres'; url: string } | null {
+    const o = this.dataSource.options as { type: string; database?: unknown; url?: unknown };
+    if (o.type === 'postgres') return typeof o.url === 'string' ? { dialect: 'postgres', url: o.url } : null;
+    return typeof o.database === 'string' && o.database !== ':memory:' ? { dialect: 'sqlite', file: o.database } : null;
+  }
+
   private wrap(manager: EntityManager): Tx {
     return this.open(manager).tx;
   }
@@ -302,17 +313,46 @@ export class DatabaseService implements OnApplicationShutdown {
     return (Array.isArray(rows) ? rows : []) as T[];
   }
 
-  /** Write queued runs (see {@link Tx.insertLater}): multi-row INSERTs of a few fixed sizes ({@link chunkSizes}), rows in order. */
+  /**
+   * Write queued runs (see {@link Tx.insertLater}), rows in order, as
+   * statements of the sizes {@link chunkSizes} gives: multi-row named
+   * statements on PostgreSQL; on SQLite single-row statements (MAX_ROWS),
+   * prepared once per connection and run directly on it.
+   */
   private async writeRuns(manager: EntityManager, runs: InsertRun[]): Promise<void> {
+    if (this.dialect === 'sqlite') return this.writeRunsSqlite(manager, runs);
     for (const run of runs) {
       let i = 0;
       for (const k of chunkSizes(this.dialect, run.columns.length, run.rows.length)) {
         const params: unknown[] = [];
         for (let r = i; r < i + k; r++) for (const v of run.rows[r]) params.push(v);
         i += k;
-        const st = this.insertStatement(run.table, run.columns, k);
-        if (this.dialect === 'sqlite') await this.run(manager, st.text, params);
-        else await this.runNamed(manager, st, params);
+        await this.runNamed(manager, this.insertStatement(run.table, run.columns, k), params);
+      }
+    }
+  }
+
+  /** One-row INSERT statements prepared on each SQLite connection, by table and columns. */
+  private readonly sqliteInserts = new WeakMap<BetterSqlite3.Database, Map<string, BetterSqlite3.Statement>>();
+
+  /** {@link writeRuns} on SQLite; a driver error is raised as TypeORM raises it (QueryFailedError), then mapped as {@link run} maps it. */
+  private async writeRunsSqlite(manager: EntityManager, runs: InsertRun[]): Promise<void> {
+    const runner = manager.queryRunner as unknown as { connect(): Promise<BetterSqlite3.Database> } | undefined;
+    if (!runner) throw new Error('insertLater rows outside a query runner');
+    const handle = await runner.connect();
+    let cache = this.sqliteInserts.get(handle);
+    if (!cache) this.sqliteInserts.set(handle, (cache = new Map()));
+    for (const run of runs) {
+      const key = `${run.table}(${run.columns.join(',')})`;
+      const text = multiRowInsertSql('sqlite', run.table, run.columns, 1);
+      let st = cache.get(key);
+      if (!st) cache.set(key, (st = handle.prepare(text)));
+      for (const values of run.rows) {
+        try {
+          st.run(values as unknown[]);
+        } catch (e) {
+          throw inputError(e) ?? new QueryFailedError(text, values as unknown[], e as Error);
+        }
       }
     }
   }

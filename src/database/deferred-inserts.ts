@@ -15,12 +15,15 @@ export const MAX_PARAMETERS: Readonly<Record<Dialect, number>> = { postgres: 65_
 
 /**
  * Rows per statement at most (a power of two), whatever the parameter limit
- * allows. Statements come in a few fixed sizes ({@link chunkSizes}) so each
- * is prepared once and reused: SQLite's statement cache, PostgreSQL's named
- * prepared statements (parsed and planned once per connection; planning a
- * 1,000-row VALUES list costs about as much as running it).
+ * allows. PostgreSQL: statements come in a few fixed sizes ({@link chunkSizes})
+ * so each is a named prepared statement, parsed and planned once per
+ * connection (planning a 1,000-row VALUES list costs about as much as running
+ * it). SQLite: 1, one prepared single-row statement run row by row: in
+ * process there is no round trip to save, and SQLite runs a 256-row VALUES
+ * list about 1.7x slower than 256 runs of the one-row statement
+ * (bench/PROFILE.md, "Fourth round").
  */
-export const MAX_ROWS: Readonly<Record<Dialect, number>> = { postgres: 1024, sqlite: 256 };
+export const MAX_ROWS: Readonly<Record<Dialect, number>> = { postgres: 1024, sqlite: 1 };
 
 /**
  * On PostgreSQL, a table's queued rows are sent as soon as this many are

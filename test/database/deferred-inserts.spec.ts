@@ -1,14 +1,15 @@
 /**
  * Deferred inserts (issue 17, Tx.insertLater): rows a write call queues are
- * written as multi-row INSERTs before anything else runs on its Tx (so a read
+ * written as multi-row INSERTs (single-row statements on SQLite) before anything else runs on its Tx (so a read
  * sees them), in order, chunked under the driver's parameter limit, and before
  * the call's hooks and savepoint release, so a row the database refuses fails
  * its call alone inside a commit group, as an INSERT run at once would.
  * On SQLite (in memory) and on a throwaway PostgreSQL database.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
+import Database from 'better-sqlite3';
 import { Client } from 'pg';
-import { DataSource, EntityManager, QueryFailedError } from 'typeorm';
+import { DataSource, QueryFailedError } from 'typeorm';
 import { dataSourceOptions } from '../../src/database/database-url';
 import { DatabaseService, StorageInputError, Tx } from '../../src/database/database.service';
 import { chunkSizes, EAGER_ROWS, MAX_PARAMETERS, multiRowInsertSql, rowsPerStatement } from '../../src/database/deferred-inserts';
@@ -23,14 +24,14 @@ describe('multi-row INSERT text', () => {
 
   it('keeps a statement under the parameter limit and the row cap, in a few fixed sizes', () => {
     expect(rowsPerStatement('postgres', 11)).toBe(1024);
-    expect(rowsPerStatement('sqlite', 17)).toBe(256);
+    expect(rowsPerStatement('sqlite', 17)).toBe(1); // SQLite: one-row statements, whatever the limit allows
     expect(rowsPerStatement('postgres', 3, { rows: 1_000_000 })).toBe(16_384); // 21,845 by the limit
     expect(rowsPerStatement('sqlite', 3, { rows: 1_000_000 })).toBe(8192); // 10,922 by the limit
     expect(rowsPerStatement('postgres', 100)).toBe(512); // 655 by the limit
     expect(rowsPerStatement('sqlite', 40_000)).toBe(1);
     expect(chunkSizes('postgres', 11, 1000)).toEqual([512, 256, 128, 64, 32, 8]);
     expect(chunkSizes('postgres', 11, 2500)).toEqual([1024, 1024, 256, 128, 64, 4]);
-    expect(chunkSizes('sqlite', 17, 513)).toEqual([256, 256, 1]);
+    expect(chunkSizes('sqlite', 17, 513)).toEqual(Array(513).fill(1));
     expect(chunkSizes('sqlite', 17, 0)).toEqual([]);
     for (const n of [1, 255, 256, 1000, 4097]) expect(chunkSizes('sqlite', 5, n).reduce((a, b) => a + b, 0)).toBe(n);
   });
@@ -41,7 +42,7 @@ describe.each(DIALECTS)('Tx.insertLater on %s', (dialect) => {
   let ds: DataSource;
   let db: DatabaseService;
   let drop: (() => Promise<void>) | undefined;
-  /** Every statement sent through TypeORM's EntityManager.query, in order. */
+  /** Every statement run on the connection (SQLite) or sent to pg (PostgreSQL), in order. */
   let sent: string[] = [];
   let table: string;
   let other: string;
@@ -53,13 +54,18 @@ describe.each(DIALECTS)('Tx.insertLater on %s', (dialect) => {
     await ds.initialize();
     // Calls queued within 200 ms share one group (one transaction, a savepoint each).
     db = new DatabaseService(ds, undefined, { max: 64, maxWaitMs: 200 });
-    // What reaches the driver: on SQLite every statement goes through TypeORM; on PostgreSQL the queued rows go to pg as named statements.
+    // What reaches the driver: on SQLite every statement run on the connection (TypeORM's and the queued rows', run
+    // directly); on PostgreSQL the queued rows go to pg as named statements.
     if (dialect === 'sqlite') {
-      const query = EntityManager.prototype.query;
-      jest.spyOn(EntityManager.prototype, 'query').mockImplementation(function (this: EntityManager, sql: string, params?: unknown) {
-        sent.push(sql);
-        return query.call(this, sql, params as unknown[]);
-      });
+      const prepare = Database.prototype.prepare;
+      jest.spyOn(Database.prototype, 'prepare').mockImplementation(function (this: Database.Database, sql: string) {
+        const st = prepare.call(this, sql);
+        for (const m of ['run', 'all', 'get'] as const) {
+          const f = st[m].bind(st) as (...a: unknown[]) => unknown;
+          Object.defineProperty(st, m, { value: (...a: unknown[]) => (sent.push(sql), f(...a)) });
+        }
+        return st;
+      } as never);
     } else {
       const query = Client.prototype.query as (this: Client, ...args: unknown[]) => unknown;
       jest.spyOn(Client.prototype, 'query').mockImplementation(function (this: Client, ...args: unknown[]) {
@@ -102,7 +108,8 @@ describe.each(DIALECTS)('Tx.insertLater on %s', (dialect) => {
       [3, 'a3', null],
       [4, 'a4', null],
     ]);
-    expect(inserts(table)).toEqual([multiRowInsertSql(dialect, table, cols, 4)]);
+    expect(inserts(table)).toEqual(chunkSizes(dialect, cols.length, 4).map((k) => multiRowInsertSql(dialect, table, cols, k)));
+    expect(inserts(table)).toHaveLength(dialect === 'sqlite' ? 4 : 1);
     // The INSERT went before the read that needed it.
     expect(sent.indexOf(inserts(table)[0])).toBeLessThan(sent.findIndex((s) => s.startsWith(`SELECT n, a, b FROM ${table}`)));
     expect(await ns()).toEqual([1, 2, 3, 4]);
@@ -147,7 +154,8 @@ describe.each(DIALECTS)('Tx.insertLater on %s', (dialect) => {
       tx.insertLater(table, cols, [2, null, null]);
       tx.insertLater(other, ['k'], ['y']);
     });
-    expect(sent.filter((s) => s.startsWith('INSERT INTO'))).toEqual([multiRowInsertSql(dialect, table, cols, 2), multiRowInsertSql(dialect, other, ['k'], 2)]);
+    const k = dialect === 'sqlite' ? [1, 1] : [2];
+    expect(sent.filter((s) => s.startsWith('INSERT INTO'))).toEqual([...k.map((r) => multiRowInsertSql(dialect, table, cols, r)), ...k.map((r) => multiRowInsertSql(dialect, other, ['k'], r))]);
     expect(await ns()).toEqual([1, 2]);
     expect((await db.query<{ k: string }>(`SELECT k FROM ${other} ORDER BY seq`)).map((r) => r.k)).toEqual(['x', 'y']);
   });
