@@ -2,18 +2,17 @@ import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown, Opti
 import { LedgerMetrics } from '../metrics/ledger-metrics';
 import { ConfigService } from '@nestjs/config';
 import { AppConfig } from '../config/configuration';
-import { eventHashInput, LEDGER_GENESIS_HASH } from '../core/ledger/event-hash';
-import { sha256Hex } from '../core/aer1';
+import { LEDGER_GENESIS_HASH } from '../core/ledger/event-hash';
 import { checkpointNoteText, consistencyProofPlan, assembleHashes, parseVerifierKey, signNote, TreeIntegrator, verifyCheckpoint, verifyConsistency } from '../core/tlog';
 import { DatabaseService } from '../database/database.service';
 import { EventsRepository } from '../ledger/events.repository';
 import { LogIdentityService } from './log-identity.service';
 import { LogService } from './log.service';
 import { TreeRepository } from './tree.repository';
+import { LeafRecomputer } from './leaf-recomputer';
 
 /** Leaves integrated per checkpoint at most: a long backlog (an upgraded ledger) is signed in steps. */
 const MAX_LEAVES_PER_CHECKPOINT = 100_000;
-const PAGE = 5000;
 
 /** What `/health` shows of the signer. */
 export interface SignerState {
@@ -51,6 +50,8 @@ export class CheckpointSigner implements OnApplicationBootstrap, OnApplicationSh
   /** This signer's own tree (leaves recomputed from events), and the event hash at its size. */
   private mine: { integrator: TreeIntegrator; headHash: string } | null = null;
   private last: { size: number; signed_at: string } | null = null;
+  /** Recomputes new leaves from the events: in a worker thread with its own read connection where the database allows one. */
+  private readonly leaves: LeafRecomputer;
 
   constructor(
     private readonly db: DatabaseService,
@@ -59,7 +60,9 @@ export class CheckpointSigner implements OnApplicationBootstrap, OnApplicationSh
     private readonly log: LogService,
     private readonly config: ConfigService<AppConfig, true>,
     @Optional() private readonly metrics?: LedgerMetrics,
-  ) {}
+  ) {
+    this.leaves = new LeafRecomputer(db.connectionTarget, db);
+  }
 
   onApplicationBootstrap(): void {
     if (!this.identity.current) return;
@@ -73,6 +76,7 @@ export class CheckpointSigner implements OnApplicationBootstrap, OnApplicationSh
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
     await this.chain;
+    await this.leaves.close();
   }
 
   /** The signer's state for /health. */
@@ -161,32 +165,13 @@ export class CheckpointSigner implements OnApplicationBootstrap, OnApplicationSh
     }
     if (latest && head === from) return;
     const to = Math.min(head, from + MAX_LEAVES_PER_CHECKPOINT);
-    // Recompute the new leaves from the events, checking each event's hash and link.
-    const work = TreeIntegrator.resume(from, mine.integrator.edgeHashes());
-    let prev = mine.headHash;
-    for (let after = from; after < to; ) {
-      const rows = await this.events.page(this.db, after, to, PAGE);
-      if (rows.length === 0) break;
-      const leaves: Buffer[] = [];
-      for (const e of rows) {
-        if (e.position !== after + 1) return this.stop(`the events table has a gap at position ${after + 1}`);
-        if (e.prev_hash !== prev) return this.stop(`event ${e.position} does not link to event ${e.position - 1} (prev_hash differs)`);
-        let input: string;
-        try {
-          input = eventHashInput(e);
-        } catch (err) {
-          return this.stop(`event ${e.position} cannot be serialized (${(err as Error).message}): it was altered`);
-        }
-        if (sha256Hex(input) !== e.event_hash) return this.stop(`event ${e.position} does not match its stored event_hash: it was altered`);
-        leaves.push(Buffer.from(input, 'latin1'));
-        prev = e.event_hash;
-        after = e.position;
-      }
-      work.appendLeaves(leaves);
-      await new Promise<void>((r) => setImmediate(r));
-    }
-    if (work.size !== to) return this.stop(`expected ${to} leaves, read ${work.size}`);
-    const root = work.root();
+    // Recompute the new leaves from the events, checking each event's hash and link (in the worker thread when there is one).
+    const r = await this.leaves.recompute({ from, to, edge: mine.integrator.edgeHashes(), prevHash: mine.headHash });
+    if (!r.ok) return this.stop(r.reason);
+    const work = TreeIntegrator.resume(r.size, r.edge);
+    const prev = r.headHash;
+    const root = r.root;
+    if (!work.root().equals(root)) return this.stop(`the recomputed tree's right edge at size ${to} does not give its root`);
     const stored = await this.log.rootAt(to);
     if (!stored.equals(root)) return this.stop(`the stored tree's root at size ${to} differs from the root of the leaves recomputed from the events`);
     if (latest && from > 0) {
