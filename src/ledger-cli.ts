@@ -31,12 +31,14 @@ import { createSigningKeyFile, defaultOrigin, LogKeyError } from './log/log-key'
 
 /**
  * Warnings and errors go to stderr, one line each: stdout carries only the
- * command's answer (`create-key` prints JSON that scripts parse).
+ * command's answer (`create-key` prints JSON that scripts parse). The
+ * server's PUBLIC_BASE_URL warning is left out: these commands write no
+ * record URL, and it named the default port whatever port the server runs on.
  */
 const STDERR_LOGGER: LoggerService = {
   log: () => undefined,
   error: (message: unknown) => void process.stderr.write(`ledger: ${String(message)}\n`),
-  warn: (message: unknown) => void process.stderr.write(`ledger: warning: ${String(message)}\n`),
+  warn: (message: unknown, context?: unknown) => (context === 'PublicUrls' ? undefined : void process.stderr.write(`ledger: warning: ${String(message)}\n`)),
 };
 
 async function withLedger<T>(fn: (app: Awaited<ReturnType<typeof NestFactory.createApplicationContext>>) => Promise<T>): Promise<T> {

@@ -8,8 +8,8 @@ import { CheckpointLocator } from '../common/checkpoint-locator';
 import { renderCoveragePdf } from './coverage.pdf';
 import { RawJson } from '../common/raw-json';
 import { renderCoveragePage } from './coverage.page';
-import { projectionMismatchPage } from '../public-pages/views';
-import { ProjectionMismatchError } from '../common/errors';
+import { notFoundPage, projectionMismatchPage } from '../public-pages/views';
+import { LedgerError, ProjectionMismatchError } from '../common/errors';
 import { Caller } from '../auth/caller.decorator';
 import type { Principal } from '../auth/api-keys.service';
 import { LogService } from '../log/log.service';
@@ -96,12 +96,14 @@ export class CoverageController {
     try {
       r = await this.coverage.get(id);
     } catch (e) {
-      // An HTML reader gets an honest page; JSON readers the error body (the exception filter).
-      if (!(e instanceof ProjectionMismatchError) || req.accepts(['text/html', 'application/json']) === 'application/json') throw e;
+      // An HTML reader gets an honest page (not found, or not shown); JSON readers the error body (the exception filter).
+      const notFound = e instanceof LedgerError && e.status === 404;
+      if (!(notFound || e instanceof ProjectionMismatchError) || req.accepts(['text/html', 'application/json']) === 'application/json') throw e;
       res.setHeader('Vary', 'Accept');
       res.setHeader('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'");
       res.setHeader('X-Content-Type-Options', 'nosniff');
-      res.status(409).type('html').send(projectionMismatchPage({ message: e.message, table: e.table, position: e.position }));
+      if (e instanceof ProjectionMismatchError) res.status(409).type('html').send(projectionMismatchPage({ message: e.message, table: e.table, position: e.position }));
+      else res.status(404).type('html').send(notFoundPage((e as LedgerError).message));
       return;
     }
     res.setHeader('Vary', 'Accept');

@@ -145,11 +145,13 @@ describe.each(DIALECTS)('public pages on %s', (dialect) => {
   });
 
   it('answers 404 as HTML for browsers and as JSON for JSON clients', async () => {
-    for (const path of ['/run/00000000-0000-0000-0000-000000000000', '/run/not-a-uuid', '/workflow/00000000-0000-0000-0000-000000000000', '/jobs/nope']) {
+    const coverage = ['/coverage/00000000-0000-4000-8000-000000000000', '/coverage/%3Cscript%3Ealert(1)%3C%2Fscript%3E'];
+    for (const path of ['/run/00000000-0000-0000-0000-000000000000', '/run/not-a-uuid', '/workflow/00000000-0000-0000-0000-000000000000', '/jobs/nope', ...coverage]) {
       const h = await t.http.get(path).set('Accept', 'text/html');
       expect(h.status).toBe(404);
       expect(h.headers['content-type']).toMatch(/^text\/html/);
       expect(h.text).toContain('Not found');
+      expect(h.text).not.toContain('<script>');
       const j = await t.http.get(path).set('Accept', 'application/json');
       expect(j.status).toBe(404);
       expect(j.body.error).toBe('not_found');
