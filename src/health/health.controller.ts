@@ -28,7 +28,9 @@ export type HealthAnswer = Omit<HealthCheckResult, 'status'> & { status: HealthC
  * - 200 `status: "degraded"`, `details.log.status: "down"`: checkpoints are
  *   not being signed: `signing` is `stopped` (the stored tree disagreed with
  *   what was signed: see `reason`; an operator must look) or `disabled` (no
- *   signing key configured). Reads and writes go on; proofs stay at the last
+ *   signing key configured), or its last run failed (`signing` is `active`,
+ *   `last_error: {message, at}`: a read failed, e.g. the database was
+ *   unreachable; tried again next tick, cleared once a run succeeds). Reads and writes go on; proofs stay at the last
  *   checkpoint. `details.log` also gives the origin, the newest checkpoint's
  *   size and age in seconds.
  * - With WITNESSES configured, `details.log.witnessing` gives the quorum k,
@@ -76,6 +78,7 @@ export class HealthController {
           origin: this.identity.current?.origin ?? null,
           signing: st.signing,
           ...(st.reason ? { reason: st.reason } : {}),
+          ...(st.last_error ? { last_error: st.last_error } : {}),
           checkpoint_size: st.checkpoint_size,
           checkpoint_age_seconds: st.signed_at === null ? null : Math.max(0, Math.round((Date.now() - Date.parse(st.signed_at)) / 1000)),
         };
@@ -83,7 +86,7 @@ export class HealthController {
         const timestamps = this.timestamper.health();
         const all = { ...info, ...(witnessing ? { witnessing } : {}), ...(timestamps ? { timestamps } : {}) };
         const witnessed = !witnessing || witnessing.current >= witnessing.quorum;
-        return st.signing === 'active' && witnessed ? i.up(all) : i.down(all);
+        return st.signing === 'active' && !st.last_error && witnessed ? i.up(all) : i.down(all);
       },
       async () => {
         const redis = await this.dispatcher.redisHealth();

@@ -18,6 +18,8 @@ const MAX_LEAVES_PER_CHECKPOINT = 100_000;
 export interface SignerState {
   signing: 'active' | 'stopped' | 'disabled';
   reason?: string;
+  /** Why the last run signed nothing while signing stays active (a read failed; it is tried again next tick), with its time. */
+  last_error?: { message: string; at: string };
   /** Size and time (RFC 3339) of the newest checkpoint this process knows. */
   checkpoint_size: number | null;
   signed_at: string | null;
@@ -50,6 +52,10 @@ export class CheckpointSigner implements OnApplicationBootstrap, OnApplicationSh
   /** This signer's own tree (leaves recomputed from events), and the event hash at its size. */
   private mine: { integrator: TreeIntegrator; headHash: string } | null = null;
   private last: { size: number; signed_at: string } | null = null;
+  /** The error of the last run, when it failed (null after a run that did not throw). */
+  private lastError: { message: string; at: string } | null = null;
+  /** Set at shutdown: no run starts after it. */
+  private shuttingDown = false;
   /** Recomputes new leaves from the events: in a worker thread with its own read connection where the database allows one. */
   private readonly leaves: LeafRecomputer;
 
@@ -73,10 +79,12 @@ export class CheckpointSigner implements OnApplicationBootstrap, OnApplicationSh
   }
 
   async onApplicationShutdown(): Promise<void> {
+    this.shuttingDown = true;
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
-    await this.chain;
+    // The worker first: stopping it fails a run still waiting on it, so the wait below always ends.
     await this.leaves.close();
+    await this.chain;
   }
 
   /** The signer's state for /health. */
@@ -84,6 +92,7 @@ export class CheckpointSigner implements OnApplicationBootstrap, OnApplicationSh
     return {
       signing: !this.identity.current ? 'disabled' : this.stopped ? 'stopped' : 'active',
       ...(this.stopped ? { reason: this.stopped } : !this.identity.current ? { reason: this.identity.reason } : {}),
+      ...(this.lastError && !this.stopped ? { last_error: this.lastError } : {}),
       checkpoint_size: this.last?.size ?? null,
       signed_at: this.last?.signed_at ?? null,
     };
@@ -96,13 +105,15 @@ export class CheckpointSigner implements OnApplicationBootstrap, OnApplicationSh
    * its events in the next checkpoint.
    */
   tick(): Promise<void> {
-    if (!this.identity.current || this.stopped) return Promise.resolve();
+    if (!this.identity.current || this.stopped || this.shuttingDown) return Promise.resolve();
     if (this.queued) return this.queued;
     const run = this.chain.then(async () => {
       this.queued = null;
       try {
         await this.signIfGrown();
+        this.lastError = null;
       } catch (e) {
+        this.lastError = { message: (e as Error).message, at: new Date().toISOString() };
         this.logger.error(`checkpoint not signed this time: ${(e as Error).message}`);
       }
     });

@@ -19,6 +19,7 @@ export class LeafRecomputer {
   private nextId = 1;
   private readonly waiting = new Map<number, { resolve: (r: RecomputeResult) => void; reject: (e: Error) => void }>();
   private readonly script: string | null;
+  private closed = false;
 
   /** `target` null: always on the event loop. */
   constructor(
@@ -35,6 +36,7 @@ export class LeafRecomputer {
 
   /** Recompute `req` (see {@link recomputeLeaves}). Rejects when the read fails or the worker dies. */
   recompute(req: RecomputeRequest): Promise<RecomputeResult> {
+    if (this.closed) return Promise.reject(new Error('the leaf recomputer is closed (shutting down)'));
     if (!this.script || !this.target) return recomputeLeaves(this.fallback, req, () => new Promise<void>((r) => setImmediate(r)));
     const w = this.started(this.script, this.target);
     const id = this.nextId++;
@@ -70,8 +72,9 @@ export class LeafRecomputer {
     return w;
   }
 
-  /** Stop the worker (pending calls reject). */
+  /** Stop the worker (pending calls reject); later calls reject at once, starting no worker. */
   async close(): Promise<void> {
+    this.closed = true;
     const w = this.worker;
     this.worker = null;
     if (w) await w.terminate();

@@ -6,6 +6,7 @@
  * signer, naming the event, when an event was altered behind the triggers.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
+import * as net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseService } from '../../src/database/database.service';
@@ -106,5 +107,81 @@ describe.each(CASES)('checkpoint signer leaf recomputation on %s (%s)', (dialect
     await signer.tick();
     expect((await t.http.get('/checkpoint/latest')).text).toBe(before);
     expect(signer.state()).toMatchObject({ signing: 'stopped', reason: `event ${last.position} does not match its stored event_hash: it was altered` });
+  });
+});
+
+/** Found by an attacker's review: a worker whose database was unreachable, or never answers. */
+(DIALECTS.includes('postgres') ? describe : describe.skip)('leaf worker faults on postgres', () => {
+  jest.setTimeout(60_000);
+
+  it('recovers once the database answers, after its first connection was refused; /health says why meanwhile', async () => {
+    const t = await startApp('postgres', { LEDGER_SIGNING_KEY_FILE: testSigningKeyFile() });
+    const piped: net.Socket[] = [];
+    const proxy = net.createServer((s) => {
+      const u = net.connect(5432, '127.0.0.1');
+      piped.push(s, u);
+      s.pipe(u).pipe(s);
+      s.on('error', () => u.destroy());
+      u.on('error', () => s.destroy());
+    });
+    // A port nobody listens on yet; later a plain TCP proxy to the database on it.
+    const free = net.createServer();
+    await new Promise<void>((r) => free.listen(0, '127.0.0.1', () => r()));
+    const port = (free.address() as net.AddressInfo).port;
+    await new Promise<void>((r) => free.close(() => r()));
+    const signer = t.app.get(CheckpointSigner);
+    const own = signer as unknown as { leaves: LeafRecomputer };
+    await signer.tick(); // the boot run ends first
+    const signed = signer.state().checkpoint_size;
+    const before = own.leaves;
+    await before.close(); // the app's own (its worker may have started at boot): the app closes only the one it holds
+    own.leaves = new LeafRecomputer({ dialect: 'postgres', url: t.databaseUrl.replace('127.0.0.1:5432', `127.0.0.1:${port}`) }, t.app.get(DatabaseService));
+    try {
+      const res = await t.http.post('/api/receipts').set('Authorization', `Bearer ${t.keys.producer}`).set('Content-Type', 'application/json').send(freshReceipt().text);
+      expect(res.status).toBe(201);
+      await signer.tick();
+      expect(signer.state()).toMatchObject({ signing: 'active', checkpoint_size: signed, last_error: { message: expect.stringMatching(/ECONNREFUSED/) } });
+      const h = (await t.http.get('/health')).body;
+      expect([h.status, h.details.log.status, h.details.log.last_error.message]).toEqual(['degraded', 'down', expect.stringMatching(/ECONNREFUSED/)]);
+      await new Promise<void>((r) => proxy.listen(port, '127.0.0.1', () => r()));
+      await signer.tick();
+      const st = signer.state();
+      expect([st.signing, st.checkpoint_size, st.last_error]).toEqual(['active', Number((await t.http.get('/checkpoint/latest')).text.split('\n')[1]), undefined]);
+      expect(st.checkpoint_size).toBeGreaterThan(0);
+      expect((await t.http.get('/health')).body.details.log.status).toBe('up');
+    } finally {
+      for (const x of piped) x.destroy();
+      await new Promise<void>((r) => proxy.close(() => r()));
+      await t.close();
+    }
+  });
+
+  it('shuts down while its worker waits on a database that never answers', async () => {
+    const socks: net.Socket[] = [];
+    const hole = net.createServer((s) => void socks.push(s)); // accepts, never answers
+    await new Promise<void>((r) => hole.listen(0, '127.0.0.1', () => r()));
+    const port = (hole.address() as net.AddressInfo).port;
+    const t = await startApp('postgres', { LEDGER_SIGNING_KEY_FILE: testSigningKeyFile() });
+    const signer = t.app.get(CheckpointSigner);
+    const own = signer as unknown as { leaves: LeafRecomputer };
+    await signer.tick(); // the boot run ends first
+    const signed = signer.state().checkpoint_size;
+    await own.leaves.close(); // the app's own (its worker may have started at boot); the app closes only the one it holds
+    own.leaves = new LeafRecomputer({ dialect: 'postgres', url: `postgres://postgres@127.0.0.1:${port}/x` }, t.app.get(DatabaseService));
+    const res = await t.http.post('/api/receipts').set('Authorization', `Bearer ${t.keys.producer}`).set('Content-Type', 'application/json').send(freshReceipt().text);
+    expect(res.status).toBe(201);
+    const run = signer.tick();
+    await new Promise((r) => setTimeout(r, 300));
+    try {
+      let timer: NodeJS.Timeout | undefined;
+      const closed = await Promise.race([t.close().then(() => 'closed'), new Promise((r) => (timer = setTimeout(() => r('hung'), 8000)))]);
+      clearTimeout(timer);
+      expect(closed).toBe('closed');
+      await run; // the run waiting on the worker ended with it (logged, nothing signed)
+      expect(signer.state()).toMatchObject({ checkpoint_size: signed, last_error: { message: expect.stringMatching(/leaf worker exited/) } });
+    } finally {
+      for (const s of socks) s.destroy();
+      await new Promise<void>((r) => hole.close(() => r()));
+    }
   });
 });
