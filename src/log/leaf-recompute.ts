@@ -26,9 +26,9 @@ export interface RecomputeRequest {
 }
 
 /**
- * `ok`: the tree of `size` leaves (its right edge and root) and the event
- * hash at `size`. `stopped`: why the events cannot be signed (a gap, a
- * broken link, an altered or unserializable event); the signer stops for good.
+ * `ok: true`: the tree of `size` leaves (its right edge and root) and the
+ * event hash at `size`. `ok: false`: why the events cannot be signed (a gap,
+ * a broken link, an altered or unserializable event); the signer stops for good.
  */
 export type RecomputeResult = { ok: true; size: number; edge: Buffer[]; root: Buffer; headHash: string } | { ok: false; reason: string };
 

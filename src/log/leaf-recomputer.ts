@@ -29,7 +29,7 @@ export class LeafRecomputer {
     this.script = target ? workerScript(__dirname, 'leaf-worker') : null;
   }
 
-  /** Where the last recomputation ran: `worker` or `event-loop` (for tests and logs). */
+  /** Where recomputations run: `worker` or `event-loop` (for tests and logs). */
   get mode(): 'worker' | 'event-loop' {
     return this.script ? 'worker' : 'event-loop';
   }
