@@ -21,7 +21,10 @@
 import { JsonObject, isObject, ReceiptResult, verifyReceipt, decodeStrictBase64 } from '../core/aer1';
 import { eventHashInput, StoredEvent } from '../core/ledger/event-hash';
 import { Checkpoint, Cosignature, isTlogError, leafHash, MAX_PROOF_LINES, NoteVerifier, parseProofFile, PROOF_FILE_HEADER, verifyCheckpoint, verifyCosignatures, verifyInclusion } from '../core/tlog';
-import { checkpointTimestampDigest, verifyTimeStampResponse } from '../timestamp/rfc3161';
+import type * as Rfc3161 from '../timestamp/rfc3161';
+
+/** RFC 3161 verification (pkijs, asn1js), loaded only when a token is checked. */
+const rfc3161 = (): Promise<typeof Rfc3161> => import('../timestamp/rfc3161');
 import { parseJsonBytes } from './input';
 
 /** The JSON proof file format name. */
@@ -315,6 +318,7 @@ export async function checkProof(parts: ProofParts, policy: TrustPolicy): Promis
     if (policy.tsaCertsPem === undefined) {
       checks.push({ name: 'timestamp', ok: null, detail: 'an RFC 3161 token is carried but NOT checked: give --tsa-certs PEM (the TSA chain) to check it' });
     } else {
+      const { checkpointTimestampDigest, verifyTimeStampResponse } = await rfc3161();
       let digest: Buffer | null = null;
       try {
         digest = checkpointTimestampDigest(parts.checkpoint);

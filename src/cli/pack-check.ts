@@ -33,7 +33,10 @@ import { outcomeInputs, OutcomeSource, planInForce, planMeta } from '../core/cov
 import { verifyOutcome } from '../core/outcomes/outcome';
 import { MANIFEST_CHUNK, memberHash, memberName, PACK_FORMAT } from '../core/pack/format';
 import { Checkpoint, isTlogError, leafHash, verifyCheckpoint, verifyInclusion } from '../core/tlog';
-import { checkpointTimestampDigest, verifyTimeStampResponse } from '../timestamp/rfc3161';
+import type * as Rfc3161 from '../timestamp/rfc3161';
+
+/** RFC 3161 verification (pkijs, asn1js), loaded only when a token is checked. */
+const rfc3161 = (): Promise<typeof Rfc3161> => import('../timestamp/rfc3161');
 import { LeafEvent, parseLeaf, quorumCheck, TrustPolicy } from './log-proof';
 import { Attestation, CommitmentTrust, judgeAttestation, StoredAttestation } from '../core/aer1/attestation';
 import { parseJsonBytes } from './input';
@@ -234,6 +237,7 @@ export async function checkPack(file: string, policy: TrustPolicy): Promise<Pack
         notChecked.push('the RFC 3161 token of the checkpoint: give --tsa-certs PEM (the TSA chain) to check it');
       } else if (!der || cpNote === null) fail(name, 'timestamp', der ? 'the timestamp comes before the checkpoint' : 'not base64');
       else {
+        const { checkpointTimestampDigest, verifyTimeStampResponse } = await rfc3161();
         let digest: Buffer | null = null;
         try {
           digest = checkpointTimestampDigest(cpNote);

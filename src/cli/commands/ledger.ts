@@ -6,7 +6,6 @@
  * with its first failure. Exit 1 when either fails.
  */
 import { Command } from 'commander';
-import { verifyLedgerDatabase } from '../../ledger/offline-verify';
 import { visibleSegments } from '../../core/text';
 import { CliError, CliIo, errorText, EXIT_NOT_VALID, EXIT_OK, OutputWriter, RunContext } from '../io';
 import { safe } from '../report';
@@ -31,6 +30,8 @@ export function terminalSafeJson(json: string): string {
 export async function ledgerVerify(database: string, opts: { json?: boolean }, io: CliIo): Promise<number> {
   let report;
   try {
+    // Loaded here, for this command alone: the database code (TypeORM, drivers, migrations) is no part of the offline verifier.
+    const { verifyLedgerDatabase } = await import('../../ledger/offline-verify');
     report = await verifyLedgerDatabase(database);
   } catch (e) {
     throw new CliError(`cannot read the ledger in ${safe(database.replace(/\/\/[^@/]*@/, '//***@'), 400)}: ${safe(errorText(e), 1000)}`);
