@@ -1,21 +1,41 @@
-/** @type {import('jest').Config} */
-module.exports = {
+/**
+ * Test tiers, each a jest project that runs alone (`npm run test:<tier>`);
+ * `npm test` runs them all.
+ *   unit         `*.spec.ts`: pure and in-process; no database, no server, no child process
+ *   medium       `*.medium-spec.ts`: services and storage on both databases (SQLite, PostgreSQL)
+ *   e2e          `*.e2e-spec.ts` outside test/reliability and test/browser: the app over HTTP, the CLI as a child process
+ *   reliability  test/reliability/*.e2e-spec.ts: faults, attacks, concurrency, crashes
+ *   browser      test/browser/*.e2e-spec.ts: pages in Debian's headless Chromium
+ * @type {import('jest').Config}
+ */
+const transform = {
+  '^.+\\.ts$': [
+    'ts-jest',
+    {
+      // tsconfig.jest.json = tsconfig.json + isolatedModules, so ts-jest uses
+      // fast per-file transpileModule (no type-check). Full type-checking is
+      // `npm run typecheck` (tsc --noEmit), which CI runs before jest.
+      tsconfig: '<rootDir>/tsconfig.jest.json',
+      diagnostics: false,
+    },
+  ],
+};
+
+const common = {
   testEnvironment: 'node',
   roots: ['<rootDir>/src', '<rootDir>/test'],
-  testMatch: ['**/*.spec.ts', '**/*.e2e-spec.ts'],
   moduleFileExtensions: ['ts', 'js', 'json'],
-  transform: {
-    '^.+\\.ts$': [
-      'ts-jest',
-      {
-        // tsconfig.jest.json = tsconfig.json + isolatedModules, so ts-jest uses
-        // fast per-file transpileModule (no type-check). Full type-checking is
-        // `npm run typecheck` (tsc --noEmit), which CI runs before jest.
-        tsconfig: '<rootDir>/tsconfig.jest.json',
-        diagnostics: false,
-      },
-    ],
-  },
-  testPathIgnorePatterns: ['/node_modules/', '/dist/'],
+  transform,
   modulePathIgnorePatterns: ['<rootDir>/dist/'],
+};
+const ignored = ['/node_modules/', '/dist/'];
+
+module.exports = {
+  projects: [
+    { ...common, displayName: 'unit', testMatch: ['**/*.spec.ts'], testPathIgnorePatterns: ignored },
+    { ...common, displayName: 'medium', testMatch: ['**/*.medium-spec.ts'], testPathIgnorePatterns: ignored },
+    { ...common, displayName: 'e2e', testMatch: ['**/*.e2e-spec.ts'], testPathIgnorePatterns: [...ignored, '<rootDir>/test/reliability/', '<rootDir>/test/browser/'] },
+    { ...common, displayName: 'reliability', testMatch: ['<rootDir>/test/reliability/**/*.e2e-spec.ts'], testPathIgnorePatterns: ignored },
+    { ...common, displayName: 'browser', testMatch: ['<rootDir>/test/browser/**/*.e2e-spec.ts'], testPathIgnorePatterns: ignored },
+  ],
 };

@@ -60,7 +60,7 @@ export async function benchStartup(ctx: BenchContext): Promise<FigureResult[]> {
         ratio: mRatio,
         target: '<= 1.5x node -e 0',
         met: mRatio <= 1.5,
-        note: `largest of ${reps}; the CLI loads no server code (Nest, TypeORM, drivers, BullMQ): test/cli/startup.spec.ts`,
+        note: `largest of ${reps}; the CLI loads no server code (Nest, TypeORM, drivers, BullMQ): test/cli/startup.e2e-spec.ts`,
       });
     }
   }
