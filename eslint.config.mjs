@@ -105,4 +105,14 @@ export default tseslint.config(
       ],
     },
   },
+  {
+    // A migration is frozen history: it imports nothing of today's application code.
+    files: ['migrations/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ group: ['**/src', '**/src/*', '**/src/**'], message: 'A migration is frozen history: it imports nothing from src/ (copy what it needs into migrations/frozen/, as of its release).' }] },
+      ],
+    },
+  },
 );

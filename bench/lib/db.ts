@@ -8,7 +8,8 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
-import { dataSourceOptions } from '../../src/database/database-url';
+import { MIGRATIONS } from '../../migrations';
+import { dataSourceOptions, dialectOf } from '../../src/database/database-url';
 import { toPostgresPlaceholders } from '../../src/database/database.service';
 import { buildTree } from '../../src/log/tree-build';
 import { now } from './measure';
@@ -52,7 +53,7 @@ export async function createDb(dialect: Dialect, tmp: string, pgAdminUrl: string
 
 /** Run the application's migrations on `db` (TypeORM, as the app does at start). */
 export async function migrate(db: BenchDb): Promise<void> {
-  const ds = new DataSource(dataSourceOptions(db.url));
+  const ds = new DataSource(dataSourceOptions(db.url, MIGRATIONS[dialectOf(db.url)]));
   await ds.initialize();
   try {
     await ds.runMigrations({ transaction: 'each' }); // a no-op when the options already ran them

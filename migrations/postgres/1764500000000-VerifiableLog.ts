@@ -1,6 +1,5 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
-import { toPostgresPlaceholders } from '../../src/database/rows';
-import { buildTree } from '../../src/log/tree-build';
+import { backfillTree } from '../frozen/1764500000000-tree-backfill';
 
 /**
  * PostgreSQL: the verifiable log (issue 14). `tree_nodes` holds every
@@ -8,7 +7,7 @@ import { buildTree } from '../../src/log/tree-build';
  * position - 1), `checkpoints` every signed checkpoint; both append-only
  * like `events` (UPDATE, DELETE and TRUNCATE rejected). The literal DDL is
  * frozen here; the tree of an existing ledger is then built from its events
- * (RFC 6962 section 2.1, src/log/tree-build.ts).
+ * (RFC 6962 section 2.1, by the frozen copy in ../frozen/1764500000000-tree-backfill.ts).
  */
 const VERIFIABLE_LOG_UP = [
   `CREATE INDEX events_event_hash ON events (event_hash)`,
@@ -38,7 +37,11 @@ export class VerifiableLogPostgres1764500000000 implements MigrationInterface {
 
   async up(q: QueryRunner): Promise<void> {
     for (const s of VERIFIABLE_LOG_UP) await q.query(s);
-    await buildTree({ query: (sql: string, params?: unknown[]) => q.query(toPostgresPlaceholders(sql), params) });
+    // `?` placeholders as $1, $2, ... (the frozen SQL has no `?` inside a literal).
+    await backfillTree((sql, params) => {
+      let n = 0;
+      return q.query(sql.replace(/\?/g, () => `$${++n}`), params);
+    });
   }
 
   async down(q: QueryRunner): Promise<void> {

@@ -1,12 +1,12 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
-import { buildTree } from '../../src/log/tree-build';
+import { backfillTree } from '../frozen/1764500000000-tree-backfill';
 
 /**
  * SQLite: the verifiable log (issue 14). `tree_nodes` holds every complete
  * subtree of the RFC 6962 tree over the events (leaf index = position - 1),
  * `checkpoints` every signed checkpoint; both append-only like `events`.
  * The literal DDL is frozen here; the tree of an existing ledger is then
- * built from its events (RFC 6962 section 2.1, src/log/tree-build.ts).
+ * built from its events (RFC 6962 section 2.1, by the frozen copy in ../frozen/1764500000000-tree-backfill.ts).
  */
 const VERIFIABLE_LOG_UP = [
   `CREATE INDEX events_event_hash ON events (event_hash)`,
@@ -34,7 +34,7 @@ export class VerifiableLogSqlite1764500000000 implements MigrationInterface {
 
   async up(q: QueryRunner): Promise<void> {
     for (const s of VERIFIABLE_LOG_UP) await q.query(s);
-    await buildTree({ query: (sql: string, params?: unknown[]) => q.query(sql, params) });
+    await backfillTree((sql, params) => q.query(sql, params));
   }
 
   async down(q: QueryRunner): Promise<void> {

@@ -3,7 +3,8 @@ import { ConfigService } from '@nestjs/config';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { AppConfig } from '../config/configuration';
-import { dataSourceOptions } from './database-url';
+import { MIGRATIONS } from '../../migrations';
+import { dataSourceOptions, dialectOf } from './database-url';
 import { DatabaseService, GroupCommitOptions, runMigrationsLocked } from './database.service';
 
 /** TypeORM connection from DATABASE_URL, migrations run at start; exposes {@link DatabaseService} (group commit from GROUP_COMMIT_MAX, GROUP_COMMIT_MAX_WAIT_MS). */
@@ -12,7 +13,10 @@ import { DatabaseService, GroupCommitOptions, runMigrationsLocked } from './data
   imports: [
     TypeOrmModule.forRootAsync({
       inject: [ConfigService],
-      useFactory: (config: ConfigService<AppConfig, true>) => dataSourceOptions(config.get('DATABASE_URL', { infer: true })),
+      useFactory: (config: ConfigService<AppConfig, true>) => {
+        const url = config.get('DATABASE_URL', { infer: true });
+        return dataSourceOptions(url, MIGRATIONS[dialectOf(url)]);
+      },
     }),
   ],
   providers: [

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import type { QueryRunner } from 'typeorm';
 import type BetterSqlite3 from 'better-sqlite3';
 import type { Tx } from './database.service';
-import { MIGRATIONS } from './database-url';
+import { MIGRATIONS } from '../../migrations';
 
 /** A scratch database: `tx` runs repository SQL on it; `close` deletes it. */
 export interface ScratchDatabase {
@@ -80,6 +80,12 @@ export function migrationRunner(db: BetterSqlite3.Database): QueryRunner {
   } as unknown as QueryRunner;
 }
 
+/** Give `db` (an empty SQLite database) the schema of every SQLite migration, as the service does at start. */
+export async function migrateSqlite(db: BetterSqlite3.Database): Promise<void> {
+  const runner = migrationRunner(db);
+  for (const M of MIGRATIONS.sqlite) await new M().up(runner);
+}
+
 /** Create a scratch database in a new temporary folder, its schema made by the SQLite migrations. */
 export async function openScratchDatabase(): Promise<ScratchDatabase> {
   const Database = (await import('better-sqlite3')).default;
@@ -88,8 +94,7 @@ export async function openScratchDatabase(): Promise<ScratchDatabase> {
   try {
     db.pragma('journal_mode = OFF');
     db.pragma('synchronous = OFF');
-    const runner = migrationRunner(db);
-    for (const M of MIGRATIONS.sqlite) await new M().up(runner);
+    await migrateSqlite(db);
   } catch (e) {
     db.close();
     rmSync(dir, { recursive: true, force: true });

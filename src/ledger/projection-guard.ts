@@ -20,13 +20,11 @@
  * the version reads, the rows and one hash over them, not the events and
  * their replay (bench/guard-cost.ts).
  */
-import { migrationRunner } from '../database/scratch';
 import { Injectable, Logger } from '@nestjs/common';
 import type BetterSqlite3 from 'better-sqlite3';
 import { ProjectionMismatchError } from '../common/errors';
-import { MIGRATIONS } from '../database/database-url';
 import type { Queryable } from '../database/rows';
-import { sqliteTx } from '../database/scratch';
+import { migrateSqlite, sqliteTx } from '../database/scratch';
 import { EventsRepository } from './events.repository';
 import { normalised, rowPosition } from './projection-audit';
 import { ProjectionRegistry, UNCHECKED } from './projections';
@@ -184,8 +182,7 @@ export class ProjectionGuard {
     const Database = (await import('better-sqlite3')).default;
     const db: BetterSqlite3.Database = new Database(':memory:');
     try {
-      const runner = migrationRunner(db);
-      for (const M of MIGRATIONS.sqlite) await new M().up(runner);
+      await migrateSqlite(db);
       return db.serialize();
     } finally {
       db.close();

@@ -1,6 +1,7 @@
 /**
- * Building the RFC 6962 tree of an existing ledger (the verifiable-log
- * migration, 1764500000000): every event, in position order, is integrated
+ * Building the RFC 6962 tree of events written around the service (the
+ * benchmark's raw loads; the verifiable-log migration keeps a frozen copy of
+ * its own in migrations/frozen/): every event, in position order, is integrated
  * as leaf `position - 1` with its leaf bytes ({@link eventLeaf}), and every
  * complete subtree is stored in `tree_nodes`. Pages of events are read and
  * their nodes written in multi-row INSERTs, so memory stays flat.

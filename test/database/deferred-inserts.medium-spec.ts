@@ -50,7 +50,7 @@ describe.each(DIALECTS)('Tx.insertLater on %s', (dialect) => {
   beforeAll(async () => {
     let url = 'sqlite::memory:';
     if (dialect === 'postgres') ({ url, drop } = await createPgDatabase());
-    ds = new DataSource({ ...dataSourceOptions(url), migrations: [] });
+    ds = new DataSource(dataSourceOptions(url, []));
     await ds.initialize();
     // Calls queued within 200 ms share one group (one transaction, a savepoint each).
     db = new DatabaseService(ds, undefined, { max: 64, maxWaitMs: 200 });

@@ -19,5 +19,5 @@ describe('migrations on PostgreSQL', () => {
     } finally {
       await db.drop();
     }
-  });
+  }, 60_000); // three app start-ups on one database: seconds each on a loaded 2-core machine
 });

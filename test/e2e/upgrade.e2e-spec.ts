@@ -10,7 +10,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DataSource } from 'typeorm';
-import { dataSourceOptions, MIGRATIONS } from '../../src/database/database-url';
+import { MIGRATIONS } from '../../migrations';
+import { dataSourceOptions } from '../../src/database/database-url';
 import { DatabaseService } from '../../src/database/database.service';
 import { eventHash, eventHashInput, LEDGER_GENESIS_HASH, StoredEvent } from '../../src/core/ledger/event-hash';
 import { parseVerifierKey, verifyCheckpoint } from '../../src/core/tlog';
@@ -37,7 +38,7 @@ function coreReceipt(): { id: string; text: string; output_hash: string } {
 
 /** Write a database as the previous release did: its migrations only, a receipt event hashed as format 1, its read-model row. */
 async function previousReleaseDatabase(url: string, dialect: TestDialect, r: { id: string; text: string; output_hash: string }): Promise<void> {
-  const ds = new DataSource({ ...dataSourceOptions(url), migrations: MIGRATIONS[dialect].slice(0, 3) } as ConstructorParameters<typeof DataSource>[0]);
+  const ds = new DataSource(dataSourceOptions(url, MIGRATIONS[dialect].slice(0, 3)));
   await ds.initialize();
   try {
     await ds.runMigrations({ transaction: 'each' });
