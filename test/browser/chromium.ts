@@ -9,7 +9,7 @@ export const SKIP_BROWSER = process.env.SKIP_BROWSER_TESTS === '1';
 /** Launch Chromium headless with the flags this closed network needs; throws a readable error when it is missing. */
 export async function launchChromium(): Promise<Browser> {
   if (!existsSync(CHROMIUM)) {
-    throw new Error(`Chromium not found at ${CHROMIUM}: install it (apt-get install -y chromium) or set SKIP_BROWSER_TESTS=1 to skip the browser tests explicitly`);
+    throw new Error(`Chromium not found at ${CHROMIUM}: \`npm test\` installs it first when run as root (scripts/test-prereqs.sh); otherwise apt-get install -y chromium, or set SKIP_BROWSER_TESTS=1 to skip the browser tests explicitly`);
   }
   return chromium.launch({
     executablePath: CHROMIUM,
