@@ -1,112 +1,22 @@
+/**
+ * The write path: transactions, commit groups and deferred inserts. The
+ * unit of work and its input errors are in tx.ts, the statements sent to
+ * the driver in statement-runner.ts, the migration runner in migrate.ts
+ * (re-exported here for the callers that import them from this file).
+ */
 import { Injectable, OnApplicationShutdown } from '@nestjs/common';
-import { DataSource, EntityManager, QueryFailedError } from 'typeorm';
-import { BadInputError } from '../common/errors';
-import { hasLoneSurrogate } from '../core/text';
-import { Dialect } from './database-url';
+import { DataSource, EntityManager } from 'typeorm';
 import type BetterSqlite3 from 'better-sqlite3';
+import { Dialect } from './database-url';
+import { DeferredInserts, EAGER_ROWS, InsertRun } from './deferred-inserts';
 import { Queryable, toPostgresPlaceholders } from './rows';
 import { sqliteTx } from './scratch';
-import { chunkSizes, DeferredInserts, EAGER_ROWS, InsertRun, multiRowInsertSql } from './deferred-inserts';
-import { createHash } from 'node:crypto';
-
-/** A unit of work: every statement of one request runs in one of these. */
-export interface Tx {
-  readonly dialect: Dialect;
-  /** Run SQL written with `?` placeholders (rewritten to `$n` for PostgreSQL). */
-  query<T = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<T[]>;
-  /**
-   * Run `hook` once, after the transaction's own work and before it commits
-   * (hooks run in the order they were added; a throw rolls everything back).
-   * Only a write transaction has hooks: elsewhere this throws.
-   */
-  beforeCommit(hook: () => Promise<void>): void;
-  /**
-   * The commit group this transaction is part of (see
-   * {@link DatabaseService.write}): one object shared by every call of one
-   * database transaction, for state a service keeps per group (the ledger's
-   * head and pending tree leaves).
-   */
-  readonly group: object;
-  /**
-   * Run `fn` (synchronous, must not throw) once this call's work is kept in
-   * its group: its before-commit hooks done and its savepoint released. Not
-   * run for a call rolled back alone. Only a write transaction has hooks.
-   */
-  whenKept(fn: () => void): void;
-  /**
-   * Run `hook` once, after every call of the group and before COMMIT. A
-   * throw fails the whole group (every call, nothing written): for work the
-   * group's calls share, like integrating all of their leaves at once. Only a
-   * write transaction has hooks. `hook` gets a handle on the group's
-   * transaction (with no hooks of its own).
-   */
-  beforeGroupCommit(hook: (tx: Tx) => Promise<void>): void;
-  /**
-   * Queue one row for `INSERT INTO table (columns) VALUES (values)` instead
-   * of running it now (issue 17): the rows a write call queues are written as
-   * multi-row INSERTs (chunked under each driver's parameter limit, see
-   * deferred-inserts.ts; rows of a table in the order queued, no order kept
-   * between tables, so a row must not depend on another table's row queued
-   * in the same call) before any other statement of this Tx runs (so every
-   * read sees them), and at the latest when the call's own work is done,
-   * before its before-commit hooks and before its savepoint is released (on
-   * PostgreSQL full chunks are also sent as they fill, not awaited). A row
-   * the database refuses fails the call as the INSERT run at once would have
-   * (a {@link StorageInputError} for what {@link inputError} maps, else the
-   * driver's error), thrown by the call's next statement or at its end
-   * instead of here. Values are checked by {@link refuseNul} here, at once,
-   * and bound as {@link query} binds parameters, one per column; the
-   * `values` array is kept, not copied (pass a fresh one). Only a write
-   * transaction queues: elsewhere this throws; a scratch database's Tx runs
-   * the INSERT at once.
-   */
-  insertLater(table: string, columns: readonly string[], values: readonly unknown[]): void;
-}
+import { StatementRunner } from './statement-runner';
+import { refuseNul, Tx } from './tx';
 
 export { toPostgresPlaceholders } from './rows';
-
-/**
- * A 400 raised while a statement runs (see {@link refuseNul}, {@link inputError}):
- * part of the transaction may already be written, so it must end the whole
- * transaction, never be caught and carried past (as a per-line error would be).
- */
-export class StorageInputError extends BadInputError {}
-
-/**
- * Text neither database stores faithfully: PostgreSQL cannot hold U+0000
- * (the driver failed: a 500), and both drivers write an unpaired UTF-16
- * surrogate as U+FFFD, so ids differing only in lone surrogates collided
- * (a plan for `...\ud800` blocked one for `...\udfff`). Refused as input
- * instead (400 `unsupported_character`) on both dialects alike, before the
- * statement runs; in a write transaction the throw rolls everything back.
- * Stored texts never contain either (JSON escapes them), so only
- * identifiers and fields taken from a request can, and reads by such an id
- * answer 400 too. The texts inside an array parameter are checked too.
- */
-export function refuseNul(params: readonly unknown[]): void {
-  for (const p of params) {
-    if (Array.isArray(p)) refuseNul(p); // an array parameter (PostgreSQL `= ANY(?)`): each of its texts
-    if (typeof p !== 'string') continue;
-    if (p.includes('\u0000')) throw new StorageInputError('unsupported_character', 'identifiers and recorded text fields cannot contain the NUL character (U+0000)');
-    if (hasLoneSurrogate(p)) throw new StorageInputError('unsupported_character', 'identifiers and recorded text fields cannot contain an unpaired UTF-16 surrogate (a \\ud800-\\udfff escape without its pair)');
-  }
-}
-
-/**
- * A driver error caused by what a request carried rather than by the service,
- * as a 400 instead of a 500: a PostgreSQL btree index entry is at most 2704
- * bytes, so a long incompressible identifier (a job id, an entry id) cannot be
- * indexed (SQLSTATE 54000 "index row size ... exceeds"); 22021/22P05 are
- * characters the database encoding cannot hold. Null for anything else.
- */
-export function inputError(e: unknown): StorageInputError | null {
-  const err = e as { code?: unknown; message?: unknown; driverError?: { code?: unknown; message?: unknown } };
-  const code = err?.driverError?.code ?? err?.code;
-  const message = String(err?.driverError?.message ?? err?.message ?? '');
-  if (code === '54000' && /index row/i.test(message)) return new StorageInputError('value_too_large', 'an identifier or indexed field is too long to be stored; nothing was recorded');
-  if (code === '22021' || code === '22P05') return new StorageInputError('unsupported_character', 'the request carries text the database cannot store; nothing was recorded');
-  return null;
-}
+export * from './tx';
+export { runMigrationsLocked } from './migrate';
 
 /** What a write transaction reports to an observer of write transactions (the metrics, src/metrics/ledger-metrics.ts). */
 export interface WriteObserver {
@@ -156,30 +66,6 @@ interface CallHooks {
   group: { beforeCommit: ((tx: Tx) => Promise<void>)[] };
 }
 
-/** Advisory lock key held while migrations run, so replicas started together do not race. */
-const MIGRATION_LOCK_KEY = 0x4145_524d; // "AERM"
-
-/**
- * Run pending migrations (migrations/<dialect>/, never `synchronize`). On
- * PostgreSQL a session advisory lock makes processes that start at the same
- * time run them one after the other; the later ones find nothing pending.
- */
-export async function runMigrationsLocked(ds: DataSource): Promise<void> {
-  if (ds.options.type !== 'postgres') {
-    await ds.runMigrations({ transaction: 'each' });
-    return;
-  }
-  const runner = ds.createQueryRunner();
-  await runner.connect();
-  try {
-    await runner.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
-    await ds.runMigrations({ transaction: 'each' });
-  } finally {
-    await runner.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY]).catch(() => undefined);
-    await runner.release();
-  }
-}
-
 /** Advisory lock key that serializes ledger appends across API replicas and workers. */
 const APPEND_LOCK_KEY = 0x4145_5231; // "AER1"
 
@@ -192,6 +78,7 @@ const APPEND_LOCK_KEY = 0x4145_5231; // "AER1"
 @Injectable()
 export class DatabaseService implements OnApplicationShutdown {
   readonly dialect: Dialect;
+  private readonly statements: StatementRunner;
   private observer: WriteObserver | null = null;
 
   /**
@@ -208,6 +95,7 @@ export class DatabaseService implements OnApplicationShutdown {
     private readonly groupCommit: GroupCommitOptions = NO_GROUP_COMMIT,
   ) {
     this.dialect = dataSource.options.type === 'postgres' ? 'postgres' : 'sqlite';
+    this.statements = new StatementRunner(this.dialect);
   }
 
   /**
@@ -249,7 +137,7 @@ export class DatabaseService implements OnApplicationShutdown {
       const before = flushing;
       const p = (async () => {
         if (before) await before;
-        await this.writeRuns(manager, runs);
+        await this.statements.writeRuns(manager, runs);
       })();
       flushing = p;
       // Also marks a failure of an early write as handled: it is rethrown by the next statement or flush.
@@ -287,7 +175,7 @@ export class DatabaseService implements OnApplicationShutdown {
         // Read-your-writes: the rows queued so far are written before anything else runs.
         if (flushing || failed || (deferred && !deferred.empty)) await flush();
         const text = dialect === 'postgres' ? toPostgresPlaceholders(sql) : sql;
-        return this.run<T>(manager, text, params);
+        return this.statements.run<T>(manager, text, params);
       },
     };
     return {
@@ -300,93 +188,6 @@ export class DatabaseService implements OnApplicationShutdown {
         await flushing?.catch(() => undefined);
       },
     };
-  }
-
-  /** Run `text` (placeholders already in the dialect's form); a driver error {@link inputError} maps becomes that 400. */
-  private async run<T>(manager: EntityManager, text: string, params: unknown[]): Promise<T[]> {
-    let rows: unknown;
-    try {
-      rows = await manager.query(text, params);
-    } catch (e) {
-      throw inputError(e) ?? e;
-    }
-    return (Array.isArray(rows) ? rows : []) as T[];
-  }
-
-  /**
-   * Write queued runs (see {@link Tx.insertLater}), rows in order, as
-   * statements of the sizes {@link chunkSizes} gives: multi-row named
-   * statements on PostgreSQL; on SQLite single-row statements (MAX_ROWS),
-   * prepared once per connection and run directly on it.
-   */
-  private async writeRuns(manager: EntityManager, runs: InsertRun[]): Promise<void> {
-    if (this.dialect === 'sqlite') return this.writeRunsSqlite(manager, runs);
-    for (const run of runs) {
-      let i = 0;
-      for (const k of chunkSizes(this.dialect, run.columns.length, run.rows.length)) {
-        const params: unknown[] = [];
-        for (let r = i; r < i + k; r++) for (const v of run.rows[r]) params.push(v);
-        i += k;
-        await this.runNamed(manager, this.insertStatement(run.table, run.columns, k), params);
-      }
-    }
-  }
-
-  /** One-row INSERT statements prepared on each SQLite connection, by table and columns. */
-  private readonly sqliteInserts = new WeakMap<BetterSqlite3.Database, Map<string, BetterSqlite3.Statement>>();
-
-  /** {@link writeRuns} on SQLite; a driver error is raised as TypeORM raises it (QueryFailedError), then mapped as {@link run} maps it. */
-  private async writeRunsSqlite(manager: EntityManager, runs: InsertRun[]): Promise<void> {
-    const runner = manager.queryRunner as unknown as { connect(): Promise<BetterSqlite3.Database> } | undefined;
-    if (!runner) throw new Error('insertLater rows outside a query runner');
-    const handle = await runner.connect();
-    let cache = this.sqliteInserts.get(handle);
-    if (!cache) this.sqliteInserts.set(handle, (cache = new Map()));
-    for (const run of runs) {
-      const key = `${run.table}(${run.columns.join(',')})`;
-      const text = multiRowInsertSql('sqlite', run.table, run.columns, 1);
-      let st = cache.get(key);
-      if (!st) cache.set(key, (st = handle.prepare(text)));
-      for (const values of run.rows) {
-        try {
-          st.run(values as unknown[]);
-        } catch (e) {
-          throw inputError(e) ?? new QueryFailedError(text, values as unknown[], e as Error);
-        }
-      }
-    }
-  }
-
-  /** Multi-row INSERT texts by table, columns and rows, with a PostgreSQL statement name for each (a handful per table). */
-  private readonly insertStatements = new Map<string, { text: string; name: string }>();
-
-  private insertStatement(table: string, columns: readonly string[], rows: number): { text: string; name: string } {
-    const key = `${table}(${columns.join(',')})${rows}`;
-    let st = this.insertStatements.get(key);
-    if (!st) {
-      const text = multiRowInsertSql(this.dialect, table, columns, rows);
-      // The name stands for the text (pg refuses one name for two texts on a connection); 26 characters, under PostgreSQL's 63.
-      st = { text, name: `aer1i_${createHash('sha256').update(text).digest('hex').slice(0, 20)}` };
-      this.insertStatements.set(key, st);
-    }
-    return st;
-  }
-
-  /**
-   * Run `st` on PostgreSQL as a named prepared statement on the transaction's
-   * own connection (pg parses it once per connection, then only binds and
-   * executes), bypassing TypeORM's unnamed query; errors as TypeORM gives
-   * them (QueryFailedError around the driver's), then as {@link run} maps them.
-   */
-  private async runNamed(manager: EntityManager, st: { text: string; name: string }, params: unknown[]): Promise<void> {
-    const runner = manager.queryRunner as unknown as { connect(): Promise<{ query(q: { name: string; text: string; values: unknown[] }): Promise<unknown> }> } | undefined;
-    if (!runner) return void (await this.run(manager, st.text, params));
-    const client = await runner.connect();
-    try {
-      await client.query({ name: st.name, text: st.text, values: params });
-    } catch (e) {
-      throw inputError(e) ?? new QueryFailedError(st.text, params, e as Error);
-    }
   }
 
   /**
@@ -646,9 +447,4 @@ export class DatabaseService implements OnApplicationShutdown {
     await this.drained();
     if (this.readDataSource?.isInitialized) await this.readDataSource.destroy();
   }
-}
-
-/** Empty a read-model table (a projection rebuild; the caller names only tables a projection owns). */
-export async function emptyTable(tx: Tx, table: string): Promise<void> {
-  await tx.query(`DELETE FROM ${table}`);
 }

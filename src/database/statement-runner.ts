@@ -1,0 +1,104 @@
+/**
+ * How statements reach the driver on a transaction's connection: one query
+ * (a driver error a request caused mapped to its 400), and the rows queued
+ * with `Tx.insertLater` as prepared INSERT statements (single-row on
+ * SQLite, named multi-row on PostgreSQL).
+ */
+import { createHash } from 'node:crypto';
+import type BetterSqlite3 from 'better-sqlite3';
+import { EntityManager, QueryFailedError } from 'typeorm';
+import type { Dialect } from './database-url';
+import { chunkSizes, InsertRun, multiRowInsertSql } from './deferred-inserts';
+import { inputError } from './tx';
+
+/** Statements on a transaction's connection, for one dialect; caches prepared INSERTs per connection. */
+export class StatementRunner {
+  constructor(private readonly dialect: Dialect) {}
+
+  /** Run `text` (placeholders already in the dialect's form); a driver error {@link inputError} maps becomes that 400. */
+  async run<T>(manager: EntityManager, text: string, params: unknown[]): Promise<T[]> {
+    let rows: unknown;
+    try {
+      rows = await manager.query(text, params);
+    } catch (e) {
+      throw inputError(e) ?? e;
+    }
+    return (Array.isArray(rows) ? rows : []) as T[];
+  }
+
+  /**
+   * Write queued runs (see {@link Tx.insertLater}), rows in order, as
+   * statements of the sizes {@link chunkSizes} gives: multi-row named
+   * statements on PostgreSQL; on SQLite single-row statements (MAX_ROWS),
+   * prepared once per connection and run directly on it.
+   */
+  async writeRuns(manager: EntityManager, runs: InsertRun[]): Promise<void> {
+    if (this.dialect === 'sqlite') return this.writeRunsSqlite(manager, runs);
+    for (const run of runs) {
+      let i = 0;
+      for (const k of chunkSizes(this.dialect, run.columns.length, run.rows.length)) {
+        const params: unknown[] = [];
+        for (let r = i; r < i + k; r++) for (const v of run.rows[r]) params.push(v);
+        i += k;
+        await this.runNamed(manager, this.insertStatement(run.table, run.columns, k), params);
+      }
+    }
+  }
+
+  /** One-row INSERT statements prepared on each SQLite connection, by table and columns. */
+  private readonly sqliteInserts = new WeakMap<BetterSqlite3.Database, Map<string, BetterSqlite3.Statement>>();
+
+  /** {@link writeRuns} on SQLite; a driver error is raised as TypeORM raises it (QueryFailedError), then mapped as {@link run} maps it. */
+  private async writeRunsSqlite(manager: EntityManager, runs: InsertRun[]): Promise<void> {
+    const runner = manager.queryRunner as unknown as { connect(): Promise<BetterSqlite3.Database> } | undefined;
+    if (!runner) throw new Error('insertLater rows outside a query runner');
+    const handle = await runner.connect();
+    let cache = this.sqliteInserts.get(handle);
+    if (!cache) this.sqliteInserts.set(handle, (cache = new Map()));
+    for (const run of runs) {
+      const key = `${run.table}(${run.columns.join(',')})`;
+      const text = multiRowInsertSql('sqlite', run.table, run.columns, 1);
+      let st = cache.get(key);
+      if (!st) cache.set(key, (st = handle.prepare(text)));
+      for (const values of run.rows) {
+        try {
+          st.run(values as unknown[]);
+        } catch (e) {
+          throw inputError(e) ?? new QueryFailedError(text, values as unknown[], e as Error);
+        }
+      }
+    }
+  }
+
+  /** Multi-row INSERT texts by table, columns and rows, with a PostgreSQL statement name for each (a handful per table). */
+  private readonly insertStatements = new Map<string, { text: string; name: string }>();
+
+  private insertStatement(table: string, columns: readonly string[], rows: number): { text: string; name: string } {
+    const key = `${table}(${columns.join(',')})${rows}`;
+    let st = this.insertStatements.get(key);
+    if (!st) {
+      const text = multiRowInsertSql(this.dialect, table, columns, rows);
+      // The name stands for the text (pg refuses one name for two texts on a connection); 26 characters, under PostgreSQL's 63.
+      st = { text, name: `aer1i_${createHash('sha256').update(text).digest('hex').slice(0, 20)}` };
+      this.insertStatements.set(key, st);
+    }
+    return st;
+  }
+
+  /**
+   * Run `st` on PostgreSQL as a named prepared statement on the transaction's
+   * own connection (pg parses it once per connection, then only binds and
+   * executes), bypassing TypeORM's unnamed query; errors as TypeORM gives
+   * them (QueryFailedError around the driver's), then as {@link run} maps them.
+   */
+  private async runNamed(manager: EntityManager, st: { text: string; name: string }, params: unknown[]): Promise<void> {
+    const runner = manager.queryRunner as unknown as { connect(): Promise<{ query(q: { name: string; text: string; values: unknown[] }): Promise<unknown> }> } | undefined;
+    if (!runner) return void (await this.run(manager, st.text, params));
+    const client = await runner.connect();
+    try {
+      await client.query({ name: st.name, text: st.text, values: params });
+    } catch (e) {
+      throw inputError(e) ?? new QueryFailedError(st.text, params, e as Error);
+    }
+  }
+}
