@@ -29,13 +29,15 @@ const common = {
   modulePathIgnorePatterns: ['<rootDir>/dist/'],
 };
 const ignored = ['/node_modules/', '/dist/'];
+/** Tiers that start databases, servers and processes: 30 s a test before jest calls it hung (a start-up takes seconds on a loaded 2-core machine; jest's default is 5 s). */
+const slow = { testTimeout: 30_000 };
 
 module.exports = {
   projects: [
     { ...common, displayName: 'unit', testMatch: ['**/*.spec.ts'], testPathIgnorePatterns: ignored },
-    { ...common, displayName: 'medium', testMatch: ['**/*.medium-spec.ts'], testPathIgnorePatterns: ignored },
-    { ...common, displayName: 'e2e', testMatch: ['**/*.e2e-spec.ts'], testPathIgnorePatterns: [...ignored, '<rootDir>/test/reliability/', '<rootDir>/test/browser/'] },
-    { ...common, displayName: 'reliability', testMatch: ['<rootDir>/test/reliability/**/*.e2e-spec.ts'], testPathIgnorePatterns: ignored },
-    { ...common, displayName: 'browser', testMatch: ['<rootDir>/test/browser/**/*.e2e-spec.ts'], testPathIgnorePatterns: ignored },
+    { ...common, ...slow, displayName: 'medium', testMatch: ['**/*.medium-spec.ts'], testPathIgnorePatterns: ignored },
+    { ...common, ...slow, displayName: 'e2e', testMatch: ['**/*.e2e-spec.ts'], testPathIgnorePatterns: [...ignored, '<rootDir>/test/reliability/', '<rootDir>/test/browser/'] },
+    { ...common, ...slow, displayName: 'reliability', testMatch: ['<rootDir>/test/reliability/**/*.e2e-spec.ts'], testPathIgnorePatterns: ignored },
+    { ...common, ...slow, displayName: 'browser', testMatch: ['<rootDir>/test/browser/**/*.e2e-spec.ts'], testPathIgnorePatterns: ignored },
   ],
 };

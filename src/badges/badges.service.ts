@@ -5,7 +5,7 @@ import { badgeSvg, jobBadge, receiptBadge, workflowBadge } from '../core/badge';
 import { NotFoundError } from '../common/errors';
 import { CheckpointLocator } from '../common/checkpoint-locator';
 import { ReceiptsService } from '../receipts/receipts.service';
-import { TimelinesService } from '../timelines/timelines.service';
+import { TimelineVerificationService } from '../timelines/timeline-verification.service';
 import { WorkflowsService } from '../workflows/workflows.service';
 import { isObject } from '../core/aer1';
 
@@ -29,7 +29,7 @@ function rendered(svg: string): RenderedBadge {
 export class BadgesService {
   constructor(
     private readonly receipts: ReceiptsService,
-    private readonly timelines: TimelinesService,
+    private readonly timelines: TimelineVerificationService,
     private readonly workflows: WorkflowsService,
     private readonly checkpoints: CheckpointLocator,
   ) {}

@@ -4,7 +4,7 @@ import { NotFoundError } from '../common/errors';
 import { PublicUrls } from '../common/urls';
 import { DatabaseService } from '../database/database.service';
 import { ProjectionGuard } from '../ledger/projection-guard';
-import { checkTimelineRows } from '../timelines/timelines.service';
+import { checkTimelineRows } from '../timelines/timeline-verification.service';
 import { EventsRepository } from '../ledger/events.repository';
 import { TimelinesRepository } from '../timelines/timelines.repository';
 import { receiptOf, ReceiptsService } from '../receipts/receipts.service';

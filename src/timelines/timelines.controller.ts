@@ -16,6 +16,8 @@ import { LogService } from '../log/log.service';
 import { DatabaseService } from '../database/database.service';
 import { EventsRepository } from '../ledger/events.repository';
 import { streams } from '../ledger/streams';
+import { CommitmentsService } from './commitments.service';
+import { TimelineVerificationService } from './timeline-verification.service';
 import { TimelinesService } from './timelines.service';
 
 /** Media types read as NDJSON by `PUT /api/jobs/{id}/timeline` (one entry per line, as `aer1 generate timeline` writes). */
@@ -26,6 +28,8 @@ const NDJSON_TYPES = ['application/x-ndjson', 'application/ndjson', 'application
 export class TimelinesController {
   constructor(
     private readonly timelines: TimelinesService,
+    private readonly commitments: CommitmentsService,
+    private readonly verification: TimelineVerificationService,
     private readonly keys: ApiKeysService,
     private readonly urls: PublicUrls,
     private readonly log: LogService,
@@ -101,7 +105,7 @@ export class TimelinesController {
   @ApiAnswer(200, 'CommitmentRecorded', 'the same commitment text (and attestation) was already recorded for this job')
   @ApiErrors(WRITE_ERRORS, { 422: '`invalid_commitment` (with `problems`); `invalid_attestation`, `attestation_signature_invalid`, `attestation_key_untrusted` (nothing written).' })
   async commit(@Param('job_id') jobId: string, @JsonBody() body: RawJson, @Caller() caller: Principal, @Res({ passthrough: true }) res: Response) {
-    const { outcome, ...r } = await this.timelines.recordCommitment(jobId, body, caller);
+    const { outcome, ...r } = await this.commitments.recordCommitment(jobId, body, caller);
     if (outcome === 'created') res.status(201).setHeader('Location', this.urls.jobTimeline(jobId));
     else res.status(200);
     return r;
@@ -174,7 +178,7 @@ export class TimelinesController {
   @ApiAnswer(422, 'TimelineVerification', 'the chain is invalid or historical')
   @ApiErrors([404, 409, 429], { 409: '`projection_mismatch`: the record does not match its ledger event and is not served.' })
   async verify(@Param('job_id') jobId: string, @Res({ passthrough: true }) res: Response) {
-    const r = await this.timelines.verify(jobId);
+    const r = await this.verification.verify(jobId);
     res.status(r.assessment === 'clean' ? 200 : 422);
     // The job's newest event in the verifiable log: its inclusion covers the chain linking every entry to the one before.
     const last = await this.events.lastPositionOf(this.db, streams.timeline(jobId));
@@ -192,7 +196,7 @@ export class TimelinesController {
   @ApiAnswer(200, 'Endpoint', 'the endpoint')
   @ApiErrors([404, 409, 429], { 409: '`timeline_not_closed`, `timeline_not_valid`, `projection_mismatch` (the record does not match its ledger event).' })
   async endpoint(@Param('job_id') jobId: string) {
-    return this.timelines.endpoint(jobId);
+    return this.verification.endpoint(jobId);
   }
 }
 

@@ -2,12 +2,14 @@ import { Module } from '@nestjs/common';
 import { JobsController, TimelinesController } from './timelines.controller';
 import { TimelinesListing } from './timelines.listing';
 import { TimelinesProjection } from './timelines.projection';
+import { CommitmentsService } from './commitments.service';
+import { TimelineVerificationService } from './timeline-verification.service';
 import { TimelinesService } from './timelines.service';
 
 /** Hash-chained job timelines (S7) and endpoint commitments (rev 09). */
 @Module({
   controllers: [TimelinesController, JobsController],
-  providers: [TimelinesService, TimelinesProjection, TimelinesListing],
-  exports: [TimelinesService],
+  providers: [TimelinesService, CommitmentsService, TimelineVerificationService, TimelinesProjection, TimelinesListing],
+  exports: [TimelinesService, TimelineVerificationService],
 })
 export class TimelinesModule {}

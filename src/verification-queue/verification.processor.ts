@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { jobAssessment, stepReceiptsAtHand, TimelineVerifier, uuidKey, verifyReceipt, verifyWorkflow, VerificationResultBase } from '../core/aer1';
-import { assessJobCommitments } from '../timelines/timelines.service';
+import { assessJobCommitments } from '../timelines/timeline-verification.service';
 import { DatabaseService } from '../database/database.service';
 import { pages, parseStoredJson, Queryable } from '../database/rows';
 import { LedgerService, NO_CONCURRENCY_CHECK } from '../ledger/ledger.service';

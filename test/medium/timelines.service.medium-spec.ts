@@ -1,5 +1,5 @@
 /**
- * TimelinesService on its real repositories (timelines, entries,
+ * TimelinesService (with the commitments and verification services it works with) on its real repositories (timelines, entries,
  * commitments, events) and database, without HTTP: appends decided by the
  * timeline decider, imports, endpoint commitments.
  */
@@ -7,6 +7,8 @@ import { entryDigest, ZERO_DIGEST } from '../../src/core/aer1';
 import { LedgerService } from '../../src/ledger/ledger.service';
 import { streams } from '../../src/ledger/streams';
 import { TimelinesRepository } from '../../src/timelines/timelines.repository';
+import { CommitmentsService } from '../../src/timelines/commitments.service';
+import { TimelineVerificationService } from '../../src/timelines/timeline-verification.service';
 import { TimelinesService } from '../../src/timelines/timelines.service';
 import { LogIdentityService } from '../../src/log/log-identity.service';
 import { body, DIALECTS, Medium, startMedium, timeline } from './harness';
@@ -44,7 +46,7 @@ describe.each(DIALECTS)('%s: TimelinesService (medium)', (dialect) => {
         ...(hasKey() ? [['EndpointCommitmentRecorded', 4]] : []),
       ]);
       if (hasKey()) expect(JSON.parse(events[3].data)).toMatchObject({ issued_by: 'ledger', entry_count_at_record: 3, binding: true });
-      expect((await sut.verify('job-m-append')).verdict).toBe('valid');
+      expect((await m.get(TimelineVerificationService).verify('job-m-append')).verdict).toBe('valid');
     });
 
     it('given a head at seq 1, when seq 3 arrives, then 409 seq_not_contiguous naming the head, and nothing is written', async () => {
@@ -100,16 +102,16 @@ describe.each(DIALECTS)('%s: TimelinesService (medium)', (dialect) => {
       const t = timeline('job-m-commit', 2);
       await sut.append('job-m-commit', body(t), by);
       const commitment = { job_id: 'job-m-commit', final_entry_digest: entryDigest(t[1]), entry_count: 2, published_at: '2026-10-01T12:30:00Z' };
-      const first = await sut.recordCommitment('job-m-commit', body(commitment), by);
+      const first = await m.get(CommitmentsService).recordCommitment('job-m-commit', body(commitment), by);
       expect(first).toMatchObject({ outcome: 'created', binding: true, truncation_excluded: true });
-      expect(await sut.recordCommitment('job-m-commit', body(commitment), by)).toMatchObject({ outcome: 'existing', id: first.id });
+      expect(await m.get(CommitmentsService).recordCommitment('job-m-commit', body(commitment), by)).toMatchObject({ outcome: 'existing', id: first.id });
       const rows = await m.get(TimelinesRepository).commitments(m.db, 'job-m-commit');
       // Issue 15: the ledger-issued commitment of the close is first; the posted one is self-asserted.
       expect(rows).toEqual([
         ...(hasKey() ? [expect.objectContaining({ issued_by: 'ledger', binding: true, entry_count_at_record: 2 })] : []),
         expect.objectContaining({ id: first.id, binding: true, reasons: [], entry_count_at_record: 2, issued_by: null, attestation: null }),
       ]);
-      expect((await sut.verify('job-m-commit')).commitment.status).toBe('binding');
+      expect((await m.get(TimelineVerificationService).verify('job-m-commit')).commitment.status).toBe('binding');
     });
   });
 });

@@ -5,7 +5,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import { entryDigest, sha256Hex, ZERO_DIGEST } from '../../src/core/aer1';
-import { MAX_COMMITMENT_BYTES, MAX_COMMITMENTS_PER_JOB, TIMELINE_PAGE_BYTES, TimelinesService } from '../../src/timelines/timelines.service';
+import { MAX_COMMITMENT_BYTES, MAX_COMMITMENTS_PER_JOB } from '../../src/timelines/commitments.service';
+import { TimelineVerificationService } from '../../src/timelines/timeline-verification.service';
+import { TIMELINE_PAGE_BYTES } from '../../src/timelines/timelines.service';
 import { DIALECTS, startApp, TestApp } from '../helpers/app';
 
 /** A valid -07 chain of `n` entries whose canonical bytes are `size` bytes each. */
@@ -74,7 +76,7 @@ describe.each(DIALECTS)('second attack: request costs on %s', (dialect) => {
     const entries = chain(job, 4, 16);
     delete entries[3].close;
     expect((await post(`/api/jobs/${job}/entries`, entries.slice(0, 3))).status).toBe(201);
-    const svc = t.app.get(TimelinesService);
+    const svc = t.app.get(TimelineVerificationService);
     const base = { job_id: job, final_entry_digest: entryDigest(entries[2]), entry_count: 3, published_at: '2026-10-01T12:00:00Z' };
     const size0 = svc.closedChains.size;
     expect((await post(`/api/jobs/${job}/commitments`, { ...base, note: 'a' })).status).toBe(201);

@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import * as reader from '../../src/coverage/ledger-reader';
 import { DatabaseService } from '../../src/database/database.service';
 import { FallbackThrottlerStorage } from '../../src/common/rate-limit';
-import { TimelinesService } from '../../src/timelines/timelines.service';
+import { TimelineVerificationService } from '../../src/timelines/timeline-verification.service';
 import { VerificationBatchesService } from '../../src/verification-queue/verification-batches.service';
 import { DIALECTS, startApp, TestApp } from '../helpers/app';
 import { call, freshReceipt, leaksInternals, listen } from './helpers';
@@ -363,7 +363,7 @@ describe('the job page is paged; a closed timeline is verified once', () => {
   });
 
   it('the chain result of a closed timeline is computed once and kept; the answers stay the same', async () => {
-    const svc = t.app.get(TimelinesService);
+    const svc = t.app.get(TimelineVerificationService);
     const before = svc.closedChains.size;
     const a = await t.http.get('/api/jobs/job-kyc-42/verify');
     expect(svc.closedChains.size).toBe(before + 1);

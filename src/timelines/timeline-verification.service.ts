@@ -1,0 +1,242 @@
+/**
+ * Reading and re-verifying a job's timeline (S7) with every endpoint
+ * commitment recorded for it (rev 09): the chain recomputed from the stored
+ * entry texts, once per timeline state, and the commitments judged together.
+ */
+import { Injectable } from '@nestjs/common';
+
+import { assessCommitments, CommitmentsAssessment, decidingCommitment, earlierCounts, entryDigest, TimelineResult, TimelineVerifier, jobAssessment, JOB_ASSESSMENT_HEADLINE } from '../core/aer1';
+import { CommitmentTrust, judgeAttestation, NO_TRUST } from '../core/aer1/attestation';
+import { LogIdentityService } from '../log/log-identity.service';
+
+import { CommitmentTrustService } from '../log/commitment-trust.service';
+
+import { ConflictError, NotFoundError } from '../common/errors';
+import { parseRawJson } from '../common/raw-json';
+import { PublicUrls } from '../common/urls';
+
+import { DatabaseService } from '../database/database.service';
+import { Queryable } from '../database/rows';
+
+import { ProjectionGuard } from '../ledger/projection-guard';
+
+import { EventsRepository } from '../ledger/events.repository';
+
+import { ResultCache } from '../common/result-cache';
+
+import { streams } from '../ledger/streams';
+
+import { TimelineEntryRow, TimelineRow, TimelinesRepository } from './timelines.repository';
+import { attestationView, commitmentVerification, CommitmentStatus, CommitmentWithWriter, EndpointAnswer, statementFor, TimelineVerification } from './dto/timelines.answers';
+
+export type { CommitmentRow, TimelineEntryRow, TimelineRow } from './timelines.repository';
+export type { AttestationView, CommitmentStatus, CommitmentVerification, CommitmentWithWriter, EndpointAnswer, TimelineVerification } from './dto/timelines.answers';
+export { NOT_EXCLUDED } from './dto/timelines.answers';
+
+const PAGE = 2000;
+
+/** The stored timeline of a job re-verified, its commitments judged, its endpoint. */
+@Injectable()
+export class TimelineVerificationService {
+  /** Chain results per timeline state (job and last position: the entries as of it never change), at most 512, a few KB each. */
+  readonly closedChains = new ResultCache<TimelineResult>(512);
+
+  constructor(
+    private readonly db: DatabaseService,
+    private readonly urls: PublicUrls,
+    private readonly timelines: TimelinesRepository,
+    private readonly events: EventsRepository,
+    private readonly guard: ProjectionGuard,
+    private readonly identity: LogIdentityService,
+    private readonly trust: CommitmentTrustService,
+  ) {}
+
+  /**
+   * The timeline row, or 404; the job's rows (timeline, entries,
+   * commitments) checked against its events first: 409 `projection_mismatch`.
+   */
+  async get(jobId: string): Promise<TimelineRow> {
+    await checkTimelineRows(this.guard, this.db, jobId);
+    const row = await this.timelines.get(this.db, jobId);
+    if (!row) throw new NotFoundError('job', jobId);
+    return row;
+  }
+
+  /** Pages of stored entries in seq order (constant memory in the timeline length). */
+  async *entryRows(q: Queryable, jobId: string, after = 0, limit = Number.MAX_SAFE_INTEGER): AsyncGenerator<TimelineEntryRow> {
+    let last = after;
+    let left = limit;
+    while (left > 0) {
+      const n = Math.min(PAGE, left);
+      const rows = await this.timelines.entryPage(q, jobId, last, n);
+      yield* rows;
+      if (rows.length < n) return;
+      left -= rows.length;
+      last = rows[rows.length - 1].seq;
+    }
+  }
+
+  /**
+   * Re-verify the stored entries with the core, fed from their stored texts (never the stored verdict). The
+   * entries of a timeline as of its last position can never change (closed or open: appends only add), so
+   * its chain result is computed once per state and kept, keyed by job and last position (see
+   * `closedChains`); an append makes a new key. The result is shared: callers must not modify it.
+   */
+  async verifyEntries(q: Queryable, jobId: string): Promise<TimelineResult> {
+    const row = await this.timelines.get(q, jobId);
+    // A timeline's entries as of its last position never change (append-only), open or closed.
+    const key = row ? `${row.last_position}:${row.entry_count}:${jobId}` : null;
+    const kept = key === null ? undefined : this.closedChains.get(key);
+    if (kept) return kept;
+    const v = new TimelineVerifier();
+    for await (const r of this.entryRows(q, jobId)) v.push(parseStored(r.raw));
+    const result = v.finish();
+    if (key !== null) this.closedChains.set(key, result);
+    return result;
+  }
+
+  /**
+   * Every commitment recorded for the job, judged together against the
+   * timeline by the core's {@link assessCommitments} (the same function the
+   * job page, coverage reports and `aer1` use).
+   */
+  async assess(q: Queryable, jobId: string, timeline: TimelineResult): Promise<{ rows: CommitmentWithWriter[]; assessment: CommitmentsAssessment }> {
+    return assessJobCommitments(q, jobId, timeline, this.timelines, this.trust.trust);
+  }
+
+  /**
+   * GET /api/jobs/:job_id/verify: the stored entries re-verified (S7), every
+   * recorded commitment re-checked against the timeline as it is now and
+   * judged together: truncation is excluded only when one binds and none
+   * contradicts (a commitment counting more entries, or naming another
+   * digest for an entry, is a finding no other commitment hides). The
+   * deciding commitment is reported in `commitment`, all in `commitments`.
+   */
+  async verify(jobId: string): Promise<TimelineVerification> {
+    const row = await this.get(jobId);
+    const result = await this.verifyEntries(this.db, jobId);
+    const { rows, assessment } = await this.assess(this.db, jobId, result);
+    const chosen = decidingCommitment(assessment);
+    const excluded = assessment.truncation_excluded;
+    const commitment: CommitmentStatus = chosen
+      ? {
+          status: excluded ? 'binding' : 'non_binding',
+          outcome: chosen.outcome,
+          reasons: chosen.check.reasons,
+          id: chosen.id,
+          commitment: chosen.check.commitment,
+          witness: chosen.check.witness,
+          recorded_at: chosen.recorded_at,
+          checks: chosen.check.checks,
+          recorded: rows.length,
+          attestation: attestationView(chosen.attestation, rows[chosen.index].recorded_by?.name ?? null, rows[chosen.index].attestation?.note ?? null),
+        }
+      : { status: 'absent', outcome: null, reasons: [], id: null, commitment: null, witness: null, recorded_at: null, checks: [], recorded: 0, attestation: null };
+    const overall = jobAssessment(result.verdict, assessment);
+    return {
+      assessment: overall,
+      headline: JOB_ASSESSMENT_HEADLINE[overall],
+      job_id: jobId,
+      source: row.source,
+      verdict: result.verdict,
+      historical: result.verdict === 'historical',
+      reasons: result.reasons,
+      checks: result.checks,
+      construction: result.construction,
+      entry_count: result.entry_count,
+      final_entry_digest: result.final_entry_digest,
+      closed: result.closed,
+      provenance: result.provenance,
+      commitment,
+      commitment_assessment: assessment.status,
+      commitments: assessment.commitments.map((a) => commitmentVerification(a, rows[a.index])),
+      findings: assessment.findings,
+      truncation_excluded: excluded,
+      binding_attestation: assessment.binding_attestation,
+      statement: statementFor(assessment, chosen),
+      limits: excluded ? chosen!.check.limits : result.limits,
+      url: this.urls.job(jobId),
+    };
+  }
+
+  /**
+   * GET /api/jobs/:job_id/endpoint: the endpoint of a closed job whose
+   * timeline verifies, `{job_id, final_entry_digest, entry_count,
+   * published_at}` (`published_at`: when the ledger recorded the close), and
+   * the ledger-issued commitment over it (`ledger_commitment`: its record,
+   * the exact commitment text, and the signed note a verifier checks with
+   * the log's vkey), or null with `statement` saying why none was issued
+   * (no log key, or closed before the ledger issued commitments).
+   * 409 `timeline_not_closed` / `timeline_not_valid`; 404 unknown job.
+   */
+  async endpoint(jobId: string): Promise<EndpointAnswer> {
+    await this.get(jobId);
+    const result = await this.verifyEntries(this.db, jobId);
+    if (!result.closed) throw new ConflictError('timeline_not_closed', `job ${jobId} is not closed: its endpoint is not final yet`, { reasons: ['timeline_not_closed'], job_id: jobId });
+    if (result.verdict !== 'valid' || result.final_entry_digest === null) {
+      throw new ConflictError('timeline_not_valid', `the timeline of job ${jobId} does not verify under -07 (verdict ${result.verdict}); no commitment can bind it`, { reasons: result.reasons, verdict: result.verdict, job_id: jobId });
+    }
+    const publishedAt = (await this.timelines.lastEntryRecordedAt(this.db, jobId))!;
+    const issued = await this.timelines.ledgerIssued(this.db, jobId);
+    const end = { job_id: jobId, final_entry_digest: result.final_entry_digest, entry_count: result.entry_count, published_at: publishedAt };
+    if (!issued) {
+      const why = this.identity.current ? 'the timeline closed before this ledger issued endpoint commitments' : `this deployment has no log signing key (${this.identity.reason})`;
+      return { ...end, ledger_commitment: null, statement: `No ledger-issued endpoint commitment: ${why}. The endpoint above is computed now from the stored entries; it is signed by nobody.` };
+    }
+    const a = judgeAttestation(issued.raw, issued.attestation, this.trust.trust, null);
+    const event = await this.events.at(this.db, issued.position);
+    return {
+      ...end,
+      ledger_commitment: {
+        id: issued.id,
+        commitment: parseStored(issued.raw),
+        text: issued.raw,
+        note: issued.attestation?.note ?? '',
+        log_vkey: issued.attestation?.keys[0]?.vkey ?? null,
+        signature_verifies: a.kind === 'ledger_issued',
+        position: issued.position,
+        event_hash: event?.event_hash ?? null,
+        recorded_at: issued.recorded_at,
+      },
+      statement:
+        a.kind === 'ledger_issued'
+          ? `Issued by this ledger when the timeline closed, in the same transaction, and signed with its log key ${a.by.join(', ')}: the note's text is the commitment's JSON text and a newline. It is leaf ${issued.position - 1} of the log (event ${issued.position}).`
+          : `A ledger-issued commitment is recorded, but its signature does not verify now: ${a.problem ?? 'unknown'}.`,
+    };
+  }
+}
+
+/**
+ * Every endpoint commitment recorded for `jobId`, judged together against the
+ * job's verified chain `timeline` (rev 09, see assessCommitments): the one
+ * judgement the verifier, the job page, batches and coverage share.
+ */
+export async function assessJobCommitments(
+  q: Queryable,
+  jobId: string,
+  timeline: TimelineResult,
+  timelines: TimelinesRepository = new TimelinesRepository(),
+  trust: CommitmentTrust = NO_TRUST,
+): Promise<{ rows: CommitmentWithWriter[]; assessment: CommitmentsAssessment }> {
+  const rows = await timelines.commitmentsWithWriters(q, jobId);
+  const recorded = rows.map((c) => ({ id: c.id, value: parseStored(c.raw), position: c.position, recorded_at: c.recorded_at, attestation: judgeAttestation(c.raw, c.attestation, trust, c.recorded_by?.name ?? null) }));
+  const counts = earlierCounts(timeline, recorded);
+  // Stored timelines have contiguous seqs from 1 (appends are checked, imports verify), so place k is seq k.
+  const digest_at = new Map<number, string | null>(counts.map((k) => [k, null]));
+  for (const [seq, raw] of await timelines.rawAtSeqs(q, jobId, counts)) digest_at.set(seq, entryDigest(parseStored(raw)));
+  return { rows, assessment: assessCommitments(timeline, recorded, { job_id: jobId, digest_at }) };
+}
+
+/** The value of a stored JSON text (exactly as recorded). */
+export function parseStored(raw: string): unknown {
+  return parseRawJson(raw).value;
+}
+
+/** Check the read-model rows of job `jobId` (its timeline, entries and commitments) against its stream (ProjectionGuard). */
+export async function checkTimelineRows(guard: ProjectionGuard, q: Queryable, jobId: string): Promise<void> {
+  await guard.check(q, streams.timeline(jobId), [
+    { table: 'timelines', column: 'job_id', value: jobId },
+    { table: 'timeline_entries', column: 'job_id', value: jobId },
+    { table: 'commitments', column: 'job_id', value: jobId },
+  ]);
+}
