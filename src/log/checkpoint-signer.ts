@@ -227,10 +227,18 @@ export class CheckpointSigner implements OnApplicationBootstrap, OnApplicationSh
       return false;
     }
     const at = await this.storedRoot(state.size);
+    if (at === null) {
+      // Not another history: the tree cannot be read at that size (its appends are refused too, saying which node is missing).
+      this.stop('stored_tree_mismatch', `the stored tree lacks nodes of the first ${state.size} events, whose checkpoint this log's key signed (${store.path ?? 'memory'}); npm run ledger -- verify reports what is wrong`, {
+        checkpoint_state: cs,
+        database: { size: head, root: null, root_at_state_size: null },
+      });
+      return false;
+    }
     if (at !== state.root) {
       this.stop(
         'database_forks_from_checkpoint_state',
-        `the database's tree at size ${state.size} has root ${at ?? '(nodes missing)'}, but this log's key signed root ${state.root} at that size (${store.path ?? 'memory'}): the database holds another history; restore the database this log signed, or start a new log (new key and origin)`,
+        `the database's tree at size ${state.size} has root ${at}, but this log's key signed root ${state.root} at that size (${store.path ?? 'memory'}): the database holds another history; restore the database this log signed, or start a new log (new key and origin)`,
         { checkpoint_state: cs, database: { size: head, root: await this.storedRoot(head), root_at_state_size: at } },
         true,
       );
