@@ -96,6 +96,16 @@ export class AppConfig {
   LEDGER_SIGNING_KEY_FILE?: string;
 
   /**
+   * Where the signer keeps the newest checkpoint it signed, outside the database (see
+   * src/log/checkpoint-state.ts). Default: beside the signing key, `.key` replaced by `.checkpoint`
+   * (`ledger.log-signing.checkpoint`). Back it up with the key; never share it between two databases.
+   */
+  @IsOptional()
+  @IsString()
+  @MinLength(1)
+  LEDGER_CHECKPOINT_STATE_FILE?: string;
+
+  /**
    * Verifier keys (C2SP vkeys, Ed25519 type 0x01) whose signed note over an endpoint commitment makes it
    * `attested_by` that key (issue 15): separated by commas or newlines, or a JSON array of strings.
    * Unset: no client-posted commitment is attested; every one is self-asserted.

@@ -27,7 +27,11 @@ export type HealthAnswer = Omit<HealthCheckResult, 'status'> & { status: HealthC
  *   body's status.
  * - 200 `status: "degraded"`, `details.log.status: "down"`: checkpoints are
  *   not being signed: `signing` is `stopped` (the stored tree disagreed with
- *   what was signed: see `reason`; an operator must look) or `disabled` (no
+ *   what was signed: see `reason` and `reason_code`; an operator must look;
+ *   when the database is behind or forks from the checkpoint kept in the
+ *   signer's state file, `checkpoint_state: {file, size, root}` and
+ *   `database: {size, root, root_at_state_size?}` show both, and writes are
+ *   refused with 503 `log_unavailable`) or `disabled` (no
  *   signing key configured), or its last run failed (`signing` is `active`,
  *   `last_error: {message, at}`: a read failed, e.g. the database was
  *   unreachable; tried again next tick, cleared once a run succeeds). Reads and writes go on; proofs stay at the last
@@ -78,6 +82,9 @@ export class HealthController {
           origin: this.identity.current?.origin ?? null,
           signing: st.signing,
           ...(st.reason ? { reason: st.reason } : {}),
+          ...(st.reason_code ? { reason_code: st.reason_code } : {}),
+          ...(st.checkpoint_state !== undefined ? { checkpoint_state: st.checkpoint_state } : {}),
+          ...(st.database ? { database: st.database } : {}),
           ...(st.last_error ? { last_error: st.last_error } : {}),
           checkpoint_size: st.checkpoint_size,
           checkpoint_age_seconds: st.signed_at === null ? null : Math.max(0, Math.round((Date.now() - Date.parse(st.signed_at)) / 1000)),

@@ -5,12 +5,13 @@ import { LedgerService } from './ledger.service';
 import { ProjectionRegistry } from './projections';
 import { LedgerNotifier } from './ledger-notifier';
 import { ProjectionGuard } from './projection-guard';
+import { AppendGate } from './append-gate';
 
 /** The event ledger: append, read, verify, rebuild projections. Used by the API and by workers. */
 @Global()
 @Module({
-  providers: [LedgerService, ProjectionRegistry, LedgerNotifier, ProjectionGuard],
-  exports: [LedgerService, ProjectionRegistry, LedgerNotifier, ProjectionGuard],
+  providers: [LedgerService, ProjectionRegistry, LedgerNotifier, ProjectionGuard, AppendGate],
+  exports: [LedgerService, ProjectionRegistry, LedgerNotifier, ProjectionGuard, AppendGate],
 })
 export class EventLedgerModule {}
 

@@ -11,6 +11,7 @@ import { ProjectionRegistry } from './projections';
 import { LedgerNotifier } from './ledger-notifier';
 import { LedgerMetrics } from '../metrics/ledger-metrics';
 import { auditProjections, ProjectionAuditReport } from './projection-audit';
+import { AppendGate } from './append-gate';
 
 export { NO_CONCURRENCY_CHECK, STREAM_DOES_NOT_EXIST } from './event';
 export type { ExpectedVersion } from './event';
@@ -66,6 +67,7 @@ export class LedgerService {
     private readonly events: EventsRepository,
     private readonly notifier: LedgerNotifier,
     @Optional() private readonly metrics?: LedgerMetrics,
+    @Optional() private readonly gate?: AppendGate,
   ) {}
 
   /** Current version of a stream: the number of events in it (0 when empty). */
@@ -88,6 +90,8 @@ export class LedgerService {
    * stream's next expected version is the last one's `stream_position`.
    */
   async append<E extends AnyEvent>(tx: Tx, streamId: string, expectedVersion: ExpectedVersion, events: readonly E[], by: RecordedBy): Promise<StoredEvent[]> {
+    const refused = this.gate?.refusal;
+    if (refused) throw new UnavailableError('log_unavailable', refused);
     const version = expectedVersion === STREAM_DOES_NOT_EXIST ? 0 : await this.streamVersion(tx, streamId);
     if (expectedVersion !== NO_CONCURRENCY_CHECK && expectedVersion !== STREAM_DOES_NOT_EXIST && version !== expectedVersion) throw new ExpectedVersionConflictError(streamId, expectedVersion, version);
     // Inside one write no one else appends (writes are serialized), so the head this write last

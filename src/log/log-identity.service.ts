@@ -22,6 +22,7 @@ export class LogIdentityService {
     const logger = new Logger('VerifiableLog');
     const r = resolveLogKey({
       keyFile: config.get('LEDGER_SIGNING_KEY_FILE', { infer: true }),
+      stateFile: config.get('LEDGER_CHECKPOINT_STATE_FILE', { infer: true }),
       origin: config.get('LEDGER_ORIGIN', { infer: true }),
       databaseUrl: config.get('DATABASE_URL', { infer: true }),
       publicBaseUrl: config.get('PUBLIC_BASE_URL', { infer: true }),
@@ -32,7 +33,7 @@ export class LogIdentityService {
       this.current = r.identity;
       this.reason = '';
       const where = r.identity.source.kind === 'created' ? `created ${r.identity.source.path} (mode 0600; back it up)` : r.identity.source.kind === 'file' ? `key ${r.identity.source.path}` : 'an in-memory key (this database lives only as long as the process)';
-      logger.log(`log origin ${r.identity.origin}, ${where}; verifier key: ${r.identity.vkey}`);
+      logger.log(`log origin ${r.identity.origin}, ${where}; verifier key: ${r.identity.vkey}; last signed checkpoint kept in ${r.identity.statePath ?? 'memory'}`);
     } else {
       this.current = null;
       this.reason = r.reason;

@@ -16,6 +16,7 @@
  */
 import { closeSync, existsSync, fsyncSync, openSync, readFileSync, statSync, writeSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
+import { defaultCheckpointStatePath } from './checkpoint-state';
 import { formatSignerKey, generateSignerKey, isValidKeyName, NoteSigner, parseSignerKey, SIG_ED25519 } from '../core/tlog';
 
 /** The default key file of a SQLite database file: `<name without extension>.log-signing.key` beside it. */
@@ -31,6 +32,11 @@ export interface LogIdentity {
   vkey: string;
   /** Where it came from: a configured file, a file created now, or memory only. */
   source: { kind: 'file' | 'created' | 'ephemeral'; path?: string };
+  /**
+   * The signer's state file (the newest checkpoint this key signed; see checkpoint-state.ts):
+   * LEDGER_CHECKPOINT_STATE_FILE, else beside the key file; null for an ephemeral key without it (memory only).
+   */
+  statePath: string | null;
 }
 
 /** The answer of {@link resolveLogKey}: an identity, or why there is none. */
@@ -105,13 +111,14 @@ function sqliteFile(databaseUrl: string): string | null {
  * unreadable or wrong key file, or `LEDGER_ORIGIN` differing from the key's
  * name (a new origin is a new log: make a new key).
  */
-export function resolveLogKey(cfg: { keyFile?: string; origin?: string; databaseUrl: string; publicBaseUrl?: string; port: number }): LogKeyResolution {
+export function resolveLogKey(cfg: { keyFile?: string; stateFile?: string; origin?: string; databaseUrl: string; publicBaseUrl?: string; port: number }): LogKeyResolution {
   const warnings: string[] = [];
   const identity = (signer: NoteSigner, source: LogIdentity['source']): LogKeyResolution => {
     if (cfg.origin !== undefined && cfg.origin !== signer.name) {
       throw new LogKeyError(`LEDGER_ORIGIN is ${cfg.origin} but the signing key${source.path ? ` ${source.path}` : ''} is for ${signer.name}: a log keeps its origin (a new origin needs a new key)`);
     }
-    return { ok: true, identity: { origin: signer.name, signer, vkey: signer.vkey, source }, warnings };
+    const statePath = cfg.stateFile ? resolve(cfg.stateFile) : source.path ? defaultCheckpointStatePath(resolve(source.path)) : null;
+    return { ok: true, identity: { origin: signer.name, signer, vkey: signer.vkey, source, statePath }, warnings };
   };
   if (cfg.origin !== undefined && !isValidKeyName(cfg.origin)) throw new LogKeyError('LEDGER_ORIGIN must be non-empty, without spaces or +');
   if (cfg.keyFile) {

@@ -7,7 +7,7 @@ import { INestApplication } from '@nestjs/common';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { Client } from 'pg';
 import request from 'supertest';
 import type TestAgent from 'supertest/lib/agent';
@@ -27,6 +27,11 @@ export function testSigningKeyFile(): string {
     createSigningKeyFile(pgKeyFile, 'ledger.test');
   }
   return pgKeyFile;
+}
+
+/** The checkpoint state file {@link startApp} gives a PostgreSQL database signed with {@link testSigningKeyFile}: one per database. */
+export function testStateFile(databaseUrl: string): string {
+  return join(dirname(testSigningKeyFile()), `${databaseUrl.replace(/^.*\//, '').replace(/[^A-Za-z0-9_-]/g, '_')}.checkpoint`);
 }
 
 export type TestDialect = 'sqlite' | 'postgres';
@@ -74,7 +79,12 @@ export async function startApp(dialect: TestDialect, env: Record<string, string>
   // Suites read freely (one shared public read budget per client would throttle them); a suite that tests the limit sets its own.
   // LEDGER_SIGNING_KEY_FILE '' starts PostgreSQL without a log key (nothing signed, no ledger-issued commitments).
   const { LEDGER_SIGNING_KEY_FILE: keyFile, ...rest } = env;
-  const signing = keyFile === '' ? {} : keyFile !== undefined ? { LEDGER_SIGNING_KEY_FILE: keyFile } : databaseUrl.startsWith('postgres') ? { LEDGER_SIGNING_KEY_FILE: testSigningKeyFile() } : {};
+  const signing: Record<string, string> = keyFile === '' ? {} : keyFile !== undefined ? { LEDGER_SIGNING_KEY_FILE: keyFile } : databaseUrl.startsWith('postgres') ? { LEDGER_SIGNING_KEY_FILE: testSigningKeyFile() } : {};
+  // The shared test key signs many throwaway databases (each a history of its own): each database gets its own state file
+  // (src/log/checkpoint-state.ts), kept across restarts on that database; a test may set LEDGER_CHECKPOINT_STATE_FILE itself.
+  if (signing.LEDGER_SIGNING_KEY_FILE !== undefined && signing.LEDGER_SIGNING_KEY_FILE === pgKeyFile && rest.LEDGER_CHECKPOINT_STATE_FILE === undefined) {
+    signing.LEDGER_CHECKPOINT_STATE_FILE = testStateFile(databaseUrl);
+  }
   // Checkpoints are signed when a test asks (CheckpointSigner.tick()), not on a clock: what a page says is then decided by the test.
   const app = await createApp({ NODE_ENV: 'test', PUBLIC_BASE_URL: 'https://ledger.test', LOG_LEVEL: 'silent', VERIFY_RATE_LIMIT: '1000000', CHECKPOINT_INTERVAL_MS: '3600000', ...signing, ...rest, DATABASE_URL: databaseUrl });
   await app.init();

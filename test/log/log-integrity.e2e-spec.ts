@@ -6,13 +6,13 @@
  * signer (said in /health); a history rebuilt with recomputed hashes is
  * caught by `aer1 log monitor` against the checkpoint it saved.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseService } from '../../src/database/database.service';
 import { CheckpointSigner } from '../../src/log/checkpoint-signer';
 import { cli } from '../cli/helpers';
-import { createPgDatabase, DIALECTS, startApp, TestApp, testSigningKeyFile } from '../helpers/app';
+import { createPgDatabase, DIALECTS, startApp, TestApp, testSigningKeyFile, testStateFile } from '../helpers/app';
 import { freshReceipt, listen } from '../reliability/helpers';
 
 describe.each(DIALECTS)('verifiable log integrity on %s', (dialect) => {
@@ -83,7 +83,11 @@ describe.each(DIALECTS)('verifiable log integrity on %s', (dialect) => {
     expect((await app.http.get('/checkpoint')).text).toBe(signedBefore);
     const h = await app.http.get('/health');
     expect([h.status, h.body.status, h.body.details.log.status, h.body.details.log.signing]).toEqual([200, 'degraded', 'down', 'stopped']);
-    expect(h.body.details.log.reason).toMatch(/stored tree's root at size 10 differs/);
+    // The signer's state file (the checkpoint of size 9 its key signed) catches it first: the stored tree's root at 9 is not the signed one.
+    expect(h.body.details.log.reason_code).toBe('database_forks_from_checkpoint_state');
+    expect(h.body.details.log.reason).toMatch(/the database's tree at size 9 has root \S+, but this log's key signed root \S+ at that size/);
+    expect(h.body.details.log.checkpoint_state).toMatchObject({ size: 9 });
+    expect(h.body.details.log.database.root_at_state_size).not.toBe(h.body.details.log.checkpoint_state.root);
     // Put the node back (the rest of this suite rewrites history instead).
     await db.unsafeQuery('DELETE FROM tree_nodes WHERE level = 3 AND idx = 0').catch(() => undefined);
   });
@@ -150,7 +154,16 @@ describe.each(DIALECTS)('verifiable log integrity on %s', (dialect) => {
     await db.unsafeQuery('DELETE FROM receipts WHERE position > ?', [keep]);
     await db.unsafeQuery('DELETE FROM events WHERE position > ?', [keep]);
     await raw.app.close();
-    // The rebuilt ledger grows again to the same size with other events; its signer signs them (same key, same origin).
+    // With the signer's state file in place the rebuilt ledger signs nothing and takes no write (issue 26).
+    a = await startApp(dialect, e);
+    const refused = await a.http.post('/api/receipts').set('Authorization', `Bearer ${a.keys.producer}`).set('Content-Type', 'application/json').send(freshReceipt().text);
+    expect([refused.status, refused.body.error]).toEqual([503, 'log_unavailable']);
+    expect((await a.http.get('/health')).body.details.log).toMatchObject({ signing: 'stopped', reason_code: 'database_behind_checkpoint_state', checkpoint_state: { size }, database: { size: keep } });
+    await a.app.close();
+    // The operator also removes the state file: the rebuilt ledger grows again to the same size with other events; its signer signs them (same key, same origin).
+    const stateFile = dialect === 'sqlite' ? join(dir, 'second.log-signing.checkpoint') : testStateFile(dbUrl);
+    expect(existsSync(stateFile)).toBe(true);
+    rmSync(stateFile);
     a = await startApp(dialect, e);
     while (Number((await a.http.get('/api/ledger/head')).body.position) < size) await record(a);
     await a.app.get(CheckpointSigner).tick();

@@ -64,10 +64,11 @@ describe.each(DIALECTS)('witnessing with two real witnesses (%s)', (dialect) => 
     return db.url;
   }
 
-  async function startLedger(url: string): Promise<{ server: ServerProcess; producer: string }> {
+  async function startLedger(url: string, stateFile?: string): Promise<{ server: ServerProcess; producer: string }> {
     const server = await ServerProcess.start({
       DATABASE_URL: url,
       LEDGER_SIGNING_KEY_FILE: keyFile,
+      ...(stateFile ? { LEDGER_CHECKPOINT_STATE_FILE: stateFile } : {}),
       PUBLIC_BASE_URL: 'https://ledger.test',
       LEDGER_ADMIN_KEY: ADMIN,
       CHECKPOINT_INTERVAL_MS: '200',
@@ -218,7 +219,8 @@ async function health(base: string): Promise<{ status: string; log: { witnessing
     const witnessedSize = (await checkpointSize(ledger!.url)) as number;
     await ledger!.stop();
     ledger = undefined;
-    const b = await startLedger(await databaseUrl('b'));
+    // Started without ledger A's state file (its own, empty): with it the ledger would refuse to sign this history at all (test/log/checkpoint-state.e2e-spec.ts).
+    const b = await startLedger(await databaseUrl('b'), join(tmp.path, 'b.checkpoint'));
     ledger = b.server;
     await append(b.server.url, b.producer, witnessedSize);
     await waitUntil('ledger B signed the same size', 30_000, async () => ((await checkpointSize(b.server.url, '/checkpoint/latest')) ?? 0) === witnessedSize);
