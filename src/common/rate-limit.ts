@@ -12,7 +12,7 @@ import { APP_INTERCEPTOR, Reflector } from '@nestjs/core';
 import { InjectThrottlerStorage, ThrottlerException, ThrottlerGuard, ThrottlerLimitDetail, ThrottlerRequest, ThrottlerStorage, ThrottlerStorageService } from '@nestjs/throttler';
 import type { ThrottlerStorageRecord } from '@nestjs/throttler/dist/throttler-storage-record.interface';
 import type { Request, Response } from 'express';
-import type { Observable } from 'rxjs';
+import { from, Observable, switchMap } from 'rxjs';
 import { ApiKeysService } from '../auth/api-keys.service';
 import type { AppConfig } from '../config/configuration';
 import { LedgerError } from './errors';
@@ -306,7 +306,10 @@ export class HeavyReadInterceptor implements NestInterceptor {
     // 'close' follows the end of every response, finished or cut (the error filter's answers included).
     if (res.closed || res.destroyed) release();
     else res.once('close', release);
-    return next.handle();
+    // The work starts on a later turn of the event loop: requests that arrived together (with SQLite a heavy read may
+    // run to its end without waiting on I/O) all reach this point first, so those beyond the limit are refused and
+    // /health is answered before the first PDF is drawn.
+    return from(new Promise<void>((resolve) => setImmediate(resolve))).pipe(switchMap(() => next.handle()));
   }
 }
 
