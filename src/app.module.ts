@@ -7,7 +7,7 @@ import { LoggerModule } from 'nestjs-pino';
 import { requestLogOptions } from './common/request-log';
 import { AuthModule } from './auth/auth.module';
 import { CommonModule } from './common/common.module';
-import { FallbackThrottlerStorage, PublicReadGuard, RATE_WINDOW_SECONDS, RateLimitModule } from './common/rate-limit';
+import { FallbackThrottlerStorage, IPV6_CLIENT_PREFIX, PublicReadGuard, RATE_WINDOW_SECONDS, RateLimitModule } from './common/rate-limit';
 import { AppConfig, validateConfig } from './config/configuration';
 import { DatabaseModule } from './database/database.module';
 import { RepositoriesModule } from './database/repositories.module';
@@ -52,6 +52,7 @@ export class AppModule {
           inject: [ConfigService],
           useFactory: (config: ConfigService<AppConfig, true>) => ({
             throttlers: [{ name: 'default', ttl: RATE_WINDOW_SECONDS * 1000, limit: config.get('VERIFY_RATE_LIMIT', { infer: true }) }],
+            ipv6SubnetPrefix: IPV6_CLIENT_PREFIX,
             storage: new FallbackThrottlerStorage(readQueueOptions(env).redisUrl, readQueueOptions(env).prefix),
           }),
         }),

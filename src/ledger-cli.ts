@@ -33,12 +33,13 @@ import { createSigningKeyFile, defaultOrigin, LogKeyError } from './log/log-key'
  * Warnings and errors go to stderr, one line each: stdout carries only the
  * command's answer (`create-key` prints JSON that scripts parse). The
  * server's PUBLIC_BASE_URL warning is left out: these commands write no
- * record URL, and it named the default port whatever port the server runs on.
+ * record URL, and it named the default port whatever port the server runs on;
+ * so is its warning about an origin that is not that address (LogOrigin).
  */
 const STDERR_LOGGER: LoggerService = {
   log: () => undefined,
   error: (message: unknown) => void process.stderr.write(`ledger: ${String(message)}\n`),
-  warn: (message: unknown, context?: unknown) => (context === 'PublicUrls' ? undefined : void process.stderr.write(`ledger: warning: ${String(message)}\n`)),
+  warn: (message: unknown, context?: unknown) => (context === 'PublicUrls' || context === 'LogOrigin' ? undefined : void process.stderr.write(`ledger: warning: ${String(message)}\n`)),
 };
 
 async function withLedger<T>(fn: (app: Awaited<ReturnType<typeof NestFactory.createApplicationContext>>) => Promise<T>): Promise<T> {

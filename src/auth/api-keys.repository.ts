@@ -51,6 +51,12 @@ export class ApiKeysRepository {
     return (await q.query('SELECT id FROM api_keys WHERE id = ?', [id])).length > 0;
   }
 
+  /** When key `id` was revoked: null while it is active, undefined when there is no such key. */
+  async revokedAt(q: Queryable, id: string): Promise<string | null | undefined> {
+    const rows = await q.query<{ revoked_at: string | null }>('SELECT revoked_at FROM api_keys WHERE id = ?', [id]);
+    return rows.length === 0 ? undefined : rows[0].revoked_at;
+  }
+
   /** Revoke a key at `at` (a no-op when it is revoked already). */
   async revoke(q: Queryable, id: string, at: string): Promise<void> {
     await q.query('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL', [at, id]);

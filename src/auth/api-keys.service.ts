@@ -151,6 +151,26 @@ export class ApiKeysService {
     await this.db.write((tx) => this.keys.revoke(tx, id, new Date().toISOString()));
     this.revocations++;
     for (const [hash, c] of this.active) if (c.principal.key_id === id) this.active.delete(hash);
+    for (const listener of [...this.revokeListeners]) listener(id);
+  }
+
+  /**
+   * Call `listener(keyId)` after each revocation through this process (open
+   * event streams end at once). Returns the unsubscribe function.
+   */
+  onRevoke(listener: (keyId: string) => void): () => void {
+    this.revokeListeners.add(listener);
+    return () => this.revokeListeners.delete(listener);
+  }
+
+  /**
+   * Whether the key of `p` is still active, read from its row now (never
+   * from the cache): false once it is revoked by any process (the API, the
+   * CLI) or gone. The bootstrap admin key (LEDGER_ADMIN_KEY) is never revoked.
+   */
+  async stillActive(p: Pick<Principal, 'key_id'>): Promise<boolean> {
+    if (p.key_id === BOOTSTRAP_ADMIN_ID) return true;
+    return (await this.keys.revokedAt(this.db, p.key_id)) === null;
   }
 
   /** Keys without their secrets. */
@@ -211,6 +231,7 @@ export class ApiKeysService {
   private readonly active = new Map<string, { principal: Principal; at: number }>();
   /** Revocations through this process so far: a key row read across one is not cached. */
   private revocations = 0;
+  private readonly revokeListeners = new Set<(keyId: string) => void>();
 }
 
 /** The key id recorded for the bootstrap admin key (LEDGER_ADMIN_KEY). */

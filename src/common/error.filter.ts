@@ -1,6 +1,7 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { ApiErrorCode, LedgerError } from './errors';
+import { ANONYMOUS_BUDGET_MESSAGE, KEY_BUDGET_MESSAGE } from './rate-limit';
 
 /** Body of every error response. */
 export interface ErrorBody {
@@ -52,7 +53,7 @@ export class ErrorFilter implements ExceptionFilter {
       const code = status === 404 ? 'not_found' : status === 429 ? 'rate_limited' : status === 405 ? 'method_not_allowed' : status < 500 ? 'bad_request' : 'internal_error';
       const r = e.getResponse();
       let message = typeof r === 'string' ? r : typeof (r as { message?: unknown }).message === 'string' ? (r as { message: string }).message : e.message;
-      if (status === 429) message = 'too many requests: public reads share one budget per client (VERIFY_RATE_LIMIT per minute, S13); retry after the Retry-After seconds';
+      if (status === 429) message = message === KEY_BUDGET_MESSAGE ? message : ANONYMOUS_BUDGET_MESSAGE;
       else if (status === 404) message = 'no such endpoint or record';
       return [status, { error: code, message }, headers];
     }

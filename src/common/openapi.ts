@@ -51,7 +51,7 @@ export const ERROR_CODES = [
   'step_receipt_missing', 'duplicate_step_receipt_id', 'url_has_userinfo', 'not_http_url', 'invalid_role', 'invalid_name', 'invalid_key_options', 'receipt_not_recorded',
   'invalid_webhook_url', 'webhook_address_refused', 'unknown_webhook_event', 'invalid_attestation', 'attestation_signature_invalid', 'attestation_key_untrusted',
   // 429, 5xx
-  'rate_limited', 'quota_exceeded', 'stream_limit_key', 'stream_limit_server', 'queue_unavailable', 'log_unavailable', 'internal_error',
+  'rate_limited', 'quota_exceeded', 'stream_limit_key', 'stream_limit_server', 'server_busy', 'queue_unavailable', 'log_unavailable', 'internal_error',
 ] as const;
 
 /** The body of every error (src/common/error.filter.ts). */
@@ -77,7 +77,7 @@ const STATUS_TEXT: Record<number, string> = {
   413: '`body_too_large`: the body exceeds BODY_LIMIT_BYTES; the rest is not read.',
   415: '`unsupported_encoding` / `unsupported_media_type`: a Content-Encoding, charset or Content-Type the endpoint does not take.',
   422: 'Well-formed but does not verify or breaks a rule: `error` is the code, `reasons` the AER-1 reason codes. Nothing was recorded.',
-  429: '`rate_limited` (public read budget, VERIFY_RATE_LIMIT per minute per client), `quota_exceeded` (REPORT_QUOTA_PER_HOUR per key), or `stream_limit_key` / `stream_limit_server` (open event streams, SSE_MAX_PER_KEY / SSE_MAX_STREAMS); see Retry-After.',
+  429: '`rate_limited` (public read budget: VERIFY_RATE_LIMIT per minute per client, KEY_READ_RATE_LIMIT per key), `quota_exceeded` (REPORT_QUOTA_PER_HOUR per key), `stream_limit_key` / `stream_limit_server` (open event streams, SSE_MAX_PER_KEY / SSE_MAX_STREAMS), or `server_busy` (HEAVY_READ_CONCURRENCY heavy reads already running in this process); see Retry-After.',
   503: '`queue_unavailable`: the verification queue (Redis) does not answer; nothing was recorded.',
 };
 
@@ -111,8 +111,9 @@ export function ApiAnswer(status: number, schema: string | Schema, description: 
   });
 }
 
-/** 201 with `Location`. */
-export const ApiCreated = (schema: string | Schema, description: string): MethodDecorator => ApiAnswer(201, schema, description, { Location: 'URL of the created record (its JSON form)' });
+/** 201 with `Location` (and any other `headers`, name to description). */
+export const ApiCreated = (schema: string | Schema, description: string, headers: Record<string, string> = {}): MethodDecorator =>
+  ApiAnswer(201, schema, description, { Location: 'URL of the created record (its JSON form)', ...headers });
 
 /** A JSON request body with a named component schema. */
 export const ApiJsonBody = (schema: string | Schema, description?: string): MethodDecorator =>

@@ -1,14 +1,19 @@
 /**
- * Rate limits (S13): one weighted budget per client for public reads, and a
- * per-key hourly quota for coverage reports and verification batches, both
- * counted in the throttler's storage (Redis when REDIS_URL is set).
+ * Rate limits (S13): one weighted read budget per anonymous client (an IPv4
+ * address or an IPv6 /64) and one per API key, a per-key hourly quota for
+ * coverage reports and verification batches, all counted in the throttler's
+ * storage (Redis when REDIS_URL is set); and a per-process limit on heavy
+ * reads running at once.
  */
 import { ThrottlerStorageRedisService } from '@nest-lab/throttler-storage-redis';
-import { ExecutionContext, Global, Inject, Injectable, Logger, Module, Optional, SetMetadata } from '@nestjs/common';
+import { CallHandler, ExecutionContext, Global, Inject, Injectable, Logger, Module, NestInterceptor, Optional, SetMetadata } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
-import { InjectThrottlerStorage, ThrottlerGuard, ThrottlerLimitDetail, ThrottlerRequest, ThrottlerStorage, ThrottlerStorageService } from '@nestjs/throttler';
+import { APP_INTERCEPTOR, Reflector } from '@nestjs/core';
+import { InjectThrottlerStorage, ThrottlerException, ThrottlerGuard, ThrottlerLimitDetail, ThrottlerRequest, ThrottlerStorage, ThrottlerStorageService } from '@nestjs/throttler';
 import type { ThrottlerStorageRecord } from '@nestjs/throttler/dist/throttler-storage-record.interface';
-import type { Request } from 'express';
+import type { Request, Response } from 'express';
+import { from, Observable, switchMap } from 'rxjs';
+import { ApiKeysService } from '../auth/api-keys.service';
 import type { AppConfig } from '../config/configuration';
 import { LedgerError } from './errors';
 import { LedgerMetrics } from '../metrics/ledger-metrics';
@@ -24,6 +29,13 @@ export const REPORT_PDF_COST = 5;
 
 /** The public read budget's window (VERIFY_RATE_LIMIT units per window; src/app.module.ts). */
 export const RATE_WINDOW_SECONDS = 60;
+/** Anonymous IPv6 clients are counted per this prefix (a /64 is one subscriber's network; IPv4-mapped addresses count as IPv4). */
+export const IPV6_CLIENT_PREFIX = 64;
+
+/** The 429 message of the anonymous budget (also the error filter's default for a throttler refusal). */
+export const ANONYMOUS_BUDGET_MESSAGE = 'too many requests: public reads share one budget per client (VERIFY_RATE_LIMIT per minute, S13); retry after the Retry-After seconds';
+/** The 429 message of a key's budget. */
+export const KEY_BUDGET_MESSAGE = "too many requests: this API key's read budget is spent (KEY_READ_RATE_LIMIT per minute, S13); retry after the Retry-After seconds";
 
 const COST_KEY = 'aer1:read-cost';
 const SKIP_KEY = 'aer1:read-free';
@@ -44,22 +56,61 @@ export const FreeRead = (): MethodDecorator & ClassDecorator => SetMetadata(SKIP
 /** The verify endpoints and pages: `@PublicRead(1)`. */
 export const VerifyRateLimit = (): MethodDecorator & ClassDecorator => PublicRead(1);
 
+/** Who spends a public read: an API key (its own budget) or an anonymous client (its address's). Kept on the request. */
+interface Reader {
+  tracker: string;
+  keyed: boolean;
+}
+const READER = Symbol('aer1:reader');
+
 /**
- * One budget per client for every public read (S13), weighted by cost: the
- * key is the client alone (its address, behind TRUST_PROXY), never the
- * handler, so a client past its budget on one endpoint gets 429 on all of
- * them until the window ends. Routes that need a key (marked with `@Roles`)
- * are writes or keyed reads and are not counted here. Past the budget: 429
- * `rate_limited` with `Retry-After` (seconds).
+ * One budget per reader for every public read (S13), weighted by cost: the
+ * key is the reader alone, never the handler, so a reader past its budget on
+ * one endpoint gets 429 on all of them until the window ends. A read sent
+ * with a valid API key spends that key's budget (KEY_READ_RATE_LIMIT); any
+ * other read spends its address's (VERIFY_RATE_LIMIT): the connection's
+ * address or, behind TRUST_PROXY, the forwarded one, an IPv6 address counted
+ * per /64 and an IPv4-mapped one as its IPv4 address. An unknown, revoked or
+ * malformed key is anonymous here (the endpoint itself may answer 401).
+ * Routes that need a key (marked with `@Roles`) are writes or keyed reads
+ * and are not counted here. Past the budget: 429 `rate_limited` with
+ * `Retry-After` (seconds).
  */
 @Injectable()
 export class PublicReadGuard extends ThrottlerGuard {
-  /** Counts refusals (`aer1_rate_limit_refusals_total{limiter="public_read"}`); property-injected, the throttler owns the constructor. */
+  /** Counts refusals (`aer1_rate_limit_refusals_total{limiter="public_read"|"key_read"}`); property-injected, the throttler owns the constructor. */
   @Optional() @Inject(LedgerMetrics) private readonly metrics?: LedgerMetrics;
+  /** Authenticates the bearer key of a read (property-injected, as above). */
+  @Optional() @Inject(ApiKeysService) private readonly keys?: ApiKeysService;
+  @Optional() @Inject(ConfigService) private readonly config?: ConfigService<AppConfig, true>;
 
-  protected override async throwThrottlingException(context: ExecutionContext, detail: ThrottlerLimitDetail): Promise<void> {
-    this.metrics?.rateLimited('public_read');
-    return super.throwThrottlingException(context, detail);
+  protected override async throwThrottlingException(context: ExecutionContext, _detail: ThrottlerLimitDetail): Promise<void> {
+    const keyed = (await this.reader(this.getRequestResponse(context).req)).keyed;
+    this.metrics?.rateLimited(keyed ? 'key_read' : 'public_read');
+    throw new ThrottlerException(keyed ? KEY_BUDGET_MESSAGE : ANONYMOUS_BUDGET_MESSAGE);
+  }
+
+  /** The reader of `req` (authenticated once per request; the controller's own check then hits the key cache). */
+  private async reader(req: Record<string, unknown>): Promise<Reader> {
+    const slot = req as Record<symbol, Reader | undefined>;
+    const known = slot[READER];
+    if (known) return known;
+    let r: Reader = { tracker: await super.getTracker(req), keyed: false };
+    const header = (req as unknown as Request).headers?.authorization;
+    if (header !== undefined && this.keys) {
+      try {
+        const p = await this.keys.fromHeader(header);
+        if (p) r = { tracker: `key:${p.key_id}`, keyed: true };
+      } catch {
+        // Not a valid key: the address's budget. An endpoint that reads the key answers 401 itself.
+      }
+    }
+    slot[READER] = r;
+    return r;
+  }
+
+  protected override async getTracker(req: Record<string, unknown>): Promise<string> {
+    return (await this.reader(req)).tracker;
   }
 
   protected override async shouldSkip(context: ExecutionContext): Promise<boolean> {
@@ -95,6 +146,7 @@ export class PublicReadGuard extends ThrottlerGuard {
 
   /** Spends the route's cost (one storage hit per unit, so any ThrottlerStorage works, Redis included). */
   protected override async handleRequest(props: ThrottlerRequest): Promise<boolean> {
+    if ((await this.reader(this.getRequestResponse(props.context).req)).keyed && this.config) props = { ...props, limit: this.config.get('KEY_READ_RATE_LIMIT', { infer: true }) };
     // Never more than the whole budget, so every read stays possible once per window whatever VERIFY_RATE_LIMIT is.
     const cost = Math.min(this.reflector.getAllAndOverride<number | undefined>(COST_KEY, [props.context.getHandler(), props.context.getClass()]) ?? 1, props.limit);
     for (let i = 1; i < cost; i++) {
@@ -186,7 +238,82 @@ export class KeyQuota {
   }
 }
 
-/** {@link KeyQuota} for every module of the API (not the worker, which has no throttler). */
+const HEAVY_KEY = 'aer1:heavy-read';
+
+/**
+ * A heavy read: one that renders a PDF, re-reads the whole ledger or streams
+ * a whole record set (coverage PDF, `/api/ledger/verify`, timeline export,
+ * evidence packs). At most HEAVY_READ_CONCURRENCY run at once in a process,
+ * whoever asks, so a crowd of clients (each within its budget) cannot starve
+ * cheap reads and `/health`; one more answers 429 `server_busy` with
+ * Retry-After at once. A slot is held from after the guards (401/403 and the
+ * read budget come first) until the answer is finished or the client leaves.
+ */
+export const HeavyRead = (): MethodDecorator & ClassDecorator => SetMetadata(HEAVY_KEY, true);
+
+/** Seconds a client refused by the heavy-read limit is told to wait. */
+export const HEAVY_READ_RETRY_SECONDS = 2;
+
+/** The per-process slots of {@link HeavyRead} routes. */
+@Injectable()
+export class HeavyReads {
+  private running = 0;
+  readonly limit: number;
+
+  constructor(
+    config: ConfigService<AppConfig, true>,
+    @Optional() private readonly metrics?: LedgerMetrics,
+  ) {
+    this.limit = config.get('HEAVY_READ_CONCURRENCY', { infer: true });
+  }
+
+  /** Heavy reads running now. */
+  get inFlight(): number {
+    return this.running;
+  }
+
+  /** Take a slot, or throw 429 `server_busy`; returns its release (idempotent). */
+  acquire(): () => void {
+    if (this.running >= this.limit) {
+      this.metrics?.rateLimited('heavy_read');
+      throw new LedgerError(429, 'server_busy', `this server is already serving ${this.running} heavy reads (coverage PDFs, ledger verification, timeline exports, evidence packs), the most it runs at once (HEAVY_READ_CONCURRENCY); retry after the Retry-After seconds`, {
+        limit: this.limit,
+        retry_after_seconds: HEAVY_READ_RETRY_SECONDS,
+      });
+    }
+    this.running++;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.running--;
+    };
+  }
+}
+
+/** Holds a {@link HeavyReads} slot around each {@link HeavyRead} route, until its response closes. */
+@Injectable()
+export class HeavyReadInterceptor implements NestInterceptor {
+  constructor(
+    private readonly reflector: Reflector,
+    private readonly slots: HeavyReads,
+  ) {}
+
+  intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
+    if (context.getType() !== 'http' || !this.reflector.getAllAndOverride<boolean | undefined>(HEAVY_KEY, [context.getHandler(), context.getClass()])) return next.handle();
+    const release = this.slots.acquire();
+    const res = context.switchToHttp().getResponse<Response>();
+    // 'close' follows the end of every response, finished or cut (the error filter's answers included).
+    if (res.closed || res.destroyed) release();
+    else res.once('close', release);
+    // The work starts on a later turn of the event loop: requests that arrived together (with SQLite a heavy read may
+    // run to its end without waiting on I/O) all reach this point first, so those beyond the limit are refused and
+    // /health is answered before the first PDF is drawn.
+    return from(new Promise<void>((resolve) => setImmediate(resolve))).pipe(switchMap(() => next.handle()));
+  }
+}
+
+/** {@link KeyQuota} and the heavy-read limit for every module of the API (not the worker, which has no throttler). */
 @Global()
-@Module({ providers: [KeyQuota], exports: [KeyQuota] })
+@Module({ providers: [KeyQuota, HeavyReads, { provide: APP_INTERCEPTOR, useClass: HeavyReadInterceptor }], exports: [KeyQuota, HeavyReads] })
 export class RateLimitModule {}

@@ -59,6 +59,36 @@ export class AppConfig {
   VERIFY_RATE_LIMIT = 120;
 
   /**
+   * Read budget per API key per minute: a public read sent with a valid key (`Authorization: Bearer`) spends the
+   * key's own budget, weighted like VERIFY_RATE_LIMIT, instead of its address's (default 600). An unknown, revoked
+   * or malformed key spends the address's anonymous budget.
+   */
+  @Transform(({ value }) => (value === undefined || value === '' ? 600 : Number(value)))
+  @IsInt()
+  @Min(1)
+  KEY_READ_RATE_LIMIT = 600;
+
+  /**
+   * Heavy reads (a coverage PDF, `/api/ledger/verify`, a timeline export, an evidence pack) served at once by this
+   * process, whoever asks (default 4); one more is 429 `server_busy` with Retry-After.
+   */
+  @Transform(({ value }) => (value === undefined || value === '' ? 4 : Number(value)))
+  @IsInt()
+  @Min(1)
+  @Max(1000)
+  HEAVY_READ_CONCURRENCY = 4;
+
+  /**
+   * Evidence packs: how long (ms) a request waits for the signed checkpoint that will cover its subject (a record
+   * written a moment ago) before answering 503 `no_checkpoint` with Retry-After (default 5000; 0: no wait).
+   */
+  @Transform(({ value }) => (value === undefined || value === '' ? 5000 : Number(value)))
+  @IsInt()
+  @Min(0)
+  @Max(60_000)
+  PACK_CHECKPOINT_WAIT_MS = 5000;
+
+  /**
    * Which proxies to trust for the client address (Express `trust proxy`): unset or `false` (the socket's
    * address), `true`, a hop count, or comma-separated addresses / CIDRs / `loopback`, `uniquelocal`.
    */

@@ -65,6 +65,7 @@ export const LEDGER_ERROR_CODES = [
   'receipt_id_conflict',
   'receipt_not_recorded',
   'seq_not_contiguous',
+  'server_busy',
   'step_receipt_missing',
   'stream_limit_key',
   'stream_limit_server',

@@ -3,7 +3,7 @@ import { ApiBearerAuth, ApiOperation, ApiProduces, ApiResponse, ApiTags } from '
 import type { Request, Response } from 'express';
 import { Roles } from '../auth/roles.guard';
 import { JsonBody } from '../common/json-body.decorator';
-import { KeyQuota, PublicRead, REPORT_PDF_COST, REPORT_READ_COST } from '../common/rate-limit';
+import { HeavyRead, KeyQuota, PublicRead, REPORT_PDF_COST, REPORT_READ_COST } from '../common/rate-limit';
 import { CheckpointLocator } from '../common/checkpoint-locator';
 import { renderCoveragePdf } from './coverage.pdf';
 import { RawJson } from '../common/raw-json';
@@ -71,10 +71,11 @@ export class CoverageController {
    */
   @Get('coverage/:report_id.pdf')
   @PublicRead(REPORT_PDF_COST)
+  @HeavyRead()
   @ApiOperation({ operationId: 'getCoveragePdf', summary: 'A coverage report as a PDF' })
   @ApiProduces('application/pdf')
   @ApiResponse({ status: 200, description: 'the report as a PDF (inline, filename coverage-{id}.pdf)', content: { 'application/pdf': { schema: { type: 'string', format: 'binary' } } } })
-  @ApiErrors([404, 429])
+  @ApiErrors([404, 429], { 429: 'also `server_busy`: HEAVY_READ_CONCURRENCY heavy reads are running.' })
   async pdf(@Param('report_id') id: string, @Res() res: Response): Promise<void> {
     const r = await this.coverage.get(id);
     const checkpoint = await this.checkpoints.locate({ kind: 'coverage_report', id: r.report_id, position: r.position });

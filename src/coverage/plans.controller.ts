@@ -14,6 +14,39 @@ import { ApiAnswer, ApiCreated, ApiCursor, ApiErrors, ApiJsonBody, ref, WRITE_ER
 import { parsePage } from '../common/pagination';
 import { PublicUrls } from '../common/urls';
 import { CoverageListing } from './coverage.listing';
+import type { PlanVersionView } from './plans.service';
+
+/** A warning of a write that succeeded: `code` is stable, `message` prose for people. */
+export interface WriteWarning {
+  code: 'plan_registered_after_execution_began';
+  message: string;
+}
+
+/** The `Warning` header text (RFC 9111 section 5.5 form, ASCII) of a plan version recorded after its subject's execution began. */
+export const LATE_PLAN_WARNING = 'plan registered after execution began: coverage reports against it carry the finding plan_registered_after_execution_began (it could have been written to fit what was recorded)';
+
+/**
+ * The warnings of a plan version just recorded (register or amend): one when
+ * it was recorded after the first recorded event of its subject, because
+ * every coverage report judged against it will say so. Sets the `Warning`
+ * header (`299 - "<text>"`) when there is one; returns the `warnings` member.
+ */
+function planWarnings(v: PlanVersionView, res: Response): WriteWarning[] {
+  if (!v.registered_after_execution_began) return [];
+  const subject = 'job_id' in v.plan ? `job ${String(v.plan.job_id)}` : `workflow ${String(v.plan.workflow_id)}`;
+  res.setHeader('Warning', `299 - "${LATE_PLAN_WARNING}"`);
+  return [
+    {
+      code: 'plan_registered_after_execution_began',
+      message: `plan version ${v.version} was recorded at ledger position ${v.position}, after execution of ${subject} began (its first recorded event is at position ${v.execution_first_position}): every coverage report judged against this version carries the finding plan_registered_after_execution_began, because a plan written after the fact could have been written to fit what was recorded. The version is recorded and stays so; register plans before the job runs.`,
+    },
+  ];
+}
+
+/** The 201 answer of a plan write: the version and its warnings (component schema in dto/coverage.schemas.ts). */
+const PLAN_WRITE_ANSWER = 'PlanVersionWritten';
+/** The headers of a plan write's 201 answer besides Location. */
+const PLAN_WRITE_HEADERS = { Warning: `present when the version was recorded after its subject's execution began: 299 - "${LATE_PLAN_WARNING}" (RFC 9111 section 5.5)` };
 
 @ApiTags('coverage')
 @Controller('api/plans')
@@ -25,32 +58,36 @@ export class PlansController {
     private readonly log: LogService,
   ) {}
 
-  /** Register the expected-action plan of a job or workflow, before execution. 201 with `Location`; 409 `plan_exists`; 422 `invalid_plan` with `reasons` (codes) and `problems` (path, code, message). */
+  /**
+   * Register the expected-action plan of a job or workflow, before execution. 201 with `Location` and `warnings`
+   * (`[{code, message}]`, empty unless the plan came after execution began: then also a `Warning: 299 - "..."`
+   * header); 409 `plan_exists`; 422 `invalid_plan` with `reasons` (codes) and `problems` (path, code, message).
+   */
   @Post()
   @Roles('compliance')
   @ApiBearerAuth()
   @ApiOperation({ operationId: 'registerPlan', summary: 'Register an expected-action plan (validated before anything is written)' })
   @ApiJsonBody('Plan')
-  @ApiCreated('PlanVersion', 'registered as version 1')
+  @ApiCreated(PLAN_WRITE_ANSWER, 'registered as version 1; `warnings` says when it came after execution began', PLAN_WRITE_HEADERS)
   @ApiErrors([...WRITE_ERRORS, 409], { 409: '`plan_exists`: amend instead.', 422: '`invalid_plan`, every problem in `problems` and its code in `reasons`.' })
   async register(@JsonBody() body: RawJson, @Caller() caller: Principal, @Res({ passthrough: true }) res: Response) {
     const v = await this.plans.register(body, caller);
     res.status(201).setHeader('Location', this.urls.planVersion(v.plan_id, v.version));
-    return v;
+    return { ...v, warnings: planWarnings(v, res) };
   }
 
-  /** A new version superseding the current one; the old one stays readable. 201 with `Location`. */
+  /** A new version superseding the current one; the old one stays readable. 201 with `Location` and `warnings` (as for a registration). */
   @Post(':plan_id/amendments')
   @Roles('compliance')
   @ApiBearerAuth()
   @ApiOperation({ operationId: 'amendPlan', summary: 'Amend a plan: a new version that supersedes the current one' })
   @ApiJsonBody('PlanAmendment')
-  @ApiCreated('PlanVersion', 'recorded as version n+1')
+  @ApiCreated(PLAN_WRITE_ANSWER, 'recorded as version n+1; `warnings` says when it came after execution began', PLAN_WRITE_HEADERS)
   @ApiErrors([...WRITE_ERRORS, 404, 409], { 409: '`plan_version_conflict` (supersedes_version is not current).', 422: '`invalid_plan`.' })
   async amend(@Param('plan_id') planId: string, @JsonBody() body: RawJson, @Caller() caller: Principal, @Res({ passthrough: true }) res: Response) {
     const v = await this.plans.amend(planId, body, caller);
     res.status(201).setHeader('Location', this.urls.planVersion(v.plan_id, v.version));
-    return v;
+    return { ...v, warnings: planWarnings(v, res) };
   }
 
   /**

@@ -5,6 +5,7 @@ import type { Principal } from '../auth/api-keys.service';
 import { Caller } from '../auth/caller.decorator';
 import { Roles } from '../auth/roles.guard';
 import { ApiErrors, ref } from '../common/openapi';
+import { HeavyRead } from '../common/rate-limit';
 import { PACK_FORMAT, PackSubjectKind } from '../core/pack/format';
 import { EvidenceService } from './evidence.service';
 
@@ -13,10 +14,16 @@ export const PACK_MEDIA_TYPE = 'application/jsonl; charset=utf-8';
 
 const PACK_DESCRIPTION = `${PACK_FORMAT}: JSON Lines, one member a line (header, log/vkey, log/checkpoint, log/timestamp?, plan/*, event/*, entry/*, commitment/*, receipt/*, workflow/*, outcome/*, report/*), a manifest/<n> chunk of SHA-256s every 1000 members and a final manifest line (docs/evidence-pack.md). Check it offline with aer1 verify-pack FILE --vkey VKEY.`;
 
+const PACK_404 = '`not_found`: no such subject.';
+const PACK_503 =
+  '`no_checkpoint`: the subject is not yet under a signed (and, with WITNESSES, cosigned) checkpoint after waiting PACK_CHECKPOINT_WAIT_MS for it (a record written a moment ago is covered at the signer\'s next run); retry after Retry-After. `log_unavailable`: this deployment signs no checkpoints.';
+
 /**
  * Evidence packs over HTTP (issue 16): one download per job, workflow or
  * coverage report, streamed as it is read (never built in memory). Keys of
  * role auditor or compliance (admin too); 401 without a key, 403 for other roles.
+ * A heavy read (HEAVY_READ_CONCURRENCY: 429 `server_busy` beyond), whose
+ * slot is held while it waits for the checkpoint that covers its subject.
  */
 @ApiTags('evidence')
 @Controller()
@@ -28,12 +35,13 @@ export class EvidenceController {
   /** The evidence pack of a job: its plan versions, timeline entries, commitments, receipts, coverage reports, each event's leaf and inclusion proof. */
   @Get('api/jobs/:id/evidence')
   @Roles('auditor', 'compliance')
+  @HeavyRead()
   @ApiBearerAuth()
   @ApiOperation({ operationId: 'getJobEvidencePack', summary: 'Evidence pack of a job (JSON Lines, for aer1 verify-pack)' })
   @ApiParam({ name: 'id', description: 'the job id' })
   @ApiProduces('application/jsonl')
   @ApiResponse({ status: 200, description: PACK_DESCRIPTION, content: { 'application/jsonl': { schema: ref('EvidencePackMember') } } })
-  @ApiErrors([400, 401, 403, 404, 503], { 404: '`not_found`, or `no_checkpoint` (not yet under a signed checkpoint).', 503: '`log_unavailable`: this deployment signs no checkpoints.' })
+  @ApiErrors([400, 401, 403, 404, 429, 503], { 404: PACK_404, 503: PACK_503 })
   job(@Param('id') id: string, @Caller() caller: Principal, @Res() res: Response): Promise<void> {
     return this.send('job', id, caller, res);
   }
@@ -41,12 +49,13 @@ export class EvidenceController {
   /** The evidence pack of a workflow receipt: its records, step receipts, plan and reports. */
   @Get('api/workflows/:id/evidence')
   @Roles('auditor', 'compliance')
+  @HeavyRead()
   @ApiBearerAuth()
   @ApiOperation({ operationId: 'getWorkflowEvidencePack', summary: 'Evidence pack of a workflow (JSON Lines, for aer1 verify-pack)' })
   @ApiParam({ name: 'id', description: 'the workflow id (UUID)' })
   @ApiProduces('application/jsonl')
   @ApiResponse({ status: 200, description: PACK_DESCRIPTION, content: { 'application/jsonl': { schema: ref('EvidencePackMember') } } })
-  @ApiErrors([401, 403, 404, 503], { 404: '`not_found`, or `no_checkpoint`.', 503: '`log_unavailable`.' })
+  @ApiErrors([401, 403, 404, 429, 503], { 404: PACK_404, 503: PACK_503 })
   workflow(@Param('id') id: string, @Caller() caller: Principal, @Res() res: Response): Promise<void> {
     return this.send('workflow', id, caller, res);
   }
@@ -54,12 +63,13 @@ export class EvidenceController {
   /** The evidence pack of a coverage report: the report and every record it was computed from. */
   @Get('api/coverage-reports/:id/evidence')
   @Roles('auditor', 'compliance')
+  @HeavyRead()
   @ApiBearerAuth()
   @ApiOperation({ operationId: 'getCoverageReportEvidencePack', summary: 'Evidence pack of a coverage report (JSON Lines, for aer1 verify-pack)' })
   @ApiParam({ name: 'id', description: 'the report id (UUID)' })
   @ApiProduces('application/jsonl')
   @ApiResponse({ status: 200, description: PACK_DESCRIPTION, content: { 'application/jsonl': { schema: ref('EvidencePackMember') } } })
-  @ApiErrors([401, 403, 404, 503], { 404: '`not_found`, or `no_checkpoint`.', 503: '`log_unavailable`.' })
+  @ApiErrors([401, 403, 404, 429, 503], { 404: PACK_404, 503: PACK_503 })
   report(@Param('id') id: string, @Caller() caller: Principal, @Res() res: Response): Promise<void> {
     return this.send('coverage_report', id, caller, res);
   }
@@ -71,7 +81,17 @@ export class EvidenceController {
    * verify-pack reports as truncated.
    */
   private async send(kind: PackSubjectKind, id: string, caller: Principal, res: Response): Promise<void> {
-    const { filename, chunks } = await this.evidence.open(kind, id, caller);
+    // The client leaving ends a wait for the checkpoint (the slot it holds comes back).
+    const left = new AbortController();
+    const abort = (): void => left.abort();
+    res.once('close', abort);
+    let opened;
+    try {
+      opened = await this.evidence.open(kind, id, caller, left.signal);
+    } finally {
+      res.off('close', abort);
+    }
+    const { filename, chunks } = opened;
     res.status(200).type(PACK_MEDIA_TYPE);
     res.setHeader('Content-Disposition', `attachment; filename="${filename.replace(/[^A-Za-z0-9._-]/g, '_')}"`);
     res.setHeader('Cache-Control', 'no-store');

@@ -1,4 +1,6 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
+import { ConfigService } from '@nestjs/config';
+import type { AppConfig } from '../config/configuration';
 import type { Principal } from '../auth/api-keys.service';
 import { mayReadWithheld } from '../auth/permissions';
 import { LedgerError, NotFoundError } from '../common/errors';
@@ -88,20 +90,25 @@ export class EvidenceService {
     private readonly plans: PlansRepository,
     private readonly reports: CoverageReportsRepository,
     private readonly outcomes: OutcomesRepository,
+    private readonly config: ConfigService<AppConfig, true>,
     @Optional() @Inject(CHECKPOINT_EVIDENCE) private readonly cpEvidence?: CheckpointEvidence,
   ) {}
 
   /**
-   * Check the subject exists and is under a signed checkpoint (404
-   * `job_not_found` etc., 404 `no_checkpoint`, 503 `log_unavailable`), then
-   * return the pack as a lazy sequence of chunks (each a whole number of lines).
+   * Check the subject exists (404 `not_found`) and wait, at most
+   * PACK_CHECKPOINT_WAIT_MS, for the signed checkpoint that covers it (a
+   * record written a moment ago is covered at the signer's next run; no
+   * transaction is held meanwhile): after the wait 503 `no_checkpoint` with
+   * Retry-After, at once 503 `log_unavailable` when this deployment signs
+   * none. Then return the pack as a lazy sequence of chunks (each a whole
+   * number of lines). `signal` (the client left) ends the wait early.
    */
-  async open(kind: PackSubjectKind, rawId: string, viewer: Principal): Promise<{ filename: string; chunks: AsyncGenerator<string> }> {
-    const r = await this.resolve(kind, rawId);
+  async open(kind: PackSubjectKind, rawId: string, viewer: Principal, signal?: AbortSignal): Promise<{ filename: string; chunks: AsyncGenerator<string> }> {
+    const r = await this.resolve(kind, rawId, signal);
     return { filename: `${kind === 'coverage_report' ? 'coverage-report' : kind}-${r.id}.aer1pack.jsonl`, chunks: this.write(r, viewer) };
   }
 
-  private async resolve(kind: PackSubjectKind, rawId: string): Promise<Resolved> {
+  private async resolve(kind: PackSubjectKind, rawId: string, signal?: AbortSignal): Promise<Resolved> {
     let record: Resolved['record'];
     let reportId: string | null = null;
     let id = rawId;
@@ -128,8 +135,8 @@ export class EvidenceService {
       reportId = id;
       first = s.position;
     }
-    const cp = await this.log.requireLatest();
-    if (cp.size < first) throw new LedgerError(404, 'no_checkpoint', `the ${kind.replace('_', ' ')} is not yet in a signed checkpoint (newest: ${cp.size}); try again in a second`, { checkpoint_size: cp.size });
+    const retryAfter = Math.max(1, Math.ceil(this.config.get('CHECKPOINT_INTERVAL_MS', { infer: true }) / 1000));
+    const cp = await this.log.latestCovering(first, kind.replace('_', ' '), this.config.get('PACK_CHECKPOINT_WAIT_MS', { infer: true }), retryAfter, signal);
     return { kind, id, record, reportId, cp };
   }
 

@@ -1,7 +1,7 @@
 import { Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
 import type { ServerResponse } from 'node:http';
-import type { Principal } from '../auth/api-keys.service';
+import { ApiKeysService, KEY_CACHE_MS, Principal } from '../auth/api-keys.service';
 import { mayReadWithheld } from '../auth/permissions';
 import { LedgerError } from '../common/errors';
 import { AppConfig } from '../config/configuration';
@@ -78,6 +78,9 @@ export interface StreamRequest {
   prefix: string | null;
 }
 
+/** The last message of a stream whose key was revoked (then the stream ends; reconnecting answers 401 `key_revoked`). */
+export const KEY_REVOKED_EVENT = `event: key_revoked\ndata: ${JSON.stringify({ error: 'key_revoked', message: 'the API key of this stream was revoked; the stream ends here' })}\n\n`;
+
 /**
  * The live feed of ledger events as Server-Sent Events
  * (GET /api/ledger/events/stream). Each subscriber reads pages of the events
@@ -86,7 +89,12 @@ export interface StreamRequest {
  * ({@link LedgerNotifier}) or polls the head every SSE_POLL_MS (appends by
  * other processes). Positions commit in order (appends are serialized), so
  * reading up to the committed head never skips an event that commits later.
- * Bounded per key and per process; ended cleanly at shutdown.
+ * Bounded per key and per process; ended cleanly at shutdown. A stream
+ * lives no longer than its key: before each page of events is sent the key's
+ * row is read again (a page read after a revocation committed is never
+ * sent, whichever process revoked it), an idle stream re-reads it every
+ * KEY_CACHE_MS, and a revocation through this process ends it at once; the
+ * stream then ends with a `key_revoked` event ({@link KEY_REVOKED_EVENT}).
  */
 @Injectable()
 export class EventStreamService implements OnModuleDestroy {
@@ -104,6 +112,7 @@ export class EventStreamService implements OnModuleDestroy {
     private readonly db: DatabaseService,
     private readonly events: EventsRepository,
     private readonly notifier: LedgerNotifier,
+    private readonly keys: ApiKeysService,
     config: ConfigService<AppConfig, true>,
   ) {
     this.heartbeatMs = config.get('SSE_HEARTBEAT_MS', { infer: true });
@@ -167,6 +176,19 @@ export class EventStreamService implements OnModuleDestroy {
     const end = (): void => closed.abort();
     res.on('close', end);
     this.stopping.signal.addEventListener('abort', end, { once: true });
+    let revoked = false;
+    const unsubscribe = this.keys.onRevoke((id) => {
+      if (id !== p.key_id) return;
+      revoked = true;
+      end();
+    });
+    let checkedAt = performance.now();
+    /** False (and the stream marked revoked) once the key's row says so; read now. */
+    const keyActive = async (): Promise<boolean> => {
+      checkedAt = performance.now();
+      if (!revoked && !(await this.keys.stillActive(p))) revoked = true;
+      return !revoked;
+    };
     const withheldOk = mayReadWithheld(p);
     res.writeHead(200, {
       'Content-Type': 'text/event-stream; charset=utf-8',
@@ -188,6 +210,8 @@ export class EventStreamService implements OnModuleDestroy {
         if (head > cursor) {
           const upTo = request.prefix === null ? head : Math.min(head, cursor + SCAN_WINDOW);
           const rows = await this.events.pageWithPrefix(this.db, cursor, upTo, request.prefix, PAGE);
+          // Read after the page: an event committed after the revocation is in the page only if the revocation is visible here.
+          if (rows.length > 0 && !(await keyActive())) return;
           for (const r of rows) {
             if (closed.signal.aborted) return;
             const ok = res.write(`id: ${r.position}\ndata: ${JSON.stringify(streamedEvent(r, withheldOk))}\n\n`);
@@ -199,11 +223,14 @@ export class EventStreamService implements OnModuleDestroy {
           continue;
         }
         await this.notifier.next(this.pollMs, closed.signal);
+        if (performance.now() - checkedAt >= KEY_CACHE_MS && !closed.signal.aborted && !(await keyActive())) return;
       }
     } finally {
       clearInterval(heartbeat);
+      unsubscribe();
       res.off('close', end);
       this.stopping.signal.removeEventListener('abort', end);
+      if (revoked && !res.writableEnded && !res.destroyed) res.write(KEY_REVOKED_EVENT);
       if (this.stopping.signal.aborted && !res.writableEnded && !res.destroyed) res.write(': server shutting down; reconnect with Last-Event-ID\n\n');
     }
   }

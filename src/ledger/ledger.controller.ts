@@ -6,7 +6,7 @@ import type { Principal } from '../auth/api-keys.service';
 import { Roles } from '../auth/roles.guard';
 import { ApiAnswer, ApiErrors, ref } from '../common/openapi';
 import { BadInputError } from '../common/errors';
-import { LEDGER_VERIFY_COST, PublicRead } from '../common/rate-limit';
+import { HeavyRead, LEDGER_VERIFY_COST, PublicRead } from '../common/rate-limit';
 import { EventStreamService } from './event-stream.service';
 import { LedgerService } from './ledger.service';
 import { LogService } from '../log/log.service';
@@ -97,6 +97,7 @@ export class LedgerController {
    */
   @Get('verify')
   @PublicRead(LEDGER_VERIFY_COST)
+  @HeavyRead()
   @ApiOperation({ operationId: 'verifyLedger', summary: 'Recompute the ledger chain and name the first position that does not verify' })
   @ApiQuery({ name: 'head_position', required: false, schema: { type: 'integer', minimum: 1 } })
   @ApiQuery({ name: 'head_hash', required: false, schema: { type: 'string', pattern: '^[0-9a-f]{64}$' } })

@@ -4,11 +4,15 @@ import { PublicUrls } from '../common/urls';
 import { AppConfig } from '../config/configuration';
 import { LogIdentity, resolveLogKey } from './log-key';
 
+/** The logger context of the start warning about an origin that is not this start's address (log-key.ts originWarning). */
+export const ORIGIN_LOG_CONTEXT = 'LogOrigin';
+
 /**
  * The log's origin and signing key for this process (see log-key.ts), found
  * or made once at start; a configuration that must not start (a bad key
  * file, an origin that is not the key's) stops the process with its reason.
- * Logs the verifier key, which auditors pin (`aer1 log monitor --vkey`).
+ * Logs the verifier key, which auditors pin (`aer1 log monitor --vkey`), and
+ * warns once when the origin is not the address this start serves.
  */
 @Injectable()
 export class LogIdentityService {
@@ -29,6 +33,8 @@ export class LogIdentityService {
       port: config.get('PORT', { infer: true }),
     });
     for (const w of r.warnings) logger.warn(w);
+    // Its own context: the ledger CLI, which serves no address, leaves it out.
+    if (r.ok && r.originWarning) new Logger(ORIGIN_LOG_CONTEXT).warn(r.originWarning);
     if (r.ok) {
       this.current = r.identity;
       this.reason = '';

@@ -40,7 +40,7 @@ export interface LogIdentity {
 }
 
 /** The answer of {@link resolveLogKey}: an identity, or why there is none. */
-export type LogKeyResolution = { ok: true; identity: LogIdentity; warnings: string[] } | { ok: false; reason: string; warnings: string[] };
+export type LogKeyResolution = { ok: true; identity: LogIdentity; warnings: string[]; originWarning?: string } | { ok: false; reason: string; warnings: string[] };
 
 /** A configuration the service cannot start with (a bad key file, an origin that is not the key's). */
 export class LogKeyError extends Error {}
@@ -49,6 +49,28 @@ export class LogKeyError extends Error {}
 export function defaultOrigin(publicBaseUrl: string | undefined, port: number): string {
   const base = publicBaseUrl ? publicBaseUrl.replace(/^https?:\/\//, '').replace(/\/+$/, '') : `localhost:${port}`;
   return isValidKeyName(base) ? base : `localhost:${port}`;
+}
+
+/**
+ * The start warning when the log's origin (its key's name) is not the address
+ * this start would name a new log after, or null: PUBLIC_BASE_URL without its
+ * scheme, else `localhost:<PORT>` ({@link defaultOrigin}). An origin under
+ * that address (`ledger.example.com/aer1` for `https://ledger.example.com`)
+ * agrees; LEDGER_ORIGIN set (it must equal the key's name) says the origin
+ * is meant, so nothing is said.
+ */
+export function originWarning(origin: string, keyPath: string | undefined, cfg: { origin?: string; publicBaseUrl?: string; port: number }): string | null {
+  if (cfg.origin !== undefined) return null;
+  const address = defaultOrigin(cfg.publicBaseUrl, cfg.port);
+  if (origin === address || origin.startsWith(`${address}/`)) return null;
+  const from = cfg.publicBaseUrl ? `PUBLIC_BASE_URL=${cfg.publicBaseUrl}` : `PUBLIC_BASE_URL is unset, so from PORT=${cfg.port}`;
+  return (
+    `this log's origin is ${origin} (the name of its signing key${keyPath ? ` ${keyPath}` : ''}, fixed when the log began) but this start's address is ${address} (${from}). ` +
+    `Every checkpoint, proof and evidence pack goes on naming ${origin}: a log keeps its origin for ever, and verifiers pin it with the log's key. ` +
+    `To keep it and silence this warning, set LEDGER_ORIGIN=${origin}. ` +
+    `To start a new origin deliberately, start a new log: a new database (on SQLite a new DATABASE_URL file, whose key is made for ${address} at its first start; ` +
+    `on PostgreSQL a new database with LEDGER_SIGNING_KEY_FILE from "npm run ledger -- create-signing-key --out FILE --origin ${address}"). The records already written stay under ${origin}.`
+  );
 }
 
 /** Read a log signer key file (type 0x01). Throws LogKeyError naming the file; never shows key material. */
@@ -118,7 +140,9 @@ export function resolveLogKey(cfg: { keyFile?: string; stateFile?: string; origi
       throw new LogKeyError(`LEDGER_ORIGIN is ${cfg.origin} but the signing key${source.path ? ` ${source.path}` : ''} is for ${signer.name}: a log keeps its origin (a new origin needs a new key)`);
     }
     const statePath = cfg.stateFile ? resolve(cfg.stateFile) : source.path ? defaultCheckpointStatePath(resolve(source.path)) : null;
-    return { ok: true, identity: { origin: signer.name, signer, vkey: signer.vkey, source, statePath }, warnings };
+    // A key found (not made now for this address): say so when the address moved since the log began.
+    const moved = source.kind === 'file' ? originWarning(signer.name, source.path, cfg) : null;
+    return { ok: true, identity: { origin: signer.name, signer, vkey: signer.vkey, source, statePath }, warnings, ...(moved ? { originWarning: moved } : {}) };
   };
   if (cfg.origin !== undefined && !isValidKeyName(cfg.origin)) throw new LogKeyError('LEDGER_ORIGIN must be non-empty, without spaces or +');
   if (cfg.keyFile) {

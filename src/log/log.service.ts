@@ -28,6 +28,9 @@ import { WitnessedCheckpoints } from './witnessed.service';
 import { StoredTimestamp } from './witness.repository';
 import { timeStampReplyFromToken } from '../timestamp/rfc3161';
 
+/** How often {@link LogService.latestCovering} reads the newest checkpoint again while it waits (ms). */
+export const COVERING_POLL_MS = 100;
+
 /** Leaves per `GET /api/ledger/leaves` page at most. */
 export const MAX_LEAVES_PER_PAGE = 1000;
 /** Event data per leaves page at most (bytes, before base64): a page holds fewer leaves when they are large. */
@@ -151,6 +154,42 @@ export class LogService {
       throw new LedgerError(404, 'no_checkpoint', `no checkpoint has been cosigned by ${quorum} of the ${witnesses.length} configured witnesses yet; the newest log-signed one is at /checkpoint/latest`, { quorum, witnesses: witnesses.length });
     }
     throw new LedgerError(404, 'no_checkpoint', 'no checkpoint has been signed yet; try again in a second');
+  }
+
+  /**
+   * The checkpoint of {@link latest} once it covers ledger position `position`
+   * (its size is at least `position`), waiting at most `waitMs` for the
+   * signer (and the witnesses) to produce it: the newest is read again every
+   * {@link COVERING_POLL_MS} with a plain read (no transaction held, nothing
+   * locked; writes go on). 503 `log_unavailable` at once when this deployment
+   * signs no checkpoints; after the wait (or when `signal` aborts), 503
+   * `no_checkpoint` with `retry_after_seconds` (`retryAfterSeconds`) and the
+   * newest size (`checkpoint_size`, null before the first).
+   */
+  async latestCovering(position: number, what: string, waitMs: number, retryAfterSeconds: number, signal?: AbortSignal): Promise<StoredCheckpoint> {
+    const deadline = performance.now() + waitMs;
+    for (;;) {
+      const cp = await this.latest();
+      if (cp && cp.size >= position) return cp;
+      if (!this.identity.current) throw new UnavailableError('log_unavailable', `this deployment signs no checkpoints: ${this.identity.reason}`);
+      const left = deadline - performance.now();
+      if (left <= 0 || signal?.aborted) {
+        const witnessed = this.witnessed.enabled ? ` cosigned by ${this.witnessed.policy.quorum} of the ${this.witnessed.policy.witnesses.length} configured witnesses` : '';
+        throw new LedgerError(503, 'no_checkpoint', `the ${what} is not yet in a signed checkpoint${witnessed} (newest: ${cp ? cp.size : 'none'}; waited ${Math.round(waitMs)} ms); retry after the Retry-After seconds`, {
+          checkpoint_size: cp ? cp.size : null,
+          retry_after_seconds: retryAfterSeconds,
+        });
+      }
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(done, Math.min(left, COVERING_POLL_MS));
+        function done(): void {
+          clearTimeout(timer);
+          signal?.removeEventListener('abort', done);
+          resolve();
+        }
+        signal?.addEventListener('abort', done, { once: true });
+      });
+    }
   }
 
   /** The newest log-signed checkpoint; 503 `log_unavailable` / 404 `no_checkpoint` as {@link requireLatest}. */

@@ -21,7 +21,7 @@ export const UNMATCHED_ROUTE = 'unmatched';
 /** Distinct witness labels kept; later names share the label `other`. */
 export const MAX_WITNESS_LABELS = 32;
 /** Which budget refused a request (src/common/rate-limit.ts). */
-export type RateLimiter = 'public_read' | 'coverage_reports' | 'verification_batches';
+export type RateLimiter = 'public_read' | 'key_read' | 'heavy_read' | 'coverage_reports' | 'verification_batches';
 /** Chunks of verification batches, by state (BullMQ's counts with REDIS_URL; in process: waiting and active). */
 export type QueueState = 'waiting' | 'active' | 'delayed' | 'failed';
 /** What {@link LedgerMetrics.setQueueDepthSource} reads at each scrape. */
@@ -78,7 +78,7 @@ export class LedgerMetrics implements WriteObserver {
     this.txSeconds = new Histogram({ name: 'aer1_write_transaction_seconds', help: 'Write transactions (commit groups) from BEGIN to the end of COMMIT or ROLLBACK, by outcome (commit, rollback: a whole group, or one write of a group rolled back to its savepoint)', labelNames: ['outcome'], buckets: SECONDS_BUCKETS, registers: r });
     this.commitSeconds = new Histogram({ name: 'aer1_write_commit_seconds', help: 'The COMMIT of a write transaction alone (its durable flush)', buckets: SECONDS_BUCKETS, registers: r });
     this.queueWaitSeconds = new Histogram({ name: 'aer1_write_queue_wait_seconds', help: 'Time each write waited in the in-process write queue before its group began', buckets: SECONDS_BUCKETS, registers: r });
-    this.rateLimitRefusals = new Counter({ name: 'aer1_rate_limit_refusals_total', help: 'Requests refused with 429 by a budget (public_read, coverage_reports, verification_batches)', labelNames: ['limiter'], registers: r });
+    this.rateLimitRefusals = new Counter({ name: 'aer1_rate_limit_refusals_total', help: 'Requests refused with 429 by a budget or limit (public_read, key_read, heavy_read, coverage_reports, verification_batches)', labelNames: ['limiter'], registers: r });
     this.chunkSeconds = new Histogram({ name: 'aer1_verification_chunk_seconds', help: 'Verification batch chunks processed in this process, by outcome (ok, error)', labelNames: ['outcome'], buckets: SECONDS_BUCKETS, registers: r });
     const depthSource = (): QueueDepthSource | null => this.queueDepth;
     const signedAtMs = (): number | null => this.signedAtMs;

@@ -8,7 +8,7 @@ import { BadInputError } from '../common/errors';
 import { JsonBody, RawBody } from '../common/json-body.decorator';
 import { ApiAnswer, ApiBodyContent, ApiCreated, ApiCursor, ApiErrors, ApiJsonBody, ref, WRITE_ERRORS } from '../common/openapi';
 import { parsePage } from '../common/pagination';
-import { JOB_VERIFY_COST, PublicRead } from '../common/rate-limit';
+import { HeavyRead, JOB_VERIFY_COST, PublicRead } from '../common/rate-limit';
 import { parseNdjsonRequest, parseRequestJson, RawJson } from '../common/raw-json';
 import { PublicUrls } from '../common/urls';
 import { TimelinesListing } from './timelines.listing';
@@ -139,6 +139,7 @@ export class TimelinesController {
    */
   @Get('export')
   @PublicRead(JOB_VERIFY_COST)
+  @HeavyRead()
   @ApiOperation({ operationId: 'exportJobTimeline', summary: 'The timeline entries as recorded, NDJSON (for aer1 verify --kind chain)' })
   @ApiResponse({ status: 200, description: 'one recorded entry per line, in seq order', content: { 'application/x-ndjson': { schema: { type: 'string', description: 'one ChainEntry per line, as recorded (LF-terminated)' } } } })
   @ApiErrors([401, 403, 404, 409, 429], { 409: '`projection_mismatch`: the record does not match its ledger event and is not served.', 403: '`canonical_bytes_withheld`: entries under a `metadata` publication, and no auditor or admin key.' })

@@ -83,7 +83,7 @@ describe.each(DIALECTS)('coverage on %s', (dialect) => {
     }
   }
 
-  async function registerPlan(doc: Record<string, unknown>): Promise<{ plan_id: string; version: number; digest: string; position: number }> {
+  async function registerPlan(doc: Record<string, unknown>): Promise<{ plan_id: string; version: number; digest: string; position: number; warnings: { code: string; message: string }[] }> {
     const r = await post('/api/plans', doc, t.keys.compliance);
     expect(r.status).toBe(201);
     return r.body;
@@ -138,6 +138,10 @@ describe.each(DIALECTS)('coverage on %s', (dialect) => {
 
   it('full coverage: report recorded with its digest, served as JSON and as an escaped HTML page', async () => {
     const job = 'job-full';
+    const before = await post('/api/plans', { job_id: 'job-early', title: 'on time', expected_actions: KYC_ACTIONS }, t.keys.compliance);
+    expect(before.status).toBe(201);
+    expect(before.body.warnings).toEqual([]); // registered before execution: nothing to warn about
+    expect(before.headers.warning).toBeUndefined();
     const r = await scenario(job, { title: 'KYC <script>alert(1)</script>', expected_actions: KYC_ACTIONS }, KYC_STEPS);
     expect(statuses(r.report)).toEqual({ fetch: 'covered', screen: 'covered', decide: 'covered' });
     expect(r.report.result).toBe('full_coverage');
@@ -250,7 +254,18 @@ describe.each(DIALECTS)('coverage on %s', (dialect) => {
     await recordReceipts(tl, KYC_STEPS);
     await recordEntries(tl.slice(0, 1));
     const none = await post('/api/coverage-reports', { job_id: job, as_of_position: await head() }, t.keys.auditor);
-    const plan = await registerPlan({ job_id: job, title: 'late', expected_actions: KYC_ACTIONS.slice(0, 2) });
+    const late = await post('/api/plans', { job_id: job, title: 'late', expected_actions: KYC_ACTIONS.slice(0, 2) }, t.keys.compliance);
+    expect(late.status).toBe(201);
+    const plan = late.body as { plan_id: string; digest: string; position: number };
+    // Issue 27: recorded (201), and the writer is told what it means, in a header and in the body.
+    expect(late.body.registered_after_execution_began).toBe(true);
+    expect(late.headers.warning).toBe('299 - "plan registered after execution began: coverage reports against it carry the finding plan_registered_after_execution_began (it could have been written to fit what was recorded)"');
+    expect(late.body.warnings).toEqual([
+      {
+        code: 'plan_registered_after_execution_began',
+        message: `plan version 1 was recorded at ledger position ${plan.position}, after execution of job ${job} began (its first recorded event is at position ${early}): every coverage report judged against this version carries the finding plan_registered_after_execution_began, because a plan written after the fact could have been written to fit what was recorded. The version is recorded and stays so; register plans before the job runs.`,
+      },
+    ]);
     await recordEntries(tl.slice(1));
     await recordCommitment(job, commitmentFor(tl), tl);
 
@@ -275,6 +290,10 @@ describe.each(DIALECTS)('coverage on %s', (dialect) => {
     const am = await post(`/api/plans/${plan.plan_id}/amendments`, { title: 'v2', expected_actions: KYC_ACTIONS, reason: 'add the decision', supersedes_version: 1 }, t.keys.compliance);
     expect(am.status).toBe(201);
     expect(am.body).toMatchObject({ plan_id: plan.plan_id, version: 2, reason: 'add the decision', superseded_by: null, registered_after_execution_began: true });
+    expect(am.body.warnings.map((w: { code: string }) => w.code)).toEqual(['plan_registered_after_execution_began']);
+    expect(am.headers.warning).toMatch(/^299 - "plan registered after execution began: /);
+    // A read of the version carries no write warnings.
+    expect((await t.http.get(`/api/plans/${plan.plan_id}/versions/2`).set('Authorization', `Bearer ${t.keys.auditor}`)).body.warnings).toBeUndefined();
     // Plans are read with a compliance, auditor or admin key (S13: not by producers, not anonymously).
     const read = (path: string) => t.http.get(path).set('Authorization', `Bearer ${t.keys.auditor}`);
     const all = await read(`/api/plans/${plan.plan_id}`);

@@ -3,7 +3,8 @@
  * Events, on both databases: resumes exactly after a dropped connection
  * (Last-Event-ID), filters by stream prefix, bounds subscribers, sends
  * heartbeats, withholds `metadata` content from compliance keys, sees another
- * process's appends by polling, and ends cleanly at shutdown.
+ * process's appends by polling, ends cleanly at shutdown, and ends when its
+ * key is revoked (by this process at once, by another within seconds).
  */
 import { INestApplication } from '@nestjs/common';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -13,6 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import request from 'supertest';
 import { createApp } from '../../src/app.factory';
+import { ApiKeysRepository } from '../../src/auth/api-keys.repository';
 import { ApiKeysService } from '../../src/auth/api-keys.service';
 import { eventHash, SYSTEM } from '../../src/core/ledger/event-hash';
 import { DatabaseService } from '../../src/database/database.service';
@@ -215,6 +217,77 @@ describe.each(DIALECTS)('live event stream on %s', (dialect) => {
     expect(comp.events[0].data).not.toContain('canonical_bytes');
     expect(JSON.parse(parsed(aud)[0].data as string)).toMatchObject({ job_id: 'job-sse-meta', publication: 'metadata' });
     expect(parsed(aud)[0].data_withheld).toBeUndefined();
+  });
+
+  describe('a stream lives no longer than its key (issue 26)', () => {
+    const keyFor = async (name: string): Promise<{ id: string; key: string }> => {
+      const r = await t.http.post('/api/keys').set('Authorization', `Bearer ${t.keys.admin}`).set('Content-Type', 'application/json').send(JSON.stringify({ name, role: 'auditor' }));
+      expect(r.status).toBe(201);
+      return { id: r.body.id as string, key: r.body.key as string };
+    };
+    /** The seq of each event's entry (events with an id), in order. */
+    const seqs = (c: SseClient): number[] => c.events.filter((e) => e.id !== null).map((e) => (JSON.parse((JSON.parse(e.data) as StreamedEvent).data as string) as { seq: number }).seq);
+    const withheldWriter = async (): Promise<string> => (await t.app.get(ApiKeysService).create(`sse-meta-${Math.random().toString(36).slice(2, 8)}`, 'producer', { publication: 'metadata' })).key;
+
+    it('DELETE /api/keys/{id}: the open stream ends at once with a key_revoked event and never carries an event recorded afterwards', async () => {
+      const job = 'job-sse-revoke';
+      const entries = buildTimeline(job, EIGHT_STEPS);
+      const secret = await withheldWriter();
+      const k = await keyFor('sse-revoked-auditor');
+      const c = await sse(`/api/ledger/events/stream?stream_prefix=timeline:${job}`, k.key);
+      expect(c.status).toBe(200);
+      await append(job, entries.slice(0, 1), secret);
+      await c.until(() => c.events.length >= 1);
+      expect(JSON.parse(parsed(c)[0].data as string)).toMatchObject({ job_id: job, seq: 1 }); // the auditor did read withheld bytes
+      const del = await t.http.delete(`/api/keys/${k.id}`).set('Authorization', `Bearer ${t.keys.admin}`);
+      expect(del.status).toBe(204);
+      await append(job, entries.slice(1, 2), secret);
+      const started = Date.now();
+      await c.ended;
+      expect(Date.now() - started).toBeLessThan(2000);
+      await new Promise((r) => setTimeout(r, 200));
+      expect(seqs(c)).toEqual([1]);
+      expect(c.events.map((e) => e.id)).toEqual([expect.any(String), null]);
+      expect(c.body()).toContain('event: key_revoked\n');
+      expect(JSON.parse(c.events[1].data)).toMatchObject({ error: 'key_revoked' });
+      expect(c.body()).not.toContain('"seq":2');
+      // Coming back with the revoked key: 401.
+      const again = await sse(`/api/ledger/events/stream?stream_prefix=timeline:${job}`, k.key);
+      expect(again.status).toBe(401);
+      await again.ended;
+      expect(JSON.parse(again.body())).toMatchObject({ error: 'key_revoked' });
+    });
+
+    it('revoked by another process (its row updated, this process not told): the stream ends within seconds and never carries an event recorded afterwards', async () => {
+      const job = 'job-sse-revoke-cli';
+      const entries = buildTimeline(job, EIGHT_STEPS);
+      const secret = await withheldWriter();
+      const k = await keyFor('sse-revoked-elsewhere');
+      const c = await sse(`/api/ledger/events/stream?stream_prefix=timeline:${job}`, k.key);
+      await append(job, entries.slice(0, 1), secret);
+      await c.until(() => c.events.length >= 1);
+      // What `npm run ledger -- revoke-key` does from its own process: the row only.
+      const db = t.app.get(DatabaseService);
+      await db.write((tx) => t.app.get(ApiKeysRepository).revoke(tx, k.id, new Date().toISOString()));
+      const started = Date.now();
+      await append(job, entries.slice(1, 3), secret); // at once: before any idle re-check could have run
+      await c.ended;
+      expect(Date.now() - started).toBeLessThan(4000);
+      expect(seqs(c)).toEqual([1]);
+      expect(JSON.parse(c.events[c.events.length - 1].data)).toMatchObject({ error: 'key_revoked' });
+      expect(c.body()).not.toContain('"seq":2');
+    });
+
+    it('an idle stream ends within seconds of a revocation by another process', async () => {
+      const k = await keyFor('sse-idle-revoked');
+      const c = await sse('/api/ledger/events/stream?stream_prefix=none:', k.key);
+      expect(c.status).toBe(200);
+      await t.app.get(DatabaseService).write((tx) => t.app.get(ApiKeysRepository).revoke(tx, k.id, new Date().toISOString()));
+      const started = Date.now();
+      await c.ended;
+      expect(Date.now() - started).toBeLessThan(3000);
+      expect(c.body()).toContain('event: key_revoked\n');
+    });
   });
 });
 

@@ -492,3 +492,56 @@ describe('evidence packs on a SQLite file (the default deployment)', () => {
     }
   });
 });
+
+describe.each(DIALECTS)('a pack asked for right after its record was written, on %s (issue 27)', (dialect) => {
+  jest.setTimeout(120_000);
+  let t: TestApp;
+  beforeAll(async () => {
+    // Checkpoints are signed when the test ticks; a pack waits up to 1.5 s for one; one heavy read at a time.
+    t = await startApp(dialect, { CHECKPOINT_INTERVAL_MS: '3600000', PACK_CHECKPOINT_WAIT_MS: '1500', HEAVY_READ_CONCURRENCY: '1' });
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+  const entry = async (job: string): Promise<void> => {
+    const tl = buildTimeline(job, [{ tool: 'a' }]);
+    const r = await t.http.post(`/api/jobs/${job}/entries`).set('Authorization', `Bearer ${t.keys.producer}`).set('Content-Type', 'application/json').send(JSON.stringify(tl[0]));
+    expect(r.status).toBe(201);
+  };
+  const pack = (path: string) => t.http.get(path).set('Authorization', `Bearer ${t.keys.auditor}`).buffer(true).parse(text);
+
+  it('waits for the checkpoint that covers the subject (writes go on meanwhile; the wait holds a heavy-read slot), then serves the pack', async () => {
+    await entry('job-fresh');
+    const started = Date.now();
+    const asked = pack('/api/jobs/job-fresh/evidence').then((r) => r);
+    await new Promise((r) => setTimeout(r, 300));
+    // While it waits: a write completes (no transaction or write lock is held), and another heavy read is refused.
+    await entry('job-during-wait');
+    const busy = await t.http.get('/api/ledger/verify');
+    expect([busy.status, busy.body.error]).toEqual([429, 'server_busy']);
+    await t.app.get(CheckpointSigner).tick();
+    await t.app.get(CheckpointSigner).tick();
+    const r = await asked;
+    expect(r.status).toBe(200);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(300);
+    const members = lines(r.body as string);
+    expect(members[0]).toMatchObject({ member: 'header', subject: { kind: 'job', id: 'job-fresh' } });
+    expect(members.find((m) => m.member === 'log/checkpoint')).toBeDefined();
+    expect(members[members.length - 1].member).toBe('manifest');
+  });
+
+  it('after PACK_CHECKPOINT_WAIT_MS without a covering checkpoint: 503 no_checkpoint with Retry-After, never the error saved as a pack', async () => {
+    await entry('job-unsigned');
+    const started = Date.now();
+    const r = await t.http.get('/api/jobs/job-unsigned/evidence').set('Authorization', `Bearer ${t.keys.auditor}`);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(1400);
+    expect(r.status).toBe(503);
+    expect(r.headers['content-type']).toMatch(/^application\/json/);
+    expect(r.headers['content-disposition']).toBeUndefined();
+    expect(r.headers['retry-after']).toBe('3600');
+    expect(r.body).toEqual({ error: 'no_checkpoint', message: expect.stringContaining('not yet in a signed checkpoint'), checkpoint_size: expect.any(Number), retry_after_seconds: 3600 });
+    // The slot came back: the next heavy read is served.
+    await new Promise((res) => setTimeout(res, 50));
+    expect((await t.http.get('/api/ledger/verify')).status).toBe(200);
+  });
+});

@@ -53,6 +53,17 @@ export const COVERAGE_SCHEMAS: Record<string, Schema> = {
       recorded_by: ref('RecordedBy'),
     },
     'One version of a plan.', ['log']),
+  Warning: obj(
+    {
+      code: { type: 'string', enum: ['plan_registered_after_execution_began'], description: 'a stable code' },
+      message: { type: 'string', description: 'what it means, for people; never parse it' },
+    },
+    'Something about a write that succeeded and needs the writer\'s attention.',
+  ),
+  PlanVersionWritten: {
+    allOf: [ref('PlanVersion'), obj({ warnings: arrayOf(ref('Warning'), "empty unless something about this write needs the writer's attention") })],
+    description: 'A plan version just recorded (201 of registerPlan, amendPlan), with the warnings of the write.',
+  },
   PlanRecord: obj(
     {
       plan_id: { type: 'string', format: 'uuid' },
