@@ -6,15 +6,13 @@
  * loopback or private address without WEBHOOK_ALLOW_PRIVATE=true.
  */
 import Ajv from 'ajv';
-import { Queue } from 'bullmq';
 import { randomBytes } from 'node:crypto';
 import { createServer, IncomingHttpHeaders, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { ApiKeysService } from '../../src/auth/api-keys.service';
 import { postOnce } from '../../src/webhooks/webhook-http';
-import { redisOptionsFromUrl } from '../../src/verification-queue/queue-options';
-import { WEBHOOK_QUEUE, WebhookDispatcher } from '../../src/webhooks/webhook.dispatcher';
+import { deliveryId, WebhookDispatcher } from '../../src/webhooks/webhook.dispatcher';
 import { WitnessLagPayload } from '../../src/webhooks/webhook.events';
 import { buildTimeline, EIGHT_STEPS, eightStepPlan } from '../coverage/fixtures';
 import { DIALECTS, startApp, TestApp } from '../helpers/app';
@@ -144,12 +142,13 @@ describe.each(DIALECTS)('webhooks on %s', (dialect) => {
   it('delivers a direct emit signed by Standard Webhooks, once per delivery id, only to subscribers of that type', async () => {
     const sub = (await post({ url: `${rx.url}/lag`, events: ['ledger.checkpoint.witness_lag'] })).body as { id: string; secret: string };
     const notLag = (await post({ url: `${rx.url}/not-lag`, events: ['coverage.report.issued'] })).body as { id: string };
-    const ids = await dispatcher().emit('ledger.checkpoint.witness_lag', LAG, 'witness-a@120');
-    expect(ids).toHaveLength(1);
+    const pos = await dispatcher().emit('ledger.checkpoint.witness_lag', LAG, 'witness-a@120');
+    expect(pos).toEqual(expect.any(Number));
+    const ids = [deliveryId(sub.id, pos!)];
     expect(ids[0]).toMatch(/^msg_[0-9a-f]{32}$/);
     await rx.until(() => rx.at('/lag').length >= 1);
-    // The same event emitted again is the same delivery: not sent twice.
-    expect(await dispatcher().emit('ledger.checkpoint.witness_lag', LAG, 'witness-a@120')).toEqual(ids);
+    // The same event emitted again is the same event: not sent twice.
+    expect(await dispatcher().emit('ledger.checkpoint.witness_lag', LAG, 'witness-a@120')).toBe(pos);
     await sleep(300);
     const got = rx.at('/lag');
     expect(got).toHaveLength(1);
@@ -164,8 +163,10 @@ describe.each(DIALECTS)('webhooks on %s', (dialect) => {
     expect(rx.at('/not-lag')).toEqual([]);
     // A new event is a new delivery id.
     const next = await dispatcher().emit('ledger.checkpoint.witness_lag', { ...LAG, checkpoint_size: 130 }, 'witness-a@130');
-    expect(next[0]).not.toBe(ids[0]);
+    expect(next).toBeGreaterThan(pos!);
     await rx.until(() => rx.at('/lag').length >= 2);
+    expect(rx.at('/lag')[1].headers['webhook-id']).toBe(deliveryId(sub.id, next!));
+    expect(rx.at('/lag')[1].headers['webhook-id']).not.toBe(ids[0]);
     for (const id of [sub.id, notLag.id]) await t.http.delete(`/api/webhooks/${id}`).set('Authorization', `Bearer ${t.keys.compliance}`);
   });
 
@@ -174,7 +175,7 @@ describe.each(DIALECTS)('webhooks on %s', (dialect) => {
     let calls = 0;
     rx.answer = (r) => (r.path === '/flaky' && ++calls <= 2 ? { status: 500 } : { status: 200 });
     try {
-      const [id] = await dispatcher().emit('ledger.checkpoint.witness_lag', LAG, 'flaky-1');
+      const id = deliveryId(sub.id, (await dispatcher().emit('ledger.checkpoint.witness_lag', LAG, 'flaky-1'))!);
       await rx.until(() => rx.at('/flaky').length >= 3);
       await sleep(300);
       const got = rx.at('/flaky');
@@ -201,7 +202,7 @@ describe.each(DIALECTS)('webhooks on %s', (dialect) => {
     const sub = (await post({ url: `${rx.url}/redirect`, events: ['ledger.checkpoint.witness_lag'] })).body as { id: string };
     rx.answer = (r) => (r.path === '/redirect' ? { status: 302, headers: { Location: `${rx.url}/internal` } } : { status: 200 });
     try {
-      const [id] = await dispatcher().emit('ledger.checkpoint.witness_lag', LAG, 'redirect-1');
+      const id = deliveryId(sub.id, (await dispatcher().emit('ledger.checkpoint.witness_lag', LAG, 'redirect-1'))!);
       await rx.until(() => rx.at('/redirect').length >= 2);
       expect(rx.at('/internal')).toEqual([]);
       const first = dispatcher().attempts.find((a) => a.delivery_id === id && a.attempt === 1)!;
@@ -283,39 +284,36 @@ describe.each(DIALECTS)('webhooks without WEBHOOK_ALLOW_PRIVATE on %s', (dialect
   });
 });
 
-describe('webhooks through the BullMQ queue (REDIS_URL) on postgres', () => {
+describe('webhooks with REDIS_URL set on postgres', () => {
   const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
   const prefix = `aer1t_wh_${randomBytes(4).toString('hex')}`;
   let t: TestApp;
   let rx: Receiver;
-  let queue: Queue;
   beforeAll(async () => {
     t = await startApp('postgres', { REDIS_URL, QUEUE_PREFIX: prefix, WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_BACKOFF_MS: '50', WEBHOOK_MAX_ATTEMPTS: '4' });
     rx = new Receiver();
     await rx.start();
-    queue = new Queue(WEBHOOK_QUEUE, { connection: redisOptionsFromUrl(REDIS_URL), prefix });
   });
   afterAll(async () => {
     await t.close();
-    await queue.obliterate({ force: true });
-    await queue.close();
     await rx.stop();
   });
 
-  it('delivers a job whose id is the delivery id, retries a 500 with that id, and does not queue the same event twice', async () => {
-    const sub = (await t.http.post('/api/webhooks').set('Authorization', `Bearer ${t.keys.compliance}`).set('Content-Type', 'application/json').send(JSON.stringify({ url: `${rx.url}/q`, events: ['ledger.checkpoint.witness_lag'] }))).body as { secret: string };
+  it('delivers from the same event feed (no queue of its own): a 500 is retried with the same id, the same event is not delivered twice', async () => {
+    const sub = (await t.http.post('/api/webhooks').set('Authorization', `Bearer ${t.keys.compliance}`).set('Content-Type', 'application/json').send(JSON.stringify({ url: `${rx.url}/q`, events: ['ledger.checkpoint.witness_lag'] }))).body as { id: string; secret: string };
     let calls = 0;
     rx.answer = () => (++calls === 1 ? { status: 500 } : { status: 200 });
     const dispatcher = t.app.get(WebhookDispatcher);
-    const [id] = await dispatcher.emit('ledger.checkpoint.witness_lag', LAG, 'redis-1');
+    const pos = await dispatcher.emit('ledger.checkpoint.witness_lag', LAG, 'redis-1');
+    const id = deliveryId(sub.id, pos!);
     await rx.until(() => rx.got.length >= 2, 10_000);
-    expect(await dispatcher.emit('ledger.checkpoint.witness_lag', LAG, 'redis-1')).toEqual([id]);
+    expect(await dispatcher.emit('ledger.checkpoint.witness_lag', LAG, 'redis-1')).toBe(pos);
     await sleep(500);
     expect(rx.got.map((g) => g.headers['webhook-id'])).toEqual([id, id]);
     for (const g of rx.got) expect(new Webhook(sub.secret).verify(g.body, g.headers as Record<string, string>)).toMatchObject({ type: 'ledger.checkpoint.witness_lag', data: LAG });
-    const job = await queue.getJob(id);
-    expect(job?.id).toBe(id);
-    expect(job?.attemptsMade).toBe(2);
-    expect(await job?.isCompleted()).toBe(true);
+    expect(dispatcher.attempts.filter((a) => a.delivery_id === id).map((a) => [a.attempt, a.result.status])).toEqual([
+      [1, 500],
+      [2, 200],
+    ]);
   }, 30_000);
 });
