@@ -22,8 +22,12 @@ export interface AttemptRecord {
 const DUE_PER_PASS = 200;
 /** Events one claim delivers in a row before its subscription goes back to the queue (others of the owner get their turn). */
 const EVENTS_PER_CLAIM = 50;
-/** Lease beyond one attempt's deadline (the database writes around it). */
-const LEASE_MARGIN_MS = 30_000;
+/**
+ * Lease beyond one attempt's deadline (the database writes around it). A
+ * process that dies holding a lease delays its subscription by at most
+ * WEBHOOK_TIMEOUT_MS plus this.
+ */
+const LEASE_MARGIN_MS = 5_000;
 
 /**
  * Delivers webhooks as catch-up subscriptions on the webhook event feed

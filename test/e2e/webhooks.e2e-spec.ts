@@ -73,7 +73,7 @@ describe.each(DIALECTS)('webhooks on %s', (dialect) => {
   let ajv: Ajv;
   let schemas: Record<string, unknown>;
   beforeAll(async () => {
-    t = await startApp(dialect, { WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_BACKOFF_MS: '50', WEBHOOK_MAX_ATTEMPTS: '4', WEBHOOK_TIMEOUT_MS: '2000' });
+    t = await startApp(dialect, { WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_BACKOFF_MS: '50', WEBHOOK_MAX_ATTEMPTS: '4', WEBHOOK_TIMEOUT_MS: '2000', WEBHOOK_MAX_PER_KEY: '4', WEBHOOK_MAX_PER_OWNER: '5', WEBHOOK_POLL_MS: '100' });
     rx = new Receiver();
     await rx.start();
     const doc = (await t.http.get('/docs-json')).body as { components: { schemas: Record<string, unknown> } };
@@ -211,6 +211,67 @@ describe.each(DIALECTS)('webhooks on %s', (dialect) => {
       rx.answer = () => ({ status: 200 });
       await t.http.delete(`/api/webhooks/${sub.id}`).set('Authorization', `Bearer ${t.keys.compliance}`);
     }
+  });
+
+  it('gives a delivery up after WEBHOOK_MAX_ATTEMPTS, records it, and goes on with the next event', async () => {
+    const sub = (await post({ url: `${rx.url}/down`, events: ['ledger.checkpoint.witness_lag'] })).body as { id: string; secret: string };
+    rx.answer = (r) => (r.path === '/down' && rx.at('/down').length <= 4 ? { status: 500 } : { status: 200 });
+    try {
+      const first = (await dispatcher().emit('ledger.checkpoint.witness_lag', LAG, 'down-1'))!;
+      const second = (await dispatcher().emit('ledger.checkpoint.witness_lag', { ...LAG, checkpoint_size: 121 }, 'down-2'))!;
+      await rx.until(() => rx.at('/down').length >= 5);
+      await sleep(300);
+      // Four attempts of the first event (all 500), then the second event, delivered at once.
+      expect(rx.at('/down').map((g) => g.headers['webhook-id'])).toEqual([...Array<string>(4).fill(deliveryId(sub.id, first)), deliveryId(sub.id, second)]);
+      expect(await dispatcher().failures(sub.id)).toEqual([{ position: first, webhook_id: deliveryId(sub.id, first), type: 'ledger.checkpoint.witness_lag', attempts: 4, reason: 'answered 500', failed_at: expect.any(String) }]);
+    } finally {
+      rx.answer = () => ({ status: 200 });
+      await t.http.delete(`/api/webhooks/${sub.id}`).set('Authorization', `Bearer ${t.keys.compliance}`);
+    }
+  });
+
+  it('caps subscriptions per key and per owner (409 webhook_limit_key / webhook_limit_owner); a revoked key\'s do not count', async () => {
+    const keys = t.app.get(ApiKeysService);
+    const a = await keys.create('acme-a', 'compliance', { owner: 'acme' });
+    const b = await keys.create('acme-b', 'compliance', { owner: 'acme' });
+    const sub = (key: string) => post({ url: `${rx.url}/cap`, events: ['coverage.report.issued'] }, key);
+    for (let i = 0; i < 4; i++) expect((await sub(a.key)).status).toBe(201);
+    const overKey = await sub(a.key);
+    expect([overKey.status, overKey.body.error, overKey.body.limit]).toEqual([409, 'webhook_limit_key', 4]);
+    expect(valid('Error', overKey.body)).toEqual([]);
+    expect((await sub(b.key)).status).toBe(201);
+    const overOwner = await sub(b.key);
+    expect([overOwner.status, overOwner.body.error]).toEqual([409, 'webhook_limit_owner']);
+    // Keys without an owner are capped per key only; the default compliance key is not acme's.
+    const own = await sub(t.keys.compliance);
+    expect(own.status).toBe(201);
+    await t.http.delete(`/api/webhooks/${own.body.id}`).set('Authorization', `Bearer ${t.keys.compliance}`);
+    // Revoking acme-a frees the owner's places.
+    expect((await t.http.delete(`/api/keys/${a.id}`).set('Authorization', `Bearer ${t.keys.admin}`)).status).toBe(204);
+    expect((await sub(b.key)).status).toBe(201);
+    for (const w of (await t.http.get('/api/webhooks').set('Authorization', `Bearer ${t.keys.admin}`)).body as { id: string; url: string }[]) {
+      if (w.url.endsWith('/cap')) expect((await t.http.delete(`/api/webhooks/${w.id}`).set('Authorization', `Bearer ${t.keys.admin}`)).status).toBe(204);
+    }
+  });
+
+  it('delivers nothing more to the subscriptions of a revoked key', async () => {
+    const keys = t.app.get(ApiKeysService);
+    const k = await keys.create('soon-revoked', 'compliance');
+    const gone = (await post({ url: `${rx.url}/revoked`, events: ['ledger.checkpoint.witness_lag'] }, k.key)).body as { id: string };
+    const live = (await post({ url: `${rx.url}/live`, events: ['ledger.checkpoint.witness_lag'] })).body as { id: string };
+    const before = (await dispatcher().emit('ledger.checkpoint.witness_lag', LAG, 'revoke-1'))!;
+    await rx.until(() => rx.at('/revoked').length >= 1 && rx.at('/live').length >= 1);
+    expect(rx.at('/revoked').map((g) => g.headers['webhook-id'])).toEqual([deliveryId(gone.id, before)]);
+    expect((await t.http.delete(`/api/keys/${k.id}`).set('Authorization', `Bearer ${t.keys.admin}`)).status).toBe(204);
+    const after = (await dispatcher().emit('ledger.checkpoint.witness_lag', { ...LAG, checkpoint_size: 140 }, 'revoke-2'))!;
+    // The live subscription gets the second event; by then the revoked one would have had it too.
+    await rx.until(() => rx.at('/live').length >= 2);
+    await sleep(400);
+    expect(rx.at('/live').map((g) => g.headers['webhook-id'])).toEqual([deliveryId(live.id, before), deliveryId(live.id, after)]);
+    expect(rx.at('/revoked')).toHaveLength(1);
+    expect(dispatcher().attempts.filter((a) => a.subscription_id === gone.id)).toHaveLength(1);
+    await t.http.delete(`/api/webhooks/${gone.id}`).set('Authorization', `Bearer ${t.keys.admin}`);
+    await t.http.delete(`/api/webhooks/${live.id}`).set('Authorization', `Bearer ${t.keys.compliance}`);
   });
 
   it('emits coverage.report.issued (result and findings) and verification.batch.completed (failures) after their commits', async () => {
