@@ -22,6 +22,10 @@ export interface AttemptRecord {
 const DUE_PER_PASS = 200;
 /** Events one claim delivers in a row before its subscription goes back to the queue (others of the owner get their turn). */
 const EVENTS_PER_CLAIM = 50;
+/** Events every subscription has passed are deleted from the feed this long after they were recorded (7 days). */
+export const FEED_RETENTION_MS = 7 * 24 * 3600_000;
+/** How often one process prunes the feed. */
+const PRUNE_EVERY_MS = 3600_000;
 /**
  * Lease beyond one attempt's deadline (the database writes around it). A
  * process that dies holding a lease delays its subscription by at most
@@ -76,6 +80,7 @@ export class WebhookDispatcher implements OnModuleInit, OnModuleDestroy {
   private passing: Promise<void> | null = null;
   private again = false;
   private stopping = false;
+  private prunedAt = 0;
   /** Every attempt made in this process, newest last (bounded; read by tests). */
   readonly attempts: AttemptRecord[] = [];
 
@@ -185,7 +190,14 @@ export class WebhookDispatcher implements OnModuleInit, OnModuleDestroy {
    * events of other types to the head; then deliver each leased one.
    */
   private async pass(): Promise<void> {
-    if (this.stopping || this.running.size >= this.concurrency) return;
+    if (this.stopping) return;
+    if (Date.now() - this.prunedAt >= PRUNE_EVERY_MS) {
+      this.prunedAt = Date.now();
+      const before = new Date(Date.now() - FEED_RETENTION_MS).toISOString();
+      // A read first: a write only when some event is old enough.
+      if (await this.feed.anyBefore(this.db, before)) await this.db.write((tx) => this.feed.prune(tx, before));
+    }
+    if (this.running.size >= this.concurrency) return;
     // A read first: most passes find nothing due and take no write transaction.
     if (!(await this.feed.anyDue(this.db, Date.now()))) return;
     const claimed = await this.db.write(async (tx) => {

@@ -209,6 +209,25 @@ export class WebhookFeedRepository {
     await q.query('UPDATE webhook_subscriptions SET lease_owner = NULL, lease_until = 0 WHERE id = ? AND lease_owner = ?', [id, owner]);
   }
 
+  /** True when some event was recorded before `before` (ISO time). */
+  async anyBefore(q: Queryable, before: string): Promise<boolean> {
+    return (await q.query('SELECT 1 AS old FROM webhook_events WHERE created_at < ? LIMIT 1', [before])).length > 0;
+  }
+
+  /**
+   * Delete events recorded before `before` (ISO time) that every subscription
+   * of a key not revoked has passed; the newest event is kept (it is the
+   * head new subscriptions start from).
+   */
+  async prune(q: Queryable, before: string): Promise<void> {
+    await q.query(
+      `DELETE FROM webhook_events WHERE created_at < ?
+         AND position < (SELECT MAX(position) FROM webhook_events)
+         AND position <= (SELECT COALESCE(MIN(s.position), 9007199254740991) FROM webhook_subscriptions s LEFT JOIN api_keys k ON k.id = s.key_id WHERE k.revoked_at IS NULL)`,
+      [before],
+    );
+  }
+
   /** Record a delivery given up (a second record of the same one is ignored). */
   async recordFailure(q: Queryable, f: { subscription_id: string; position: number; webhook_id: string; type: string; attempts: number; reason: string; failed_at: string }): Promise<void> {
     await q.query('INSERT INTO webhook_failures (subscription_id, position, webhook_id, type, attempts, reason, failed_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (subscription_id, position) DO NOTHING', [

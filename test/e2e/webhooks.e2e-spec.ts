@@ -12,7 +12,9 @@ import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { ApiKeysService } from '../../src/auth/api-keys.service';
 import { postOnce } from '../../src/webhooks/webhook-http';
-import { deliveryId, WebhookDispatcher } from '../../src/webhooks/webhook.dispatcher';
+import { DatabaseService } from '../../src/database/database.service';
+import { deliveryId, FEED_RETENTION_MS, WebhookDispatcher } from '../../src/webhooks/webhook.dispatcher';
+import { WebhookFeedRepository } from '../../src/webhooks/webhooks.repository';
 import { WitnessLagPayload } from '../../src/webhooks/webhook.events';
 import { buildTimeline, EIGHT_STEPS, eightStepPlan } from '../coverage/fixtures';
 import { DIALECTS, startApp, TestApp } from '../helpers/app';
@@ -272,6 +274,30 @@ describe.each(DIALECTS)('webhooks on %s', (dialect) => {
     expect(dispatcher().attempts.filter((a) => a.subscription_id === gone.id)).toHaveLength(1);
     await t.http.delete(`/api/webhooks/${gone.id}`).set('Authorization', `Bearer ${t.keys.admin}`);
     await t.http.delete(`/api/webhooks/${live.id}`).set('Authorization', `Bearer ${t.keys.compliance}`);
+  });
+
+  it('prunes feed events older than the retention that every live subscription has passed, never the newest', async () => {
+    const db = t.app.get(DatabaseService);
+    const keys = t.app.get(ApiKeysService);
+    const k = await keys.create('prune-behind', 'compliance');
+    // A subscription that stays before the first of the three events below (its next attempt is far away).
+    const behind = (await post({ url: `${rx.url}/behind`, events: ['ledger.checkpoint.witness_lag'] }, k.key)).body as { id: string };
+    await db.unsafeQuery('UPDATE webhook_subscriptions SET next_attempt_at = ? WHERE id = ?', [Date.now() + 3_600_000, behind.id]);
+    const p1 = (await dispatcher().emit('ledger.checkpoint.witness_lag', LAG, 'prune-1'))!;
+    const p2 = (await dispatcher().emit('ledger.checkpoint.witness_lag', LAG, 'prune-2'))!;
+    const p3 = (await dispatcher().emit('ledger.checkpoint.witness_lag', LAG, 'prune-3'))!;
+    await db.unsafeQuery('UPDATE webhook_events SET created_at = ? WHERE position <= ?', ['2000-01-01T00:00:00.000Z', p3]);
+    const left = async () => (await db.query<{ position: number | string }>('SELECT position FROM webhook_events WHERE position >= ? ORDER BY position', [p1])).map((r) => Number(r.position));
+    const prune = () => db.write((tx) => new WebhookFeedRepository().prune(tx, new Date(Date.now() - FEED_RETENTION_MS).toISOString()));
+    await prune();
+    // `behind` is still before p1: nothing it needs goes.
+    expect(await left()).toEqual([p1, p2, p3]);
+    // Once its key is revoked it no longer holds the feed back; the newest event stays.
+    expect((await t.http.delete(`/api/keys/${k.id}`).set('Authorization', `Bearer ${t.keys.admin}`)).status).toBe(204);
+    await prune();
+    expect(await left()).toEqual([p3]);
+    expect(rx.at('/behind')).toEqual([]);
+    await t.http.delete(`/api/webhooks/${behind.id}`).set('Authorization', `Bearer ${t.keys.admin}`);
   });
 
   it('emits coverage.report.issued (result and findings) and verification.batch.completed (failures) after their commits', async () => {
