@@ -135,3 +135,46 @@ describe.each(DIALECTS)('slow webhook receivers on %s', (dialect) => {
     expect(before.size).toBe(2);
   });
 });
+
+describe('two API processes on one PostgreSQL database', () => {
+  jest.setTimeout(60_000);
+  let a: TestApp;
+  let b: TestApp;
+  let rx: TestReceiver;
+  let drop: () => Promise<void>;
+  beforeAll(async () => {
+    const db = await createPgDatabase();
+    drop = db.drop;
+    const env = { DATABASE_URL: db.url, WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_POLL_MS: '50' };
+    a = await startApp('postgres', env);
+    b = await startApp('postgres', env);
+    rx = new TestReceiver();
+    await rx.start();
+  });
+  afterAll(async () => {
+    await a.app.close();
+    await b.app.close();
+    await rx.stop();
+    await drop();
+  });
+
+  it('send each event to each subscription once between them (a subscription is leased by one process at a time)', async () => {
+    const subs: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const r = await a.http.post('/api/webhooks').set('Authorization', `Bearer ${a.keys.compliance}`).set('Content-Type', 'application/json').send(JSON.stringify({ url: `${rx.url}/s${i}`, events: ['ledger.checkpoint.witness_lag'] }));
+      expect(r.status).toBe(201);
+      subs.push(r.body.id as string);
+    }
+    const positions: number[] = [];
+    for (let i = 0; i < 6; i++) positions.push((await (i % 2 ? b : a).app.get(WebhookDispatcher).emit('ledger.checkpoint.witness_lag', { ...LAG, checkpoint_size: 10 + i }, `two-${i}`))!);
+    await rx.until(() => rx.got.length >= 18, 20_000);
+    await sleep(1000);
+    const expected = subs.flatMap((s) => positions.map((p) => deliveryId(s, p)));
+    expect(rx.got.map((g) => g.headers['webhook-id']).sort()).toEqual([...expected].sort());
+    // Per subscription, in feed order.
+    for (const [i, s] of subs.entries()) expect(rx.at(`/s${i}`).map((g) => g.headers['webhook-id'])).toEqual(positions.map((p) => deliveryId(s, p)));
+    // One attempt per delivery between the two processes (no second send of a leased subscription).
+    const sent = [a, b].map((t) => t.app.get(WebhookDispatcher).attempts.length);
+    expect(sent[0] + sent[1]).toBe(18);
+  });
+});
