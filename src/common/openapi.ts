@@ -43,7 +43,7 @@ export const ERROR_CODES = [
   // 409
   'receipt_id_conflict', 'workflow_id_conflict', 'correction_same_id', 'already_superseded', 'timeline_exists', 'timeline_imported', 'timeline_closed',
   'seq_not_contiguous', 'link_mismatch', 'genesis_prev_digest', 'timeline_not_closed', 'timeline_not_valid', 'plan_exists', 'plan_version_conflict', 'expected_version_conflict', 'tree_mismatch', 'projection_mismatch',
-  'outcome_id_conflict',
+  'outcome_id_conflict', 'webhook_limit_key', 'webhook_limit_owner',
   // 413, 415
   'body_too_large', 'unsupported_encoding', 'unsupported_media_type',
   // 422

@@ -196,12 +196,59 @@ export class AppConfig {
   @Max(3_600_000)
   WEBHOOK_BACKOFF_MS = 1000;
 
-  /** Time a receiver has to answer one delivery, in ms (default 10000). */
+  /**
+   * Overall deadline of one webhook attempt, in ms (default 10000): connecting,
+   * sending, the answer's headers and its body (read up to 64 KiB) all within
+   * it; past it the attempt is cut and counts as failed (a receiver that drips
+   * its answer cannot hold a delivery slot longer).
+   */
   @Transform(({ value }) => (value === undefined || value === '' ? 10_000 : Number(value)))
   @IsInt()
   @Min(100)
   @Max(120_000)
   WEBHOOK_TIMEOUT_MS = 10_000;
+
+  /** Webhook attempts in flight at once in one process, every owner together (default 16). */
+  @Transform(({ value }) => (value === undefined || value === '' ? 16 : Number(value)))
+  @IsInt()
+  @Min(1)
+  @Max(1000)
+  WEBHOOK_CONCURRENCY = 16;
+
+  /** Webhook attempts in flight at once in one process for one owner (a key without owner: itself), default 4. */
+  @Transform(({ value }) => (value === undefined || value === '' ? 4 : Number(value)))
+  @IsInt()
+  @Min(1)
+  @Max(1000)
+  WEBHOOK_OWNER_CONCURRENCY = 4;
+
+  /** At shutdown, how long webhook attempts in flight may still finish, in ms (default 2000); then they are aborted and redelivered after restart. */
+  @Transform(({ value }) => (value === undefined || value === '' ? 2000 : Number(value)))
+  @IsInt()
+  @Min(0)
+  @Max(60_000)
+  WEBHOOK_SHUTDOWN_GRACE_MS = 2000;
+
+  /** How often each process looks for webhook deliveries due, in ms (default 1000; a new event in this process wakes it at once). */
+  @Transform(({ value }) => (value === undefined || value === '' ? 1000 : Number(value)))
+  @IsInt()
+  @Min(20)
+  @Max(60_000)
+  WEBHOOK_POLL_MS = 1000;
+
+  /** Webhook subscriptions one API key may hold (default 20); one more is 409 `webhook_limit_key`. */
+  @Transform(({ value }) => (value === undefined || value === '' ? 20 : Number(value)))
+  @IsInt()
+  @Min(1)
+  @Max(100_000)
+  WEBHOOK_MAX_PER_KEY = 20;
+
+  /** Webhook subscriptions the keys of one owner may hold together (default 50); one more is 409 `webhook_limit_owner`. */
+  @Transform(({ value }) => (value === undefined || value === '' ? 50 : Number(value)))
+  @IsInt()
+  @Min(1)
+  @Max(100_000)
+  WEBHOOK_MAX_PER_OWNER = 50;
 
   /**
    * Group commit (issue 17): at most this many concurrent writes share one database

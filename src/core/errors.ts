@@ -87,6 +87,8 @@ export const LEDGER_ERROR_CODES = [
   'value_too_large',
   'verification_failed',
   'webhook_address_refused',
+  'webhook_limit_key',
+  'webhook_limit_owner',
   'workflow_id_conflict',
   'wrapped_workflow',
 ] as const;

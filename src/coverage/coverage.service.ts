@@ -175,12 +175,16 @@ export class CoverageService {
     const reportId = randomUUID();
     const data: CoverageReportIssuedData = { report_id: reportId, issued_at: new Date().toISOString(), digest, report };
     // A fresh UUID names the stream.
-    await this.db.write((w) => this.ledger.append<CoverageEvent>(w, streams.coverage(reportId), STREAM_DOES_NOT_EXIST, [{ type: 'CoverageReportIssued', data }], recordedBy(by)));
-    await this.webhooks?.emit(
-      'coverage.report.issued',
-      { report_id: reportId, url: this.urls.coverageReport(reportId), subject: report.subject, result: report.result, findings: report.findings, digest, as_of_position: position, issued_at: data.issued_at },
-      reportId,
-    );
+    // The webhook event commits with the report's event (webhook.dispatcher.ts): a crash cannot keep one without the other.
+    await this.db.write(async (w) => {
+      await this.ledger.append<CoverageEvent>(w, streams.coverage(reportId), STREAM_DOES_NOT_EXIST, [{ type: 'CoverageReportIssued', data }], recordedBy(by));
+      await this.webhooks?.record(
+        w,
+        'coverage.report.issued',
+        { report_id: reportId, url: this.urls.coverageReport(reportId), subject: report.subject, result: report.result, findings: report.findings, digest, as_of_position: position, issued_at: data.issued_at },
+        reportId,
+      );
+    });
     return { report_id: reportId, url: this.urls.coverage(reportId), digest, as_of_position: position, result: report.result };
   }
 

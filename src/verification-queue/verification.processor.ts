@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { jobAssessment, stepReceiptsAtHand, TimelineVerifier, uuidKey, verifyReceipt, verifyWorkflow, VerificationResultBase } from '../core/aer1';
 import { assessJobCommitments } from '../timelines/timeline-verification.service';
-import { DatabaseService } from '../database/database.service';
+import { DatabaseService, Tx } from '../database/database.service';
 import { pages, parseStoredJson, Queryable } from '../database/rows';
 import { LedgerService, NO_CONCURRENCY_CHECK } from '../ledger/ledger.service';
 import { streams } from '../ledger/streams';
@@ -95,25 +95,26 @@ export class VerificationProcessor {
       const data: ResultsRecordedData = { batch_id: chunk.batch_id, chunk_index: chunk.chunk_index, results: fresh };
       // Results are checked against those recorded, inside this serialized write: the stream's version says nothing more.
       await this.ledger.append<BatchEvent>(tx, streams.batch(chunk.batch_id), NO_CONCURRENCY_CHECK, [{ type: 'VerificationResultsRecorded', data }], SYSTEM);
+      await this.recordIfCompleted(tx, chunk.batch_id);
       return fresh.length;
     });
-    if (recorded > 0) await this.emitIfCompleted(chunk.batch_id);
     if (recorded < results.length) this.log.warn(`batch ${chunk.batch_id} chunk ${chunk.chunk_index}: ${results.length - recorded} results were already recorded by another run`);
     return { recorded, skipped: chunk.targets.length - recorded };
   }
 
   /**
-   * After a chunk's results committed: when the batch is now complete, emit
-   * `verification.batch.completed` with its failures. Two chunks finishing at
-   * once may both see it complete: the delivery id is the batch's, so
-   * subscribers get it once.
+   * Inside the write of a chunk's results: when the batch is now complete,
+   * record `verification.batch.completed` with its failures in the webhook
+   * feed, in the same transaction (a crash keeps both or neither). The event
+   * key is the batch id, so a batch completed twice is one event.
    */
-  private async emitIfCompleted(batchId: string): Promise<void> {
+  private async recordIfCompleted(tx: Tx, batchId: string): Promise<void> {
     if (!this.webhooks) return;
-    const b = await this.batches.get(this.db, batchId);
+    const b = await this.batches.get(tx, batchId);
     if (!b || b.completed_at === null) return;
-    const failures = await this.batches.failures(this.db, batchId, MAX_BATCH_FAILURES + 1);
-    await this.webhooks.emit(
+    const failures = await this.batches.failures(tx, batchId, MAX_BATCH_FAILURES + 1);
+    await this.webhooks.record(
+      tx,
       'verification.batch.completed',
       {
         batch_id: batchId,

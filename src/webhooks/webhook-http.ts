@@ -141,28 +141,59 @@ export async function resolveAllowed(host: string, allowPrivate: boolean): Promi
 /** The outcome of one delivery attempt. */
 export type AttemptResult = { ok: true; status: number } | { ok: false; status: number | null; reason: string };
 
+/** Bytes of a receiver's answer body read at most (the rest is not waited for). */
+export const ANSWER_BODY_MAX = 64 * 1024;
+
 /**
- * POST `body` to `url` once, to an address {@link resolveAllowed} accepted,
- * within `timeoutMs`. 2xx is success; a 3xx (not followed), another status,
- * a refused address, a timeout or a network error is a failure with its reason.
+ * POST `body` to `url` once, to an address {@link resolveAllowed} accepted.
+ * `timeoutMs` is an overall deadline: the lookup, connecting, sending, the
+ * answer's headers and its body (read up to {@link ANSWER_BODY_MAX} bytes,
+ * then dropped) all within it (an answer cut at the deadline after its
+ * status arrived counts by that status), so a receiver that drips its answer a byte at
+ * a time cannot hold the attempt longer. `signal` aborts the attempt at once
+ * (shutdown). 2xx is success; a 3xx (not followed), another status, a refused
+ * address, the deadline, an abort or a network error is a failure with its
+ * reason (`aborted: true` for an abort, which is not the receiver's fault).
  */
-export async function postOnce(url: string, body: string, headers: Record<string, string>, opts: { allowPrivate: boolean; timeoutMs: number }): Promise<AttemptResult> {
+export async function postOnce(
+  url: string,
+  body: string,
+  headers: Record<string, string>,
+  opts: { allowPrivate: boolean; timeoutMs: number; signal?: AbortSignal },
+): Promise<AttemptResult & { aborted?: true }> {
   const u = new URL(url);
+  const started = Date.now();
   let addrs: LookupAddress[];
   try {
     addrs = await resolveAllowed(u.hostname, opts.allowPrivate);
   } catch (e) {
     return { ok: false, status: null, reason: e instanceof Error ? e.message : String(e) };
   }
+  if (opts.signal?.aborted) return { ok: false, status: null, reason: 'aborted at shutdown', aborted: true };
   const pinned = addrs[0];
   const send = u.protocol === 'https:' ? httpsRequest : httpRequest;
-  return new Promise<AttemptResult>((resolve) => {
+  return new Promise<AttemptResult & { aborted?: true }>((resolve) => {
+    let status: number | null = null;
+    let answered: AttemptResult | null = null;
+    let settled = false;
+    const finish = (r: AttemptResult & { aborted?: true }): void => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(deadline);
+      opts.signal?.removeEventListener('abort', onAbort);
+      req.destroy(); // nothing more is read or waited for
+      resolve(r);
+    };
+    const byStatus = (s: number, location: string | undefined): AttemptResult => {
+      if (s >= 200 && s < 300) return { ok: true, status: s };
+      if (s >= 300 && s < 400) return { ok: false, status: s, reason: `redirect to ${JSON.stringify(location ?? '')} not followed` };
+      return { ok: false, status: s, reason: `answered ${s}` };
+    };
     const req = send(
       u,
       {
         method: 'POST',
         headers: { 'Content-Type': 'application/json', 'Content-Length': String(Buffer.byteLength(body)), 'User-Agent': 'aer1-ledger-webhooks', ...headers },
-        timeout: opts.timeoutMs,
         // Connect to the address that was checked, not to a second lookup's answer.
         lookup: (_host, options, cb) => {
           if ((options as { all?: boolean }).all) (cb as unknown as (e: null, a: LookupAddress[]) => void)(null, [pinned]);
@@ -170,18 +201,23 @@ export async function postOnce(url: string, body: string, headers: Record<string
         },
       },
       (res) => {
-        const status = res.statusCode ?? 0;
-        res.resume(); // the receiver's body is not read
-        res.on('end', () => {
-          if (status >= 200 && status < 300) resolve({ ok: true, status });
-          else if (status >= 300 && status < 400) resolve({ ok: false, status, reason: `redirect to ${JSON.stringify(res.headers.location ?? '')} not followed` });
-          else resolve({ ok: false, status, reason: `answered ${status}` });
+        status = res.statusCode ?? 0;
+        const result = byStatus(status, res.headers.location);
+        answered = result;
+        let read = 0;
+        res.on('data', (c: Buffer) => {
+          read += c.length;
+          if (read >= ANSWER_BODY_MAX) finish(result); // enough: the rest is not read
         });
-        res.on('error', () => resolve({ ok: false, status, reason: 'the answer broke off' }));
+        res.on('end', () => finish(result));
+        res.on('error', () => finish({ ok: false, status, reason: 'the answer broke off' }));
       },
     );
-    req.on('timeout', () => req.destroy(new Error(`no answer within ${opts.timeoutMs} ms`)));
-    req.on('error', (e) => resolve({ ok: false, status: null, reason: e.message }));
+    // Past the deadline: an answer whose status arrived counts by its status (its body is not needed); none is a failure.
+    const deadline = setTimeout(() => finish(answered ?? { ok: false, status, reason: `no answer within ${opts.timeoutMs} ms` }), Math.max(0, opts.timeoutMs - (Date.now() - started)));
+    const onAbort = (): void => finish({ ok: false, status, reason: 'aborted at shutdown', aborted: true });
+    opts.signal?.addEventListener('abort', onAbort);
+    req.on('error', (e) => finish({ ok: false, status, reason: e.message }));
     req.end(body);
   });
 }

@@ -31,7 +31,7 @@ export class WebhooksController {
   @ApiOperation({ operationId: 'createWebhook', summary: 'Subscribe a URL to ledger events, signed by Standard Webhooks (compliance)' })
   @ApiJsonBody('CreateWebhook')
   @ApiCreated('WebhookCreated', 'subscribed; the signing secret is shown only in this answer')
-  @ApiErrors(WRITE_ERRORS, { 400: '`invalid_body`.', 422: '`invalid_webhook_url`, `url_has_userinfo`, `unknown_webhook_event`, `webhook_address_refused`.' })
+  @ApiErrors([...WRITE_ERRORS, 409], { 400: '`invalid_body`.', 409: '`webhook_limit_key` (WEBHOOK_MAX_PER_KEY), `webhook_limit_owner` (WEBHOOK_MAX_PER_OWNER).', 422: '`invalid_webhook_url`, `url_has_userinfo`, `unknown_webhook_event`, `webhook_address_refused`.' })
   async create(@JsonBody() body: RawJson, @Caller() caller: Principal, @Res({ passthrough: true }) res: Response) {
     const w = await this.webhooks.create(body.value, caller);
     res.status(201).setHeader('Location', this.urls.path(`/api/webhooks/${w.id}`));
@@ -47,7 +47,7 @@ export class WebhooksController {
     return this.webhooks.list(caller);
   }
 
-  /** Delete a subscription; deliveries still pending for it are dropped. 404 `not_found`, 403 `not_owner`. */
+  /** Delete a subscription; nothing more is delivered to it. 404 `not_found`, 403 `not_owner`. */
   @Delete(':id')
   @HttpCode(204)
   @ApiOperation({ operationId: 'deleteWebhook', summary: 'Delete a webhook subscription (its owner)' })

@@ -3,13 +3,13 @@ import { ConfigService } from '@nestjs/config';
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Principal } from '../auth/api-keys.service';
 import { assertOwner, sameOwner } from '../auth/permissions';
-import { BadInputError, NotFoundError, UnprocessableError } from '../common/errors';
+import { BadInputError, ConflictError, NotFoundError, UnprocessableError } from '../common/errors';
 import { AppConfig } from '../config/configuration';
 import { isObject } from '../core/aer1';
 import { DatabaseService } from '../database/database.service';
 import { AddressRefusedError, resolveAllowed } from './webhook-http';
 import { WEBHOOK_EVENT_TYPES, WebhookEventType } from './webhook.events';
-import { WebhooksRepository, WebhookSubscription } from './webhooks.repository';
+import { WebhookFeedRepository, WebhooksRepository, WebhookSubscription } from './webhooks.repository';
 
 /** Longest accepted receiver URL, in characters. */
 export const WEBHOOK_URL_MAX = 2048;
@@ -28,6 +28,9 @@ export interface CreatedWebhook extends WebhookSubscription {
 @Injectable()
 export class WebhooksService {
   private readonly allowPrivate: boolean;
+  private readonly maxPerKey: number;
+  private readonly maxPerOwner: number;
+  private readonly feed = new WebhookFeedRepository();
 
   constructor(
     private readonly db: DatabaseService,
@@ -35,6 +38,8 @@ export class WebhooksService {
     config: ConfigService<AppConfig, true>,
   ) {
     this.allowPrivate = config.get('WEBHOOK_ALLOW_PRIVATE', { infer: true });
+    this.maxPerKey = config.get('WEBHOOK_MAX_PER_KEY', { infer: true });
+    this.maxPerOwner = config.get('WEBHOOK_MAX_PER_OWNER', { infer: true });
   }
 
   /**
@@ -42,7 +47,11 @@ export class WebhooksService {
    * 422 `invalid_webhook_url` (not an absolute http(s) URL, too long, a
    * fragment), `url_has_userinfo`, `unknown_webhook_event` (an empty, repeated
    * or unknown event type), `webhook_address_refused` (the host resolves to a
-   * loopback, link-local or private address, or not at all).
+   * loopback, link-local or private address, or not at all); 409
+   * `webhook_limit_key` when the key already holds WEBHOOK_MAX_PER_KEY
+   * subscriptions, `webhook_limit_owner` when its owner's keys hold
+   * WEBHOOK_MAX_PER_OWNER (subscriptions of revoked keys not counted). The
+   * subscription gets the events recorded after it.
    */
   async create(value: unknown, by: Principal): Promise<CreatedWebhook> {
     if (!isObject(value) || typeof value.url !== 'string' || !Array.isArray(value.events)) throw new BadInputError('invalid_body', 'expected {"url": string, "events": [string, ...]}');
@@ -58,7 +67,13 @@ export class WebhooksService {
     }
     const sub: WebhookSubscription = { id: randomUUID(), url, events, key_id: by.key_id, key_name: by.name, owner: by.owner, created_at: new Date().toISOString() };
     const secret = `whsec_${randomBytes(32).toString('base64')}`;
-    await this.db.write((tx) => this.repo.insert(tx, { ...sub, secret }));
+    await this.db.write(async (tx) => {
+      // Counted and inserted in one serialized write: concurrent requests cannot both take the last place.
+      const n = await this.repo.counts(tx, by.key_id, by.owner);
+      if (n.key >= this.maxPerKey) throw new ConflictError('webhook_limit_key', `this key holds ${n.key} webhook subscriptions, the most one key may hold (WEBHOOK_MAX_PER_KEY); delete one first`, { limit: this.maxPerKey });
+      if (by.owner !== null && n.owner >= this.maxPerOwner) throw new ConflictError('webhook_limit_owner', `the keys of owner ${JSON.stringify(by.owner)} hold ${n.owner} webhook subscriptions, the most one owner may hold (WEBHOOK_MAX_PER_OWNER); delete one first`, { limit: this.maxPerOwner });
+      await this.repo.insert(tx, { ...sub, secret }, await this.feed.head(tx));
+    });
     return { ...sub, secret };
   }
 
@@ -67,7 +82,7 @@ export class WebhooksService {
     return (await this.repo.list(this.db)).filter((s) => by.role === 'admin' || sameOwner(by, s));
   }
 
-  /** Delete a subscription: 404 `not_found`; 403 `not_owner` for another owner's. Pending deliveries to it are dropped. */
+  /** Delete a subscription: 404 `not_found`; 403 `not_owner` for another owner's. Nothing more is delivered to it (an attempt in flight may still arrive). */
   async delete(id: string, by: Principal): Promise<void> {
     await this.db.write(async (tx) => {
       const s = await this.repo.get(tx, id);

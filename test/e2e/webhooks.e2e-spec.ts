@@ -6,15 +6,15 @@
  * loopback or private address without WEBHOOK_ALLOW_PRIVATE=true.
  */
 import Ajv from 'ajv';
-import { Queue } from 'bullmq';
 import { randomBytes } from 'node:crypto';
 import { createServer, IncomingHttpHeaders, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { ApiKeysService } from '../../src/auth/api-keys.service';
 import { postOnce } from '../../src/webhooks/webhook-http';
-import { redisOptionsFromUrl } from '../../src/verification-queue/queue-options';
-import { WEBHOOK_QUEUE, WebhookDispatcher } from '../../src/webhooks/webhook.dispatcher';
+import { DatabaseService } from '../../src/database/database.service';
+import { deliveryId, FEED_RETENTION_MS, WebhookDispatcher } from '../../src/webhooks/webhook.dispatcher';
+import { WebhookFeedRepository } from '../../src/webhooks/webhooks.repository';
 import { WitnessLagPayload } from '../../src/webhooks/webhook.events';
 import { buildTimeline, EIGHT_STEPS, eightStepPlan } from '../coverage/fixtures';
 import { DIALECTS, startApp, TestApp } from '../helpers/app';
@@ -75,7 +75,7 @@ describe.each(DIALECTS)('webhooks on %s', (dialect) => {
   let ajv: Ajv;
   let schemas: Record<string, unknown>;
   beforeAll(async () => {
-    t = await startApp(dialect, { WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_BACKOFF_MS: '50', WEBHOOK_MAX_ATTEMPTS: '4', WEBHOOK_TIMEOUT_MS: '2000' });
+    t = await startApp(dialect, { WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_BACKOFF_MS: '50', WEBHOOK_MAX_ATTEMPTS: '4', WEBHOOK_TIMEOUT_MS: '2000', WEBHOOK_MAX_PER_KEY: '4', WEBHOOK_MAX_PER_OWNER: '5', WEBHOOK_POLL_MS: '100' });
     rx = new Receiver();
     await rx.start();
     const doc = (await t.http.get('/docs-json')).body as { components: { schemas: Record<string, unknown> } };
@@ -144,12 +144,13 @@ describe.each(DIALECTS)('webhooks on %s', (dialect) => {
   it('delivers a direct emit signed by Standard Webhooks, once per delivery id, only to subscribers of that type', async () => {
     const sub = (await post({ url: `${rx.url}/lag`, events: ['ledger.checkpoint.witness_lag'] })).body as { id: string; secret: string };
     const notLag = (await post({ url: `${rx.url}/not-lag`, events: ['coverage.report.issued'] })).body as { id: string };
-    const ids = await dispatcher().emit('ledger.checkpoint.witness_lag', LAG, 'witness-a@120');
-    expect(ids).toHaveLength(1);
+    const pos = await dispatcher().emit('ledger.checkpoint.witness_lag', LAG, 'witness-a@120');
+    expect(pos).toEqual(expect.any(Number));
+    const ids = [deliveryId(sub.id, pos!)];
     expect(ids[0]).toMatch(/^msg_[0-9a-f]{32}$/);
     await rx.until(() => rx.at('/lag').length >= 1);
-    // The same event emitted again is the same delivery: not sent twice.
-    expect(await dispatcher().emit('ledger.checkpoint.witness_lag', LAG, 'witness-a@120')).toEqual(ids);
+    // The same event emitted again is the same event: not sent twice.
+    expect(await dispatcher().emit('ledger.checkpoint.witness_lag', LAG, 'witness-a@120')).toBe(pos);
     await sleep(300);
     const got = rx.at('/lag');
     expect(got).toHaveLength(1);
@@ -164,8 +165,10 @@ describe.each(DIALECTS)('webhooks on %s', (dialect) => {
     expect(rx.at('/not-lag')).toEqual([]);
     // A new event is a new delivery id.
     const next = await dispatcher().emit('ledger.checkpoint.witness_lag', { ...LAG, checkpoint_size: 130 }, 'witness-a@130');
-    expect(next[0]).not.toBe(ids[0]);
+    expect(next).toBeGreaterThan(pos!);
     await rx.until(() => rx.at('/lag').length >= 2);
+    expect(rx.at('/lag')[1].headers['webhook-id']).toBe(deliveryId(sub.id, next!));
+    expect(rx.at('/lag')[1].headers['webhook-id']).not.toBe(ids[0]);
     for (const id of [sub.id, notLag.id]) await t.http.delete(`/api/webhooks/${id}`).set('Authorization', `Bearer ${t.keys.compliance}`);
   });
 
@@ -174,7 +177,7 @@ describe.each(DIALECTS)('webhooks on %s', (dialect) => {
     let calls = 0;
     rx.answer = (r) => (r.path === '/flaky' && ++calls <= 2 ? { status: 500 } : { status: 200 });
     try {
-      const [id] = await dispatcher().emit('ledger.checkpoint.witness_lag', LAG, 'flaky-1');
+      const id = deliveryId(sub.id, (await dispatcher().emit('ledger.checkpoint.witness_lag', LAG, 'flaky-1'))!);
       await rx.until(() => rx.at('/flaky').length >= 3);
       await sleep(300);
       const got = rx.at('/flaky');
@@ -201,7 +204,7 @@ describe.each(DIALECTS)('webhooks on %s', (dialect) => {
     const sub = (await post({ url: `${rx.url}/redirect`, events: ['ledger.checkpoint.witness_lag'] })).body as { id: string };
     rx.answer = (r) => (r.path === '/redirect' ? { status: 302, headers: { Location: `${rx.url}/internal` } } : { status: 200 });
     try {
-      const [id] = await dispatcher().emit('ledger.checkpoint.witness_lag', LAG, 'redirect-1');
+      const id = deliveryId(sub.id, (await dispatcher().emit('ledger.checkpoint.witness_lag', LAG, 'redirect-1'))!);
       await rx.until(() => rx.at('/redirect').length >= 2);
       expect(rx.at('/internal')).toEqual([]);
       const first = dispatcher().attempts.find((a) => a.delivery_id === id && a.attempt === 1)!;
@@ -210,6 +213,91 @@ describe.each(DIALECTS)('webhooks on %s', (dialect) => {
       rx.answer = () => ({ status: 200 });
       await t.http.delete(`/api/webhooks/${sub.id}`).set('Authorization', `Bearer ${t.keys.compliance}`);
     }
+  });
+
+  it('gives a delivery up after WEBHOOK_MAX_ATTEMPTS, records it, and goes on with the next event', async () => {
+    const sub = (await post({ url: `${rx.url}/down`, events: ['ledger.checkpoint.witness_lag'] })).body as { id: string; secret: string };
+    rx.answer = (r) => (r.path === '/down' && rx.at('/down').length <= 4 ? { status: 500 } : { status: 200 });
+    try {
+      const first = (await dispatcher().emit('ledger.checkpoint.witness_lag', LAG, 'down-1'))!;
+      const second = (await dispatcher().emit('ledger.checkpoint.witness_lag', { ...LAG, checkpoint_size: 121 }, 'down-2'))!;
+      await rx.until(() => rx.at('/down').length >= 5);
+      await sleep(300);
+      // Four attempts of the first event (all 500), then the second event, delivered at once.
+      expect(rx.at('/down').map((g) => g.headers['webhook-id'])).toEqual([...Array<string>(4).fill(deliveryId(sub.id, first)), deliveryId(sub.id, second)]);
+      expect(await dispatcher().failures(sub.id)).toEqual([{ position: first, webhook_id: deliveryId(sub.id, first), type: 'ledger.checkpoint.witness_lag', attempts: 4, reason: 'answered 500', failed_at: expect.any(String) }]);
+    } finally {
+      rx.answer = () => ({ status: 200 });
+      await t.http.delete(`/api/webhooks/${sub.id}`).set('Authorization', `Bearer ${t.keys.compliance}`);
+    }
+  });
+
+  it('caps subscriptions per key and per owner (409 webhook_limit_key / webhook_limit_owner); a revoked key\'s do not count', async () => {
+    const keys = t.app.get(ApiKeysService);
+    const a = await keys.create('acme-a', 'compliance', { owner: 'acme' });
+    const b = await keys.create('acme-b', 'compliance', { owner: 'acme' });
+    const sub = (key: string) => post({ url: `${rx.url}/cap`, events: ['coverage.report.issued'] }, key);
+    for (let i = 0; i < 4; i++) expect((await sub(a.key)).status).toBe(201);
+    const overKey = await sub(a.key);
+    expect([overKey.status, overKey.body.error, overKey.body.limit]).toEqual([409, 'webhook_limit_key', 4]);
+    expect(valid('Error', overKey.body)).toEqual([]);
+    expect((await sub(b.key)).status).toBe(201);
+    const overOwner = await sub(b.key);
+    expect([overOwner.status, overOwner.body.error]).toEqual([409, 'webhook_limit_owner']);
+    // Keys without an owner are capped per key only; the default compliance key is not acme's.
+    const own = await sub(t.keys.compliance);
+    expect(own.status).toBe(201);
+    await t.http.delete(`/api/webhooks/${own.body.id}`).set('Authorization', `Bearer ${t.keys.compliance}`);
+    // Revoking acme-a frees the owner's places.
+    expect((await t.http.delete(`/api/keys/${a.id}`).set('Authorization', `Bearer ${t.keys.admin}`)).status).toBe(204);
+    expect((await sub(b.key)).status).toBe(201);
+    for (const w of (await t.http.get('/api/webhooks').set('Authorization', `Bearer ${t.keys.admin}`)).body as { id: string; url: string }[]) {
+      if (w.url.endsWith('/cap')) expect((await t.http.delete(`/api/webhooks/${w.id}`).set('Authorization', `Bearer ${t.keys.admin}`)).status).toBe(204);
+    }
+  });
+
+  it('delivers nothing more to the subscriptions of a revoked key', async () => {
+    const keys = t.app.get(ApiKeysService);
+    const k = await keys.create('soon-revoked', 'compliance');
+    const gone = (await post({ url: `${rx.url}/revoked`, events: ['ledger.checkpoint.witness_lag'] }, k.key)).body as { id: string };
+    const live = (await post({ url: `${rx.url}/live`, events: ['ledger.checkpoint.witness_lag'] })).body as { id: string };
+    const before = (await dispatcher().emit('ledger.checkpoint.witness_lag', LAG, 'revoke-1'))!;
+    await rx.until(() => rx.at('/revoked').length >= 1 && rx.at('/live').length >= 1);
+    expect(rx.at('/revoked').map((g) => g.headers['webhook-id'])).toEqual([deliveryId(gone.id, before)]);
+    expect((await t.http.delete(`/api/keys/${k.id}`).set('Authorization', `Bearer ${t.keys.admin}`)).status).toBe(204);
+    const after = (await dispatcher().emit('ledger.checkpoint.witness_lag', { ...LAG, checkpoint_size: 140 }, 'revoke-2'))!;
+    // The live subscription gets the second event; by then the revoked one would have had it too.
+    await rx.until(() => rx.at('/live').length >= 2);
+    await sleep(400);
+    expect(rx.at('/live').map((g) => g.headers['webhook-id'])).toEqual([deliveryId(live.id, before), deliveryId(live.id, after)]);
+    expect(rx.at('/revoked')).toHaveLength(1);
+    expect(dispatcher().attempts.filter((a) => a.subscription_id === gone.id)).toHaveLength(1);
+    await t.http.delete(`/api/webhooks/${gone.id}`).set('Authorization', `Bearer ${t.keys.admin}`);
+    await t.http.delete(`/api/webhooks/${live.id}`).set('Authorization', `Bearer ${t.keys.compliance}`);
+  });
+
+  it('prunes feed events older than the retention that every live subscription has passed, never the newest', async () => {
+    const db = t.app.get(DatabaseService);
+    const keys = t.app.get(ApiKeysService);
+    const k = await keys.create('prune-behind', 'compliance');
+    // A subscription that stays before the first of the three events below (its next attempt is far away).
+    const behind = (await post({ url: `${rx.url}/behind`, events: ['ledger.checkpoint.witness_lag'] }, k.key)).body as { id: string };
+    await db.unsafeQuery('UPDATE webhook_subscriptions SET next_attempt_at = ? WHERE id = ?', [Date.now() + 3_600_000, behind.id]);
+    const p1 = (await dispatcher().emit('ledger.checkpoint.witness_lag', LAG, 'prune-1'))!;
+    const p2 = (await dispatcher().emit('ledger.checkpoint.witness_lag', LAG, 'prune-2'))!;
+    const p3 = (await dispatcher().emit('ledger.checkpoint.witness_lag', LAG, 'prune-3'))!;
+    await db.unsafeQuery('UPDATE webhook_events SET created_at = ? WHERE position <= ?', ['2000-01-01T00:00:00.000Z', p3]);
+    const left = async () => (await db.query<{ position: number | string }>('SELECT position FROM webhook_events WHERE position >= ? ORDER BY position', [p1])).map((r) => Number(r.position));
+    const prune = () => db.write((tx) => new WebhookFeedRepository().prune(tx, new Date(Date.now() - FEED_RETENTION_MS).toISOString()));
+    await prune();
+    // `behind` is still before p1: nothing it needs goes.
+    expect(await left()).toEqual([p1, p2, p3]);
+    // Once its key is revoked it no longer holds the feed back; the newest event stays.
+    expect((await t.http.delete(`/api/keys/${k.id}`).set('Authorization', `Bearer ${t.keys.admin}`)).status).toBe(204);
+    await prune();
+    expect(await left()).toEqual([p3]);
+    expect(rx.at('/behind')).toEqual([]);
+    await t.http.delete(`/api/webhooks/${behind.id}`).set('Authorization', `Bearer ${t.keys.admin}`);
   });
 
   it('emits coverage.report.issued (result and findings) and verification.batch.completed (failures) after their commits', async () => {
@@ -283,39 +371,36 @@ describe.each(DIALECTS)('webhooks without WEBHOOK_ALLOW_PRIVATE on %s', (dialect
   });
 });
 
-describe('webhooks through the BullMQ queue (REDIS_URL) on postgres', () => {
+describe('webhooks with REDIS_URL set on postgres', () => {
   const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
   const prefix = `aer1t_wh_${randomBytes(4).toString('hex')}`;
   let t: TestApp;
   let rx: Receiver;
-  let queue: Queue;
   beforeAll(async () => {
     t = await startApp('postgres', { REDIS_URL, QUEUE_PREFIX: prefix, WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_BACKOFF_MS: '50', WEBHOOK_MAX_ATTEMPTS: '4' });
     rx = new Receiver();
     await rx.start();
-    queue = new Queue(WEBHOOK_QUEUE, { connection: redisOptionsFromUrl(REDIS_URL), prefix });
   });
   afterAll(async () => {
     await t.close();
-    await queue.obliterate({ force: true });
-    await queue.close();
     await rx.stop();
   });
 
-  it('delivers a job whose id is the delivery id, retries a 500 with that id, and does not queue the same event twice', async () => {
-    const sub = (await t.http.post('/api/webhooks').set('Authorization', `Bearer ${t.keys.compliance}`).set('Content-Type', 'application/json').send(JSON.stringify({ url: `${rx.url}/q`, events: ['ledger.checkpoint.witness_lag'] }))).body as { secret: string };
+  it('delivers from the same event feed (no queue of its own): a 500 is retried with the same id, the same event is not delivered twice', async () => {
+    const sub = (await t.http.post('/api/webhooks').set('Authorization', `Bearer ${t.keys.compliance}`).set('Content-Type', 'application/json').send(JSON.stringify({ url: `${rx.url}/q`, events: ['ledger.checkpoint.witness_lag'] }))).body as { id: string; secret: string };
     let calls = 0;
     rx.answer = () => (++calls === 1 ? { status: 500 } : { status: 200 });
     const dispatcher = t.app.get(WebhookDispatcher);
-    const [id] = await dispatcher.emit('ledger.checkpoint.witness_lag', LAG, 'redis-1');
+    const pos = await dispatcher.emit('ledger.checkpoint.witness_lag', LAG, 'redis-1');
+    const id = deliveryId(sub.id, pos!);
     await rx.until(() => rx.got.length >= 2, 10_000);
-    expect(await dispatcher.emit('ledger.checkpoint.witness_lag', LAG, 'redis-1')).toEqual([id]);
+    expect(await dispatcher.emit('ledger.checkpoint.witness_lag', LAG, 'redis-1')).toBe(pos);
     await sleep(500);
     expect(rx.got.map((g) => g.headers['webhook-id'])).toEqual([id, id]);
     for (const g of rx.got) expect(new Webhook(sub.secret).verify(g.body, g.headers as Record<string, string>)).toMatchObject({ type: 'ledger.checkpoint.witness_lag', data: LAG });
-    const job = await queue.getJob(id);
-    expect(job?.id).toBe(id);
-    expect(job?.attemptsMade).toBe(2);
-    expect(await job?.isCompleted()).toBe(true);
+    expect(dispatcher.attempts.filter((a) => a.delivery_id === id).map((a) => [a.attempt, a.result.status])).toEqual([
+      [1, 500],
+      [2, 200],
+    ]);
   }, 30_000);
 });

@@ -47,7 +47,7 @@ describe.each(DIALECTS)('a lagging witness (%s)', (dialect) => {
     expect(h.body.status).toBe('ok');
     expect(h.body.details.log.witnessing).toMatchObject({ quorum: 1, current: 1, newest_signed_size: 1, witnesses: [{ name: 'lagging.witness.test', cosigned_size: null, lag_sizes: 1, current: true }] });
 
-    const emit = jest.spyOn(t.app.get(WebhookDispatcher), 'emit').mockResolvedValue([]);
+    const emit = jest.spyOn(t.app.get(WebhookDispatcher), 'emit').mockResolvedValue(null);
     const now = Date.now();
     jest.spyOn(Date, 'now').mockReturnValue(now + (WITNESS_LAG_SECONDS + 5) * 1000);
     await coordinator.tick();
