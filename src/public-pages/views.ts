@@ -264,7 +264,7 @@ export function workflowPage(d: WorkflowPageData): string {
       ? nf === 0
         ? { tone: 'ok' as Tone, text: html`Workflow VERIFIED` }
         : // Findings beside the verdict (S8.2 step 5) keep it from being green, as on its badge; they are named here (issue 27).
-          { tone: 'warn' as Tone, text: html`Workflow VERIFIED, ${nf} FINDING${nf === 1 ? '' : 'S'}: ${v.findings.slice(0, 3).map((f) => `${f.code.replace(/_/g, ' ')}${f.step === null ? '' : ` (step ${f.step})`}`).join('; ')}${nf > 3 ? `; and ${nf - 3} more` : ''}` }
+          { tone: 'warn' as Tone, text: html`Workflow VERIFIED, ${`${nf} FINDING${nf === 1 ? '' : 'S'}: ${v.findings.slice(0, 3).map((f) => `${f.code.replace(/_/g, ' ')}${f.step === null ? '' : ` (step ${f.step})`}`).join('; ')}${nf > 3 ? `; and ${nf - 3} more` : ''}`}` }
       : v.verification_status === 'incomplete'
         ? { tone: 'warn' as Tone, text: html`Workflow INCOMPLETE: ${missing} step receipt(s) not recorded` }
         : { tone: 'bad' as Tone, text: html`Workflow DOES NOT VERIFY` };
