@@ -197,6 +197,8 @@ describe.each(DIALECTS)('coverage pictures, PDF and badges on %s', (dialect) => 
     expect(page).toContain('<title>seq 2: accepted evidence, owning system did not confirm</title>');
     expect(page).not.toContain('<title>seq 2: accepted evidence, succeeded</title>');
     expect(page.match(/data-outcome="contradicted"/g)).toHaveLength(2);
+    // The ratio line under the headline says it too.
+    expect(page).toContain('<p id="coverage-ratio">Coverage <bdi>2/2</bdi> expected actions covered (<bdi>100.0</bdi>%); <span class="bad">1 of them with the required outcome not confirmed</span> (<code class="id"><bdi>pay</bdi></code>: <bdi>CONTRADICTED</bdi>), as of ledger position');
 
     const pdf = await t.http.get(`/coverage/${issued.body.report_id}.pdf`).buffer(true).parse(bin);
     const { text } = await pdfTextOf(pdf.body as Buffer);
