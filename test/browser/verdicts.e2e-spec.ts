@@ -7,7 +7,7 @@
  * `SHOTS_DIR=...` keeps the full-page screenshots there; otherwise they go
  * to a temporary folder.
  */
-import { mkdirSync, mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -139,6 +139,21 @@ const GREEN = 'rgb(26, 127, 55)';
       expect(statSync(shot).size).toBeGreaterThan(10_000);
       await page.close();
     }, 60_000);
+  }
+
+  it('the two reports as PDFs, kept beside the screenshots (pdftoppm renders them)', async () => {
+    for (const [name, id] of [['coverage-full', ids.full], ['coverage-contradicted', ids.contradicted]]) {
+      const r = await page(`/coverage/${id}.pdf`);
+      expect(r.subarray(0, 5).toString('latin1')).toBe('%PDF-');
+      writeFileSync(join(OUT, `${name}.pdf`), r);
+    }
+  }, 60_000);
+
+  /** The bytes of a GET (the PDF). */
+  async function page(path: string): Promise<Buffer> {
+    const res = await fetch(`${base}${path}`);
+    expect(res.status).toBe(200);
+    return Buffer.from(await res.arrayBuffer());
   }
 
   afterAll(() => process.stdout.write(`issue 27 screenshots: ${OUT}\n`));

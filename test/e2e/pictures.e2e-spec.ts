@@ -207,7 +207,7 @@ describe.each(DIALECTS)('coverage pictures, PDF and badges on %s', (dialect) => 
     expect(text).not.toMatch(/COVERED\s+pay \(tool send_payment\)/);
     expect(text).not.toMatch(/tool send_payment, outcome success \(ok\)/);
     expect(text).toMatch(/Outcome evidence Required outcomes: 1; confirmed 0, contradicted 1/);
-  });
+  }, 60_000);
 
   it('issue 27: every value the headline names is escaped (an action id and a system with markup in them)', async () => {
     const SYSTEM = 'PAY<img src=x onerror=alert(1)>"ments';
@@ -229,7 +229,7 @@ describe.each(DIALECTS)('coverage pictures, PDF and badges on %s', (dialect) => 
     expect(page).not.toMatch(/<script|<img/i);
     const { text } = await pdfTextOf((await t.http.get(`/coverage/${issued.body.report_id}.pdf`).buffer(true).parse(bin)).body as Buffer);
     expect(text).toContain(`${ACTION}: outcome CONTRADICTED (${SYSTEM} reports reversed)`);
-  });
+  }, 60_000);
 
   it('with a signed checkpoint (the seam): the badge shows its size, the PDF and the page state it', async () => {
     const locator = t.app.get(CheckpointLocator);
