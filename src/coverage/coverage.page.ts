@@ -11,6 +11,7 @@ import { ActionReport, EvidenceItem, RecordedBySection } from '../core/coverage/
 import type { OutcomeItem } from '../core/coverage/outcomes';
 import type { StoredReport } from './coverage.service';
 import { coverageSvg, layoutCoveragePicture } from '../core/coverage/picture';
+import { coverageHeadline, outcomeOverride, outcomeReason, OUTCOME_WORDS } from '../core/coverage/headline';
 import { CheckpointRef, NO_CHECKPOINT, usableCheckpoint } from '../core/checkpoint-ref';
 import { safeHttpUrl } from '../public-pages/html';
 
@@ -30,6 +31,7 @@ const STYLE = `<style>.s-covered{color:var(--ok);font-weight:600}.s-missing,.s-f
 .s-covered::before{content:"\\2713\\00a0"}.s-missing::before,.s-failed::before,.s-reported_only::before,.s-out_of_order::before,.s-over_count::before{content:"\\2717\\00a0"}
 .note{background:#fff8c5;border-left:4px solid var(--warn);padding:.5rem .8rem}.ok{color:var(--ok)}.bad{color:var(--bad);font-weight:600}
 ul.evidence{margin:0;padding-left:1rem}ul.evidence li{margin:.15rem 0}
+.s-outcome{color:var(--bad);font-weight:600}.s-outcome::before{content:"\\2717\\00a0"}.s-outcome small{color:var(--fg);font-weight:400}
 .o-confirmed{color:var(--ok);font-weight:600}.o-contradicted,.o-unconfirmed,.o-wrong_system{color:var(--bad);font-weight:600}
 .o-confirmed::before{content:"\\2713\\00a0"}.o-contradicted::before,.o-unconfirmed::before,.o-wrong_system::before{content:"\\2717\\00a0"}
 .picture{overflow:auto;max-height:80vh;max-width:100%;border:1px solid #d0d7de;background:#fff}.picture svg{display:block;max-width:none;height:auto}</style>`;
@@ -59,13 +61,15 @@ interface Links {
  * Evidence items, each linked to its entry and, when this ledger holds the
  * receipt, to the receipt's page; an unrecorded receipt is said so, not linked.
  */
-function evidenceList(items: EvidenceItem[], links: Links): string {
+function evidenceList(items: EvidenceItem[], links: Links, outcome?: ActionReport['outcome']): string {
   if (items.length === 0) return '&ndash;';
+  // An action that requires an outcome: each call's outcome status beside what the agent's receipt says (issue 27).
+  const judged = new Map((outcome?.evidence ?? []).map((x) => [x.seq, x.status] as const));
   return `<ul class="evidence">${items
     .slice(0, PAGE_EVIDENCE_ITEMS)
     .map((e) => {
       const receipt = e.receipt_id === null ? 'no receipt id' : e.receipt_recorded ? `<a href="/run/${encodeURIComponent(e.receipt_id.toLowerCase())}">${id(e.receipt_id)}</a>` : `${id(e.receipt_id)} <span class="badge warn">receipt not recorded</span>`;
-      return `<li><a href="${escapeHtml(links.entry(e.seq))}">seq ${Number(e.seq)}</a>: ${receipt} ${provenanceLabel(e.provenance_class ?? null).value}, outcome ${text(e.outcome)}${e.receipt_status ? ` (${text(e.receipt_status)})` : ''}${e.receipt_provenance_class ? `, receipt says ${text(e.receipt_provenance_class)}` : ''}${e.superseded_by ? `, <b>corrected by</b> ${id(e.superseded_by)}` : ''}${e.receipt_recorded_by ? `, <b>receipt recorded by another owner</b> ${text(e.receipt_recorded_by.join(', '))}` : ''}</li>`;
+      return `<li><a href="${escapeHtml(links.entry(e.seq))}">seq ${Number(e.seq)}</a>: ${receipt} ${provenanceLabel(e.provenance_class ?? null).value}, ${judged.has(e.seq) ? "agent's receipt: " : 'outcome '}${text(e.outcome)}${e.receipt_status ? ` (${text(e.receipt_status)})` : ''}${judged.has(e.seq) ? `; owning system: <span class="o-${escapeHtml(judged.get(e.seq))}">${text(judged.get(e.seq) === 'confirmed' ? 'confirmed' : OUTCOME_WORDS[judged.get(e.seq) as keyof typeof OUTCOME_WORDS])}</span>` : ''}${e.receipt_provenance_class ? `, receipt says ${text(e.receipt_provenance_class)}` : ''}${e.superseded_by ? `, <b>corrected by</b> ${id(e.superseded_by)}` : ''}${e.receipt_recorded_by ? `, <b>receipt recorded by another owner</b> ${text(e.receipt_recorded_by.join(', '))}` : ''}</li>`;
     })
     .join('')}</ul>${more(items.length, PAGE_EVIDENCE_ITEMS)}`;
 }
@@ -106,10 +110,26 @@ ${rows ? `<div class="scroll"><table id="outcome-actions"><thead><tr><th>Action<
 ${info}`;
 }
 
+/**
+ * One expected action's row. A covered action whose required outcome is not
+ * confirmed is never shown as a plain green "covered" (issue 27): its status
+ * cell says the outcome status in red, and that the call itself was recorded.
+ */
 function actionRow(a: ActionReport, links: Links): string {
-  return `<tr><td>${id(a.action_id)}</td><td>${id(a.tool)}</td><td class="s-${escapeHtml(a.status)}">${text(a.status)}${a.conditions.length > 1 ? `<br><small>also: ${text(a.conditions.slice(1).join(', '))}</small>` : ''}</td>
+  const over = outcomeOverride(a);
+  const status = over
+    ? `<td class="s-outcome" data-outcome="${escapeHtml(over)}">outcome ${text(OUTCOME_WORDS[over])}<br><small>the call is recorded (covered by its receipt); ${text(outcomeReason(a.outcome!) ?? '')}</small></td>`
+    : `<td class="s-${escapeHtml(a.status)}">${text(a.status)}${a.conditions.length > 1 ? `<br><small>also: ${text(a.conditions.slice(1).join(', '))}</small>` : ''}</td>`;
+  return `<tr id="action-${escapeHtml(encodeURIComponent(a.action_id))}"><td>${id(a.action_id)}</td><td>${id(a.tool)}</td>${status}
 <td>${text(a.min_count)}&ndash;${a.max_count === null ? '&infin;' : text(a.max_count)}; ${a.must_succeed ? 'must succeed' : 'outcome not required'}; accepts ${text(a.accepted_provenance.join(', '))}${a.after.length ? `; after ${text(a.after.join(', '))}` : ''}</td>
-<td>${evidenceList(a.evidence, links)}${a.over_count_evidence.length ? `<br><b>over count:</b>${evidenceList(a.over_count_evidence, links)}` : ''}${a.reported_only_evidence.length ? `<br><b>reported only:</b>${evidenceList(a.reported_only_evidence, links)}` : ''}</td><td>${text(a.detail)}</td></tr>`;
+<td>${evidenceList(a.evidence, links, a.outcome)}${a.over_count_evidence.length ? `<br><b>over count:</b>${evidenceList(a.over_count_evidence, links)}` : ''}${a.reported_only_evidence.length ? `<br><b>reported only:</b>${evidenceList(a.reported_only_evidence, links)}` : ''}</td><td>${text(a.detail)}</td></tr>`;
+}
+
+/** After the coverage ratio: how many covered actions have their required outcome not confirmed (they count as covered, and are findings). */
+function outcomeNote(actions: ActionReport[]): string {
+  const bad = actions.filter((a) => outcomeOverride(a) !== null);
+  if (bad.length === 0) return '';
+  return `; <span class="bad">${bad.length} of them with the required outcome not confirmed</span> (${bad.map((a) => `${id(a.action_id)}: ${text(OUTCOME_WORDS[outcomeOverride(a)!])}`).join(', ')})`;
 }
 
 /** Who recorded the subject, shown at the top: a plan's `recorded_by_owner` is only as good as this line. */
@@ -135,11 +155,8 @@ function headline(s: StoredReport): string {
   const i = r.integrity;
   const c = i.commitment;
   const lines: { tone: Tone; text: string; id: string }[] = [];
-  lines.push(
-    r.result === 'full_coverage'
-      ? { tone: 'ok', text: `Coverage: FULL (${r.coverage.ratio} expected actions covered)`, id: 'verdict-line' }
-      : { tone: 'bad', text: `Coverage: ${r.findings.length} FINDING(S) (${r.coverage.ratio} expected actions covered)`, id: 'verdict-line' },
-  );
+  // The findings are named in words here (issue 27), not only counted: the first three, then "and N more".
+  lines.push({ tone: r.result === 'full_coverage' && r.findings.length === 0 ? 'ok' : 'bad', text: coverageHeadline(r), id: 'verdict-line' });
   const record = i.kind === 'timeline' ? 'Timeline' : 'Workflow receipt';
   if (!i.recorded) lines.push({ tone: 'bad', text: `${record}: not recorded`, id: 'integrity-line' });
   else lines.push({ tone: i.verdict === 'valid' ? 'ok' : i.verdict === 'invalid' ? 'bad' : 'warn', text: `${record}: ${String(i.verdict).toUpperCase()}`, id: 'integrity-line' });
@@ -186,7 +203,7 @@ export function renderCoveragePage(s: StoredReport, checkpoint?: CheckpointRef |
 <h1>Coverage report: ${subjectLink}</h1>
 ${headline(s)}
 ${recorderNote(r.integrity.recorded_by, i.kind)}
-<p>Coverage ${text(r.coverage.ratio)} expected actions covered (${text(r.coverage.percent)}%), as of ledger position ${text(r.as_of_position)}.</p>
+<p id="coverage-ratio">Coverage ${text(r.coverage.ratio)} expected actions covered (${text(r.coverage.percent)}%)${outcomeNote(r.actions)}, as of ledger position ${text(r.as_of_position)}.</p>
 <div class="scroll"><table class="kv">
 <tr><th>Report</th><td>${id(s.report_id)} <a href="/api/coverage-reports/${encodeURIComponent(s.report_id)}">JSON</a></td></tr>
 <tr><th>Issued</th><td>${text(s.issued_at)}${s.issued_by ? ` by key <code>${text(s.issued_by.name)}</code>` : ''}</td></tr>

@@ -20,7 +20,9 @@ import PDFDocument from 'pdfkit';
 import { visibleText } from '../core/text';
 import { CheckpointRef, NO_CHECKPOINT, usableCheckpoint } from '../core/checkpoint-ref';
 import { CoveragePicture, layoutCoveragePicture, MARK_STYLE, MarkKind } from '../core/coverage/picture';
-import type { CoverageReportContent, EvidenceItem } from '../core/coverage/types';
+import type { ActionReport, CoverageReportContent, EvidenceItem } from '../core/coverage/types';
+import type { OutcomeItem } from '../core/coverage/outcomes';
+import { coverageHeadline, outcomeOverride, outcomeReason, OUTCOME_WORDS } from '../core/coverage/headline';
 
 /** What the PDF is made of: the report content and what the ledger (or the CLI) knows about it. */
 export interface CoveragePdfInput {
@@ -93,8 +95,13 @@ export function renderCoveragePdf(input: CoveragePdfInput): Promise<Buffer> {
   const width = doc.page.width - 2 * MARGIN;
 
   const h1 = (t: string): void => void doc.font('Helvetica-Bold').fontSize(16).fillColor(INK).text(t, { width });
-  const h2 = (t: string): void => {
-    if (doc.y > doc.page.height - MARGIN - 60) doc.addPage();
+  /** A new page unless `need` points fit below the cursor (a heading is kept with what follows it). */
+  const keep = (need: number): void => {
+    if (doc.y + need > doc.page.height - MARGIN) doc.addPage();
+  };
+  /** A section heading, on a new page unless it and `need` points of what follows fit on this one (issue 27: no heading orphaned at a page bottom). */
+  const h2 = (t: string, need = 48): void => {
+    keep(need + 30);
     doc.moveDown(0.8).font('Helvetica-Bold').fontSize(12).fillColor(INK).text(t, { width });
     doc.moveDown(0.2);
   };
@@ -110,7 +117,8 @@ export function renderCoveragePdf(input: CoveragePdfInput): Promise<Buffer> {
   const i = r.integrity;
   const c = i.commitment;
   const headline: [string, string][] = [];
-  headline.push(r.result === 'full_coverage' ? [OK, `Coverage: FULL (${r.coverage.ratio} expected actions covered)`] : [BAD, `Coverage: ${r.findings.length} FINDING(S) (${r.coverage.ratio} expected actions covered, ${r.coverage.percent}%)`]);
+  // The same words as the page's headline (src/core/coverage/headline.ts): the findings named, not only counted.
+  headline.push([r.result === 'full_coverage' && r.findings.length === 0 ? OK : BAD, pdfText(coverageHeadline(r, { percent: true }), 1200)]);
   const record = i.kind === 'timeline' ? 'Timeline' : 'Workflow receipt';
   headline.push(!i.recorded ? [BAD, `${record}: NOT RECORDED`] : [i.verdict === 'valid' ? OK : i.verdict === 'invalid' ? BAD : WARN, `${record}: ${String(i.verdict).toUpperCase()}`]);
   if (c.state !== 'not_applicable') {
@@ -156,19 +164,25 @@ export function renderCoveragePdf(input: CoveragePdfInput): Promise<Buffer> {
     kv('Recorded by', w.checked ? `${w.owners.length ? pdfText(w.owners.join(', ')) : 'nobody'} (keys ${pdfText(w.key_names.join(', ')) || '-'})${w.unattributed_events ? `; ${w.unattributed_events} event(s) name no key` : ''}; ${planOwner}${w.receipts_by_other_owner.length ? `; ${w.receipts_by_other_owner.length} receipt(s) recorded by another owner` : ''}` : `not checked (offline: files carry no keys); ${planOwner}`);
   }
 
-  h2('Picture: expected actions against the recorded timeline');
+  const picture = layoutCoveragePicture(r, PDF_PICTURE);
+  // Kept with the explanation and the first rows of the picture (drawPictureChunks starts a page for fewer than 4 rows).
+  h2('Picture: expected actions against the recorded timeline', 40 + Math.min(1, width / picture.width) * (picture.plot.y + 16 + 4 * picture.row_height) + 24);
   para('Rows: expected actions in plan order, then unplanned actions. Columns: entry seq. Shapes and words, not colours alone, tell the kinds apart (legend below the picture).', MUTED);
   doc.moveDown(0.3);
-  drawPictureChunks(doc, layoutCoveragePicture(r, PDF_PICTURE), width);
+  drawPictureChunks(doc, picture, width);
 
   h2('Expected actions');
   for (const a of r.actions) {
-    if (doc.y > doc.page.height - MARGIN - 50) doc.addPage();
+    keep(50);
     const bad = a.status !== 'covered';
-    doc.font('Helvetica-Bold').fontSize(10).fillColor(bad ? (a.status === 'reported_only' || a.status === 'over_count' ? WARN : BAD) : OK).text(`${a.status.toUpperCase().replace(/_/g, ' ')}`, { continued: true, width });
+    // A covered action whose required outcome is not confirmed is never a green COVERED (issue 27).
+    const over = outcomeOverride(a);
+    const word = over ? `OUTCOME ${OUTCOME_WORDS[over]}` : a.status.toUpperCase().replace(/_/g, ' ');
+    doc.font('Helvetica-Bold').fontSize(10).fillColor(over ? BAD : bad ? (a.status === 'reported_only' || a.status === 'over_count' ? WARN : BAD) : OK).text(word, { continued: true, width });
     doc.fillColor(INK).text(`  ${pdfText(a.action_id, 200)} (tool ${pdfText(a.tool, 200)})${a.conditions.length > 1 ? `  also: ${a.conditions.slice(1).join(', ')}` : ''}`, { width });
     para(`expects ${a.min_count}-${a.max_count === null ? 'unbounded' : a.max_count}; ${a.must_succeed ? 'must succeed' : 'outcome not required'}; accepts ${pdfText(a.accepted_provenance.join(', '))}${a.after.length ? `; after ${pdfText(a.after.join(', '))}` : ''}`, MUTED);
-    evidence(doc, width, 'evidence', a.evidence);
+    if (over) para(`The call is recorded (covered by its receipt), but the outcome required from ${pdfText(a.outcome!.required.from_system, 200)} is ${over.replace('_', ' ')}: ${pdfText(outcomeReason(a.outcome!), 400)}.`, BAD);
+    evidence(doc, width, 'evidence', a.evidence, a.outcome);
     if (a.over_count_evidence.length) evidence(doc, width, 'over count', a.over_count_evidence);
     if (a.reported_only_evidence.length) evidence(doc, width, 'reported only', a.reported_only_evidence);
     para(pdfText(a.detail, 1000));
@@ -177,11 +191,13 @@ export function renderCoveragePdf(input: CoveragePdfInput): Promise<Buffer> {
   const counts = r.counts;
   para(`Counts: ${Object.entries(counts).map(([k, v]) => `${k.replace(/_/g, ' ')} ${v}`).join(', ')}.`, MUTED);
 
+  outcomesSection(doc, width, r, { h2, keep, para });
+
   h2(`Unplanned actions (${r.unplanned.policy === 'flag' ? 'flagged' : 'allowed'})`);
   if (r.unplanned.actions.length === 0) para('None recorded.');
   else evidence(doc, width, 'unplanned', r.unplanned.actions);
 
-  h2('Findings');
+  h2('Findings', 36);
   if (r.findings.length === 0) para('None.');
   for (const f of r.findings.slice(0, PDF_FINDINGS)) {
     doc.font('Courier-Bold').fontSize(9).fillColor(BAD).text(pdfText(f.code, 100), { continued: true, width });
@@ -204,10 +220,71 @@ export function renderCoveragePdf(input: CoveragePdfInput): Promise<Buffer> {
   return done;
 }
 
-function evidence(doc: Doc, width: number, label: string, items: EvidenceItem[]): void {
+/** One outcome report: who reports what for which effect, when, and whether it counts. */
+function outcomeItemLine(o: OutcomeItem): string {
+  const why = o.note === 'superseded' ? `, superseded by ${pdfText(o.superseded_by, 100)}` : o.note === 'other_system' ? ', another system: shown, never counted' : o.note === 'other_effect' ? ', another effect: not counted' : o.note === 'latest' ? ', latest: decides' : '';
+  return `outcome ${pdfText(o.outcome_id, 100)}: ${pdfText(o.system, 200)} reports ${pdfText(o.result, 50)} for ${pdfText(o.effect, 200)}, observed ${pdfText(o.observed_at, 60)}${why}`;
+}
+
+/**
+ * The outcome evidence section (issue 18, as on the page): the counts, then
+ * each action that requires an outcome with its status in words and colour,
+ * each call's outcome status and the outcomes seen; then the outcomes of
+ * calls that required none (information). Absent when the report has none.
+ */
+function outcomesSection(
+  doc: Doc,
+  width: number,
+  r: CoverageReportContent,
+  f: { h2: (t: string, need?: number) => void; keep: (need: number) => void; para: (t: string, color?: string, font?: string) => void },
+): void {
+  if (!r.outcomes) return;
+  const c = r.outcomes.counts;
+  f.h2('Outcome evidence');
+  f.para(`Required outcomes: ${c.required}; confirmed ${c.confirmed}, contradicted ${c.contradicted}, unconfirmed ${c.unconfirmed}, wrong system ${c.wrong_system}; ${c.outcomes_matched} outcome report(s) matched by receipt id.`);
+  f.para(pdfText(r.outcomes.statement), MUTED);
+  doc.moveDown(0.3);
+  for (const a of r.actions) {
+    const o = a.outcome;
+    if (!o) continue;
+    f.keep(50);
+    const ok = o.status === 'confirmed';
+    doc.font('Helvetica-Bold').fontSize(10).fillColor(ok ? OK : BAD).text(o.status === 'confirmed' ? 'CONFIRMED' : OUTCOME_WORDS[o.status], { continued: true, width });
+    doc.fillColor(INK).text(`  ${pdfText(a.action_id, 200)}: requires ${pdfText(o.required.effect, 200)} from ${pdfText(o.required.from_system, 200)}${o.required.within_seconds !== null ? ` within ${o.required.within_seconds} s` : ''}`, { width });
+    doc.font('Helvetica').fontSize(8.5);
+    for (const e of o.evidence.slice(0, PDF_EVIDENCE_ITEMS)) {
+      doc.fillColor(e.status === 'confirmed' ? INK : BAD).text(`    seq ${e.seq}: ${e.status === 'confirmed' ? 'CONFIRMED' : OUTCOME_WORDS[e.status]}${e.late ? ' (late)' : ''}; agent's receipt: ${e.receipt_outcome}`, { width });
+      doc.fillColor(INK);
+      for (const x of e.outcomes) doc.text(`        ${outcomeItemLine(x)}`, { width });
+    }
+    if (o.evidence.length > PDF_EVIDENCE_ITEMS) doc.fillColor(MUTED).text(`    ... and ${o.evidence.length - PDF_EVIDENCE_ITEMS} more (every one is in the JSON report)`, { width });
+    if (o.evidence.length === 0) doc.fillColor(INK).text('    no accepted evidence', { width });
+    f.para(pdfText(o.detail, 1000), ok ? INK : BAD);
+    doc.moveDown(0.3);
+  }
+  const info = r.outcomes.information;
+  if (info.length) {
+    f.keep(50);
+    doc.font('Helvetica-Bold').fontSize(10).fillColor(INK).text('Outcomes for calls that required none (information, not counted)', { width });
+    doc.font('Helvetica').fontSize(8.5).fillColor(INK);
+    for (const i of info.slice(0, PDF_EVIDENCE_ITEMS)) {
+      doc.text(`    seq ${i.seq}${i.action_id ? ` (${pdfText(i.action_id, 200)})` : ' (unplanned or not accepted evidence)'}`, { width });
+      for (const x of i.outcomes) doc.text(`        ${outcomeItemLine(x)}`, { width });
+    }
+    if (info.length > PDF_EVIDENCE_ITEMS) doc.fillColor(MUTED).text(`    ... and ${info.length - PDF_EVIDENCE_ITEMS} more (every one is in the JSON report)`, { width });
+  }
+}
+
+/** Evidence lines; `outcome` (an action that requires one): each call's outcome status beside what the agent's receipt says. */
+function evidence(doc: Doc, width: number, label: string, items: EvidenceItem[], outcome?: ActionReport['outcome']): void {
+  const judged = new Map((outcome?.evidence ?? []).map((x) => [x.seq, x.status] as const));
+  const owning = (seq: number): string => {
+    const st = judged.get(seq);
+    return st === undefined ? '' : `; owning system: ${st === 'confirmed' ? 'CONFIRMED' : OUTCOME_WORDS[st]}`;
+  };
   const lines = items.slice(0, PDF_EVIDENCE_ITEMS).map(
     (e) =>
-      `${label}: seq ${e.seq}, receipt ${e.receipt_id === null ? '(no id)' : pdfText(e.receipt_id, 100)}${e.receipt_recorded ? '' : ' (receipt not recorded)'}, ${pdfText(e.provenance_class ?? 'no provenance class', 200)}, tool ${pdfText(e.tool ?? '(none)', 200)}, outcome ${e.outcome}${e.receipt_status ? ` (${pdfText(e.receipt_status, 100)})` : ''}${e.receipt_provenance_class ? `, receipt says ${pdfText(e.receipt_provenance_class, 200)}` : ''}${e.receipt_mismatch ? `, receipt disagrees on ${e.receipt_mismatch.join(', ')}` : ''}${e.superseded_by ? `, corrected by ${pdfText(e.superseded_by, 100)}` : ''}`,
+      `${label}: seq ${e.seq}, receipt ${e.receipt_id === null ? '(no id)' : pdfText(e.receipt_id, 100)}${e.receipt_recorded ? '' : ' (receipt not recorded)'}, ${pdfText(e.provenance_class ?? 'no provenance class', 200)}, tool ${pdfText(e.tool ?? '(none)', 200)}, ${judged.has(e.seq) ? "agent's receipt: " : 'outcome '}${e.outcome}${e.receipt_status ? ` (${pdfText(e.receipt_status, 100)})` : ''}${owning(e.seq)}${e.receipt_provenance_class ? `, receipt says ${pdfText(e.receipt_provenance_class, 200)}` : ''}${e.receipt_mismatch ? `, receipt disagrees on ${e.receipt_mismatch.join(', ')}` : ''}${e.superseded_by ? `, corrected by ${pdfText(e.superseded_by, 100)}` : ''}`,
   );
   if (lines.length === 0) lines.push(`${label}: none`);
   doc.font('Helvetica').fontSize(8.5).fillColor(INK);
@@ -237,6 +314,10 @@ function mark(doc: Doc, kind: MarkKind, x: number, y: number, r: number): void {
       break;
     case 'dash':
       doc.rect(x - r, y - 1, 2 * r, 2).fill(color);
+      break;
+    case 'slashed':
+      doc.lineWidth(1.5).circle(x, y, r * 0.85).fillAndStroke('#ffffff', color);
+      doc.lineWidth(1.8).moveTo(x - r * 0.85, y + r * 0.85).lineTo(x + r * 0.85, y - r * 0.85).stroke(color);
       break;
     case 'triangle':
       doc.polygon([x, y - r * 1.1], [x + r * 1.1, y + r * 0.9], [x - r * 1.1, y + r * 0.9]).fill(color);

@@ -39,13 +39,29 @@ function outcomesTable(list: ReceiptOutcomeView[], current?: string): SafeHtml {
   )}</ul>`;
 }
 
+/** One line of a verdict block. */
+type VerdictLine = { tone: Tone; text: SafeHtml | string; id?: string };
+
+/**
+ * The lines of a verdict block in the order shown: the first bad line (else
+ * the first warning) moves to the top when a better line is before it, so a
+ * block framed red or amber never leads, in its largest line, with a green
+ * one (issue 27); otherwise the order is kept.
+ */
+export function leadWithFailure(lines: VerdictLine[]): VerdictLine[] {
+  const rank = (t: Tone): number => (t === 'bad' ? 0 : t === 'warn' ? 1 : 2);
+  const lead = lines.reduce((best, l, i) => (rank(l.tone) < rank(lines[best].tone) ? i : best), 0);
+  return lead === 0 ? lines : [lines[lead], ...lines.slice(0, lead), ...lines.slice(lead + 1)];
+}
+
 export function outcomePage(d: OutcomePageData): string {
   const v = d.verification;
   const o = (d.outcome && typeof d.outcome === 'object' && !Array.isArray(d.outcome) ? d.outcome : {}) as Record<string, unknown>;
   const preview = d.canonical_bytes_withheld ? null : decodedPreview(o.canonical_bytes);
   const hashMatch = v.declared_output_hash !== null && v.declared_output_hash === v.computed_output_hash;
   const headline = verdictBlock(
-    [
+    // A reversal, a failure or a superseded confirmation leads; the commitment's validity follows (issue 27).
+    leadWithFailure([
       v.verdict === 'valid'
         ? { tone: 'ok', text: html`Commitment: VALID: the stored bytes match the output commitment`, id: 'verdict-line' }
         : { tone: 'bad', text: html`Commitment: ${v.verdict.toUpperCase()}: ${v.reasons.length ? v.reasons.join(', ') : 'the outcome report does not verify'}`, id: 'verdict-line' },
@@ -55,7 +71,7 @@ export function outcomePage(d: OutcomePageData): string {
         id: 'outcome-result',
       },
       ...(d.superseded_by ? [{ tone: 'warn' as Tone, text: html`Superseded: a later outcome of the same system and effect, <a href="${outcomeHref(d.superseded_by.id)}">${idCode(d.superseded_by.id)}</a>, is the one that counts`, id: 'superseded-line' }] : []),
-    ],
+    ]),
     html`<p class="muted">An outcome is the word of the system that owns the effect, accepted only from a key that speaks for it. It does not change the provenance of the call it answers (S5).</p>`,
   );
   const body = html`
@@ -141,12 +157,15 @@ export function receiptPage(d: ReceiptPageData): string {
   const preview = d.canonical_bytes_withheld ? null : decodedPreview(r.canonical_bytes);
   const outcome = executionOutcome(r);
   const declaredStatus = r.verification_status;
+  const commitment: VerdictLine =
+    v.verdict === 'valid'
+      ? { tone: 'ok', text: html`Commitment: VALID: the stored bytes match the output commitment`, id: 'verdict-line' }
+      : { tone: 'bad', text: html`Commitment: ${v.verdict.toUpperCase()}: ${v.reasons.length ? v.reasons.join(', ') : 'the receipt does not verify'}`, id: 'verdict-line' };
+  const execution: VerdictLine = { ...outcome, id: 'execution-outcome' };
   const headline = verdictBlock(
     [
-      v.verdict === 'valid'
-        ? { tone: 'ok', text: html`Commitment: VALID: the stored bytes match the output commitment`, id: 'verdict-line' }
-        : { tone: 'bad', text: html`Commitment: ${v.verdict.toUpperCase()}: ${v.reasons.length ? v.reasons.join(', ') : 'the receipt does not verify'}`, id: 'verdict-line' },
-      { ...outcome, id: 'execution-outcome' },
+      // A failed call leads with its failure (the largest line), the commitment's validity second (issue 27).
+      ...leadWithFailure([commitment, execution]),
       ...(declaredStatus === undefined
         ? []
         : [{ tone: (declaredStatus === 'verified' ? 'ok' : 'warn') as Tone, text: html`Producer's verification_status: ${typeof declaredStatus === 'string' ? declaredStatus : JSON.stringify(declaredStatus)} (as sent; this ledger does not change it)`, id: 'declared-verification-status' }]),
@@ -216,6 +235,18 @@ ${limitsList([...v.limits, 'A result preview or decoded text is not the source d
   return layout(`Receipt ${id}`, body);
 }
 
+/**
+ * The workflow's steps that declare a status other than "ok", as a bad
+ * headline line (it leads: issue 27), or nothing when every step that
+ * declares a status says "ok".
+ */
+function stepFailureLine(steps: WorkflowPageData['steps']): VerdictLine[] {
+  const failed = steps.filter((s) => s.status !== undefined && s.status !== null && s.status !== 'ok');
+  if (failed.length === 0) return [];
+  const named = failed.slice(0, 3).map((s) => `step ${String(s.seq)}: ${typeof s.status === 'string' ? s.status : JSON.stringify(s.status)}`);
+  return [{ tone: 'bad', text: html`Execution outcome: ${failed.length} of ${steps.length} step(s) did not succeed (${named.join('; ')}${failed.length > 3 ? `; and ${failed.length - 3} more` : ''})`, id: 'execution-outcome' }];
+}
+
 export function workflowPage(d: WorkflowPageData): string {
   const v = d.verification;
   const declaredUrl = safeHttpUrl(d.declared_verify_url);
@@ -227,15 +258,19 @@ export function workflowPage(d: WorkflowPageData): string {
         ? `Incomplete: ${v.steps.filter((s) => s.receipt === 'missing').length} step receipt(s) are not recorded in this ledger, so the workflow cannot be reported verified (S8.2 step 2).`
         : `Does not verify: ${v.reasons.join(', ')}.`;
   const missing = v.steps.filter((s) => s.receipt === 'missing').length;
+  const nf = v.findings.length;
   const headline =
     v.verification_status === 'verified'
-      ? { tone: 'ok' as Tone, text: html`Workflow VERIFIED` }
+      ? nf === 0
+        ? { tone: 'ok' as Tone, text: html`Workflow VERIFIED` }
+        : // Findings beside the verdict (S8.2 step 5) keep it from being green, as on its badge; they are named here (issue 27).
+          { tone: 'warn' as Tone, text: html`Workflow VERIFIED, ${`${nf} FINDING${nf === 1 ? '' : 'S'}: ${v.findings.slice(0, 3).map((f) => `${f.code.replace(/_/g, ' ')}${f.step === null ? '' : ` (step ${f.step})`}`).join('; ')}${nf > 3 ? `; and ${nf - 3} more` : ''}`}` }
       : v.verification_status === 'incomplete'
         ? { tone: 'warn' as Tone, text: html`Workflow INCOMPLETE: ${missing} step receipt(s) not recorded` }
         : { tone: 'bad' as Tone, text: html`Workflow DOES NOT VERIFY` };
   const body = html`
 <h1>Workflow ${idCode(v.workflow_id)}</h1>
-${verdictBlock([{ ...headline, id: 'verdict-line' }], html`<p id="statement">${statement}</p><p class="muted">Verdict <code>${v.verdict}</code>, verification_status <code>${v.verification_status}</code>.</p>`)}
+${verdictBlock(leadWithFailure([{ ...headline, id: 'verdict-line' }, ...stepFailureLine(d.steps)]), html`<p id="statement">${statement}</p><p class="muted">Verdict <code>${v.verdict}</code>, verification_status <code>${v.verification_status}</code>.</p>`)}
 ${v.findings.length
   ? html`<section class="box" id="findings"><strong>Findings (beside the verdict, S8.2 step 5)</strong><ul>${v.findings.map(
       (f) => html`<li><code>${f.code}</code>${f.step === null ? '' : html` (step ${f.step})`}: ${f.message}</li>`,
@@ -299,7 +334,8 @@ export function timelineHeadline(t: Pick<TimelineView, 'verdict' | 'reasons' | '
   if (t.verdict === 'historical' || t.construction === '-06') return { tone: 'warn', text: `Historical (-06) timeline: never reported valid (S7.4)${contradiction ? `; ${what}` : ''}` };
   if (t.verdict === 'invalid') return { tone: 'bad', text: `Chain INVALID${t.reasons.length ? `: ${t.reasons.join(', ')}` : ''}` };
   if (t.verdict !== 'valid') return { tone: 'warn', text: `Chain ${t.verdict.toUpperCase()}${t.reasons.length ? `: ${t.reasons.join(', ')}` : ''}` };
-  if (contradiction) return { tone: 'bad', text: `Chain valid — ${what}` };
+  // The contradiction leads; that the chain itself verifies comes after it (issue 27: a red headline never opens with "valid").
+  if (contradiction) return { tone: 'bad', text: `${what}: a recorded endpoint commitment contradicts this timeline (the chain itself is valid)` };
   if (t.truncation_excluded && t.binding_attestation === 'self_asserted') return { tone: 'warn', text: 'Chain valid — bound only by a self-asserted endpoint commitment (the producer\'s own word)' };
   if (t.truncation_excluded) return { tone: 'ok', text: `Chain valid — truncation excluded by a binding ${t.binding_attestation === 'attested_by' ? 'attested' : 'ledger-issued'} endpoint commitment` };
   return { tone: 'warn', text: `Chain valid — truncation not excluded (${t.commitment_status === 'absent' ? 'no endpoint commitment' : 'no binding endpoint commitment'})` };

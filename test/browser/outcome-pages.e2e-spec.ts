@@ -83,7 +83,10 @@ const EFFECT = 'payment.<b>settled</b>';
         expect(statSync(shot).size).toBeGreaterThan(10_000);
         if (name === 'outcome') {
           // This confirmation was reversed later: a warning, never the green "ok" line.
-          expect(await page.locator('#outcome-result').getAttribute('class')).toBe('line warn sub');
+          // Issue 27: it leads the headline (its largest line), the commitment's validity second.
+          expect(await page.locator('#outcome-result').getAttribute('class')).toBe('line warn');
+          expect(await page.locator('#verdict-line').getAttribute('class')).toBe('line ok sub');
+          expect(await page.locator('#verdict .line').first().getAttribute('id')).toBe('outcome-result');
           expect(await page.locator('#superseded-line').innerText()).toContain(ids.reversed);
           expect(await page.locator('pre').first().innerText()).toContain('<U+202E>');
         }

@@ -147,6 +147,8 @@ const valid3 = corpus.vectors.find((v) => v.id === 'workflow-valid-3')!.input as
       expect(await outcome.innerText()).toBe('✗ Execution outcome: FAILED (provider_unavailable)');
       expect((await outcome.boundingBox())!.y + (await outcome.boundingBox())!.height).toBeLessThan(900);
       expect(await page.locator('#verdict-line').innerText()).toBe('✓ Commitment: VALID: the stored bytes match the output commitment');
+      // Issue 27: the failure comes first (test/browser/verdicts.e2e-spec.ts compares their sizes and colours).
+      expect((await outcome.boundingBox())!.y).toBeLessThan((await page.locator('#verdict-line').boundingBox())!.y);
       expect(await pageWidth()).toBeLessThanOrEqual(width);
       await page.screenshot({ path: join(dir, `receipt-failure-${width}.png`), fullPage: true });
 

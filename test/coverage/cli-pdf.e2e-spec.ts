@@ -39,6 +39,8 @@ const ex = (f: string): string => join(ROOT, 'examples/coverage', f);
 const attested = (): string[] => ['--commitment', ex('commitment.note'), '--trusted-key', readFileSync(ex('witness.vkey'), 'utf8').trim()];
 
 describe('aer1 coverage --pdf', () => {
+  // The PDF text is extracted in a child process (pdf-text.cjs): seconds on a busy machine.
+  jest.setTimeout(60_000);
   let dir: string;
   beforeAll(() => {
     dir = mkdtempSync(join(tmpdir(), 'aer1-coverage-pdf-'));

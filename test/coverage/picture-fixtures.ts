@@ -5,7 +5,10 @@
  */
 import { validatePlan } from '../../src/core/coverage/plan';
 import { CoverageReportContent, reconcile } from '../../src/core/coverage/reconcile';
-import { buildTimeline, commitmentFor, receiptsFor, StepSpec } from './fixtures';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { verifyOutcome } from '../../src/core/outcomes/outcome';
+import { buildTimeline, commitmentFor, Entry, receiptsFor, StepSpec } from './fixtures';
 
 function report(planDoc: Record<string, unknown>, steps: StepSpec[]): CoverageReportContent {
   const v = validatePlan(planDoc);
@@ -62,4 +65,43 @@ export function manyActionReport(n = 500): CoverageReportContent {
   // Two swaps: out of order.
   for (const k of [120, 333]) [steps[k], steps[k + 1]] = [steps[k + 1], steps[k]];
   return report({ job_id: 'job-many', title: `A plan of ${n} actions`, unplanned: 'flag', expected_actions: actions }, steps);
+}
+
+const EXAMPLE_OUTCOMES = join(__dirname, '../../examples/outcomes');
+const exampleJson = (f: string): unknown => JSON.parse(readFileSync(join(EXAMPLE_OUTCOMES, f), 'utf8'));
+
+/**
+ * The README's job-pay-7 (examples/outcomes) reconciled with these outcome
+ * files in this (ledger) order: `['outcome-settled.json']` is full coverage,
+ * `['outcome-settled.json', 'outcome-reversed.json']` the payment confirmed
+ * then charged back (outcome contradicted). The commitment is the ledger's
+ * own (a self-asserted one would be a finding of its own). `rename` replaces
+ * the payment's action id, `system` the reporting system's name (hostile
+ * strings), as if the plan and the outcomes had said so.
+ */
+export function payReport(outcomeFiles: string[], opts: { rename?: string; system?: string } = {}): CoverageReportContent {
+  const planDoc = exampleJson('plan.json') as { expected_actions: { action_id: string; after?: string[]; outcome?: { from_system: string } }[] };
+  if (opts.rename) planDoc.expected_actions[1].action_id = opts.rename;
+  if (opts.system) planDoc.expected_actions[1].outcome!.from_system = opts.system;
+  const v = validatePlan(planDoc);
+  if (!v.ok) throw new Error(JSON.stringify(v.problems));
+  const timeline = exampleJson('timeline.json') as Entry[];
+  const receipts = new Map<string, unknown>();
+  for (const l of readFileSync(join(EXAMPLE_OUTCOMES, 'receipts.ndjson'), 'utf8').split('\n').filter(Boolean)) {
+    const r = JSON.parse(l) as { id: string };
+    receipts.set(r.id.toLowerCase(), r);
+  }
+  const outcomes = outcomeFiles.map((f) => {
+    const o = verifyOutcome(exampleJson(f));
+    if (!o.fields) throw new Error(o.reasons.join(','));
+    return opts.system ? { ...o.fields, system: opts.system } : o.fields;
+  });
+  return reconcile({
+    plan: v.plan,
+    plan_meta: { plan_id: 'p-pay', version: 1, registered_at: '2026-10-01T11:00:00.000Z', registered_position: 1, execution_first_position: 2, superseded_versions: [] },
+    record: { kind: 'timeline', entries: timeline, commitments: [{ value: exampleJson('commitment.json'), recorded_position: 9, attestation: { kind: 'ledger_issued', by: ['ledger.test'], detail: 'issued by this ledger when the timeline closed', problem: null } }] },
+    receipts,
+    as_of_position: 12,
+    outcomes,
+  });
 }

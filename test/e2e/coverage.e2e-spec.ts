@@ -235,7 +235,8 @@ describe.each(DIALECTS)('coverage on %s', (dialect) => {
     // Issue 12: the site's layout, a headline in words, links to the job, the plan version, every entry and receipt.
     expect(page.text).toContain('<header class="site">');
     expect(page.text).toContain('<a href="/docs">API docs</a>');
-    expect(page.text).toContain('<div class="line bad" id="verdict-line"><span aria-hidden="true"><bdi>✗</bdi></span> <bdi>Coverage: 4 FINDING(S) (6/8 expected actions covered)</bdi></div>');
+    // Issue 27: the findings named in words (the first three, then a count), not only counted.
+    expect(page.text).toContain(`<div class="line bad" id="verdict-line"><span aria-hidden="true"><bdi>✗</bdi></span> <bdi>Coverage: 4 FINDINGS: TRUNCATION DETECTED (commitment ${r.report.findings[0].commitment}); COMMITMENT NON BINDING; notify-customer: MISSING; and 1 more (6/8 expected actions covered)</bdi></div>`);
     expect(page.text).toContain('<div class="line bad sub" id="commitment-line"><span aria-hidden="true"><bdi>✗</bdi></span> <bdi>Endpoint commitment: TRUNCATION DETECTED (2 missing)</bdi></div>');
     expect(page.text).toContain(`<a id="subject" href="/jobs/${job}">`);
     expect(page.text).toContain(`<a id="plan-version" href="/api/plans/${r.report.plan.plan_id}/versions/1">`);

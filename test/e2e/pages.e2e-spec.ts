@@ -191,8 +191,11 @@ describe.each(DIALECTS)('page headlines lead with the verdict on %s (issue 12)',
     expect((await post('/api/receipts', example('receipt-transport-provider-failure.json'))).status).toBe(201);
     const r = await t.http.get('/run/4e5e4a26-3286-5ef9-b758-8aefd9f610a5');
     const h = headline(r.text);
-    expect(h.lines[0]).toBe('✓ Commitment: VALID: the stored bytes match the output commitment');
-    expect(h.lines[1]).toBe('✗ Execution outcome: FAILED (provider_unavailable)');
+    // Issue 27: the failure leads (the largest line), the commitment's validity second.
+    expect(h.lines[0]).toBe('✗ Execution outcome: FAILED (provider_unavailable)');
+    expect(h.lines[1]).toBe('✓ Commitment: VALID: the stored bytes match the output commitment');
+    expect(r.text).toContain('<div class="line bad" id="execution-outcome">');
+    expect(r.text).toContain('<div class="line ok sub" id="verdict-line">');
     expect(h.lines[2]).toBe("⚠ Producer's verification_status: not_verified (as sent; this ledger does not change it)");
     expect(h.tone).toBe('bad');
     // The headline comes before everything else on the page.
@@ -237,7 +240,8 @@ describe.each(DIALECTS)('page headlines lead with the verdict on %s (issue 12)',
     expect((await post('/api/jobs/job-eight/commitments', example('commitment-eight.json'))).body.binding).toBe(false);
     const eight = (await t.http.get('/jobs/job-eight')).text;
     h = headline(eight);
-    expect(h).toMatchObject({ tone: 'bad', text: '✗ Chain valid — TRUNCATION DETECTED' });
+    // Issue 27: the red headline opens with the contradiction, not with "valid".
+    expect(h).toMatchObject({ tone: 'bad', text: '✗ TRUNCATION DETECTED: a recorded endpoint commitment contradicts this timeline (the chain itself is valid)' });
     expect((await t.http.get('/jobs/job-eight').set('Accept', 'application/json')).body).toMatchObject({ verdict: 'valid', commitment_status: 'truncation_detected' });
     // Its entries' receipts are not recorded here: no link to "Not found".
     expect(eight).not.toMatch(/href="\/run\//);

@@ -9,7 +9,9 @@ import { CheckpointSigner } from '../../src/log/checkpoint-signer';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CheckpointLocator } from '../../src/common/checkpoint-locator';
+import { ApiKeysService } from '../../src/auth/api-keys.service';
 import { buildTimeline, commitmentFor, receiptFor } from '../coverage/fixtures';
+import { outcomeFor, PAYMENT_STEPS, paymentPlan } from '../outcomes/fixtures';
 import { FIVE_PLAN, FIVE_STEPS } from '../coverage/picture-fixtures';
 import { DIALECTS, startApp, TestApp } from '../helpers/app';
 import { pdfTextOf } from '../helpers/pdf-text';
@@ -160,6 +162,74 @@ describe.each(DIALECTS)('coverage pictures, PDF and badges on %s', (dialect) => 
     expect(svg).not.toContain('#1a7f37');
     expect((await t.http.get('/badge/workflow/00000000-0000-4000-8000-000000000000.svg')).status).toBe(404);
   });
+
+  const example = (f: string): string => readFileSync(join(__dirname, '../../examples/outcomes', f), 'utf8');
+
+  it('issue 27, job-pay-7 (examples/outcomes) confirmed, then charged back: the headline names the finding; the payment\'s row and picture say CONTRADICTED in red, never a green "covered"; the PDF says the same', async () => {
+    const payments = (await t.app.get(ApiKeysService).create('payments-ledger', 'outcome', { systems: ['PAYMENTS'] })).key;
+    expect((await post('/api/plans', example('plan.json'), t.keys.compliance)).status).toBe(201);
+    for (const l of example('receipts.ndjson').split('\n').filter(Boolean)) expect((await post('/api/receipts', l, t.keys.producer)).status).toBe(201);
+    expect((await post('/api/jobs/job-pay-7/entries', example('timeline.json'), t.keys.producer)).status).toBe(201);
+    expect((await post('/api/jobs/job-pay-7/commitments', example('commitment.json'), t.keys.producer)).status).toBe(201);
+    expect((await post('/api/outcomes', example('outcome-settled.json'), payments)).status).toBe(201);
+    const full = await post('/api/coverage-reports', { job_id: 'job-pay-7' }, t.keys.auditor);
+    expect([full.status, full.body.result]).toEqual([201, 'full_coverage']);
+    expect((await post('/api/outcomes', example('outcome-reversed.json'), payments)).status).toBe(201);
+    const issued = await post('/api/coverage-reports', { job_id: 'job-pay-7' }, t.keys.auditor);
+    expect([issued.status, issued.body.result]).toEqual([201, 'findings']);
+
+    const ok = (await t.http.get(`/coverage/${full.body.report_id}`).set('Accept', 'text/html')).text;
+    expect(ok).toContain('<div class="line ok" id="verdict-line"><span aria-hidden="true"><bdi>✓</bdi></span> <bdi>Coverage: FULL (2/2 expected actions covered)</bdi></div>');
+    expect(ok).toMatch(/<tr id="action-pay">.*?<td class="s-covered"><bdi>covered<\/bdi><\/td>/s);
+
+    const page = (await t.http.get(`/coverage/${issued.body.report_id}`).set('Accept', 'text/html')).text;
+    // The headline names the finding in words, in red.
+    expect(page).toContain('<div class="line bad" id="verdict-line"><span aria-hidden="true"><bdi>✗</bdi></span> <bdi>Coverage: 1 FINDING: pay: outcome CONTRADICTED (PAYMENTS reports reversed) (2/2 expected actions covered)</bdi></div>');
+    // The payment's row: the outcome status in red words, no green "covered" cell; the lookup stays covered.
+    const row = /<tr id="action-pay">(.*?)<\/tr>/s.exec(page)![1];
+    expect(row).not.toContain('s-covered');
+    expect(row).toContain('<td class="s-outcome" data-outcome="contradicted">outcome <bdi>CONTRADICTED</bdi><br><small>the call is recorded (covered by its receipt); <bdi>PAYMENTS reports reversed</bdi></small></td>');
+    expect(row).toContain("agent's receipt: <bdi>success</bdi> (<bdi>ok</bdi>); owning system: <span class=\"o-contradicted\"><bdi>CONTRADICTED</bdi></span>");
+    expect(/<tr id="action-lookup">(.*?)<\/tr>/s.exec(page)![1]).toContain('<td class="s-covered"><bdi>covered</bdi></td>');
+    // The picture: the payment's row label is a red "✗ CONTRADICTED", its mark the slashed ring, not the green dot.
+    const svgRow = /<g class="row" data-status="covered" data-outcome="contradicted">.*?<\/g>/s.exec(page)![0];
+    expect(svgRow).toContain('fill="#cf222e" font-weight="600">✗ CONTRADICTED</text>');
+    expect(page).toContain('<title>seq 2: accepted evidence, owning system did not confirm</title>');
+    expect(page).not.toContain('<title>seq 2: accepted evidence, succeeded</title>');
+    expect(page.match(/data-outcome="contradicted"/g)).toHaveLength(2);
+    // The ratio line under the headline says it too.
+    expect(page).toContain('<p id="coverage-ratio">Coverage <bdi>2/2</bdi> expected actions covered (<bdi>100.0</bdi>%); <span class="bad">1 of them with the required outcome not confirmed</span> (<code class="id"><bdi>pay</bdi></code>: <bdi>CONTRADICTED</bdi>), as of ledger position');
+
+    const pdf = await t.http.get(`/coverage/${issued.body.report_id}.pdf`).buffer(true).parse(bin);
+    const { text } = await pdfTextOf(pdf.body as Buffer);
+    expect(text).toContain('Coverage: 1 FINDING: pay: outcome CONTRADICTED (PAYMENTS reports reversed) (2/2 expected actions covered, 100.0%)');
+    expect(text).toMatch(/OUTCOME CONTRADICTED\s+pay \(tool send_payment\)/);
+    expect(text).not.toMatch(/COVERED\s+pay \(tool send_payment\)/);
+    expect(text).not.toMatch(/tool send_payment, outcome success \(ok\)/);
+    expect(text).toMatch(/Outcome evidence Required outcomes: 1; confirmed 0, contradicted 1/);
+  }, 60_000);
+
+  it('issue 27: every value the headline names is escaped (an action id and a system with markup in them)', async () => {
+    const SYSTEM = 'PAY<img src=x onerror=alert(1)>"ments';
+    const ACTION = 'pay<script>alert(1)</script>';
+    const key = (await t.app.get(ApiKeysService).create('hostile payments', 'outcome', { systems: [SYSTEM] })).key;
+    const job = 'job-pay-hostile';
+    const plan = paymentPlan(job, { effect: 'payment.settled', from_system: SYSTEM }) as { expected_actions: { action_id: string }[] };
+    plan.expected_actions[1].action_id = ACTION;
+    expect((await post('/api/plans', plan, t.keys.compliance)).status).toBe(201);
+    const tl = buildTimeline(job, PAYMENT_STEPS);
+    for (const e of tl) expect((await post('/api/receipts', receiptFor(e), t.keys.producer)).status).toBe(201);
+    expect((await post(`/api/jobs/${job}/entries`, tl, t.keys.producer)).status).toBe(201);
+    expect((await post('/api/outcomes', outcomeFor({ name: 'hostile-reversed', job_id: job, receipt_id: tl[1].id, system: SYSTEM, result: 'reversed' }), key)).status).toBe(201);
+    const issued = await post('/api/coverage-reports', { job_id: job }, t.keys.auditor);
+    expect(issued.status).toBe(201);
+    const page = (await t.http.get(`/coverage/${issued.body.report_id}`).set('Accept', 'text/html')).text;
+    const head = /<div class="line bad" id="verdict-line">(.*?)<\/div>/s.exec(page)![1];
+    expect(head).toContain('pay&lt;script&gt;alert(1)&lt;/script&gt;: outcome CONTRADICTED (PAY&lt;img src=x onerror=alert(1)&gt;&quot;ments reports reversed)');
+    expect(page).not.toMatch(/<script|<img/i);
+    const { text } = await pdfTextOf((await t.http.get(`/coverage/${issued.body.report_id}.pdf`).buffer(true).parse(bin)).body as Buffer);
+    expect(text).toContain(`${ACTION}: outcome CONTRADICTED (${SYSTEM} reports reversed)`);
+  }, 60_000);
 
   it('with a signed checkpoint (the seam): the badge shows its size, the PDF and the page state it', async () => {
     const locator = t.app.get(CheckpointLocator);

@@ -72,6 +72,8 @@ describe.each(DIALECTS)('Honest answers issue (workflows) on %s', (dialect) => {
       'step_receipt_hash_mismatch (step 2)',
       'verify_url_foreign',
     ]);
+    // Issue 27: findings beside the verdict keep the headline from being green (as on the badge), and it names them.
+    expect(page.text).toContain('<section class="verdict warn" id="verdict"><div class="line warn" id="verdict-line"><span aria-hidden="true"><bdi>⚠</bdi></span> Workflow VERIFIED, <bdi>3 FINDINGS: step status mismatch (step 1); step receipt hash mismatch (step 2); verify url foreign</bdi></div>');
   });
 
   it('reports no finding when the steps agree with their receipts and verify_url is this ledger', async () => {
@@ -80,7 +82,10 @@ describe.each(DIALECTS)('Honest answers issue (workflows) on %s', (dialect) => {
     expect((await post('/api/workflows', JSON.stringify(w))).status).toBe(201);
     const v = await t.http.get(`/api/workflows/${id}/verify`);
     expect(v.body).toMatchObject({ verdict: 'valid', reasons: [], findings: [] });
-    expect((await t.http.get(`/workflow/${id}`)).text).not.toContain('id="findings"');
+    const page = (await t.http.get(`/workflow/${id}`)).text;
+    expect(page).not.toContain('id="findings"');
+    // Issue 27: a step that did not succeed leads the headline in red; the verdict on the record follows, smaller.
+    expect(page).toContain('<section class="verdict bad" id="verdict"><div class="line bad" id="execution-outcome"><span aria-hidden="true"><bdi>✗</bdi></span> Execution outcome: 1 of 2 step(s) did not succeed (<bdi>step 1: provider_unavailable</bdi>)</div><div class="line ok sub" id="verdict-line"><span aria-hidden="true"><bdi>✓</bdi></span> Workflow VERIFIED</div>');
   });
 
   it("links 'Part of workflow' to the declared verify_url (S8.3), with a link to this ledger's page beside it", async () => {

@@ -21,6 +21,8 @@
  */
 import { visibleText } from '../text';
 import type { ActionReport, ActionStatus, CoverageReportContent, EvidenceItem } from './types';
+import type { OutcomeStatus } from './outcomes';
+import { outcomeOverride } from './headline';
 
 /** Columns of the seq axis at most; longer timelines are binned. */
 export const MAX_COLUMNS = 240;
@@ -32,18 +34,29 @@ export const ARROWS_ALL_UP_TO = 40;
 export const LABEL_CHARS = 22;
 
 /** The kinds of marks, most severe first: a binned column shows the first present. */
-export const MARK_KINDS = ['failure', 'unplanned', 'over_count', 'reported_only', 'unaccepted', 'unknown', 'success'] as const;
+export const MARK_KINDS = ['failure', 'outcome', 'unplanned', 'over_count', 'reported_only', 'unaccepted', 'unknown', 'success'] as const;
 export type MarkKind = (typeof MARK_KINDS)[number];
 
 /** The shape each mark kind is drawn with, its colour and its legend text. */
-export const MARK_STYLE: Readonly<Record<MarkKind, { shape: 'circle' | 'ring' | 'cross' | 'square' | 'diamond' | 'dash' | 'triangle'; color: string; label: string }>> = {
+export const MARK_STYLE: Readonly<Record<MarkKind, { shape: 'circle' | 'ring' | 'cross' | 'square' | 'diamond' | 'dash' | 'triangle' | 'slashed'; color: string; label: string }>> = {
   success: { shape: 'circle', color: '#1a7f37', label: 'accepted evidence, succeeded' },
   unknown: { shape: 'ring', color: '#1a7f37', label: 'accepted evidence, outcome unknown (no receipt)' },
   failure: { shape: 'cross', color: '#cf222e', label: 'accepted evidence, failed' },
+  outcome: { shape: 'slashed', color: '#cf222e', label: 'accepted evidence, owning system did not confirm' },
   over_count: { shape: 'square', color: '#9a6700', label: 'over count (beyond max_count)' },
   reported_only: { shape: 'diamond', color: '#9a6700', label: 'reported only (provenance not accepted)' },
   unaccepted: { shape: 'dash', color: '#57606a', label: 'not accepted, counted nowhere' },
   unplanned: { shape: 'triangle', color: '#cf222e', label: 'unplanned action (tool not in the plan)' },
+};
+
+/**
+ * A covered action whose required outcome is not confirmed (issue 27): its
+ * row says the outcome status instead of "covered", in red.
+ */
+export const OUTCOME_ROW_STYLE: Readonly<Record<Exclude<OutcomeStatus, 'confirmed'>, { glyph: string; word: string; color: string }>> = {
+  contradicted: { glyph: '\u2717', word: 'CONTRADICTED', color: '#cf222e' },
+  unconfirmed: { glyph: '\u2717', word: 'UNCONFIRMED', color: '#cf222e' },
+  wrong_system: { glyph: '\u2717', word: 'WRONG SYSTEM', color: '#cf222e' },
 };
 
 /** Each status's glyph and word (the row label); the colour only repeats it. */
@@ -65,6 +78,8 @@ export interface PictureRow {
   /** The full text for a title/tooltip: action id, tool, status and conditions. */
   title: string;
   status: ActionStatus | 'unplanned';
+  /** The outcome status shown instead of `covered` (a required outcome not confirmed), or null. */
+  outcome: Exclude<OutcomeStatus, 'confirmed'> | null;
   glyph: string;
   word: string;
   color: string;
@@ -138,13 +153,15 @@ export function pictureText(s: string, max = LABEL_CHARS): string {
   return v.length > max ? `${v.slice(0, max - 1).join('')}\u2026` : v.join('');
 }
 
-/** Seq and outcome kind of one evidence item in a list. */
-function kindOf(e: EvidenceItem, list: 'evidence' | 'over' | 'reported' | 'unaccepted' | 'unplanned'): MarkKind {
+/** Seq and outcome kind of one evidence item in a list; `outcomeBad`: the owning system did not confirm this call's required outcome. */
+function kindOf(e: EvidenceItem, list: 'evidence' | 'over' | 'reported' | 'unaccepted' | 'unplanned', outcomeBad = false): MarkKind {
   if (list === 'over') return 'over_count';
   if (list === 'reported') return 'reported_only';
   if (list === 'unaccepted') return 'unaccepted';
   if (list === 'unplanned') return 'unplanned';
-  return e.outcome === 'failure' ? 'failure' : e.outcome === 'unknown' ? 'unknown' : 'success';
+  if (e.outcome === 'failure') return 'failure';
+  if (outcomeBad) return 'outcome';
+  return e.outcome === 'unknown' ? 'unknown' : 'success';
 }
 
 function safeSeq(n: unknown): number | null {
@@ -183,11 +200,12 @@ export function layoutCoveragePicture(r: CoverageReportContent, opts: PictureOpt
   const allSeqs: number[] = [];
   const lists: { row: number; kind: MarkKind; seq: number }[] = [];
   actions.forEach((a, row) => {
+    const notConfirmed = new Set((a.outcome?.evidence ?? []).filter((x) => x.status !== 'confirmed').map((x) => x.seq));
     const add = (items: EvidenceItem[], list: Parameters<typeof kindOf>[1]): void => {
       for (const e of items) {
         const seq = safeSeq(e.seq);
         if (seq === null) continue;
-        lists.push({ row, kind: kindOf(e, list), seq });
+        lists.push({ row, kind: kindOf(e, list, list === 'evidence' && notConfirmed.has(e.seq)), seq });
         allSeqs.push(seq);
       }
     };
@@ -219,13 +237,15 @@ export function layoutCoveragePicture(r: CoverageReportContent, opts: PictureOpt
   const columnOf = (seq: number): number => Math.floor((seq - 1) / seqPerColumn);
 
   const rows: PictureRow[] = actions.map((a, index) => {
-    const s = STATUS_STYLE[a.status];
+    const over = outcomeOverride(a);
+    const s = over ? { ...OUTCOME_ROW_STYLE[over], hatch: false } : STATUS_STYLE[a.status];
     return {
       index,
       y: rowY(index),
       label: pictureText(a.action_id),
-      title: visibleText(`${a.action_id} (tool ${a.tool}): ${a.conditions.join(', ')}${a.after.length ? `; after ${a.after.join(', ')}` : ''}`),
+      title: visibleText(`${a.action_id} (tool ${a.tool}): ${a.conditions.join(', ')}${over ? `, but the required outcome is ${over.replace('_', ' ')}` : ''}${a.after.length ? `; after ${a.after.join(', ')}` : ''}`),
       status: a.status,
+      outcome: over,
       glyph: s.glyph,
       word: s.word,
       color: s.color,
@@ -239,6 +259,7 @@ export function layoutCoveragePicture(r: CoverageReportContent, opts: PictureOpt
     label: 'unplanned actions',
     title: `${unplannedItems.length} recorded action(s) of tools not in the plan (${r.unplanned.policy === 'flag' ? 'flagged: findings' : 'allowed'})`,
     status: 'unplanned',
+    outcome: null,
     glyph: unplannedItems.length ? '\u25b2' : '\u2013',
     word: unplannedItems.length ? `${unplannedItems.length}${flagged ? ' FLAGGED' : ' allowed'}` : 'none',
     color: flagged ? '#cf222e' : '#57606a',
@@ -303,7 +324,8 @@ export function layoutCoveragePicture(r: CoverageReportContent, opts: PictureOpt
   if (maxSeq > 0) for (let c = 0; c < columns; c += step) ticks.push({ x: colX(c), label: String(c * seqPerColumn + 1) });
 
   const c = r.counts;
-  const summary = `Coverage ${r.coverage.ratio}: ${c.covered} covered, ${c.missing} missing, ${c.reported_only} reported only, ${c.failed} failed, ${c.out_of_order} out of order, ${c.over_count} over count; ${c.unplanned_actions} unplanned; ${maxSeq} recorded entries.`;
+  const outcomeRows = rows.filter((x) => x.outcome !== null).length;
+  const summary = `Coverage ${r.coverage.ratio}: ${c.covered} covered${outcomeRows ? ` (${outcomeRows} of them with the required outcome not confirmed)` : ''}, ${c.missing} missing, ${c.reported_only} reported only, ${c.failed} failed, ${c.out_of_order} out of order, ${c.over_count} over count; ${c.unplanned_actions} unplanned; ${maxSeq} recorded entries.`;
   return {
     width,
     height,
@@ -347,6 +369,8 @@ export function markSvg(kind: MarkKind, x: number, y: number, r: number, title?:
       return `<path d="M${n(x)} ${n(y - r * 1.2)}L${n(x + r * 1.2)} ${n(y)}L${n(x)} ${n(y + r * 1.2)}L${n(x - r * 1.2)} ${n(y)}Z" fill="#fff" stroke="${color}" stroke-width="1.5">${t}</path>`;
     case 'dash':
       return `<rect x="${n(x - r)}" y="${n(y - 1)}" width="${n(2 * r)}" height="2" fill="${color}">${t}</rect>`;
+    case 'slashed':
+      return `<g>${t}<circle cx="${n(x)}" cy="${n(y)}" r="${n(r * 0.85)}" fill="#fff" stroke="${color}" stroke-width="1.5"/><path d="M${n(x - r * 0.85)} ${n(y + r * 0.85)}L${n(x + r * 0.85)} ${n(y - r * 0.85)}" stroke="${color}" stroke-width="1.8"/></g>`;
     case 'triangle':
       return `<path d="M${n(x)} ${n(y - r * 1.1)}L${n(x + r * 1.1)} ${n(y + r * 0.9)}L${n(x - r * 1.1)} ${n(y + r * 0.9)}Z" fill="${color}">${t}</path>`;
   }
@@ -379,7 +403,7 @@ export function coverageSvg(p: CoveragePicture, idPrefix = 'cov'): string {
     else if (r.index % 2 === 1) out.push(`<rect x="0" y="${n(top)}" width="${n(px + pw)}" height="${p.row_height}" fill="#f6f8fa"/>`);
     if (r.status === 'unplanned') out.push(`<line x1="0" y1="${n(top)}" x2="${n(px + pw)}" y2="${n(top)}" stroke="#8c959f" stroke-dasharray="4 3"/>`);
     out.push(
-      `<g class="row" data-status="${xmlEscape(r.status)}"><title>${xmlEscape(r.title)}</title><text x="4" y="${n(r.y + 4)}" fill="#24292f">${xmlEscape(r.label)}</text>` +
+      `<g class="row" data-status="${xmlEscape(r.status)}"${r.outcome ? ` data-outcome="${xmlEscape(r.outcome)}"` : ''}><title>${xmlEscape(r.title)}</title><text x="4" y="${n(r.y + 4)}" fill="#24292f">${xmlEscape(r.label)}</text>` +
         `<text x="${LABEL_W - 4}" y="${n(r.y + 4)}" text-anchor="end" fill="${r.color}" font-weight="600">${xmlEscape(`${r.glyph} ${r.word}`)}</text></g>`,
     );
   }
