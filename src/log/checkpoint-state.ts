@@ -25,12 +25,12 @@
  * it has just read; two writes racing can at worst leave the smaller of two
  * consistent checkpoints, never a false or inconsistent one.
  */
-import { randomBytes } from 'node:crypto';
+import { writeFileDurably } from '../common/durable-file';
 import { readFileSync } from 'node:fs';
-import { open, rename, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { decodeStrictBase64 } from '../core/aer1/base64';
 import { HASH_SIZE, parseVerifierKey, verifyCheckpoint } from '../core/tlog';
+
 
 /** The format tag of a signer state file. */
 export const SIGNER_STATE_FORMAT = 'aer1-log-signer-state/v1';
@@ -130,28 +130,6 @@ export class FileCheckpointState implements CheckpointStateStore {
   async write(s: SignedState): Promise<void> {
     const now = this.read();
     if (now && now.size > s.size) return;
-    const tmp = `${this.path}.tmp-${process.pid}-${randomBytes(6).toString('hex')}`;
-    const fh = await open(tmp, 'wx', 0o600);
-    try {
-      await fh.writeFile(JSON.stringify({ format: SIGNER_STATE_FORMAT, origin: s.origin, size: s.size, root_hash: s.root, note: s.note }) + '\n', 'utf8');
-      await fh.sync();
-    } catch (e) {
-      await fh.close().catch(() => undefined);
-      await unlink(tmp).catch(() => undefined);
-      throw e;
-    }
-    await fh.close();
-    try {
-      await rename(tmp, this.path);
-    } catch (e) {
-      await unlink(tmp).catch(() => undefined);
-      throw e;
-    }
-    const dh = await open(dirname(this.path), 'r');
-    try {
-      await dh.sync();
-    } finally {
-      await dh.close();
-    }
+    await writeFileDurably(this.path, JSON.stringify({ format: SIGNER_STATE_FORMAT, origin: s.origin, size: s.size, root_hash: s.root, note: s.note }) + '\n');
   }
 }

@@ -4,39 +4,26 @@
  * as it stands; and the ledger's own commitment, issued when a timeline closes.
  */
 import { randomUUID } from 'node:crypto';
-
 import { Injectable } from '@nestjs/common';
-
 import { checkCommitment, commitmentFormatProblems, has, isObject, isRfc3339 } from '../core/aer1';
 import { commitmentTextProblems } from '../core/aer1/commitment-text';
-
 import { AttestationError, commitmentNoteText, judgeAttestation, ledgerCommitmentText, StoredAttestation, verifyCommitmentNote } from '../core/aer1/attestation';
 import { signNote } from '../core/tlog';
-
 import { LogIdentityService } from '../log/log-identity.service';
-
 import { CommitmentTrustService } from '../log/commitment-trust.service';
-
 import { ConflictError, LedgerError, NotFoundError, UnprocessableError } from '../common/errors';
 import { parseRawJson, RawJson } from '../common/raw-json';
 import { assertIdentifier, httpUrlProblem } from '../core/text';
-
 import { PublicUrls } from '../common/urls';
-
 import { DatabaseService, Tx } from '../database/database.service';
-
 import { LedgerService, NO_CONCURRENCY_CHECK } from '../ledger/ledger.service';
 import { EventsRepository } from '../ledger/events.repository';
-
 import type { Principal } from '../auth/api-keys.service';
-
 import { assertOwner, recordedBy } from '../auth/permissions';
 import { streams } from '../ledger/streams';
-
 import { EndpointCommitmentRecordedData, TimelineEvent } from './timelines.events';
 import { TimelinesRepository } from './timelines.repository';
 import { attestationView } from './dto/timelines.answers';
-
 import { TimelineVerificationService } from './timeline-verification.service';
 
 

@@ -4,28 +4,19 @@
  * entry texts, once per timeline state, and the commitments judged together.
  */
 import { Injectable } from '@nestjs/common';
-
 import { assessCommitments, CommitmentsAssessment, decidingCommitment, earlierCounts, entryDigest, TimelineResult, TimelineVerifier, jobAssessment, JOB_ASSESSMENT_HEADLINE } from '../core/aer1';
 import { CommitmentTrust, judgeAttestation, NO_TRUST } from '../core/aer1/attestation';
 import { LogIdentityService } from '../log/log-identity.service';
-
 import { CommitmentTrustService } from '../log/commitment-trust.service';
-
 import { ConflictError, NotFoundError } from '../common/errors';
 import { parseRawJson } from '../common/raw-json';
 import { PublicUrls } from '../common/urls';
-
 import { DatabaseService } from '../database/database.service';
 import { Queryable } from '../database/rows';
-
 import { ProjectionGuard } from '../ledger/projection-guard';
-
 import { EventsRepository } from '../ledger/events.repository';
-
 import { ResultCache } from '../common/result-cache';
-
 import { streams } from '../ledger/streams';
-
 import { TimelineEntryRow, TimelineRow, TimelinesRepository } from './timelines.repository';
 import { attestationView, commitmentVerification, CommitmentStatus, CommitmentWithWriter, EndpointAnswer, statementFor, TimelineVerification } from './dto/timelines.answers';
 

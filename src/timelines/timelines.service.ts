@@ -7,43 +7,28 @@
  * commitments.service.ts.
  */
 import { Injectable } from '@nestjs/common';
-
 import { entryDigest, EntryOutcome, has, isObject, JsonObject, TimelineVerifier, verifyTimeline } from '../core/aer1';
 import { judgeAttestation } from '../core/aer1/attestation';
 import { CommitmentTrustService } from '../log/commitment-trust.service';
-
 import { LedgerError, UnprocessableError, VerificationFailedError } from '../common/errors';
 import { RawJson, splitJsonArray } from '../common/raw-json';
 import { assertIdentifier } from '../core/text';
 import { PublicUrls } from '../common/urls';
-
 import { DatabaseService } from '../database/database.service';
 import { Queryable } from '../database/rows';
-
 import { LedgerService, NO_CONCURRENCY_CHECK, STREAM_DOES_NOT_EXIST } from '../ledger/ledger.service';
-
 import { EventsRepository } from '../ledger/events.repository';
-
 import { eventData } from '../ledger/event';
-
 import type { Principal } from '../auth/api-keys.service';
-
 import type { RecordedBy } from '../core/ledger/event-hash';
-
 import { assertOwner, assertProvenance, mayReadWithheld, recordedBy } from '../auth/permissions';
-
 import { assertPlanOwner } from '../coverage/plan-owner';
-
 import { streams } from '../ledger/streams';
-
 import { decideAppend, decideImport, EMPTY_HEAD, TimelineHead } from './timelines.decider';
-
 import { TimelineEvent, TimelineImportedData } from './timelines.events';
 import { CommitmentRow, TimelineRow, TimelinesRepository } from './timelines.repository';
 import { attestationView } from './dto/timelines.answers';
-
 import { CommitmentsService } from './commitments.service';
-
 import { parseStored, TimelineVerificationService } from './timeline-verification.service';
 
 

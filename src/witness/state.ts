@@ -18,12 +18,14 @@
  * One process per directory: {@link WitnessStateStore.open} takes a `LOCK`
  * file holding its pid (a stale lock, whose process is gone, is taken over).
  */
+import { writeFileDurably } from '../common/durable-file';
 import { closeSync, fsyncSync, openSync, readFileSync, realpathSync, unlinkSync, writeSync } from 'node:fs';
-import { mkdir, open, readdir, readFile, rename, unlink } from 'node:fs/promises';
+import { mkdir, open, readdir, readFile, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import { hash, randomBytes } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { decodeStrictBase64 } from '../core/aer1/base64';
 import { HASH_SIZE, originHash, parseCheckpoint, parseNote } from '../core/tlog';
+
 
 /** The format tag of a state file. */
 export const WITNESS_STATE_FORMAT = 'aer1-witness-state/v1';
@@ -212,29 +214,7 @@ export class WitnessStateStore {
    */
   async put(rec: StoredCheckpoint): Promise<void> {
     const final = join(this.dir, `${originHash(rec.origin)}.json`);
-    const tmp = `${final}.tmp-${process.pid}-${randomBytes(6).toString('hex')}`;
-    const fh = await open(tmp, 'wx', 0o600);
-    try {
-      await fh.writeFile(serialize(rec), 'utf8');
-      await fh.sync();
-    } catch (e) {
-      await fh.close().catch(() => undefined);
-      await unlink(tmp).catch(() => undefined);
-      throw e;
-    }
-    await fh.close();
-    try {
-      await rename(tmp, final);
-    } catch (e) {
-      await unlink(tmp).catch(() => undefined);
-      throw e;
-    }
-    const dh = await open(this.dir, 'r');
-    try {
-      await dh.sync();
-    } finally {
-      await dh.close();
-    }
+    await writeFileDurably(final, serialize(rec));
     this.records.set(rec.origin, { ...rec, rootHash: Buffer.from(rec.rootHash) });
   }
 

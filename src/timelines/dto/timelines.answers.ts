@@ -5,7 +5,6 @@
 import { AssessedCommitment, Check, CommitmentFinding, CommitmentOutcome, CommitmentsAssessment, CommitmentsStatus, whoStandsBehind, isObject, JobAssessment } from '../../core/aer1';
 import { Attestation, AttestationKind } from '../../core/aer1/attestation';
 import type { RecordedBy } from '../../core/ledger/event-hash';
-
 import { CommitmentRow } from '../timelines.repository';
 
 export const NOT_EXCLUDED = 'Truncation is not excluded: no binding endpoint commitment (S7.3)';
