@@ -30,6 +30,8 @@ import { canonicalDigest, canonicalJson } from '../core/coverage/canonical';
 import { timelineIntegrity } from '../core/coverage/integrity';
 import { CoverageReportContent, reconcile, RecordInput, Recorders, reportDigest } from '../core/coverage/reconcile';
 import { outcomeInputs, OutcomeSource, planInForce, planMeta } from '../core/coverage/report-inputs';
+import { outcomeNamesSubject } from '../core/coverage/outcomes';
+import type { PlanSubject } from '../core/coverage/plan';
 import { verifyOutcome } from '../core/outcomes/outcome';
 import { MANIFEST_CHUNK, memberHash, memberName, PACK_FORMAT } from '../core/pack/format';
 import { Checkpoint, isTlogError, leafHash, verifyCheckpoint, verifyInclusion } from '../core/tlog';
@@ -134,7 +136,7 @@ export async function checkPack(file: string, policy: TrustPolicy): Promise<Pack
   /** `receipt/<id>` members stating that a named receipt is not in the ledger (`recorded: false`). */
   const notRecorded: (RecordRef & { id: string })[] = [];
   const plans: (RecordRef & { plan_id: string; version: number; digest: string; registered_at: string; plan: string; withheld: boolean })[] = [];
-  const reports: (RecordRef & { report_id: string; digest: string; report: unknown; recorders: unknown })[] = [];
+  const reports: (RecordRef & { report_id: string; digest: string; report: unknown; recorders: unknown; other_jobs: unknown })[] = [];
   const outcomes: (RecordRef & { id: string; receipt_id: string; raw: string | null })[] = [];
 
   /** A record member's name must be exactly the one the format gives it (src/core/pack/format.ts `memberName`). */
@@ -323,7 +325,7 @@ export async function checkPack(file: string, policy: TrustPolicy): Promise<Pack
     } else if (name.startsWith('report/')) {
       counts.reports++;
       named(name, typeof m.report_id === 'string' ? memberName.report(m.report_id) : null, 'report/<report_id>');
-      reports.push({ member: name, position: Number(m.position), report_id: String(m.report_id), digest: String(m.digest), report: m.report, recorders: m.recorders });
+      reports.push({ member: name, position: Number(m.position), report_id: String(m.report_id), digest: String(m.digest), report: m.report, recorders: m.recorders, other_jobs: m.other_jobs });
     } else if (name.startsWith('outcome/')) {
       counts.outcomes++;
       const id = typeof m.id === 'string' ? m.id : '';
@@ -513,7 +515,7 @@ export async function checkPack(file: string, policy: TrustPolicy): Promise<Pack
     let recomputed: string | null = null;
     try {
       content = r.report as CoverageReportContent;
-      recomputed = reportDigest(recompute(content, r.recorders, { events, plans }, { log_vkey: policy.log.vkey, trusted: policy.commitmentKeys ?? [] }));
+      recomputed = reportDigest(recompute(content, r.recorders, r.other_jobs, { events, plans }, { log_vkey: policy.log.vkey, trusted: policy.commitmentKeys ?? [] }));
       if (recomputed === r.digest) pass('report_recomputed');
       else fail(r.member, 'report_recomputed', `reconciling the pack's plan and records as of position ${String(content.as_of_position)} gives digest ${recomputed}, the report says ${r.digest}`);
     } catch (e) {
@@ -671,7 +673,14 @@ function bindSubject(
   for (const o of p.outcomes) {
     const ev = p.events.get(o.position);
     const d = ev && ev.type === 'OutcomeReported' ? parse(ev.data) : undefined;
-    if (!isObject(d) || namedUnknown) continue; // missing or withheld (leaf_bytes, not checked)
+    if (!isObject(d)) continue; // missing or withheld (leaf_bytes, not checked)
+    // It names the subject (issue 26): an outcome counts only for the job (or workflow) it names.
+    const jobId = typeof d.job_id === 'string' ? d.job_id : '';
+    if (!outcomeNamesSubject(jobId, record as PlanSubject)) {
+      fail(o.member, 'subject', `an outcome of job ${JSON.stringify(jobId)}, not of the pack's subject ${record.kind} ${record.id}: it counts only for the job it names`);
+      continue;
+    }
+    if (namedUnknown) continue;
     const rid = typeof d.receipt_id === 'string' ? d.receipt_id.toLowerCase() : '';
     if (named.has(rid)) pass('subject');
     else fail(o.member, 'subject', `an outcome of receipt ${rid}, which the subject's entries and workflow steps do not name`);
@@ -694,6 +703,7 @@ function commitmentValue(doc: unknown): { value: unknown; envelope?: Record<stri
 function recompute(
   stored: CoverageReportContent,
   recordersIn: unknown,
+  otherJobsIn: unknown,
   pack: { events: Map<number, LeafEvent | null>; plans: { position: number; plan_id: string; version: number; digest: string; registered_at: string; plan: string }[] },
   trust: CommitmentTrust,
 ): CoverageReportContent {
@@ -792,9 +802,27 @@ function recompute(
     receipts,
     corrections,
     recorders,
-    outcomes: outcomeInputs(found, receiptIds, asOf),
+    outcomes: outcomeInputs(found, receiptIds, asOf, { kind, id: kind === 'workflow' ? id.toLowerCase() : id }),
+    ...(kind === 'job' ? { other_jobs: otherJobs(otherJobsIn) } : {}),
     as_of_position: asOf,
   });
+}
+
+/**
+ * A job report member's `other_jobs` (the server's statement: receipt id ->
+ * the other jobs whose entries name it as of the report, issue 26) as the
+ * reconciliation's input; absent (a pack written before it) is no other job.
+ * A malformed value is refused (the report is then not recomputed).
+ */
+function otherJobs(v: unknown): Map<string, string[]> {
+  if (v === undefined || v === null) return new Map();
+  if (!isObject(v)) throw new Error('its other_jobs is not an object {receipt_id: [job_id, ...]}');
+  const out = new Map<string, string[]>();
+  for (const [k, jobs] of Object.entries(v)) {
+    if (!Array.isArray(jobs) || !jobs.every((j) => typeof j === 'string')) throw new Error(`its other_jobs of ${JSON.stringify(k)} is not a list of job ids`);
+    out.set(k, jobs as string[]);
+  }
+  return out;
 }
 
 function firstOf(list: LeafEvent[], receiptIds: string[]): number | null {
