@@ -15,7 +15,10 @@
  *   the record's bytes (`leaf_bytes`); a record without its bytes is withheld
  *   (the pack is then not verified);
  * - the subject (`subject`): every event and record on the subject's streams,
- *   every named receipt held (see {@link bindSubject});
+ *   every named receipt held (see {@link bindSubject}); a `receipt/<id>`
+ *   member stating the receipt is not recorded is the server's word, which
+ *   cannot be checked offline: listed, never a pass, and the pack is then
+ *   not verified (issue 26);
  * - AER-1 verdicts with the core (`aer1_verdict`): every receipt, the
  *   timeline chain with every commitment, the workflow, every outcome report;
  * - every coverage report recomputed with the core's `reconcile` from the
@@ -56,8 +59,13 @@ export interface PackReport {
   checkpoint: { origin: string; size: number; root: string } | null;
   cosignatures: { name: string; timestamp: number }[];
   timestamp: { gen_time: string; tsa: string } | 'not_checked' | null;
-  /** `withheld`: events whose leaf is withheld; `withheld_records`: records whose bytes are withheld (either makes the pack NOT VERIFIED). */
-  counts: { members: number; events: number; receipts: number; entries: number; commitments: number; workflows: number; plans: number; reports: number; outcomes: number; withheld: number; withheld_records: number };
+  /**
+   * `withheld`: events whose leaf is withheld; `withheld_records`: records
+   * whose bytes are withheld; `not_recorded`: `receipt/<id>` members stating
+   * that a receipt the subject names is not recorded (the server's word, not
+   * provable offline). Any of them makes the pack NOT VERIFIED.
+   */
+  counts: { members: number; events: number; receipts: number; entries: number; commitments: number; workflows: number; plans: number; reports: number; outcomes: number; withheld: number; withheld_records: number; not_recorded: number };
   /** Passed checks by name, counted. */
   passed: Record<string, number>;
   /** `outcomes`: verdicts of the outcome reports (issue 18), counted like the receipts'. */
@@ -119,7 +127,7 @@ export async function checkPack(file: string, policy: TrustPolicy): Promise<Pack
   const notChecked: string[] = [];
   const fail = (member: string, check: string, detail: string): void => void failures.push({ member, check, detail });
   const pass = (check: string): void => void (passed[check] = (passed[check] ?? 0) + 1);
-  const counts = { members: 0, events: 0, receipts: 0, entries: 0, commitments: 0, workflows: 0, plans: 0, reports: 0, outcomes: 0, withheld: 0, withheld_records: 0 };
+  const counts = { members: 0, events: 0, receipts: 0, entries: 0, commitments: 0, workflows: 0, plans: 0, reports: 0, outcomes: 0, withheld: 0, withheld_records: 0, not_recorded: 0 };
 
   let header: Obj | null = null;
   let isPack = false;
@@ -297,8 +305,11 @@ export async function checkPack(file: string, policy: TrustPolicy): Promise<Pack
       const id = typeof m.id === 'string' ? m.id : '';
       named(name, id !== '' && id === id.toLowerCase() ? memberName.receipt(id) : null, 'receipt/<id> with its lowercase id');
       if (m.recorded === false && m.position === null && m.raw === null) {
+        // The server's statement, not a record: nothing here can be checked, so it is listed and the pack is not verified
+        // (a recorded receipt swapped for this statement, its event dropped, reads the same offline).
         notRecorded.push({ member: name, position: NaN, id });
-        notChecked.push(`${name}: named by the subject, not recorded in the ledger as of the checkpoint (the server's statement: not provable offline)`);
+        counts.not_recorded++;
+        notChecked.push(`${name}: the ledger states that this receipt, named by the subject, is not recorded as of the checkpoint; that cannot be checked offline`);
         continue;
       }
       receipts.push({ member: name, position: Number(m.position), id, raw: rawOf(name, m.raw) });
@@ -526,7 +537,8 @@ export async function checkPack(file: string, policy: TrustPolicy): Promise<Pack
 
   bindSubject({ subject, events, receipts, entries, commitments, workflows, plans, reports, outcomes, notRecorded }, fail, pass);
 
-  const verified = isPack && failures.length === 0 && (passed.checkpoint_signature ?? 0) > 0 && counts.withheld === 0 && counts.withheld_records === 0;
+  // Verified only when every member was checked: anything withheld or only stated (not recorded) leaves something unchecked.
+  const verified = isPack && failures.length === 0 && (passed.checkpoint_signature ?? 0) > 0 && counts.withheld === 0 && counts.withheld_records === 0 && counts.not_recorded === 0;
   return {
     verified,
     is_pack: isPack,
@@ -551,12 +563,14 @@ type Fail = (member: string, check: string, detail: string) => void;
  * (`timeline:<job>` or `workflow:<id>`, `receipt:<id>`, `plan:<plan_id>`,
  * `coverage:<report_id>`, `outcome:<id>`), every record's event is on its
  * own stream, the plans and reports are about the subject, every outcome
- * answers a receipt the subject's entries or workflow steps name (so no
- * outcome of another call can enter a recomputed report), the events of each
+ * names the subject (its job, or the workflow's id) and answers a receipt the
+ * subject's entries or workflow steps name (so no outcome of another call or
+ * job can enter a recomputed report), the events of each
  * timeline/workflow/receipt/outcome stream are its positions 1..n with none
  * missing, and every receipt the entries or workflow steps name, or a
- * correction (S9) supersedes to, has a `receipt/<id>` member (recorded, or
- * stated by the server as not recorded). Cutting the end of a stream, or
+ * correction (S9) supersedes to, has a `receipt/<id>` member (recorded:
+ * a pass; or stated by the server as not recorded: no pass, listed by the
+ * caller). Cutting the end of a stream, or
  * leaving an outcome out, is not detectable offline unless a report in the
  * pack counted it (docs/evidence-pack.md).
  */
@@ -641,8 +655,10 @@ function bindSubject(
     }
   }
 
-  // Every receipt named (by an entry, a workflow step, a correction) has its member.
-  const held = new Set([...p.receipts.map((r) => r.id), ...p.notRecorded.map((r) => r.id)]);
+  // Every receipt named (by an entry, a workflow step, a correction) has its member: a recorded one passes; one the
+  // server states is not recorded is listed (not_checked) and never counted as a pass.
+  const held = new Set(p.receipts.map((r) => r.id));
+  const stated = new Set(p.notRecorded.map((r) => r.id));
   /** The receipts the subject's entries and workflow steps name (what its outcomes may answer). */
   const named = new Set<string>();
   /** `call`: the id names a recorded call of the subject (an entry, a workflow step), not a correction. */
@@ -651,6 +667,7 @@ function bindSubject(
     const x = id.toLowerCase();
     if (call) named.add(x);
     if (held.has(x)) pass('subject');
+    else if (stated.has(x)) return;
     else fail(memberName.receipt(x), 'subject', `${by} names receipt ${x}, which the pack does not hold (a receipt/<id> member, recorded or stated not recorded)`);
   };
   for (const e of p.entries) {
