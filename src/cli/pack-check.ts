@@ -25,7 +25,10 @@
  *   pack's plan, records and outcome reports as of its position
  *   (`report_recomputed`: same digest).
  *
- * Every failure names its member and check; all are collected, none stops the others.
+ * Every failure names its member and check; all are collected, none stops
+ * the others, but one: a checkpoint that does not verify under --vkey (the
+ * wrong key given, issue 27) is the one failure, and checking stops there,
+ * since every inclusion and report judges against it.
  */
 import { createReadStream } from 'node:fs';
 import { has, isObject, ReceiptResult, verifyReceipt, verifyWorkflow } from '../core/aer1';
@@ -133,6 +136,10 @@ export async function checkPack(file: string, policy: TrustPolicy): Promise<Pack
   let isPack = false;
   let cp: Checkpoint | null = null;
   let cpNote: string | null = null;
+  /** The `log/vkey` member's key (the server's statement), when it is not --vkey. */
+  let otherVkey: string | null = null;
+  /** Set when the checkpoint does not verify under --vkey: every later check depends on it, so checking stops there. */
+  let stopped: string | null = null;
   let cosigs: { name: string; timestamp: number }[] = [];
   let timestamp: PackReport['timestamp'] = null;
   const events = new Map<number, LeafEvent | null>();
@@ -220,8 +227,10 @@ export async function checkPack(file: string, policy: TrustPolicy): Promise<Pack
       header = m;
       if (m.format !== PACK_FORMAT) fail(name, 'format', `format is ${JSON.stringify(m.format)}, not ${PACK_FORMAT}`);
     } else if (name === 'log/vkey') {
-      if (m.vkey !== policy.log.vkey) fail(name, 'vkey', `the pack names the log key ${JSON.stringify(m.vkey)}, not --vkey ${policy.log.vkey} (only --vkey is trusted)`);
-      else pass('vkey');
+      if (m.vkey !== policy.log.vkey) {
+        otherVkey = typeof m.vkey === 'string' ? m.vkey : JSON.stringify(m.vkey);
+        fail(name, 'vkey', `the pack names the log key ${JSON.stringify(m.vkey)}, not --vkey ${policy.log.vkey} (only --vkey is trusted)`);
+      } else pass('vkey');
     } else if (name === 'log/checkpoint') {
       cpNote = typeof m.note === 'string' ? m.note : '';
       try {
@@ -229,7 +238,14 @@ export async function checkPack(file: string, policy: TrustPolicy): Promise<Pack
         if (m.size !== cp.size) fail(name, 'checkpoint_signature', `size ${String(m.size)} is not the signed note's ${cp.size}`);
         pass('checkpoint_signature');
       } catch (e) {
-        fail(name, 'checkpoint_signature', isTlogError(e) ? `${e.code}: ${e.message}` : (e as Error).message);
+        // Issue 27: nothing else can be checked against a checkpoint --vkey does not sign (every inclusion, and the
+        // reports, judge against it): say that one thing and stop, rather than list what depends on it as failures.
+        const why = isTlogError(e) ? `${e.code}: ${e.message}` : (e as Error).message;
+        stopped =
+          otherVkey !== null
+            ? `the checkpoint does not verify under --vkey ${policy.log.vkey} (${why}): the pack names the log key ${otherVkey}. Wrong key given, or a pack of another log: check the key with the operator (GET /.well-known/aer1 gives log_vkey)`
+            : `the checkpoint does not verify under --vkey ${policy.log.vkey} (${why}): the signed note was altered, or the pack is of another log`;
+        break;
       }
       if (policy.witnesses.length > 0) {
         const q = quorumCheck(cpNote, policy);
@@ -343,6 +359,25 @@ export async function checkPack(file: string, policy: TrustPolicy): Promise<Pack
       named(name, id !== '' && id === id.toLowerCase() ? memberName.outcome(id) : null, 'outcome/<id> with its lowercase id');
       outcomes.push({ member: name, position: Number(m.position), id, receipt_id: typeof m.receipt_id === 'string' ? m.receipt_id : '', raw: rawOf(name, m.raw) });
     } else fail(name, 'format', 'an unknown member');
+  }
+
+  if (stopped !== null) {
+    // One failure, and what was not checked because of it (never counted as separate failures).
+    notChecked.push(`everything after log/checkpoint (manifest, inclusion proofs, records, verdicts, reports): the checkpoint does not verify under --vkey, and every other check depends on it`);
+    return {
+      verified: false,
+      is_pack: isPack,
+      subject: header && isObject(header.subject) ? (header.subject as { kind: string; id: string }) : null,
+      checkpoint: null,
+      cosignatures: [],
+      timestamp: null,
+      counts,
+      passed: {},
+      verdicts: { receipts: {}, timeline: null, workflow: null, outcomes: {} },
+      reports: [],
+      failures: [{ member: 'log/checkpoint', check: 'checkpoint_signature', detail: stopped }],
+      not_checked: notChecked,
+    };
   }
 
   // The end of the manifest.

@@ -501,6 +501,25 @@ describe.each(DIALECTS)('evidence packs on %s', (dialect) => {
     expect([bare.code, bare.j.verified]).toEqual([1, false]);
     expect(bare.j.failures).toEqual([{ member: r.member, check: 'member_name' }, { member: r.member, check: 'subject' }]);
   });
+
+  it("another log's key as --vkey: the one failure is the checkpoint, exit 1, nothing that depends on it listed as failed", async () => {
+    const origin = vkey.split('+')[0];
+    // Another log (another name), and a key under this log's name that is not its key.
+    for (const other of [generateSignerKey('other-log.test'), generateSignerKey(origin)]) {
+      const r = await cli(['verify-pack', packFile, '--vkey', other.verifierKey, '--json']);
+      expect(r.code).toBe(1);
+      const j = JSON.parse(r.out) as { verified: boolean; failures: { member: string; check: string; detail: string }[]; reports: unknown[]; passed: Record<string, number>; not_checked: string[] };
+      expect([j.verified, j.failures.map((f) => [f.member, f.check]), j.reports, j.passed]).toEqual([false, [['log/checkpoint', 'checkpoint_signature']], [], {}]);
+      expect(j.failures[0].detail).toContain(`the checkpoint does not verify under --vkey ${other.verifierKey}`);
+      expect(j.failures[0].detail).toContain(`the pack names the log key ${vkey}. Wrong key given, or a pack of another log`);
+      expect(j.not_checked).toEqual(['everything after log/checkpoint (manifest, inclusion proofs, records, verdicts, reports): the checkpoint does not verify under --vkey, and every other check depends on it']);
+      const txt = await cli(['verify-pack', packFile, '--vkey', other.verifierKey]);
+      expect(txt.code).toBe(1);
+      expect(txt.out).toContain('Failures (1):');
+      expect(txt.out).toContain('Result: NOT VERIFIED (1 failure)');
+      expect(txt.out).not.toMatch(/report_digest|report_recomputed|inclusion:/);
+    }
+  });
 });
 
 describe('evidence packs on a SQLite file (the default deployment)', () => {

@@ -134,7 +134,7 @@ export function registerVerifyPack(program: Command, ctx: RunContext): void {
     .option('--tsa-certs <pem>', 'PEM of the TSA certificate chain, to check the RFC 3161 timestamp the pack carries')
     .option('--trusted-key <vkey>', 'a key trusted for endpoint commitments (the server\'s TRUSTED_COMMITMENT_KEYS), to recompute reports with attested commitments; repeat for each', collect)
     .option('--json', 'print the result as JSON')
-    .addHelpText('after', '\nExit codes: 0 verified; 1 a check failed (every failure is listed: member, check), bytes are withheld, or a named receipt is only stated not recorded; 2 usage error, or a file that cannot be read or is not a pack.')
+    .addHelpText('after', '\nExit codes: 0 verified; 1 a check failed (every failure is listed: member, check; a checkpoint --vkey does not sign is the one failure), bytes are withheld, or a named receipt is only stated not recorded; 2 usage error, or a file that cannot be read or is not a pack.')
     .action(async (file: string, opts: VerifyPackOptions) => {
       ctx.exitCode = await verifyPackCommand(file, opts, ctx.io);
     });
