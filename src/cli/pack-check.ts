@@ -15,14 +15,20 @@
  *   the record's bytes (`leaf_bytes`); a record without its bytes is withheld
  *   (the pack is then not verified);
  * - the subject (`subject`): every event and record on the subject's streams,
- *   every named receipt held (see {@link bindSubject});
+ *   every named receipt held (see {@link bindSubject}); a `receipt/<id>`
+ *   member stating the receipt is not recorded is the server's word, which
+ *   cannot be checked offline: listed, never a pass, and the pack is then
+ *   not verified (issue 26);
  * - AER-1 verdicts with the core (`aer1_verdict`): every receipt, the
  *   timeline chain with every commitment, the workflow, every outcome report;
  * - every coverage report recomputed with the core's `reconcile` from the
  *   pack's plan, records and outcome reports as of its position
  *   (`report_recomputed`: same digest).
  *
- * Every failure names its member and check; all are collected, none stops the others.
+ * Every failure names its member and check; all are collected, none stops
+ * the others, but one: a checkpoint that does not verify under --vkey (the
+ * wrong key given, issue 27) is the one failure, and checking stops there,
+ * since every inclusion and report judges against it.
  */
 import { createReadStream } from 'node:fs';
 import { has, isObject, ReceiptResult, verifyReceipt, verifyWorkflow } from '../core/aer1';
@@ -30,6 +36,8 @@ import { canonicalDigest, canonicalJson } from '../core/coverage/canonical';
 import { timelineIntegrity } from '../core/coverage/integrity';
 import { CoverageReportContent, reconcile, RecordInput, Recorders, reportDigest } from '../core/coverage/reconcile';
 import { outcomeInputs, OutcomeSource, planInForce, planMeta } from '../core/coverage/report-inputs';
+import { outcomeNamesSubject } from '../core/coverage/outcomes';
+import type { PlanSubject } from '../core/coverage/plan';
 import { verifyOutcome } from '../core/outcomes/outcome';
 import { MANIFEST_CHUNK, memberHash, memberName, PACK_FORMAT } from '../core/pack/format';
 import { Checkpoint, isTlogError, leafHash, verifyCheckpoint, verifyInclusion } from '../core/tlog';
@@ -57,8 +65,13 @@ export interface PackReport {
   checkpoint: { origin: string; size: number; root: string } | null;
   cosignatures: { name: string; timestamp: number }[];
   timestamp: { gen_time: string; tsa: string } | 'not_checked' | null;
-  /** `withheld`: events whose leaf is withheld; `withheld_records`: records whose bytes are withheld (either makes the pack NOT VERIFIED). */
-  counts: { members: number; events: number; receipts: number; entries: number; commitments: number; workflows: number; plans: number; reports: number; outcomes: number; withheld: number; withheld_records: number };
+  /**
+   * `withheld`: events whose leaf is withheld; `withheld_records`: records
+   * whose bytes are withheld; `not_recorded`: `receipt/<id>` members stating
+   * that a receipt the subject names is not recorded (the server's word, not
+   * provable offline). Any of them makes the pack NOT VERIFIED.
+   */
+  counts: { members: number; events: number; receipts: number; entries: number; commitments: number; workflows: number; plans: number; reports: number; outcomes: number; withheld: number; withheld_records: number; not_recorded: number };
   /** Passed checks by name, counted. */
   passed: Record<string, number>;
   /** `outcomes`: verdicts of the outcome reports (issue 18), counted like the receipts'. */
@@ -120,12 +133,16 @@ export async function checkPack(file: string, policy: TrustPolicy): Promise<Pack
   const notChecked: string[] = [];
   const fail = (member: string, check: string, detail: string): void => void failures.push({ member, check, detail });
   const pass = (check: string): void => void (passed[check] = (passed[check] ?? 0) + 1);
-  const counts = { members: 0, events: 0, receipts: 0, entries: 0, commitments: 0, workflows: 0, plans: 0, reports: 0, outcomes: 0, withheld: 0, withheld_records: 0 };
+  const counts = { members: 0, events: 0, receipts: 0, entries: 0, commitments: 0, workflows: 0, plans: 0, reports: 0, outcomes: 0, withheld: 0, withheld_records: 0, not_recorded: 0 };
 
   let header: Obj | null = null;
   let isPack = false;
   let cp: Checkpoint | null = null;
   let cpNote: string | null = null;
+  /** The `log/vkey` member's key (the server's statement), when it is not --vkey. */
+  let otherVkey: string | null = null;
+  /** Set when the checkpoint does not verify under --vkey: every later check depends on it, so checking stops there. */
+  let stopped: string | null = null;
   let cosigs: { name: string; timestamp: number }[] = [];
   let timestamp: PackReport['timestamp'] = null;
   const events = new Map<number, LeafEvent | null>();
@@ -137,7 +154,7 @@ export async function checkPack(file: string, policy: TrustPolicy): Promise<Pack
   /** `receipt/<id>` members stating that a named receipt is not in the ledger (`recorded: false`). */
   const notRecorded: (RecordRef & { id: string })[] = [];
   const plans: (RecordRef & { plan_id: string; version: number; digest: string; registered_at: string; plan: string; withheld: boolean })[] = [];
-  const reports: (RecordRef & { report_id: string; digest: string; report: unknown; recorders: unknown })[] = [];
+  const reports: (RecordRef & { report_id: string; digest: string; report: unknown; recorders: unknown; other_jobs: unknown })[] = [];
   const outcomes: (RecordRef & { id: string; receipt_id: string; raw: string | null })[] = [];
 
   /** A record member's name must be exactly the one the format gives it (src/core/pack/format.ts `memberName`). */
@@ -213,8 +230,10 @@ export async function checkPack(file: string, policy: TrustPolicy): Promise<Pack
       header = m;
       if (m.format !== PACK_FORMAT) fail(name, 'format', `format is ${JSON.stringify(m.format)}, not ${PACK_FORMAT}`);
     } else if (name === 'log/vkey') {
-      if (m.vkey !== policy.log.vkey) fail(name, 'vkey', `the pack names the log key ${JSON.stringify(m.vkey)}, not --vkey ${policy.log.vkey} (only --vkey is trusted)`);
-      else pass('vkey');
+      if (m.vkey !== policy.log.vkey) {
+        otherVkey = typeof m.vkey === 'string' ? m.vkey : JSON.stringify(m.vkey);
+        fail(name, 'vkey', `the pack names the log key ${JSON.stringify(m.vkey)}, not --vkey ${policy.log.vkey} (only --vkey is trusted)`);
+      } else pass('vkey');
     } else if (name === 'log/checkpoint') {
       cpNote = typeof m.note === 'string' ? m.note : '';
       try {
@@ -222,7 +241,14 @@ export async function checkPack(file: string, policy: TrustPolicy): Promise<Pack
         if (m.size !== cp.size) fail(name, 'checkpoint_signature', `size ${String(m.size)} is not the signed note's ${cp.size}`);
         pass('checkpoint_signature');
       } catch (e) {
-        fail(name, 'checkpoint_signature', isTlogError(e) ? `${e.code}: ${e.message}` : (e as Error).message);
+        // Issue 27: nothing else can be checked against a checkpoint --vkey does not sign (every inclusion, and the
+        // reports, judge against it): say that one thing and stop, rather than list what depends on it as failures.
+        const why = isTlogError(e) ? `${e.code}: ${e.message}` : (e as Error).message;
+        stopped =
+          otherVkey !== null
+            ? `the checkpoint does not verify under --vkey ${policy.log.vkey} (${why}): the pack names the log key ${otherVkey}. Wrong key given, or a pack of another log: check the key with the operator (GET /.well-known/aer1 gives log_vkey)`
+            : `the checkpoint does not verify under --vkey ${policy.log.vkey} (${why}): the signed note was altered, or the pack is of another log`;
+        break;
       }
       if (policy.witnesses.length > 0) {
         const q = quorumCheck(cpNote, policy);
@@ -299,8 +325,11 @@ export async function checkPack(file: string, policy: TrustPolicy): Promise<Pack
       const id = typeof m.id === 'string' ? m.id : '';
       named(name, id !== '' && id === id.toLowerCase() ? memberName.receipt(id) : null, 'receipt/<id> with its lowercase id');
       if (m.recorded === false && m.position === null && m.raw === null) {
+        // The server's statement, not a record: nothing here can be checked, so it is listed and the pack is not verified
+        // (a recorded receipt swapped for this statement, its event dropped, reads the same offline).
         notRecorded.push({ member: name, position: NaN, id });
-        notChecked.push(`${name}: named by the subject, not recorded in the ledger as of the checkpoint (the server's statement: not provable offline)`);
+        counts.not_recorded++;
+        notChecked.push(`${name}: the ledger states that this receipt, named by the subject, is not recorded as of the checkpoint; that cannot be checked offline`);
         continue;
       }
       receipts.push({ member: name, position: Number(m.position), id, raw: rawOf(name, m.raw) });
@@ -327,13 +356,32 @@ export async function checkPack(file: string, policy: TrustPolicy): Promise<Pack
     } else if (name.startsWith('report/')) {
       counts.reports++;
       named(name, typeof m.report_id === 'string' ? memberName.report(m.report_id) : null, 'report/<report_id>');
-      reports.push({ member: name, position: Number(m.position), report_id: String(m.report_id), digest: String(m.digest), report: m.report, recorders: m.recorders });
+      reports.push({ member: name, position: Number(m.position), report_id: String(m.report_id), digest: String(m.digest), report: m.report, recorders: m.recorders, other_jobs: m.other_jobs });
     } else if (name.startsWith('outcome/')) {
       counts.outcomes++;
       const id = typeof m.id === 'string' ? m.id : '';
       named(name, id !== '' && id === id.toLowerCase() ? memberName.outcome(id) : null, 'outcome/<id> with its lowercase id');
       outcomes.push({ member: name, position: Number(m.position), id, receipt_id: typeof m.receipt_id === 'string' ? m.receipt_id : '', raw: rawOf(name, m.raw) });
     } else fail(name, 'format', 'an unknown member');
+  }
+
+  if (stopped !== null) {
+    // One failure, and what was not checked because of it (never counted as separate failures).
+    notChecked.push(`everything after log/checkpoint (manifest, inclusion proofs, records, verdicts, reports): the checkpoint does not verify under --vkey, and every other check depends on it`);
+    return {
+      verified: false,
+      is_pack: isPack,
+      subject: header && isObject(header.subject) ? (header.subject as { kind: string; id: string }) : null,
+      checkpoint: null,
+      cosignatures: [],
+      timestamp: null,
+      counts,
+      passed: {},
+      verdicts: { receipts: {}, timeline: null, workflow: null, outcomes: {} },
+      reports: [],
+      failures: [{ member: 'log/checkpoint', check: 'checkpoint_signature', detail: stopped }],
+      not_checked: notChecked,
+    };
   }
 
   // The end of the manifest.
@@ -517,7 +565,7 @@ export async function checkPack(file: string, policy: TrustPolicy): Promise<Pack
     let recomputed: string | null = null;
     try {
       content = r.report as CoverageReportContent;
-      recomputed = reportDigest(recompute(content, r.recorders, { events, plans }, { log_vkey: policy.log.vkey, trusted: policy.commitmentKeys ?? [] }));
+      recomputed = reportDigest(recompute(content, r.recorders, r.other_jobs, { events, plans }, { log_vkey: policy.log.vkey, trusted: policy.commitmentKeys ?? [] }));
       if (recomputed === r.digest) pass('report_recomputed');
       else fail(r.member, 'report_recomputed', `reconciling the pack's plan and records as of position ${String(content.as_of_position)} gives digest ${recomputed}, the report says ${r.digest}`);
     } catch (e) {
@@ -528,7 +576,8 @@ export async function checkPack(file: string, policy: TrustPolicy): Promise<Pack
 
   bindSubject({ subject, events, receipts, entries, commitments, workflows, plans, reports, outcomes, notRecorded }, fail, pass);
 
-  const verified = isPack && failures.length === 0 && (passed.checkpoint_signature ?? 0) > 0 && counts.withheld === 0 && counts.withheld_records === 0;
+  // Verified only when every member was checked: anything withheld or only stated (not recorded) leaves something unchecked.
+  const verified = isPack && failures.length === 0 && (passed.checkpoint_signature ?? 0) > 0 && counts.withheld === 0 && counts.withheld_records === 0 && counts.not_recorded === 0;
   return {
     verified,
     is_pack: isPack,
@@ -553,12 +602,14 @@ type Fail = (member: string, check: string, detail: string) => void;
  * (`timeline:<job>` or `workflow:<id>`, `receipt:<id>`, `plan:<plan_id>`,
  * `coverage:<report_id>`, `outcome:<id>`), every record's event is on its
  * own stream, the plans and reports are about the subject, every outcome
- * answers a receipt the subject's entries or workflow steps name (so no
- * outcome of another call can enter a recomputed report), the events of each
+ * names the subject (its job, or the workflow's id) and answers a receipt the
+ * subject's entries or workflow steps name (so no outcome of another call or
+ * job can enter a recomputed report), the events of each
  * timeline/workflow/receipt/outcome stream are its positions 1..n with none
  * missing, and every receipt the entries or workflow steps name, or a
- * correction (S9) supersedes to, has a `receipt/<id>` member (recorded, or
- * stated by the server as not recorded). Cutting the end of a stream, or
+ * correction (S9) supersedes to, has a `receipt/<id>` member (recorded:
+ * a pass; or stated by the server as not recorded: no pass, listed by the
+ * caller). Cutting the end of a stream, or
  * leaving an outcome out, is not detectable offline unless a report in the
  * pack counted it (docs/evidence-pack.md).
  */
@@ -643,8 +694,10 @@ function bindSubject(
     }
   }
 
-  // Every receipt named (by an entry, a workflow step, a correction) has its member.
-  const held = new Set([...p.receipts.map((r) => r.id), ...p.notRecorded.map((r) => r.id)]);
+  // Every receipt named (by an entry, a workflow step, a correction) has its member: a recorded one passes; one the
+  // server states is not recorded is listed (not_checked) and never counted as a pass.
+  const held = new Set(p.receipts.map((r) => r.id));
+  const stated = new Set(p.notRecorded.map((r) => r.id));
   /** The receipts the subject's entries and workflow steps name (what its outcomes may answer). */
   const named = new Set<string>();
   /** `call`: the id names a recorded call of the subject (an entry, a workflow step), not a correction. */
@@ -653,6 +706,7 @@ function bindSubject(
     const x = id.toLowerCase();
     if (call) named.add(x);
     if (held.has(x)) pass('subject');
+    else if (stated.has(x)) return;
     else fail(memberName.receipt(x), 'subject', `${by} names receipt ${x}, which the pack does not hold (a receipt/<id> member, recorded or stated not recorded)`);
   };
   for (const e of p.entries) {
@@ -675,7 +729,14 @@ function bindSubject(
   for (const o of p.outcomes) {
     const ev = p.events.get(o.position);
     const d = ev && ev.type === 'OutcomeReported' ? parse(ev.data) : undefined;
-    if (!isObject(d) || namedUnknown) continue; // missing or withheld (leaf_bytes, not checked)
+    if (!isObject(d)) continue; // missing or withheld (leaf_bytes, not checked)
+    // It names the subject (issue 26): an outcome counts only for the job (or workflow) it names.
+    const jobId = typeof d.job_id === 'string' ? d.job_id : '';
+    if (!outcomeNamesSubject(jobId, record as PlanSubject)) {
+      fail(o.member, 'subject', `an outcome of job ${JSON.stringify(jobId)}, not of the pack's subject ${record.kind} ${record.id}: it counts only for the job it names`);
+      continue;
+    }
+    if (namedUnknown) continue;
     const rid = typeof d.receipt_id === 'string' ? d.receipt_id.toLowerCase() : '';
     if (named.has(rid)) pass('subject');
     else fail(o.member, 'subject', `an outcome of receipt ${rid}, which the subject's entries and workflow steps do not name`);
@@ -698,6 +759,7 @@ function commitmentValue(doc: unknown): { value: unknown; envelope?: Record<stri
 function recompute(
   stored: CoverageReportContent,
   recordersIn: unknown,
+  otherJobsIn: unknown,
   pack: { events: Map<number, LeafEvent | null>; plans: { position: number; plan_id: string; version: number; digest: string; registered_at: string; plan: string }[] },
   trust: CommitmentTrust,
 ): CoverageReportContent {
@@ -796,9 +858,27 @@ function recompute(
     receipts,
     corrections,
     recorders,
-    outcomes: outcomeInputs(found, receiptIds, asOf),
+    outcomes: outcomeInputs(found, receiptIds, asOf, { kind, id: kind === 'workflow' ? id.toLowerCase() : id }),
+    ...(kind === 'job' ? { other_jobs: otherJobs(otherJobsIn) } : {}),
     as_of_position: asOf,
   });
+}
+
+/**
+ * A job report member's `other_jobs` (the server's statement: receipt id ->
+ * the other jobs whose entries name it as of the report, issue 26) as the
+ * reconciliation's input; absent (a pack written before it) is no other job.
+ * A malformed value is refused (the report is then not recomputed).
+ */
+function otherJobs(v: unknown): Map<string, string[]> {
+  if (v === undefined || v === null) return new Map();
+  if (!isObject(v)) throw new Error('its other_jobs is not an object {receipt_id: [job_id, ...]}');
+  const out = new Map<string, string[]>();
+  for (const [k, jobs] of Object.entries(v)) {
+    if (!Array.isArray(jobs) || !jobs.every((j) => typeof j === 'string')) throw new Error(`its other_jobs of ${JSON.stringify(k)} is not a list of job ids`);
+    out.set(k, jobs as string[]);
+  }
+  return out;
 }
 
 function firstOf(list: LeafEvent[], receiptIds: string[]): number | null {

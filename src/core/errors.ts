@@ -63,6 +63,7 @@ export const LEDGER_ERROR_CODES = [
   'queue_unavailable',
   'quota_exceeded',
   'receipt_id_conflict',
+  'receipt_not_in_job',
   'receipt_not_recorded',
   'seq_not_contiguous',
   'server_busy',

@@ -19,6 +19,7 @@ import { PlanSubject } from '../core/coverage/plan';
 import { outcomeInputs, planInForce, planMeta } from '../core/coverage/report-inputs';
 import { PlansRepository } from './plans.repository';
 import { OutcomesRepository } from '../outcomes/outcomes.repository';
+import { TimelinesRepository } from '../timelines/timelines.repository';
 import type { Principal } from '../auth/api-keys.service';
 import { recordedBy } from '../auth/permissions';
 import { WebhookDispatcher } from '../webhooks/webhook.dispatcher';
@@ -94,6 +95,7 @@ export class CoverageService {
     private readonly reports: CoverageReportsRepository,
     private readonly events: EventsRepository,
     private readonly outcomes: OutcomesRepository,
+    private readonly timelines: TimelinesRepository,
     private readonly guard: ProjectionGuard,
     @Optional() private readonly webhooks?: WebhookDispatcher,
     @Optional() private readonly trust?: CommitmentTrustService,
@@ -131,6 +133,7 @@ export class CoverageService {
     let record: RecordInput;
     let first: number | null;
     let receiptIds: string[];
+    let otherJobs: Map<string, string[]> | undefined;
     if (subject.kind === 'job') {
       const t = await timelineAsOf(tx, subject.id, position);
       // Who stands behind each commitment, judged now (ledger-issued: the log key; attested: TRUSTED_COMMITMENT_KEYS).
@@ -143,6 +146,8 @@ export class CoverageService {
       receiptIds = entryReceiptIds(t.entries);
       // Execution began at the earliest event of the job's records: its timeline stream and the receipts its entries name.
       first = await jobFirstPosition(tx, subject.id, position, receiptIds);
+      // Receipts its entries name that entries of other jobs name too, as of the position (issue 26).
+      otherJobs = await this.timelines.otherJobsNamingAsOf(tx, subject.id, receiptIds, position);
     } else {
       const w = await workflowAsOf(tx, subject.id, position);
       record = { kind: 'workflow', workflow: w.workflow };
@@ -159,8 +164,8 @@ export class CoverageService {
       record: recordStreams.get(subjectStream) ?? null,
       receipts: new Map([...receiptStreams].map(([k, v]) => [k.slice('receipt:'.length), v])),
     };
-    // Outcome reports answering the recorded calls (by receipt id) as of the position, in ledger order (issue 18).
-    const outcomes = outcomeInputs(await this.outcomes.ofReceiptsAsOf(tx, receiptIds, position), receiptIds, position);
+    // Outcome reports naming the subject and answering its recorded calls (by receipt id) as of the position, in ledger order (issues 18, 26).
+    const outcomes = outcomeInputs(await this.outcomes.ofReceiptsAsOf(tx, receiptIds, position), receiptIds, position, subject);
     const report = reconcile({
       plan,
       plan_meta: planMeta(usable, first),
@@ -169,6 +174,7 @@ export class CoverageService {
       corrections,
       recorders,
       outcomes,
+      ...(otherJobs ? { other_jobs: otherJobs } : {}),
       as_of_position: position,
     });
     const digest = reportDigest(report);

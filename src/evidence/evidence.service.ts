@@ -37,6 +37,8 @@ import { CoverageReportsRepository } from '../coverage/coverage-reports.reposito
 import { PlansRepository } from '../coverage/plans.repository';
 import { recordersAsOf, workflowAsOf } from '../coverage/ledger-reader';
 import { OutcomesRepository } from '../outcomes/outcomes.repository';
+import { outcomeNamesSubject } from '../core/coverage/outcomes';
+import type { PlanSubject } from '../core/coverage/plan';
 import { TimelinesRepository } from '../timelines/timelines.repository';
 import { WorkflowsRepository } from '../workflows/workflows.repository';
 
@@ -181,7 +183,7 @@ export class EvidenceService {
         const ids = await this.timelines.receiptIdPage(this.db, jobId, after, upTo, PACK_PAGE);
         if (ids.length === 0) break;
         after = ids[ids.length - 1];
-        yield* this.outcomesOf(w, ids, outcomesUpTo, upTo, viewer);
+        yield* this.outcomesOf(w, r.record, ids, outcomesUpTo, upTo, viewer);
       }
     } else {
       // Every receipt a workflow receipt names as a step (the outcomes answering them are written after the workflow).
@@ -209,14 +211,14 @@ export class EvidenceService {
         for (let i = 0; i < fresh.length; i += PACK_PAGE) yield await this.receipts(w, fresh.slice(i, i + PACK_PAGE), upTo, viewer, emitted, null);
       }
       const ids = [...steps].sort();
-      for (let i = 0; i < ids.length; i += PACK_PAGE) yield* this.outcomesOf(w, ids.slice(i, i + PACK_PAGE), outcomesUpTo, upTo, viewer);
+      for (let i = 0; i < ids.length; i += PACK_PAGE) yield* this.outcomesOf(w, r.record, ids.slice(i, i + PACK_PAGE), outcomesUpTo, upTo, viewer);
     }
 
     for (const row of rows) {
       let chunk = await this.eventMembers(w, await this.eventsAt([row.position]), upTo, viewer);
       const report = JSON.parse(row.report) as { as_of_position: number };
-      const recorders = await this.recordersFor(r.record, report.as_of_position);
-      chunk += w.member({ member: memberName.report(row.report_id), report_id: row.report_id, position: row.position, issued_at: row.issued_at, digest: row.digest, report, recorders } satisfies ReportMember);
+      const { recorders, other_jobs } = await this.recordersFor(r.record, report.as_of_position);
+      chunk += w.member({ member: memberName.report(row.report_id), report_id: row.report_id, position: row.position, issued_at: row.issued_at, digest: row.digest, report, recorders, ...(other_jobs ? { other_jobs } : {}) } satisfies ReportMember);
       yield chunk;
     }
     yield w.finish();
@@ -372,8 +374,9 @@ export class EvidenceService {
    * stream holds that one event (a later observation is a new outcome), so
    * an outcome has no other event to carry.
    */
-  private async *outcomesOf(w: PackWriter, receiptIds: string[], asOf: number, size: number, viewer: Principal): AsyncGenerator<string> {
-    const rows = await this.outcomes.ofReceiptsAsOf(this.db, receiptIds, asOf);
+  private async *outcomesOf(w: PackWriter, subject: PlanSubject, receiptIds: string[], asOf: number, size: number, viewer: Principal): AsyncGenerator<string> {
+    // Only the outcomes naming the subject (issue 26): another job's outcome of a shared receipt is not this one's.
+    const rows = (await this.outcomes.ofReceiptsAsOf(this.db, receiptIds, asOf)).filter((o) => outcomeNamesSubject(o.job_id, subject));
     for (let i = 0; i < rows.length; i += PACK_PAGE) {
       const evs = await this.events.ofStreams(this.db, rows.slice(i, i + PACK_PAGE).map((o) => streams.outcome(o.outcome_id)), asOf);
       let out = await this.eventMembers(w, evs, size, viewer);
@@ -389,8 +392,13 @@ export class EvidenceService {
     }
   }
 
-  /** Who recorded the subject and its receipts as of a report's position (what the report's `recorded_by` used). */
-  private async recordersFor(subject: { kind: 'job' | 'workflow'; id: string }, asOf: number): Promise<ReportMember['recorders']> {
+  /**
+   * Who recorded the subject and its receipts as of a report's position (what
+   * the report's `recorded_by` used), and for a job the other jobs whose
+   * entries name its receipts as of that position (what its
+   * `receipt_shared_with_other_job` findings used, issue 26).
+   */
+  private async recordersFor(subject: { kind: 'job' | 'workflow'; id: string }, asOf: number): Promise<{ recorders: ReportMember['recorders']; other_jobs?: Record<string, string[]> }> {
     const stream = subject.kind === 'job' ? streams.timeline(subject.id) : streams.workflow(subject.id);
     let ids: string[];
     if (subject.kind === 'job') {
@@ -405,6 +413,8 @@ export class EvidenceService {
     } else ids = (await workflowAsOf(this.db, subject.id, asOf)).step_receipt_ids;
     const rec = await recordersAsOf(this.db, [stream], asOf);
     const receipts = await recordersAsOf(this.db, ids.map((x) => streams.receipt(x)), asOf, ['ReceiptRecorded']);
-    return { record: rec.get(stream) ?? null, receipts: Object.fromEntries([...receipts].map(([k, v]) => [k.slice('receipt:'.length), v])) };
+    const recorders = { record: rec.get(stream) ?? null, receipts: Object.fromEntries([...receipts].map(([k, v]) => [k.slice('receipt:'.length), v])) };
+    if (subject.kind !== 'job') return { recorders };
+    return { recorders, other_jobs: Object.fromEntries(await this.timelines.otherJobsNamingAsOf(this.db, subject.id, ids, asOf)) };
   }
 }

@@ -29,7 +29,8 @@ export class OutcomesController {
    * stored exactly as sent. 201 with `Location` (the verifier); 200 for the
    * same bytes again; 403 `system_not_permitted` when the key does not speak
    * for `system`; 409 `outcome_id_conflict`; 422 `verification_failed` (with
-   * `reasons`) or `receipt_not_recorded`.
+   * `reasons`), `receipt_not_recorded`, or `receipt_not_in_job` (no entry of
+   * the job it names, nor a step of a workflow with that id, names the receipt).
    */
   @Post('api/outcomes')
   @Roles('outcome')
@@ -41,7 +42,7 @@ export class OutcomesController {
   @ApiErrors([...WRITE_ERRORS, 409], {
     403: '`forbidden_role`, `system_not_permitted` (the key does not speak for `system`).',
     409: '`outcome_id_conflict`: the id is recorded with other bytes (outcomes are never edited).',
-    422: '`verification_failed` with `reasons` (members, strict base64, output commitment); `receipt_not_recorded`.',
+    422: '`verification_failed` with `reasons` (members, strict base64, output commitment); `receipt_not_recorded`; `receipt_not_in_job` (no entry of the job it names, nor a step of a workflow with that id, names the receipt).',
   })
   async report(@JsonBody() body: RawJson, @Caller() caller: Principal, @Res({ passthrough: true }) res: Response) {
     const o = await this.outcomes.report(body, caller);

@@ -11,6 +11,10 @@ import type { Principal } from '../auth/api-keys.service';
 import { assertSpeaksFor, recordedBy } from '../auth/permissions';
 import type { RecordedBy } from '../core/ledger/event-hash';
 import { ReceiptsRepository } from '../receipts/receipts.repository';
+import { TimelinesRepository } from '../timelines/timelines.repository';
+import { WorkflowsRepository } from '../workflows/workflows.repository';
+import { Queryable } from '../database/rows';
+import { isUuid } from '../core/aer1';
 import { decideReport } from './outcomes.decider';
 import { OutcomeEvent, OutcomeReportedData } from './outcomes.events';
 import { OutcomeRow, OutcomesRepository } from './outcomes.repository';
@@ -51,6 +55,8 @@ export class OutcomesService {
     private readonly outcomes: OutcomesRepository,
     private readonly receipts: ReceiptsRepository,
     private readonly events: EventsRepository,
+    private readonly timelines: TimelinesRepository,
+    private readonly workflows: WorkflowsRepository,
   ) {}
 
   /**
@@ -58,7 +64,8 @@ export class OutcomesService {
    * `verification_failed` with reasons (members, strict base64, output
    * commitment); 403 `system_not_permitted` when the key does not speak for
    * its `system`; 422 `receipt_not_recorded` when the receipt it answers is
-   * not recorded; 409 `outcome_id_conflict` when the id is recorded with other bytes.
+   * not recorded; 422 `receipt_not_in_job` when no entry of the job it names
+   * (nor a step of the workflow whose id is its `job_id`) names that receipt; 409 `outcome_id_conflict` when the id is recorded with other bytes.
    */
   async report(body: RawJson, by: Principal): Promise<ReportAnswer> {
     const v = verifyOutcome(body.value);
@@ -85,12 +92,26 @@ export class OutcomesService {
       if (!(await this.receipts.positions(tx, [receiptId])).has(receiptId)) {
         throw new UnprocessableError('receipt_not_recorded', `receipt ${receiptId} is not recorded in this ledger: an outcome answers a recorded call; nothing was recorded`, { receipt_id: receiptId });
       }
+      // An outcome counts only for the job it names (issue 26): that job's entries (or, for a workflow, its steps) must name the receipt.
+      if (!(await this.namesReceipt(tx, f.job_id, receiptId))) {
+        throw new UnprocessableError(
+          'receipt_not_in_job',
+          `no entry of job ${JSON.stringify(f.job_id)} (nor a step of a workflow with that id) names receipt ${receiptId}: an outcome answers a call of the job it names; nothing was recorded`,
+          { job_id: f.job_id, receipt_id: receiptId },
+        );
+      }
       const decision = decideReport(await this.outcomes.get(tx, id), data);
       if ('existing' in decision) return this.answer('existing', decision.existing);
       // Not in the read model this transaction keeps: the outcome's stream does not exist.
       const [event] = await this.ledger.append<OutcomeEvent>(tx, streams.outcome(id), STREAM_DOES_NOT_EXIST, decision.events, recordedBy(by));
       return this.answer('created', { outcome_id: id, receipt_id: receiptId, system: f.system, effect: f.effect, result: f.result, position: event.position });
     });
+  }
+
+  /** True when an entry of job `jobId`, or a step of the workflow whose id it is (a UUID, any case), names `receiptId` (lowercase). */
+  private async namesReceipt(tx: Queryable, jobId: string, receiptId: string): Promise<boolean> {
+    if ((await this.timelines.receiptIdsNamedBefore(tx, jobId, null, [receiptId])).has(receiptId)) return true;
+    return isUuid(jobId) && this.workflows.namesStep(tx, jobId.toLowerCase(), receiptId);
   }
 
   private answer(outcome: 'created' | 'existing', r: Pick<OutcomeRow, 'outcome_id' | 'receipt_id' | 'system' | 'effect' | 'result' | 'position'>): ReportAnswer {

@@ -208,6 +208,26 @@ export class TimelinesRepository {
     return rows.map((r) => r.id);
   }
 
+  /**
+   * For each of `receiptIds` (lowercase) named by an entry of another job than
+   * `jobId` recorded at or below position `asOf`, those jobs, sorted (the
+   * `receipt_id` index; ids without another job are absent). Entries are never
+   * altered, so the answer for a position never changes (issue 26).
+   */
+  async otherJobsNamingAsOf(q: Queryable, jobId: string, receiptIds: string[], asOf: number): Promise<Map<string, string[]>> {
+    const acc = new Map<string, Set<string>>();
+    const ids = [...new Set(receiptIds)];
+    for (let i = 0; i < ids.length; i += SEQ_PAGE) {
+      const chunk = ids.slice(i, i + SEQ_PAGE);
+      const rows = await q.query<{ receipt_id: string; job_id: string }>(
+        `SELECT DISTINCT receipt_id, job_id FROM timeline_entries WHERE receipt_id IN (${placeholders(chunk.length)}) AND job_id <> ? AND position <= ?`,
+        [...chunk, jobId, asOf],
+      );
+      for (const r of rows) (acc.get(r.receipt_id) ?? acc.set(r.receipt_id, new Set()).get(r.receipt_id)!).add(r.job_id);
+    }
+    return new Map([...acc].map(([k, v]) => [k, [...v].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))]));
+  }
+
   /** True when any entry of the job was recorded under a `metadata` publication setting. */
   async hasMetadataEntries(q: Queryable, jobId: string): Promise<boolean> {
     return (await q.query<Record<string, unknown>>("SELECT 1 AS one FROM timeline_entries WHERE job_id = ? AND publication = 'metadata' LIMIT 1", [jobId])).length > 0;

@@ -66,6 +66,11 @@ export class WorkflowsRepository {
     return (await q.query<{ raw: string }>('SELECT raw FROM workflows WHERE workflow_id = ?', [workflowId]))[0]?.raw ?? null;
   }
 
+  /** True when workflow `workflowId` (lowercase) names receipt `receiptId` (lowercase) as a step. */
+  async namesStep(q: Queryable, workflowId: string, receiptId: string): Promise<boolean> {
+    return (await q.query<Record<string, unknown>>('SELECT 1 AS one FROM workflow_steps WHERE workflow_id = ? AND receipt_id = ? LIMIT 1', [workflowId, receiptId])).length > 0;
+  }
+
   /** Workflows naming receipt `receiptId` (lowercase) as a step, in record order, each with its writer. */
   async naming(q: Queryable, receiptId: string): Promise<StepOfWorkflow[]> {
     const rows = await q.query<{ workflow_id: string; seq: number | string; goal: string | null; raw: string; key_id: string | null; key_name: string | null; owner: string | null }>(

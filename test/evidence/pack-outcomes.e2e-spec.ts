@@ -228,7 +228,10 @@ describe.each(DIALECTS)('evidence packs with outcome evidence on %s', (dialect) 
     // The payment plan, naming the workflow instead of a job (JSON drops the undefined job_id).
     const plan = { ...paymentPlan(wfId), job_id: undefined, workflow_id: wfId };
     expect((await post('/api/plans', plan, t.keys.compliance)).status).toBe(201);
-    const confirmed = outcomeFor({ name: `${wfId}/settled`, job_id: `pack-out-wf-${dialect}`, receipt_id: steps[1].id });
+    // Issue 26: an outcome of a workflow step names the workflow (its id as job_id); a job no entry of which names the receipt is refused.
+    const noJob = await post('/api/outcomes', outcomeFor({ name: `${wfId}/no-job`, job_id: `pack-out-wf-${dialect}`, receipt_id: steps[1].id }), payments);
+    expect([noJob.status, noJob.body.error]).toEqual([422, 'receipt_not_in_job']);
+    const confirmed = outcomeFor({ name: `${wfId}/settled`, job_id: wfId, receipt_id: steps[1].id });
     expect((await post('/api/outcomes', confirmed, payments)).status).toBe(201);
     const rep = await post('/api/coverage-reports', { workflow_id: wfId }, t.keys.auditor);
     expect(rep.status).toBe(201);

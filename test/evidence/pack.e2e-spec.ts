@@ -165,7 +165,7 @@ describe.each(DIALECTS)('evidence packs on %s', (dialect) => {
     expect(ms[ms.length - 1]).toMatchObject({ member: 'manifest', member_count: ms.length - 2, chunks: [['manifest/0', expect.stringMatching(/^[0-9a-f]{64}$/)]] });
   });
 
-  it('streams a job of 3000 entries in many chunks, and the pack verifies', async () => {
+  it('streams a job of 3000 entries in many chunks; every check passes, but its receipts are only stated not recorded: NOT VERIFIED', async () => {
     let chunks = 0;
     const r = await t!.http.get(`/api/jobs/${bigJob}/evidence`).set('Authorization', `Bearer ${t!.keys.auditor}`).buffer(true).parse((res, cb) => {
       const parts: Buffer[] = [];
@@ -185,8 +185,14 @@ describe.each(DIALECTS)('evidence packs on %s', (dialect) => {
     expect([absent.length, absent.every((m) => m.recorded === false && m.raw === null && m.position === null)]).toEqual([3000, true]);
     expect(ms.filter((m) => m.member.startsWith('manifest/'))).toHaveLength(7);
     const file = tmp.write('big.aer1pack.jsonl', r.body as string);
+    // Issue 26: the ledger's statement that a receipt is not recorded cannot be checked offline (a recorded receipt
+    // swapped for it reads the same): listed, never a pass, and the pack is not verified, though nothing failed.
     const v = await cli(['verify-pack', file, '--vkey', vkey]);
-    expect([v.code, v.out.includes('Result: VERIFIED')]).toEqual([0, true]);
+    expect([v.code, v.out.includes('Result: VERIFIED')]).toEqual([1, false]);
+    expect(v.out).toContain('Result: NOT VERIFIED (0 failures); 3000 receipts the subject names are only stated by the ledger to be not recorded (listed above): that cannot be checked offline');
+    const j = JSON.parse((await cli(['verify-pack', file, '--vkey', vkey, '--json'])).out) as { verified: boolean; failures: unknown[]; counts: Record<string, number>; not_checked: string[]; passed: Record<string, number> };
+    expect([j.verified, j.failures, j.counts.not_recorded, j.not_checked.length]).toEqual([false, [], 3000, 3000]);
+    expect(j.not_checked[0]).toBe(`${absent[0].member}: the ledger states that this receipt, named by the subject, is not recorded as of the checkpoint; that cannot be checked offline`);
   });
 
   it('a workflow pack verifies offline; a compliance pack withholds metadata-published bytes and says NOT VERIFIED', async () => {
@@ -298,6 +304,8 @@ describe.each(DIALECTS)('evidence packs on %s', (dialect) => {
   }
 
   const find = (ms: Member[], prefix: string): Member => ms.find((m) => m.member.startsWith(prefix))!;
+  /** An event member's leaf as text (its stream id is in it). */
+  const leafOf = (m: Member): string => (typeof m.leaf === 'string' ? Buffer.from(m.leaf, 'base64').toString('utf8') : '');
 
   /** Verify a pack whose members were changed and whose manifest was rewritten to match (so only the other checks can catch it). */
   async function verifyRepacked(mutate: (ms: Member[]) => Member[], source = packText): Promise<{ code: number; out: string; j: { verified: boolean; failures: { member: string; check: string }[]; not_checked: string[]; counts: Record<string, number> } }> {
@@ -465,6 +473,53 @@ describe.each(DIALECTS)('evidence packs on %s', (dialect) => {
     const r2 = JSON.parse((await cli(['verify-pack', bad, '--vkey', vkey, '--witness', witness.verifierKey, '--json'])).out);
     expect(r2.failures).toEqual(expect.arrayContaining([expect.objectContaining({ member: 'log/checkpoint', check: 'cosignatures' })]));
   });
+
+  it('a recorded receipt swapped for a "not recorded" statement (its event and the report dropped, the manifest rebuilt) is NOT VERIFIED, the member named', async () => {
+    const r = find(lines(packText), 'receipt/');
+    const id = r.id as string;
+    const genuine = await verifyRepacked((ms) => ms);
+    expect([genuine.code, genuine.j.failures, genuine.j.counts.not_recorded]).toEqual([0, [], 0]);
+    const swap = (stub: Member) => (ms: Member[]): Member[] => {
+      const drop = new Set(ms.filter((m) => m.member.startsWith('event/') && (leafOf(m).includes(`"receipt:${id}"`) || leafOf(m).includes('"coverage:'))).map((m) => m.member));
+      return ms.filter((m) => !drop.has(m.member) && !m.member.startsWith('report/')).map((m) => (m.member === r.member ? stub : m));
+    };
+    const { code, out, j } = await verifyRepacked(swap({ member: r.member, id, recorded: false, raw: null, position: null }));
+    // Nothing fails (the statement cannot be checked offline), and it is not a pass: listed, and the pack is not verified.
+    expect([code, j.verified, j.failures, j.counts.not_recorded]).toEqual([1, false, [], 1]);
+    expect(j.not_checked).toEqual([`${r.member}: the ledger states that this receipt, named by the subject, is not recorded as of the checkpoint; that cannot be checked offline`]);
+    // The entry naming it counts no subject pass for it: 3 fewer (the receipt's record on its stream, the entry's naming of it, the dropped report).
+    expect((j as unknown as { passed: Record<string, number> }).passed.subject).toBe((genuine.j as unknown as { passed: Record<string, number> }).passed.subject - 3);
+    expect(JSON.parse(out).not_checked).toHaveLength(1);
+    // The readable report lists the statement and says why the pack is not verified.
+    const text = await cli(['verify-pack', tmp.write('swapped.jsonl', repack(swap({ member: r.member, id, recorded: false, raw: null, position: null })(lines(packText)))), '--vkey', vkey]);
+    expect(text.code).toBe(1);
+    expect(text.out).toContain(`  – receipt/${id}: the ledger states that this receipt, named by the subject, is not recorded as of the checkpoint; that cannot be checked offline\n`);
+    expect(text.out).toContain('Result: NOT VERIFIED (0 failures); 1 receipt the subject names is only stated by the ledger to be not recorded (listed above): that cannot be checked offline\n');
+    expect(text.out).not.toContain('Result: VERIFIED');
+    // The stub as written without its id: also refused (its name is not made from its fields; the entry's receipt is not held).
+    const bare = await verifyRepacked(swap({ member: r.member, recorded: false, raw: null, position: null }));
+    expect([bare.code, bare.j.verified]).toEqual([1, false]);
+    expect(bare.j.failures).toEqual([{ member: r.member, check: 'member_name' }, { member: r.member, check: 'subject' }]);
+  });
+
+  it("another log's key as --vkey: the one failure is the checkpoint, exit 1, nothing that depends on it listed as failed", async () => {
+    const origin = vkey.split('+')[0];
+    // Another log (another name), and a key under this log's name that is not its key.
+    for (const other of [generateSignerKey('other-log.test'), generateSignerKey(origin)]) {
+      const r = await cli(['verify-pack', packFile, '--vkey', other.verifierKey, '--json']);
+      expect(r.code).toBe(1);
+      const j = JSON.parse(r.out) as { verified: boolean; failures: { member: string; check: string; detail: string }[]; reports: unknown[]; passed: Record<string, number>; not_checked: string[] };
+      expect([j.verified, j.failures.map((f) => [f.member, f.check]), j.reports, j.passed]).toEqual([false, [['log/checkpoint', 'checkpoint_signature']], [], {}]);
+      expect(j.failures[0].detail).toContain(`the checkpoint does not verify under --vkey ${other.verifierKey}`);
+      expect(j.failures[0].detail).toContain(`the pack names the log key ${vkey}. Wrong key given, or a pack of another log`);
+      expect(j.not_checked).toEqual(['everything after log/checkpoint (manifest, inclusion proofs, records, verdicts, reports): the checkpoint does not verify under --vkey, and every other check depends on it']);
+      const txt = await cli(['verify-pack', packFile, '--vkey', other.verifierKey]);
+      expect(txt.code).toBe(1);
+      expect(txt.out).toContain('Failures (1):');
+      expect(txt.out).toContain('Result: NOT VERIFIED (1 failure)');
+      expect(txt.out).not.toMatch(/report_digest|report_recomputed|inclusion:/);
+    }
+  });
 });
 
 describe('evidence packs on a SQLite file (the default deployment)', () => {
@@ -475,6 +530,8 @@ describe('evidence packs on a SQLite file (the default deployment)', () => {
     try {
       const job = 'file-job';
       const tl = buildTimeline(job, [{ tool: 'a' }]);
+      // Its receipt recorded: a receipt only stated not recorded would leave the pack unverified (issue 26).
+      expect((await t.http.post('/api/receipts').set('Authorization', `Bearer ${t.keys.producer}`).set('Content-Type', 'application/json').send(JSON.stringify(receiptFor(tl[0])))).status).toBe(201);
       const r = await t.http.post(`/api/jobs/${job}/entries`).set('Authorization', `Bearer ${t.keys.producer}`).set('Content-Type', 'application/json').send(JSON.stringify(tl[0]));
       expect(r.status).toBe(201);
       await t.app.get(CheckpointSigner).tick();

@@ -89,11 +89,14 @@ describe.each(DIALECTS)('projection checks on %s', (dialect) => {
       await new Promise((r) => setTimeout(r, 100));
     }
     // An outcome reported against receipt a by the system that owns the effect (issue 18): the outcomes read model.
+    // The job it names has an entry naming receipt a (issue 26: else 422 receipt_not_in_job).
+    const payJob = `${JOB}-pay`;
+    expect((await post(`/api/jobs/${payJob}/entries`, { ...buildTimeline(payJob, [{ tool: 'send_payment' }])[0], id: a.id }, t.keys.producer)).status).toBe(201);
     const outcomeKey = (await t.app.get(ApiKeysService).create('payments-ledger', 'outcome', { systems: ['PAYMENTS'] })).key;
     const observation = Buffer.from('{"payment":"pay_1","state":"settled"}');
     const outcome = {
       outcome_id: randomUUID(),
-      job_id: JOB,
+      job_id: payJob,
       receipt_id: ids.a,
       effect: 'payment.settled',
       result: 'confirmed',
@@ -208,7 +211,8 @@ describe.each(DIALECTS)('projection checks on %s', (dialect) => {
     const tables = r.body.projections.tables as { table: string; ok: boolean; rows_checked: number }[];
     expect(tables.map((x) => x.table).sort()).toEqual(['commitments', 'coverage_reports', 'outcomes', 'plan_versions', 'plans', 'receipts', 'timeline_entries', 'timelines', 'verification_batches', 'verification_results', 'workflow_steps', 'workflows']);
     for (const x of tables) expect([x.table, x.ok, x.rows_checked > 0]).toEqual([x.table, true, true]);
-    expect(tables.find((x) => x.table === 'timeline_entries')!.rows_checked).toBe(8 + 5);
+    // The job's 8, the import's 5, and the entry naming receipt a for the outcome (issue 26).
+    expect(tables.find((x) => x.table === 'timeline_entries')!.rows_checked).toBe(8 + 5 + 1);
     // The offline audit replays through the same projections as the service.
     expect([...standaloneProjections().tables()].sort()).toEqual([...t.app.get(ProjectionRegistry).tables()].sort());
     expect((await cli(target, false)).code).toBe(0);

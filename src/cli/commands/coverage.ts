@@ -14,10 +14,10 @@
 import { Command } from 'commander';
 import { has, isObject, JsonObject, uuidKey, verifyReceipt } from '../../core/aer1';
 import { canonicalDigest } from '../../core/coverage/canonical';
-import { NormalizedPlan, validatePlan } from '../../core/coverage/plan';
+import { NormalizedPlan, PlanSubject, validatePlan } from '../../core/coverage/plan';
 import { CoverageReportContent, reconcile, RecordInput, reportDigest } from '../../core/coverage/reconcile';
 import { commitmentValueAsWritten } from '../../core/aer1/commitment-text';
-import type { OutcomeRecord } from '../../core/coverage/outcomes';
+import { OutcomeRecord, outcomeNamesSubject } from '../../core/coverage/outcomes';
 import { verifyOutcome } from '../../core/outcomes/outcome';
 import { Input, parseJsonBytes, parseLine, readJsonDocument, splitLines } from '../input';
 import { Attestation, attestationLabel } from '../../core/aer1/attestation';
@@ -133,15 +133,20 @@ function loadReceipts(value: unknown, into: Map<string, unknown>, rejected: Cove
   });
 }
 
-/** Outcome reports: an array, one report, or NDJSON, in ledger order. Only reports that verify are used (the server refuses the others). */
-function loadOutcomes(value: unknown): { used: OutcomeRecord[]; rejected: NonNullable<CoverageCliOutput['outcomes']>['rejected'] } {
+/**
+ * Outcome reports: an array, one report, or NDJSON, in ledger order. Only
+ * reports that verify and name the plan's subject are used (the server
+ * refuses the others); one naming another job is rejected with the reason
+ * `other_job` (an outcome counts only for the job it names, issue 26).
+ */
+function loadOutcomes(value: unknown, subject: PlanSubject): { used: OutcomeRecord[]; rejected: NonNullable<CoverageCliOutput['outcomes']>['rejected'] } {
   const list = Array.isArray(value) ? value : [value];
   const used: OutcomeRecord[] = [];
   const rejected: NonNullable<CoverageCliOutput['outcomes']>['rejected'] = [];
   list.forEach((doc, index) => {
     const v = verifyOutcome(doc);
-    if (v.verdict === 'valid' && v.fields) used.push({ ...v.fields });
-    else rejected.push({ index, outcome_id: isObject(doc) ? (doc.outcome_id ?? null) : null, reasons: v.reasons });
+    if (v.verdict === 'valid' && v.fields && outcomeNamesSubject(v.fields.job_id, subject)) used.push({ ...v.fields });
+    else rejected.push({ index, outcome_id: isObject(doc) ? (doc.outcome_id ?? null) : null, reasons: v.fields ? ['other_job'] : v.reasons });
   });
   return { used, rejected };
 }
@@ -258,7 +263,7 @@ export async function runCoverage(opts: CoverageOptions, io: CliIo): Promise<num
     record = { kind: 'workflow', workflow };
   }
   if (opts.receipts !== undefined) loadReceipts((await readJsonOrNdjson(opts.receipts, io)).value, receipts, rejected);
-  const outcomes = opts.outcomes === undefined ? null : loadOutcomes((await readJsonOrNdjson(opts.outcomes, io)).value);
+  const outcomes = opts.outcomes === undefined ? null : loadOutcomes((await readJsonOrNdjson(opts.outcomes, io)).value, plan.subject);
 
   const report = reconcile({
     plan,
@@ -317,7 +322,7 @@ export function renderCoverageText(r: CoverageReportContent, digest: string, rec
     out.push(`outcomes (matched by receipt id): ${c.required} required, ${c.confirmed} confirmed, ${c.contradicted} contradicted, ${c.unconfirmed} unconfirmed, ${c.wrong_system} wrong system; ${c.outcomes_matched} outcome report(s) matched`);
     for (const i of r.outcomes.information) out.push(`  information: seq ${i.seq}${i.action_id ? ` (${safe(i.action_id)}, no outcome required)` : ''}: ${i.outcomes.map((o) => `${safe(o.system)} ${safe(o.effect)} ${o.result}`).join('; ')}`);
   }
-  if (outcomes && outcomes.rejected.length) out.push(`outcome reports: ${outcomes.used} used, ${outcomes.rejected.length} rejected (do not verify): ${outcomes.rejected.map((x) => `#${x.index + 1} ${x.reasons.join('/')}`).join(', ')}`);
+  if (outcomes && outcomes.rejected.length) out.push(`outcome reports: ${outcomes.used} used, ${outcomes.rejected.length} rejected (${outcomes.rejected.some((x) => x.reasons.includes('other_job')) ? 'do not verify, or name another job' : 'do not verify'}): ${outcomes.rejected.map((x) => `#${x.index + 1} ${x.reasons.join('/')}`).join(', ')}`);
   out.push(`unplanned actions (${r.unplanned.policy}): ${r.unplanned.actions.length ? r.unplanned.actions.map((u) => `seq ${u.seq} ${safe(u.tool ?? '(no tool)')}`).join(', ') : 'none'}`);
   if (receipts.rejected.length) out.push(`receipts: ${receipts.used} used, ${receipts.rejected.length} rejected (do not verify): ${receipts.rejected.map((x) => `#${x.index + 1} ${x.reasons.join('/')}`).join(', ')}`);
   out.push('findings:');
@@ -357,10 +362,12 @@ Matching rules, statuses and the digest are documented in docs/coverage.md.
 Files carry no keys or owners: who recorded the job is not checked offline,
 and a plan's recorded_by_owner is a finding (recorded_by_owner_not_checked),
 never satisfied. Receipt corrections (S9) are not followed offline.
-Outcome reports (--outcomes) are matched by receipt id in file order (the
-order GET /api/jobs/{job_id}/outcomes exports: ledger order); who reported
-them is not checked offline (the ledger accepts each only from a key that
-speaks for its system).
+Outcome reports (--outcomes) naming the plan's job (or workflow id) are
+matched by receipt id in file order (the order GET /api/jobs/{job_id}/outcomes
+exports: ledger order); one naming another job is rejected (other_job).
+Who reported them is not checked offline (the ledger accepts each only from
+a key that speaks for its system), nor whether other jobs' entries name the
+same receipts.
 
 A --commitment file is JSON (self-asserted) or a signed note whose text is
 the commitment's JSON text and a newline (GET /api/jobs/{id}/endpoint gives

@@ -7,7 +7,8 @@
  * cosignatures, its timestamp, every inclusion proof, every record against
  * its leaf, every AER-1 verdict, and every coverage report recomputed
  * (src/cli/pack-check.ts). Exit 0 all verified, 1 anything fails (every
- * failure is listed with its member and check) or anything is withheld,
+ * failure is listed with its member and check), anything is withheld, or a
+ * named receipt is only stated not recorded (the server's word, listed),
  * 2 usage or a file that cannot be read or is not a pack.
  */
 import { NoteVerifier, parseVerifierKey } from '../../core/tlog';
@@ -89,7 +90,7 @@ export function packText(r: PackReport, file: string): string {
   out.push(
     r.verified
       ? 'Result: VERIFIED (every member matches the manifest, every record is in the log under the signed checkpoint, every verdict and report recomputed)'
-      : `Result: NOT VERIFIED (${r.failures.length} failure${r.failures.length === 1 ? '' : 's'}${r.counts.withheld ? `, ${r.counts.withheld} event${r.counts.withheld === 1 ? '' : 's'} withheld` : ''}${r.counts.withheld_records ? `, ${r.counts.withheld_records} record${r.counts.withheld_records === 1 ? '' : 's'} withheld` : ''})`,
+      : `Result: NOT VERIFIED (${r.failures.length} failure${r.failures.length === 1 ? '' : 's'}${r.counts.withheld ? `, ${r.counts.withheld} event${r.counts.withheld === 1 ? '' : 's'} withheld` : ''}${r.counts.withheld_records ? `, ${r.counts.withheld_records} record${r.counts.withheld_records === 1 ? '' : 's'} withheld` : ''})${r.counts.not_recorded ? `; ${r.counts.not_recorded} receipt${r.counts.not_recorded === 1 ? '' : 's'} the subject names ${r.counts.not_recorded === 1 ? 'is' : 'are'} only stated by the ledger to be not recorded (listed above): that cannot be checked offline` : ''}`,
   );
   out.push('What this does not prove: that the recorded actions had the effects claimed, or that nothing happened outside the recorder (see each report\'s does_not_prove); who owns a key is the ledger\'s statement, not in the log.');
   return out.join('\n') + '\n';
@@ -133,7 +134,7 @@ export function registerVerifyPack(program: Command, ctx: RunContext): void {
     .option('--tsa-certs <pem>', 'PEM of the TSA certificate chain, to check the RFC 3161 timestamp the pack carries')
     .option('--trusted-key <vkey>', 'a key trusted for endpoint commitments (the server\'s TRUSTED_COMMITMENT_KEYS), to recompute reports with attested commitments; repeat for each', collect)
     .option('--json', 'print the result as JSON')
-    .addHelpText('after', '\nExit codes: 0 verified; 1 a check failed (every failure is listed: member, check) or bytes are withheld; 2 usage error, or a file that cannot be read or is not a pack.')
+    .addHelpText('after', '\nExit codes: 0 verified; 1 a check failed (every failure is listed: member, check; a checkpoint --vkey does not sign is the one failure), bytes are withheld, or a named receipt is only stated not recorded; 2 usage error, or a file that cannot be read or is not a pack.')
     .action(async (file: string, opts: VerifyPackOptions) => {
       ctx.exitCode = await verifyPackCommand(file, opts, ctx.io);
     });

@@ -3,14 +3,15 @@
  * evidence from the system that actually owns the effect").
  *
  * Pure. Matching is by receipt id: an outcome answers the recorded call whose
- * receipt id it names. Several outcomes may answer one call; among those of
- * the required system and effect the latest in ledger order (the order of
+ * receipt id it names, for the job (or workflow) it names only (issue 26).
+ * Several outcomes may answer one call; among those of the required system
+ * and effect the latest in ledger order (the order of
  * `outcomes`) decides, and the earlier ones are shown as superseded by it.
  * Documented in docs/coverage.md ("Outcome evidence").
  */
 import { receiptOfDocument, isObject } from '../aer1';
 import type { OutcomeResult } from '../outcomes/outcome';
-import type { OutcomeRequirement } from './plan';
+import type { OutcomeRequirement, PlanSubject } from './plan';
 import type { ActionReport, EvidenceItem, Finding } from './types';
 
 /** An outcome status of an expected action that requires one, most severe first. */
@@ -94,6 +95,16 @@ export const OUTCOMES_STATEMENT =
 /** What outcome evidence does not prove (added to a report's `does_not_prove` when it has an `outcomes` member). */
 export const OUTCOME_LIMIT =
   'An outcome is the owning system\'s statement of what it observed, bound to its bytes by its output commitment: the ledger checks that the reporting key speaks for that system, not that the observation is true (S13).';
+
+/**
+ * Whether an outcome naming `jobId` is about `subject` (issue 26): for a job,
+ * its id exactly; for a workflow, its `workflow_id` (a UUID, compared
+ * lowercase). An outcome counts only for the subject it names, even when
+ * another subject's records name the same receipt.
+ */
+export function outcomeNamesSubject(jobId: string, subject: PlanSubject): boolean {
+  return subject.kind === 'job' ? jobId === subject.id : jobId.toLowerCase() === subject.id.toLowerCase();
+}
 
 /** The receipt's own time (`created_at`, or transport `timestamp`) in ms since the epoch, or null. */
 export function receiptTime(doc: unknown): number | null {

@@ -19,7 +19,7 @@ import { allocate } from './allocation';
 import { actionsFromTimeline, actionsFromWorkflow, evidenceItem, noEvidence } from './evidence';
 import { describeRecorders, recordedBySection, timelineIntegrity, workflowIntegrity } from './integrity';
 import { judge } from './judgement';
-import { OUTCOME_LIMIT, reconcileOutcomes } from './outcomes';
+import { OUTCOME_LIMIT, outcomeNamesSubject, reconcileOutcomes } from './outcomes';
 import { OutcomeRequirement } from './plan';
 import { ActionStatus, CoverageReportContent, DOES_NOT_PROVE, Finding, IntegritySection, MATCHING_RULES_REF, PlanMeta, ReconcileInput, RecordedAction, REPORT_FORMAT } from './types';
 
@@ -44,7 +44,9 @@ export function reconcile(input: ReconcileInput): CoverageReportContent {
   const { allocations, unplanned } = allocate(plan, foreign ? [] : items);
   const actions = judge(allocations);
   const requirements = new Map<string, OutcomeRequirement>(plan.expected_actions.flatMap((a) => (a.outcome ? [[a.action_id, a.outcome] as [string, OutcomeRequirement]] : [])));
-  const outcomeResult = reconcileOutcomes(actions, requirements, foreign ? [] : items, input.outcomes ?? [], receipts);
+  // An outcome counts only for the subject it names (issue 26): another job's outcome of a shared receipt is not this job's.
+  const ownOutcomes = (input.outcomes ?? []).filter((o) => outcomeNamesSubject(o.job_id, subject));
+  const outcomeResult = reconcileOutcomes(actions, requirements, foreign ? [] : items, ownOutcomes, receipts);
 
   const meta = input.plan_meta;
   const after = meta.registered_position !== null && meta.registered_position !== undefined && input.as_of_position !== null
@@ -132,6 +134,19 @@ export function reconcile(input: ReconcileInput): CoverageReportContent {
       });
     }
   }
+  // One recorded call claimed by two jobs (issue 26): a finding at the first entry naming the receipt.
+  const sharedSeen = new Set<string>();
+  for (const e of record.kind === 'timeline' ? items : []) {
+    const id = e.receipt_id?.toLowerCase();
+    const others = id === undefined ? undefined : input.other_jobs?.get(id);
+    if (id === undefined || !others || others.length === 0 || sharedSeen.has(id)) continue;
+    sharedSeen.add(id);
+    findings.push({
+      code: 'receipt_shared_with_other_job',
+      seq: e.seq,
+      message: `seq ${e.seq}: the receipt ${id} is also named by an entry of ${others.length === 1 ? 'job' : 'jobs'} ${others.map((j) => JSON.stringify(j)).join(', ')}: one recorded call is claimed by more than one job (its outcomes count only for the job each names)`,
+    });
+  }
   for (const a of actions) {
     if (a.status !== 'covered') findings.push({ code: a.status, action_id: a.action_id, message: `${a.action_id} (${a.tool}): ${a.detail}` });
   }
@@ -146,6 +161,7 @@ export function reconcile(input: ReconcileInput): CoverageReportContent {
   const permille = Math.floor((covered * 1000) / total);
   const doesNotProve = [...DOES_NOT_PROVE];
   if (!who.section.checked) doesNotProve.push(`Who recorded the ${record.kind} and its receipts is not checked offline: files carry no keys or owners${plan.recorded_by_owner !== undefined ? `, so the plan's recorded_by_owner ${JSON.stringify(plan.recorded_by_owner)} is not checked (never satisfied)` : ''}. Issue the report on the ledger to check it.`);
+  if (record.kind === 'timeline' && input.other_jobs === undefined) doesNotProve.push('Whether entries of other jobs name the same receipts (one recorded call claimed by two jobs) is not checked offline: files do not show other jobs. Issue the report on the ledger to check it.');
   if (outcomeResult.section) doesNotProve.push(OUTCOME_LIMIT);
   if (c.state === 'binding' && c.attestation === 'self_asserted') doesNotProve.push('The binding endpoint commitment is self-asserted: a producer that controls both the chain and its commitment can rebuild both; only a ledger-issued or attested commitment fixes the endpoint independently.');
   if (c.state !== 'binding') doesNotProve.push(record.kind === 'timeline' ? 'Without a binding endpoint commitment the visible timeline is not bound to its end: entries removed from the end and rebuilt away would not show here (S7.3).' : c.statement);
@@ -189,5 +205,5 @@ export function reportDigest(content: CoverageReportContent): string {
 
 export * from './types';
 export { actionsFromTimeline, actionsFromWorkflow, receiptDisagreement, receiptOutcome } from './evidence';
-export { OUTCOME_STATUSES, reconcileOutcomes } from './outcomes';
+export { OUTCOME_STATUSES, outcomeNamesSubject, reconcileOutcomes } from './outcomes';
 export type { ActionOutcome, OutcomeRecord, OutcomeStatus, OutcomesSection } from './outcomes';

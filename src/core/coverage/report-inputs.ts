@@ -8,8 +8,8 @@
  * Pure: no database, no file.
  */
 import type { OutcomeResult } from '../outcomes/outcome';
-import type { OutcomeRecord } from './outcomes';
-import type { NormalizedPlan } from './plan';
+import { OutcomeRecord, outcomeNamesSubject } from './outcomes';
+import type { NormalizedPlan, PlanSubject } from './plan';
 import type { ReconcileInput } from './types';
 
 /** A recorded plan version, as a `plan_versions` row or a pack's `plan/<plan_id>/<version>` member holds it. */
@@ -76,15 +76,17 @@ export interface OutcomeSource {
 }
 
 /**
- * The report's `outcomes` input (issue 18): the outcome reports answering one
- * of `receiptIds` (the receipts the subject's entries or workflow steps name,
- * lowercase; corrections are not included) recorded at or below `asOf`, in
- * ledger order, with the ids lowercased (as the `outcomes` read model stores them).
+ * The report's `outcomes` input (issue 18): the outcome reports naming
+ * `subject` (its job id, or a workflow's id: issue 26, {@link outcomeNamesSubject};
+ * not filtered when absent, `reconcile` filters again) and answering one of `receiptIds` (the receipts the subject's entries or
+ * workflow steps name, lowercase; corrections are not included) recorded at
+ * or below `asOf`, in ledger order, with the ids lowercased (as the
+ * `outcomes` read model stores them).
  */
-export function outcomeInputs(found: readonly OutcomeSource[], receiptIds: Iterable<string>, asOf: number): OutcomeRecord[] {
+export function outcomeInputs(found: readonly OutcomeSource[], receiptIds: Iterable<string>, asOf: number, subject?: PlanSubject): OutcomeRecord[] {
   const ids = new Set([...receiptIds].map((x) => x.toLowerCase()));
   return found
-    .filter((o) => o.position <= asOf && ids.has(o.receipt_id.toLowerCase()))
+    .filter((o) => o.position <= asOf && ids.has(o.receipt_id.toLowerCase()) && (subject === undefined || outcomeNamesSubject(o.job_id, subject)))
     .sort((a, b) => a.position - b.position)
     .map((o) => ({
       outcome_id: o.outcome_id.toLowerCase(),

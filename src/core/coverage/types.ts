@@ -266,9 +266,20 @@ export interface ReconcileInput {
   recorders?: { record: Recorders | null; receipts: ReadonlyMap<string, Recorders> };
   /**
    * Outcome reports that verified (issue 18), in ledger order (offline: file
-   * order). Matched to recorded calls by receipt id; others are ignored.
+   * order). Only those naming the subject (`job_id` = the job, or for a
+   * workflow its `workflow_id`) count; they are matched to recorded calls by
+   * receipt id; others are ignored.
    */
   outcomes?: readonly OutcomeRecord[];
+  /**
+   * Timelines only: for each receipt id (lowercase) the subject's entries
+   * name, the other jobs whose entries name it too as of the report, sorted
+   * (receipts no other job names are absent). Each is the finding
+   * `receipt_shared_with_other_job`: one recorded call claimed by two jobs.
+   * Absent offline (files do not show other jobs): then not checked, and the
+   * report says so in `does_not_prove`.
+   */
+  other_jobs?: ReadonlyMap<string, readonly string[]>;
 }
 
 export const MATCHING_RULES_REF = 'docs/coverage.md#matching-rules';

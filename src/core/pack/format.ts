@@ -156,6 +156,13 @@ export interface ReportMember {
    * recomputation uses for the report's `recorded_by` section.
    */
   recorders: { record: unknown; receipts: Record<string, unknown> };
+  /**
+   * A job's report only: for each receipt its entries name that entries of
+   * other jobs name too as of the report's position, those jobs (the server's
+   * statement, read from the ledger's entries: what the recomputation uses for
+   * the `receipt_shared_with_other_job` findings, issue 26).
+   */
+  other_jobs?: Record<string, string[]>;
 }
 
 /** `manifest/<n>`: the SHA-256 of the members since the previous chunk. */
