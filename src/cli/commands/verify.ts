@@ -25,7 +25,7 @@ import {
   JsonObject,
   TimelineResult,
   TimelineVerifier,
-  verifyDocument,
+  verifyDocumentText,
 } from '../../core/aer1';
 import { commitmentAsWritten, commitmentTextProblems } from '../../core/aer1/commitment-text';
 import { Attestation, attestationLabel, NO_TRUST } from '../../core/aer1/attestation';
@@ -176,8 +176,7 @@ export async function verifySingle(file: string, opts: VerifyOptions, io: CliIo)
         doc = parsed.value;
         const wrapper = kind === 'auto' ? serverWrapperHint(doc) : null;
         if (wrapper) throw new CliError(`${input.name} is ${wrapper}`);
-        result = verifyDocument(doc, kind);
-        if (result.kind === 'commitment' && isObject(doc) && has(doc, 'timeline')) result = commitmentAsWritten(result, bytes.toString('utf8'), ['commitment']);
+        result = verifyDocumentText(doc, parsed.text, [], kind);
       } else if (parsed.why === 'not_json' && kind === 'chain') {
         // Not one JSON value: read it as NDJSON, one entry per line.
         ({ result, ndjson, digests } = await streamTimeline(once(bytes), wanted));
