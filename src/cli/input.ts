@@ -154,6 +154,11 @@ export class Input {
     return this.first;
   }
 
+  /** The bytes read so far by {@link peek} (at least the first chunk read, up to 1 MiB of a file), without consuming them. */
+  peekedBytes(): Buffer {
+    return Buffer.concat(this.head);
+  }
+
   private byteAt(i: number): number {
     for (const c of this.head) {
       if (i < c.length) return c[i];
@@ -223,8 +228,102 @@ export function parseJsonBytes(
   }
   const p = parseJsonText(d.text);
   if (p.ok) return { ok: true, value: p.value, text: d.text };
-  if (p.why === 'not_json') return { ok: false, why: 'not_json', detail: errorText(p.error) };
+  if (p.why === 'not_json') return { ok: false, why: 'not_json', detail: jsonErrorDetail(errorText(p.error), d.text) };
   return { ok: false, why: 'not_json', duplicate: p.member, detail: `member ${JSON.stringify(p.member)} appears twice in one object (ambiguous: JSON parsers disagree on which one counts)` };
+}
+
+/** Line and column (1-based; the column counts UTF-16 code units, as V8's position does) of offset `at` in `text`. */
+export function lineAndColumn(text: string, at: number): { line: number; column: number } {
+  let line = 1;
+  let start = 0;
+  for (let i = text.indexOf('\n'); i !== -1 && i < at; i = text.indexOf('\n', i + 1)) {
+    line++;
+    start = i + 1;
+  }
+  return { line, column: at - start + 1 };
+}
+
+/**
+ * V8's JSON.parse message with the place as line and column instead of a
+ * character position: "... in JSON at position 13" becomes "... at line 3
+ * column 3"; "Unexpected end of JSON input" names the end; "Unexpected token
+ * 'x', "<the text>" is not valid JSON" (no position) loses the echoed text.
+ */
+export function jsonErrorDetail(message: string, text: string): string {
+  const at = /^(.*?)(?: in JSON)? at position (\d+)(.*)$/s.exec(message);
+  if (at) {
+    const { line, column } = lineAndColumn(text, Number(at[2]));
+    return `${at[1]} at line ${line} column ${column}${at[3]}`;
+  }
+  if (/^Unexpected end of JSON input/.test(message)) {
+    const { line, column } = lineAndColumn(text, text.length);
+    return `unexpected end of the JSON text at line ${line} column ${column}`;
+  }
+  const token = /^(Unexpected token '.*?'), ".*" is not valid JSON$/s.exec(message);
+  if (token) {
+    const off = jsonErrorOffset(text);
+    if (off < 0) return `${token[1]} (not valid JSON)`;
+    const { line, column } = lineAndColumn(text, off);
+    return `${token[1]} at line ${line} column ${column}`;
+  }
+  return message;
+}
+
+/** Offset of the first byte where `text` stops being JSON (a small RFC 8259 scanner), or -1 when it cannot tell. */
+export function jsonErrorOffset(text: string): number {
+  let i = 0;
+  const n = text.length;
+  const ws = (): void => {
+    while (i < n && isJsonSpace(text.charCodeAt(i))) i++;
+  };
+  const fail = (): never => {
+    throw i;
+  };
+  const value = (): void => {
+    ws();
+    const c = text[i];
+    if (c === '{' || c === '[') {
+      const close = c === '{' ? '}' : ']';
+      i++;
+      ws();
+      if (text[i] === close) return void i++;
+      for (;;) {
+        if (c === '{') {
+          ws();
+          if (text[i] !== '"') fail();
+          value();
+          ws();
+          if (text[i] !== ':') fail();
+          i++;
+        }
+        value();
+        ws();
+        if (text[i] === ',') i++;
+        else if (text[i] === close) return void i++;
+        else fail();
+      }
+    }
+    if (c === '"') {
+      for (i++; i < n && text[i] !== '"'; i++) {
+        if (text.charCodeAt(i) < 0x20) fail();
+        if (text[i] === '\\') i++;
+      }
+      if (i >= n) fail();
+      return void i++;
+    }
+    const m = /-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?|true|false|null/y;
+    m.lastIndex = i;
+    const t = m.exec(text);
+    if (!t) fail();
+    i += (t as RegExpExecArray)[0].length;
+  };
+  try {
+    value();
+    ws();
+    return i < n ? i : -1;
+  } catch (e) {
+    return typeof e === 'number' ? e : -1;
+  }
 }
 
 /**
