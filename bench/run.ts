@@ -7,7 +7,7 @@
  *   --quick          small sizes (1/10 to 1/20), a whole run in about 2 minutes; its figures are
  *                    not comparable with the targets: written to bench/out/RESULTS-quick.md,
  *                    never over bench/RESULTS.md
- *   --only a,b       run only these figures: timeline, cli, startup, merkle, tlog, ingest, coverage, queue, pack
+ *   --only a,b       run only these figures: timeline, cli, batch, startup, merkle, tlog, ingest, coverage, queue, pack
  *                    (cli needs timeline's in-process rate and runs it too)
  *   --reps N         repetitions of the in-process and CLI timings (best reported; default 5, quick 3)
  *   --out FILE       where to write the report (default bench/RESULTS.md)
@@ -21,6 +21,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
+import { benchBatch } from './batch';
 import { benchCli } from './cli';
 import { benchCoverage } from './coverage';
 import { benchIngest } from './ingest';
@@ -35,7 +36,7 @@ import { benchTimeline, timelineSize } from './timeline';
 import { benchTlogProofs } from './tlog-proofs';
 import { benchTlogIntegrate } from './tlog-integrate';
 
-const FIGURES = ['timeline', 'cli', 'startup', 'merkle', 'tlog', 'ingest', 'coverage', 'queue', 'pack'] as const;
+const FIGURES = ['timeline', 'cli', 'batch', 'startup', 'merkle', 'tlog', 'ingest', 'coverage', 'queue', 'pack'] as const;
 type FigureName = (typeof FIGURES)[number];
 
 /** 127.0.0.1 only: refuse anything else. */
@@ -222,6 +223,7 @@ async function main(): Promise<void> {
       if (c === null) add(cliFallback().map((r) => ({ ...r, note: 'not measured: its reference (figure 1) failed' })));
       else await guard('cli', cliFallback, async () => add(await benchCli(ctx, c.entries || timelineSize(ctx), c.rate)));
     }
+    if (a.only.has('batch')) await guard('batch', () => [notMeasured('aer1 verify --batch --json peak RSS', 'MB', 'within 40 MB of the smaller batch', '')], async () => add(await benchBatch(ctx)));
     if (a.only.has('startup')) await guard('startup', () => [notMeasured('aer1 start-up', 'ms', '<= 4x node -e 0', '')], async () => add(await benchStartup(ctx)));
     if (a.only.has('merkle')) await guard('merkle', () => [notMeasured('Merkle root (S8.1)', 'leaves/s', '>= 60% of the floor', '')], async () => add(await benchMerkle(ctx)));
     if (a.only.has('tlog')) {

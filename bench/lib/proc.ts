@@ -13,6 +13,8 @@ export interface RunOutcome {
   rssSource: string;
   stdout: string;
   stderr: string;
+  /** Bytes read from stdout (with `discardStdout`; else 0). */
+  stdoutBytes: number;
 }
 
 const GNU_TIME = '/usr/bin/time';
@@ -40,9 +42,11 @@ export function vmHwm(pid: number): number | null {
  * Run `cmd args` to completion. Peak RSS from GNU time's ru_maxrss when
  * /usr/bin/time is GNU time, else from polling /proc/<pid>/status VmHWM
  * every 5 ms (a high-water mark, so the last read is within 5 ms of the end).
- * `stdoutFile` sends stdout to a file instead of collecting it.
+ * `stdoutFile` sends stdout to a file instead of collecting it; `discardStdout`
+ * reads it from the pipe and drops it (output through a pipe, as `| next`,
+ * without keeping it); its byte count is then `stdoutBytes`.
  */
-export function runMeasured(cmd: string, args: string[], opts: { cwd: string; env?: NodeJS.ProcessEnv; stdoutFile?: string; tmp: string }): Promise<RunOutcome> {
+export function runMeasured(cmd: string, args: string[], opts: { cwd: string; env?: NodeJS.ProcessEnv; stdoutFile?: string; discardStdout?: boolean; tmp: string }): Promise<RunOutcome> {
   const useTime = hasGnuTime();
   const timeFile = join(opts.tmp, `time-${process.pid}-${Date.now()}.txt`);
   const argv = useTime ? ['-f', '%M', '-o', timeFile, cmd, ...args] : args;
@@ -52,7 +56,9 @@ export function runMeasured(cmd: string, args: string[], opts: { cwd: string; en
   const child = spawn(exe, argv, { cwd: opts.cwd, env: opts.env ?? process.env, stdio: ['ignore', outFd ?? 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
-  child.stdout?.setEncoding('utf8').on('data', (s: string) => (stdout += s));
+  let stdoutBytes = 0;
+  if (opts.discardStdout) child.stdout?.on('data', (b: Buffer) => (stdoutBytes += b.length));
+  else child.stdout?.setEncoding('utf8').on('data', (s: string) => (stdout += s));
   child.stderr?.setEncoding('utf8').on('data', (s: string) => (stderr += s));
   let polled: number | null = null;
   const timer = useTime
@@ -79,7 +85,7 @@ export function runMeasured(cmd: string, args: string[], opts: { cwd: string; en
         }
         rmSync(timeFile, { force: true });
       }
-      resolve({ code, seconds, peakRss, rssSource, stdout, stderr });
+      resolve({ code, seconds, peakRss, rssSource, stdout, stderr, stdoutBytes });
     });
   });
 }

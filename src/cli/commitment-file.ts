@@ -12,6 +12,7 @@ import { parseVerifierKey, SIG_ED25519 } from '../core/tlog';
 import { CliError } from './io';
 import { Input, parseJsonBytes } from './input';
 import type { CliIo } from './io';
+import { refuseErrorAnswer } from './recognise';
 
 /** A commitment file as read: the parsed document, the commitment's exact bytes, and who stands behind it. */
 export interface CommitmentFile {
@@ -53,7 +54,10 @@ export async function readCommitmentFile(file: string, io: CliIo, trust: Commitm
     input.close();
   }
   const direct = parseJsonBytes(all);
-  if (direct.ok) return { value: direct.value, bytes: all, attestation: selfAsserted(null) };
+  if (direct.ok) {
+    refuseErrorAnswer(direct.value, input.name, 'an endpoint commitment');
+    return { value: direct.value, bytes: all, attestation: selfAsserted(null) };
+  }
   const text = all.toString('utf8');
   if (!text.includes('\n\n\u2014 ')) throw new CliError(direct.why === 'not_json' ? `${input.name} is neither JSON nor a signed note: ${direct.detail}` : `${input.name} is ${direct.detail}`);
   let attestation: Attestation;

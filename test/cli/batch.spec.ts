@@ -53,6 +53,20 @@ describe('aer1 verify --batch', () => {
     expect(new Set(r.lines.map((l) => JSON.parse(l).kind))).toEqual(new Set(['receipt', 'chain', 'workflow']));
   });
 
+  it('a file of several read buffers (1 MiB each, one buffer reused): every line, lines across buffer ends intact', async () => {
+    const gen = await cli(['generate', 'batch', '--lines', '6000', '--tamper-every', '997']);
+    expect(gen.out.length).toBeGreaterThan(3 * 1024 * 1024);
+    const file = tmp.write('big.ndjson', gen.out);
+    const r = await cli(['verify', '--batch', '--json', file]);
+    expect(r.code).toBe(1);
+    const recs = r.lines.map((l) => JSON.parse(l) as { line: number; verdict: string; reasons: string[] });
+    expect(recs.map((x) => x.line)).toEqual(Array.from({ length: 6000 }, (_, i) => i + 1));
+    expect(recs.filter((x) => x.verdict !== 'valid').map((x) => [x.line, x.reasons])).toEqual([997, 1994, 2991, 3988, 4985, 5982].map((n) => [n, ['output_hash_mismatch']]));
+    // The same bytes from stdin (a stream, not the reused buffer) give the same lines.
+    const s = await cli(['verify', '--batch', '--json', '-'], { stdin: gen.out });
+    expect(s.out).toBe(r.out);
+  });
+
   it('marks a line not JSON when it is not UTF-8', async () => {
     const bytes = Buffer.concat([Buffer.from('{"id":"x","input":"'), Buffer.from([0xc3, 0x28]), Buffer.from('"}\n')]);
     const r = await cli(['verify', '--batch', '--json', tmp.write('latin.ndjson', bytes)]);

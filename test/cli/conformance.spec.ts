@@ -2,6 +2,8 @@
  * `aer1 conformance`: the project's copy of the shared corpus passes; an
  * altered expectation is reported as a failure.
  */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { cli, loadCorpus, TmpDir } from './helpers';
 
 describe('aer1 conformance', () => {
@@ -58,5 +60,17 @@ describe('aer1 conformance', () => {
     const missing = await cli(['conformance', tmp.path('none.json')]);
     expect(missing.code).toBe(2);
     expect(missing.err).toMatch(/^aer1: cannot read .*none\.json: ENOENT/);
+  });
+
+  it('judges each input by its text as written, as aer1 verify does: entry_count 8.0 is invalid_commitment', async () => {
+    const ex = (name: string): string => readFileSync(join(__dirname, '../../examples', name), 'utf8');
+    const bad = ex('commitment-eight.json').replace('"entry_count": 8', '"entry_count": 8.0');
+    const vector = (verdict: string, reasons: string[]): string =>
+      `{"corpus": "t", "version": "1", "vectors": [{"id": "c", "kind": "commitment", "description": "8.0", "input": {"timeline": ${ex('timeline-eight.json')}, "commitment": ${bad}}, "expected": ${JSON.stringify({ verdict, reasons })}}]}`;
+    const ok = await cli(['conformance', tmp.write('c80.json', vector('invalid', ['invalid_commitment']))]);
+    expect([ok.code, ok.lines[ok.lines.length - 1]]).toEqual([0, '1 passed, 0 failed']);
+    const wrong = await cli(['conformance', tmp.write('c80-valid.json', vector('valid', []))]);
+    expect(wrong.code).toBe(1);
+    expect(wrong.out).toContain('FAIL c (commitment): expected valid [], got invalid [invalid_commitment]');
   });
 });

@@ -76,7 +76,7 @@ describe('parseLine', () => {
   const raw = (b: Buffer | null): RawLine => ({ no: 1, bytes: b, start: 0, end: b?.length ?? 0 });
   it('classifies blank, JSON and bad lines', () => {
     expect(parseLine(raw(Buffer.from(' \t')))).toEqual({ type: 'blank' });
-    expect(parseLine(raw(Buffer.from('{"a":[1]}')))).toEqual({ type: 'json', value: { a: [1] } });
+    expect(parseLine(raw(Buffer.from('{"a":[1]}')))).toEqual({ type: 'json', value: { a: [1] }, text: '{"a":[1]}' });
     expect(parseLine(raw(Buffer.from('{"a":')))).toMatchObject({ type: 'bad', why: 'not_json' });
     expect(parseLine(raw(Buffer.from([0x22, 0xf4, 0x90, 0x80, 0x80, 0x22])))).toMatchObject({ type: 'bad', why: 'not_utf8' });
     expect(parseLine(raw(null))).toMatchObject({ type: 'bad', why: 'too_long' });

@@ -105,7 +105,7 @@ describe('aer1 coverage --pdf', () => {
     writeFileSync(limited, JSON.stringify({ error: 'rate_limited', message: 'public read budget spent: try again in 42 s', retry_after_seconds: 42 }));
     const r4 = await cli(['coverage', '--check-report', limited]);
     expect(r4.code).toBe(2);
-    expect(r4.err).toContain('is an error answer from the server, not a coverage report: "rate_limited": public read budget spent');
+    expect(r4.err).toBe(`aer1: ${limited} is a saved error answer, not a coverage report: the server answered rate_limited: public read budget spent: try again in 42 s\n`);
     const r3 = await cli(['coverage', '--plan', ex('plan.json'), '--timeline', ex('timeline.json'), '--pdf', join(dir, 'no-such-dir', 'x.pdf')]);
     expect(r3.code).toBe(2);
     expect(r3.err).toMatch(/cannot write .*x\.pdf/);

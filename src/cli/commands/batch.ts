@@ -3,7 +3,7 @@
  * out, in order, in constant memory (lines are split on raw bytes; output
  * is buffered and waits for `drain` when the reader is slower).
  */
-import { DocumentKind, has, isObject, Verdict, verifyDocument } from '../../core/aer1';
+import { DocumentKind, has, isObject, Verdict, verifyDocumentText } from '../../core/aer1';
 import { Input, LineValue, parseLine, splitLines } from '../input';
 import { CliIo, EXIT_NOT_VALID, EXIT_OK, OutputWriter } from '../io';
 import { safe } from '../report';
@@ -38,13 +38,15 @@ export function verifyBatchLine(lineNo: number, line: LineValue, defaultKind: Ki
     kind = v.kind as DocumentKind;
   }
   if (!has(v, 'input')) return { line: lineNo, id, kind: kind === 'auto' ? null : kind, verdict: 'invalid', reasons: ['missing_field:input'] };
-  const r = verifyDocument(v.input, kind);
+  // The same rules as for a file (reading 9's integers by the text): the document is the line's `input` member.
+  const r = verifyDocumentText(v.input, line.text, ['input'], kind);
   return { line: lineNo, id, kind: r.kind, verdict: r.verdict, reasons: r.reasons };
 }
 
 /** Run a batch; returns the exit code (0 when every line is valid). */
 export async function runBatch(file: string, opts: { json: boolean; kind: KindOption }, io: CliIo): Promise<number> {
-  const input = Input.open(file, io);
+  // Lines are done with before the next read: one read buffer for the whole file.
+  const input = Input.open(file, io, { reuse: true });
   const out = new OutputWriter(io.stdout);
   const counts: Record<Verdict, number> = { valid: 0, invalid: 0, historical: 0, incomplete: 0 };
   let total = 0;

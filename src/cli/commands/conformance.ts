@@ -5,8 +5,10 @@
  * for further failing checks are allowed, vectors README).
  */
 import { Command } from 'commander';
-import { AnyResult, DocumentKind, isObject, verifyDocument } from '../../core/aer1';
-import { Input, readJsonDocument } from '../input';
+import { AnyResult, DocumentKind, isObject, verifyDocument, verifyDocumentText } from '../../core/aer1';
+import { memberText } from '../../core/aer1/json-integer';
+import { splitJsonArray } from '../../core/json';
+import { Input, readJsonDocumentBytes } from '../input';
 import { CliError, CliIo, errorText, EXIT_NOT_VALID, EXIT_OK, OutputWriter, RunContext } from '../io';
 import { defaultCorpusPath } from '../paths';
 import { safe } from '../report';
@@ -26,11 +28,19 @@ export interface VectorOutcome {
   error?: string;
 }
 
-/** Run every vector of a parsed corpus. Throws {@link CliError} when `corpus` is not a corpus at all. */
-export function runCorpus(corpus: unknown): { name: string; outcomes: VectorOutcome[] } {
+/**
+ * Run every vector of a parsed corpus. Throws {@link CliError} when `corpus`
+ * is not a corpus at all. With `text`, the JSON text `corpus` was parsed
+ * from, each input is verified with its text (core verifyDocumentText: the
+ * rules only the text shows, as `aer1 verify FILE` and `--batch` apply them).
+ */
+export function runCorpus(corpus: unknown, text?: string): { name: string; outcomes: VectorOutcome[] } {
   if (!isObject(corpus) || !Array.isArray(corpus.vectors)) throw new CliError('not a conformance corpus: expected {"corpus", "version", "vectors": [...]}');
   const name = `${typeof corpus.corpus === 'string' ? corpus.corpus : '(unnamed corpus)'}${typeof corpus.version === 'string' ? ` version ${corpus.version}` : ''}`;
-  const outcomes = corpus.vectors.map((v: unknown, i: number): VectorOutcome => {
+  const vectors = corpus.vectors;
+  const texts = text === undefined ? null : splitJsonArray(memberText(text, ['vectors']) ?? '');
+  const inputText = (i: number): string | null => (texts !== null && texts.length === vectors.length ? memberText(texts[i], ['input']) : null);
+  const outcomes = vectors.map((v: unknown, i: number): VectorOutcome => {
     const id = isObject(v) && typeof v.id === 'string' ? v.id : `#${i + 1}`;
     const kind = isObject(v) && typeof v.kind === 'string' ? v.kind : '?';
     const fail = (error: string, expected: VectorOutcome['expected'] = null): VectorOutcome => ({ id, kind, pass: false, expected, got: null, missing: [], error });
@@ -43,7 +53,8 @@ export function runCorpus(corpus: unknown): { name: string; outcomes: VectorOutc
     if (!KINDS.has(kind)) return fail(`unknown kind ${JSON.stringify(v.kind)}`, expected);
     let r: AnyResult;
     try {
-      r = verifyDocument(v.input, kind as DocumentKind);
+      const t = inputText(i);
+      r = t === null ? verifyDocument(v.input, kind as DocumentKind) : verifyDocumentText(v.input, t, [], kind as DocumentKind);
     } catch (err) {
       return fail(`the verifier threw: ${errorText(err)}`, expected);
     }
@@ -62,13 +73,13 @@ function list(reasons: string[]): string {
 export async function conformance(corpusFile: string | undefined, opts: { verbose?: boolean }, io: CliIo): Promise<number> {
   const file = corpusFile ?? defaultCorpusPath();
   const input = Input.open(file, io);
-  let doc: unknown;
+  let read: { value: unknown; bytes: Buffer };
   try {
-    doc = await readJsonDocument(input);
+    read = await readJsonDocumentBytes(input);
   } finally {
     input.close();
   }
-  const { name, outcomes } = runCorpus(doc);
+  const { name, outcomes } = runCorpus(read.value, read.bytes.toString('utf8'));
   const out = new OutputWriter(io.stdout);
   try {
     await out.write(`${safe(name)}: ${outcomes.length} vectors from ${safe(input.name)}\n`);

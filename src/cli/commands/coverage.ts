@@ -20,6 +20,7 @@ import { commitmentValueAsWritten } from '../../core/aer1/commitment-text';
 import { OutcomeRecord, outcomeNamesSubject } from '../../core/coverage/outcomes';
 import { verifyOutcome } from '../../core/outcomes/outcome';
 import { Input, parseJsonBytes, parseLine, readJsonDocument, splitLines } from '../input';
+import { refuseErrorAnswer } from '../recognise';
 import { Attestation, attestationLabel } from '../../core/aer1/attestation';
 import { readCommitmentFile, trustFromOptions } from '../commitment-file';
 import { CliError, CliIo, EXIT_NOT_VALID, EXIT_OK, RunContext, writeAll } from '../io';
@@ -67,7 +68,10 @@ async function readJsonOrNdjson(file: string, io: CliIo): Promise<{ value: unkno
     if ((await input.peek()) === null) throw new CliError(`${input.name} is empty (no bytes, or only white space)`);
     const bytes = await input.readAll();
     const parsed = parseJsonBytes(bytes);
-    if (parsed.ok) return { value: parsed.value, ndjson: false };
+    if (parsed.ok) {
+      refuseErrorAnswer(parsed.value, input.name, 'an input of aer1 coverage');
+      return { value: parsed.value, ndjson: false };
+    }
     if (parsed.why !== 'not_json') throw new CliError(`${input.name} is ${parsed.detail}`);
     const values: unknown[] = [];
     for await (const line of splitLines(once(bytes))) {
@@ -81,10 +85,13 @@ async function readJsonOrNdjson(file: string, io: CliIo): Promise<{ value: unkno
   }
 }
 
-async function readJson(file: string, io: CliIo): Promise<unknown> {
+async function readJson(file: string, io: CliIo, what = 'an input of aer1 coverage'): Promise<unknown> {
   const input = Input.open(file, io);
   try {
-    return await readJsonDocument(input);
+    const doc = await readJsonDocument(input);
+    // An error answer saved by `curl -s ... > file` (a 429 when the read budget ran out, a 404 for a wrong id).
+    refuseErrorAnswer(doc, input.name, what);
+    return doc;
   } finally {
     input.close();
   }
@@ -159,11 +166,7 @@ function loadOutcomes(value: unknown, subject: PlanSubject): { used: OutcomeReco
  * such a report.
  */
 export async function checkReport(file: string, io: CliIo, json = false, pdf?: string): Promise<number> {
-  const doc = await readJson(file, io);
-  if (isObject(doc) && typeof doc.error === 'string' && typeof doc.message === 'string' && !('report' in doc)) {
-    // An error answer saved by `curl -s ... > file` (a 429 when the read budget ran out, a 404 for a wrong id).
-    throw new CliError(`${file} is an error answer from the server, not a coverage report: ${JSON.stringify(doc.error).slice(0, 80)}: ${doc.message.slice(0, 300)}`);
-  }
+  const doc = await readJson(file, io, 'a coverage report');
   if (!isObject(doc) || typeof doc.digest !== 'string' || !isObject(doc.report)) {
     throw new CliError(`${file} is not a coverage report as GET /api/coverage-reports/{id} answers it ({digest, report, ...})`);
   }

@@ -33,6 +33,8 @@ import { Checkpoint, NoteVerifier, parseVerifierKey, SIG_COSIGNATURE_V1, SIG_ED2
 import { CliError, CliIo, errorText, EXIT_NOT_VALID, EXIT_OK, EXIT_USAGE, RunContext, writeAll } from '../io';
 import { checkProof, JSON_PROOF_FORMAT, malformedReport, NotAProofFile, ProofParts, ProofReport, quorumCheck, readProofFile, TrustPolicy } from '../log-proof';
 import { safe } from '../report';
+import { parseJsonBytes } from '../input';
+import { refuseErrorAnswer } from '../recognise';
 
 /** Largest answer read from the log, in bytes. */
 const MAX_ANSWER_BYTES = 4 * 1024 * 1024;
@@ -258,7 +260,11 @@ export async function verifyProofCommand(file: string, opts: VerifyProofOptions,
   try {
     read = readProofFile(bytes);
   } catch (e) {
-    if (e instanceof NotAProofFile) throw new CliError(`${file} is ${e.message}`);
+    if (e instanceof NotAProofFile) {
+      const parsed = parseJsonBytes(bytes);
+      if (parsed.ok) refuseErrorAnswer(parsed.value, file, 'a proof file');
+      throw new CliError(`${file} is ${e.message}`);
+    }
     throw e;
   }
   const report = 'parts' in read ? await checkProof(read.parts, policy) : malformedReport(read.form, read.malformed);

@@ -16,6 +16,7 @@ import { Command } from 'commander';
 import { existsSync, statSync } from 'node:fs';
 import { CliError, CliIo, EXIT_NOT_VALID, EXIT_OK, RunContext, writeAll } from '../io';
 import { checkPack, PackReport } from '../pack-check';
+import { errorAnswerInFile, errorAnswerText } from '../recognise';
 import { safe } from '../report';
 import { collect, trustPolicy, wholeNumber } from './log';
 
@@ -111,6 +112,8 @@ function commitmentKeys(keys: string[] | undefined): NoteVerifier[] {
 export async function verifyPackCommand(file: string, opts: VerifyPackOptions, io: CliIo): Promise<number> {
   const policy = { ...trustPolicy(opts), commitmentKeys: commitmentKeys(opts.trustedKey) };
   if (!existsSync(file) || !statSync(file).isFile()) throw new CliError(`cannot read ${file}: not a file`);
+  const answer = errorAnswerInFile(file);
+  if (answer) throw new CliError(errorAnswerText(file, answer, 'an evidence pack'));
   let report: PackReport;
   try {
     report = await checkPack(file, policy);

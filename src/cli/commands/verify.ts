@@ -25,7 +25,7 @@ import {
   JsonObject,
   TimelineResult,
   TimelineVerifier,
-  verifyDocument,
+  verifyDocumentText,
 } from '../../core/aer1';
 import { commitmentAsWritten, commitmentTextProblems } from '../../core/aer1/commitment-text';
 import { Attestation, attestationLabel, NO_TRUST } from '../../core/aer1/attestation';
@@ -34,6 +34,7 @@ import { canStartJson, changedWhileRead, fileStamp, Input, LineSplitter, parseJs
 import { verifyTimelineFileInParallel } from '../parallel-chain';
 import { CliError, CliIo, EXIT_NOT_VALID, EXIT_OK, RunContext, writeAll } from '../io';
 import { NdjsonStats, renderReport, safe } from '../report';
+import { otherDocumentHint, otherTextHint, refuseErrorAnswer } from '../recognise';
 import { runBatch } from './batch';
 
 /**
@@ -168,19 +169,24 @@ export async function verifySingle(file: string, opts: VerifyOptions, io: CliIo)
         }
       } else ({ result, ndjson, digests } = await streamTimeline(input.chunks(), wanted));
     } else if (!canStartJson(first)) {
+      // A proof file or a checkpoint is small: what peek read shows it.
+      const other = kind === 'auto' ? otherTextHint(input.peekedBytes()) : null;
+      if (other) throw new CliError(`${input.name} is ${other}`);
       throw new CliError(`${input.name} is not JSON: it begins with byte 0x${first.toString(16).padStart(2, '0')}`);
     } else {
       const bytes = await input.readAll();
       const parsed = parseJsonBytes(bytes);
       if (parsed.ok) {
         doc = parsed.value;
-        const wrapper = kind === 'auto' ? serverWrapperHint(doc) : null;
+        refuseErrorAnswer(doc, input.name, 'an AER-1 document');
+        const wrapper = kind === 'auto' ? (serverWrapperHint(doc) ?? otherDocumentHint(doc)) : null;
         if (wrapper) throw new CliError(`${input.name} is ${wrapper}`);
-        result = verifyDocument(doc, kind);
-        if (result.kind === 'commitment' && isObject(doc) && has(doc, 'timeline')) result = commitmentAsWritten(result, bytes.toString('utf8'), ['commitment']);
+        result = verifyDocumentText(doc, parsed.text, [], kind);
       } else if (parsed.why === 'not_json' && kind === 'chain') {
         // Not one JSON value: read it as NDJSON, one entry per line.
         ({ result, ndjson, digests } = await streamTimeline(once(bytes), wanted));
+      } else if (parsed.why === 'not_json' && kind === 'auto' && otherTextHint(bytes) !== null) {
+        throw new CliError(`${input.name} is ${otherTextHint(bytes)}`);
       } else if (parsed.why === 'not_json') {
         // V8 says "... after JSON at position N" when a second value follows the first: likely NDJSON.
         const hint = first === 0x7b && kind === 'auto' && /after JSON/.test(parsed.detail) ? ' (for an NDJSON timeline, one entry per line, use --kind chain)' : '';

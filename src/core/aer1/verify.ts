@@ -2,6 +2,7 @@
  * One entry point for every kind of AER-1 document.
  */
 import { CommitmentResult, verifyCommitment } from './commitment';
+import { commitmentAsWritten } from './commitment-text';
 import { TimelineResult, verifyTimeline } from './chain';
 import { ReceiptResult, verifyReceipt } from './receipt';
 import { DocumentKind, has, isObject } from './result';
@@ -39,4 +40,20 @@ export function verifyDocument(doc: unknown, kind?: DocumentKind | 'auto'): AnyR
     case 'workflow':
       return verifyWorkflow(doc);
   }
+}
+
+/**
+ * {@link verifyDocument} for a document read from JSON text, with the rules
+ * only the text shows applied too: reading 9, a commitment's `entry_count`
+ * written `7.0` or `7e0` (it parses to 7) makes a `{timeline, commitment}`
+ * document `invalid_commitment`. `text` is the JSON text `doc` was parsed
+ * from, the document sitting at `at` in it (member names from the top-level
+ * object: `[]` for a file holding the document, `['input']` for an
+ * `aer1 verify --batch` line). Every path that verifies a document it read
+ * as text goes through here, so a file and a batch line get one verdict.
+ */
+export function verifyDocumentText(doc: unknown, text: string, at: readonly string[], kind?: DocumentKind | 'auto'): AnyResult {
+  const r = verifyDocument(doc, kind);
+  if (r.kind === 'commitment' && isObject(doc) && has(doc, 'timeline')) return commitmentAsWritten(r, text, [...at, 'commitment']);
+  return r;
 }
