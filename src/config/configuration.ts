@@ -276,7 +276,7 @@ export class AppConfig {
   /**
    * `true` serves `GET /metrics` (Prometheus text format) and records the metrics;
    * otherwise nothing is recorded and /metrics answers 404. Readable only with
-   * METRICS_TOKEN or an admin key (README, "Operations").
+   * METRICS_TOKEN or an admin key (docs/operating.md, "Metrics").
    */
   @Transform(({ value }) => value === true || value === 'true')
   @IsBoolean()

@@ -211,7 +211,7 @@ export class CheckpointSigner implements OnApplicationBootstrap, OnApplicationSh
       state = store.read();
     } catch (e) {
       if (!(e instanceof CheckpointStateError)) throw e;
-      this.stop('checkpoint_state_unusable', `${e.message}: nothing is signed until it is restored from the backup of the key and its state file (or moved away on purpose; see README, "The signer's state file")`, { checkpoint_state: null });
+      this.stop('checkpoint_state_unusable', `${e.message}: nothing is signed until it is restored from the backup of the key and its state file (or moved away on purpose; see docs/operating.md, "The signer's state file")`, { checkpoint_state: null });
       return false;
     }
     if (!state) return { state: null };
