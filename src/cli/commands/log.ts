@@ -27,7 +27,7 @@
 import { Command } from 'commander';
 import { readFileSync } from 'node:fs';
 import { decodeStrictBase64, isObject } from '../../core/aer1';
-import { Checkpoint, verifyCheckpoint, verifyConsistency } from '../../core/tlog';
+import { Checkpoint, compareCheckpoints, judgeGrowth, verifyCheckpoint } from '../../core/tlog';
 import { CliError, CliIo, errorText, EXIT_NOT_VALID, EXIT_OK, EXIT_USAGE, RunContext, writeAll } from '../io';
 import { checkProof, JSON_PROOF_FORMAT, malformedReport, NotAProofFile, ProofParts, ProofReport, quorumCheck, readProofFile, TrustPolicy } from '../log-proof';
 import { safe } from '../report';
@@ -267,12 +267,14 @@ async function monitorRound(base: string, file: string, policy: TrustPolicy, tim
       return { result: 'quorum_not_met', exit: EXIT_NOT_VALID, message: msg, evidence: both('witness quorum not met'), json: { result: 'quorum_not_met', error: q.check.detail, saved: saved ? summary(saved.cp) : null, fetched: current, ...evidenceJson } };
     }
   }
-  if (saved === null) {
+  // The decision is the core's (src/core/tlog/monitor.ts); here only its I/O and its words.
+  let step = compareCheckpoints(saved?.cp ?? null, fetched);
+  if (step.result === 'first_use') {
     saveAtomically(file, fetchedNote);
     const msg = `FIRST RUN: no checkpoint was saved in ${safe(file)}; trusting this one on first use (nothing earlier to compare it with): ${safe(fetched.origin)} size ${fetched.size}, root ${current.root}. Saved.`;
     return { result: 'first_use', exit: EXIT_OK, message: msg, json: { result: 'first_use', saved: null, fetched: current } };
   }
-  const old = saved.cp;
+  const old = saved!.cp;
   const fork = async (why: string): Promise<Round> => {
     // What the log now serves for the saved size, when it keeps it: more evidence, never trusted.
     let atSaved: string | null = null;
@@ -293,25 +295,21 @@ async function monitorRound(base: string, file: string, policy: TrustPolicy, tim
     const msg = `FORK: ${why}. The log has shown two histories; ${safe(file)} is kept as it was.`;
     return { result: 'fork', exit: EXIT_NOT_VALID, message: msg, evidence: both('two checkpoints signed by the log that cannot both be true') + extra, json: { result: 'fork', error: why, saved: summary(old), fetched: current, ...evidenceJson, log_checkpoint_at_saved_size: atSaved } };
   };
-  if (fetched.size < old.size) {
+  if (step.result === 'rollback') {
     const msg = `ROLLBACK: the log serves size ${fetched.size}, smaller than the saved size ${old.size}. ${safe(file)} is kept as it was.`;
     return { result: 'rollback', exit: EXIT_NOT_VALID, message: msg, evidence: both('the log went back in time'), json: { result: 'rollback', saved: summary(old), fetched: current, ...evidenceJson } };
   }
-  if (fetched.size === old.size) {
-    if (!fetched.rootHash.equals(old.rootHash)) return fork(`same size ${old.size}, different root (saved ${old.rootHash.toString('base64')}, served ${current.root})`);
+  if (step.result === 'unchanged') {
     saveAtomically(file, fetchedNote); // same tree; may carry newer cosignatures
     return { result: 'consistent', exit: EXIT_OK, message: `CONSISTENT: ${safe(fetched.origin)} unchanged at size ${fetched.size} (same root)`, json: { result: 'consistent', saved: summary(old), fetched: current } };
   }
-  if (old.size > 0) {
-    const proofUrl = `${base}/api/ledger/proof/consistency?first=${old.size}&second=${fetched.size}`;
+  if (step.result === 'needs_proof') {
+    const proofUrl = `${base}/api/ledger/proof/consistency?first=${step.first}&second=${step.second}`;
     const body = await getJson(proofUrl, timeoutS);
-    if (body.first !== old.size || body.second !== fetched.size) throw new LogUnreachable(`${proofUrl} answered a proof from ${String(body.first)} to ${String(body.second)}`);
-    try {
-      verifyConsistency(old.size, fetched.size, hashList(body.proof, proofUrl), old.rootHash, fetched.rootHash);
-    } catch (e) {
-      return fork(`the log's consistency proof from size ${old.size} to ${fetched.size} does not verify (${errorText(e)}): the tree of size ${fetched.size} does not extend the saved one`);
-    }
+    if (body.first !== step.first || body.second !== step.second) throw new LogUnreachable(`${proofUrl} answered a proof from ${String(body.first)} to ${String(body.second)}`);
+    step = judgeGrowth(old, fetched, hashList(body.proof, proofUrl));
   }
+  if (step.result === 'fork') return fork(step.detail);
   saveAtomically(file, fetchedNote);
   const msg = `CONSISTENT: ${safe(fetched.origin)} grew from size ${old.size} to ${fetched.size} (consistency proof verified); saved to ${safe(file)}`;
   return { result: 'consistent', exit: EXIT_OK, message: msg, json: { result: 'consistent', saved: summary(old), fetched: current } };
