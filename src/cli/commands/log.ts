@@ -24,158 +24,18 @@
  *   verify-proof does. Exit 0 included; 1 a check failed, the receipt is not
  *   recorded, or the leaf is not yet under the checkpoint; 2 usage or network.
  */
-import { Command, InvalidArgumentError } from 'commander';
-import { randomBytes } from 'node:crypto';
-import { closeSync, fsyncSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
-import { basename, dirname, join, resolve } from 'node:path';
-import { decodeStrictBase64, isObject, JsonObject } from '../../core/aer1';
-import { Checkpoint, NoteVerifier, parseVerifierKey, SIG_COSIGNATURE_V1, SIG_ED25519, verifyCheckpoint, verifyConsistency } from '../../core/tlog';
+import { Command } from 'commander';
+import { readFileSync } from 'node:fs';
+import { decodeStrictBase64, isObject } from '../../core/aer1';
+import { Checkpoint, compareCheckpoints, judgeGrowth, verifyCheckpoint } from '../../core/tlog';
 import { CliError, CliIo, errorText, EXIT_NOT_VALID, EXIT_OK, EXIT_USAGE, RunContext, writeAll } from '../io';
 import { checkProof, JSON_PROOF_FORMAT, malformedReport, NotAProofFile, ProofParts, ProofReport, quorumCheck, readProofFile, TrustPolicy } from '../log-proof';
 import { safe } from '../report';
 import { parseJsonBytes } from '../input';
 import { refuseErrorAnswer } from '../recognise';
-
-/** Largest answer read from the log, in bytes. */
-const MAX_ANSWER_BYTES = 4 * 1024 * 1024;
-/** Default HTTP timeout, in seconds. */
-export const DEFAULT_TIMEOUT_S = 30;
-
-// ---------------------------------------------------------------- options
-
-export function collect(value: string, previous: string[] | undefined): string[] {
-  return [...(previous ?? []), value];
-}
-
-export function wholeNumber(min: number, what: string): (v: string) => number {
-  return (v: string) => {
-    const n = Number(v);
-    if (!/^[0-9]+$/.test(v) || !Number.isSafeInteger(n) || n < min) throw new InvalidArgumentError(`expected ${what} (a whole number${min > 0 ? ` of at least ${min}` : ''})`);
-    return n;
-  };
-}
-
-/** Parse `--vkey`: a log vkey (type 0x01) whose name is the log origin. */
-export function logKey(vkey: string | undefined): NoteVerifier {
-  if (vkey === undefined) throw new CliError('--vkey VKEY (the log verifier key, <origin>+<key id>+<key>) is required');
-  let k: NoteVerifier;
-  try {
-    k = parseVerifierKey(vkey.trim());
-  } catch (e) {
-    throw new CliError(`--vkey is not a verifier key: ${errorText(e)}`);
-  }
-  if (k.type !== SIG_ED25519) throw new CliError(`--vkey ${k.name} is not a log key (type 0x01); witness keys go to --witness`);
-  return k;
-}
-
-/** The trust policy from `--vkey`, `--witness` (repeatable) and `--quorum` (default: every witness given). */
-export function trustPolicy(opts: { vkey?: string; witness?: string[]; quorum?: number; tsaCerts?: string }): TrustPolicy {
-  const log = logKey(opts.vkey);
-  const witnesses = (opts.witness ?? []).map((v) => {
-    let k: NoteVerifier;
-    try {
-      k = parseVerifierKey(v.trim());
-    } catch (e) {
-      throw new CliError(`--witness ${JSON.stringify(v.slice(0, 80))} is not a verifier key: ${errorText(e)}`);
-    }
-    if (k.type !== SIG_COSIGNATURE_V1) throw new CliError(`--witness ${k.name} is not a witness key (type 0x04)`);
-    return k;
-  });
-  if (new Set(witnesses.map((w) => w.vkey)).size !== witnesses.length) throw new CliError('a --witness key is given twice');
-  if (opts.quorum !== undefined && witnesses.length === 0) throw new CliError('--quorum K needs the witnesses: give each with --witness VKEY');
-  const quorum = opts.quorum ?? witnesses.length;
-  if (quorum > witnesses.length) throw new CliError(`--quorum ${quorum} is more than the ${witnesses.length} witness${witnesses.length === 1 ? '' : 'es'} given`);
-  let tsaCertsPem: string | undefined;
-  if (opts.tsaCerts !== undefined) {
-    try {
-      tsaCertsPem = readFileSync(opts.tsaCerts, 'utf8');
-    } catch (e) {
-      throw new CliError(`cannot read --tsa-certs ${opts.tsaCerts}: ${errorText(e)}`);
-    }
-  }
-  return { log, witnesses, quorum, ...(tsaCertsPem === undefined ? {} : { tsaCertsPem }) };
-}
-
-/** `--url`: an http(s) base URL, without a trailing slash. */
-export function baseUrl(url: string | undefined): string {
-  if (url === undefined) throw new CliError('--url BASE (the ledger, e.g. http://localhost:3000) is required');
-  let u: URL;
-  try {
-    u = new URL(url);
-  } catch {
-    throw new CliError(`--url must be a URL such as http://localhost:3000, got ${JSON.stringify(url.slice(0, 200))}`);
-  }
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new CliError(`--url must be http or https, got ${u.protocol}`);
-  if (u.search || u.hash) throw new CliError('--url is a base URL, without ?query or #fragment');
-  return url.replace(/\/+$/, '');
-}
-
-// ---------------------------------------------------------------- HTTP
-
-/** The log could not be reached, timed out, or answered something unusable (exit 2). */
-class LogUnreachable extends CliError {}
-
-interface Answer {
-  status: number;
-  body: Buffer;
-}
-
-/** GET `url` with a timeout; a body above {@link MAX_ANSWER_BYTES} or a network failure is a {@link LogUnreachable}. */
-export async function httpGet(url: string, timeoutS: number, accept: string): Promise<Answer> {
-  let res: Response;
-  try {
-    res = await fetch(url, { headers: { Accept: accept }, signal: AbortSignal.timeout(timeoutS * 1000) });
-  } catch (e) {
-    const cause = (e as { cause?: unknown }).cause ?? e;
-    const timedOut = (e as Error).name === 'TimeoutError';
-    throw new LogUnreachable(`cannot reach ${new URL(url).origin}: ${timedOut ? `no answer in ${timeoutS} s` : errorText(cause)}`);
-  }
-  const declared = Number(res.headers.get('content-length') ?? '0');
-  if (declared > MAX_ANSWER_BYTES) {
-    await res.body?.cancel();
-    throw new LogUnreachable(`${url} answered ${declared} bytes, more than ${MAX_ANSWER_BYTES}`);
-  }
-  let body: Buffer;
-  try {
-    body = Buffer.from(await res.arrayBuffer());
-  } catch (e) {
-    throw new LogUnreachable(`reading ${url}: ${errorText((e as { cause?: unknown }).cause ?? e)}`);
-  }
-  if (body.length > MAX_ANSWER_BYTES) throw new LogUnreachable(`${url} answered more than ${MAX_ANSWER_BYTES} bytes`);
-  return { status: res.status, body };
-}
-
-async function getOk(url: string, timeoutS: number, accept: string): Promise<Buffer> {
-  const a = await httpGet(url, timeoutS, accept);
-  if (a.status !== 200) throw new LogUnreachable(`${url} answered ${a.status}${shortBody(a.body)}`);
-  return a.body;
-}
-
-function shortBody(b: Buffer): string {
-  const s = b.toString('utf8').trim();
-  return s ? `: ${safe(s, 160)}` : '';
-}
-
-async function getJson(url: string, timeoutS: number): Promise<JsonObject> {
-  const body = await getOk(url, timeoutS, 'application/json');
-  let v: unknown;
-  try {
-    v = JSON.parse(body.toString('utf8'));
-  } catch {
-    throw new LogUnreachable(`${url} did not answer JSON`);
-  }
-  if (!isObject(v)) throw new LogUnreachable(`${url} did not answer a JSON object`);
-  return v;
-}
-
-function hashList(v: unknown, url: string): Buffer[] {
-  if (!Array.isArray(v) || v.length > 63) throw new LogUnreachable(`${url}: "proof" is not an array of at most 63 hashes`);
-  return v.map((h) => {
-    const b = decodeStrictBase64(h);
-    if (b === null || b.length !== 32) throw new LogUnreachable(`${url}: a proof hash is not base64 of 32 bytes`);
-    return b;
-  });
-}
+import { baseUrl, DEFAULT_TIMEOUT_S, getJson, getOk, hashList, httpGet, LogUnreachable, shortBody } from '../log-client';
+import { collect, trustPolicy, wholeNumber } from '../log-options';
+import { readState, saveAtomically } from '../monitor-state';
 
 // ---------------------------------------------------------------- output
 
@@ -384,54 +244,6 @@ function summary(cp: Checkpoint): { origin: string; size: number; root: string }
   return { origin: cp.origin, size: cp.size, root: cp.rootHash.toString('base64') };
 }
 
-/**
- * Write `text` to `file` atomically: a temporary file beside it, written
- * and fsynced, renamed over `file`, then the directory fsynced.
- */
-export function saveAtomically(file: string, text: string): void {
-  const dir = dirname(resolve(file));
-  const tmp = join(dir, `.${basename(file)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
-  let fd: number | null = null;
-  try {
-    fd = openSync(tmp, 'wx', 0o644);
-    writeSync(fd, text);
-    fsyncSync(fd);
-    closeSync(fd);
-    fd = null;
-    renameSync(tmp, file);
-  } catch (e) {
-    if (fd !== null) closeSync(fd);
-    rmSync(tmp, { force: true });
-    throw new CliError(`cannot save the checkpoint to ${file}: ${errorText(e)}`);
-  }
-  try {
-    const d = openSync(dir, 'r');
-    try {
-      fsyncSync(d);
-    } finally {
-      closeSync(d);
-    }
-  } catch {
-    // some file systems cannot fsync a directory; the rename is done
-  }
-}
-
-/** The saved checkpoint (null: none yet). Throws CliError (exit 2) for a state file that is unreadable or does not verify. */
-function readState(file: string, log: NoteVerifier): { note: string; cp: Checkpoint } | null {
-  let note: string;
-  try {
-    note = readFileSync(file, 'utf8');
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw new CliError(`cannot read the state file ${file}: ${errorText(e)}`);
-  }
-  try {
-    return { note, cp: verifyCheckpoint(note, [log], log.name).checkpoint };
-  } catch (e) {
-    throw new CliError(`the checkpoint saved in ${file} does not verify with --vkey (${errorText(e)}); the file or the key changed. Not touching it: move it away to start over (trust on first use)`);
-  }
-}
-
 /** One monitor check. Network and state problems throw CliError (exit 2). */
 async function monitorRound(base: string, file: string, policy: TrustPolicy, timeoutS: number): Promise<Round> {
   const saved = readState(file, policy.log);
@@ -455,12 +267,14 @@ async function monitorRound(base: string, file: string, policy: TrustPolicy, tim
       return { result: 'quorum_not_met', exit: EXIT_NOT_VALID, message: msg, evidence: both('witness quorum not met'), json: { result: 'quorum_not_met', error: q.check.detail, saved: saved ? summary(saved.cp) : null, fetched: current, ...evidenceJson } };
     }
   }
-  if (saved === null) {
+  // The decision is the core's (src/core/tlog/monitor.ts); here only its I/O and its words.
+  let step = compareCheckpoints(saved?.cp ?? null, fetched);
+  if (step.result === 'first_use') {
     saveAtomically(file, fetchedNote);
     const msg = `FIRST RUN: no checkpoint was saved in ${safe(file)}; trusting this one on first use (nothing earlier to compare it with): ${safe(fetched.origin)} size ${fetched.size}, root ${current.root}. Saved.`;
     return { result: 'first_use', exit: EXIT_OK, message: msg, json: { result: 'first_use', saved: null, fetched: current } };
   }
-  const old = saved.cp;
+  const old = saved!.cp;
   const fork = async (why: string): Promise<Round> => {
     // What the log now serves for the saved size, when it keeps it: more evidence, never trusted.
     let atSaved: string | null = null;
@@ -481,25 +295,21 @@ async function monitorRound(base: string, file: string, policy: TrustPolicy, tim
     const msg = `FORK: ${why}. The log has shown two histories; ${safe(file)} is kept as it was.`;
     return { result: 'fork', exit: EXIT_NOT_VALID, message: msg, evidence: both('two checkpoints signed by the log that cannot both be true') + extra, json: { result: 'fork', error: why, saved: summary(old), fetched: current, ...evidenceJson, log_checkpoint_at_saved_size: atSaved } };
   };
-  if (fetched.size < old.size) {
+  if (step.result === 'rollback') {
     const msg = `ROLLBACK: the log serves size ${fetched.size}, smaller than the saved size ${old.size}. ${safe(file)} is kept as it was.`;
     return { result: 'rollback', exit: EXIT_NOT_VALID, message: msg, evidence: both('the log went back in time'), json: { result: 'rollback', saved: summary(old), fetched: current, ...evidenceJson } };
   }
-  if (fetched.size === old.size) {
-    if (!fetched.rootHash.equals(old.rootHash)) return fork(`same size ${old.size}, different root (saved ${old.rootHash.toString('base64')}, served ${current.root})`);
+  if (step.result === 'unchanged') {
     saveAtomically(file, fetchedNote); // same tree; may carry newer cosignatures
     return { result: 'consistent', exit: EXIT_OK, message: `CONSISTENT: ${safe(fetched.origin)} unchanged at size ${fetched.size} (same root)`, json: { result: 'consistent', saved: summary(old), fetched: current } };
   }
-  if (old.size > 0) {
-    const proofUrl = `${base}/api/ledger/proof/consistency?first=${old.size}&second=${fetched.size}`;
+  if (step.result === 'needs_proof') {
+    const proofUrl = `${base}/api/ledger/proof/consistency?first=${step.first}&second=${step.second}`;
     const body = await getJson(proofUrl, timeoutS);
-    if (body.first !== old.size || body.second !== fetched.size) throw new LogUnreachable(`${proofUrl} answered a proof from ${String(body.first)} to ${String(body.second)}`);
-    try {
-      verifyConsistency(old.size, fetched.size, hashList(body.proof, proofUrl), old.rootHash, fetched.rootHash);
-    } catch (e) {
-      return fork(`the log's consistency proof from size ${old.size} to ${fetched.size} does not verify (${errorText(e)}): the tree of size ${fetched.size} does not extend the saved one`);
-    }
+    if (body.first !== step.first || body.second !== step.second) throw new LogUnreachable(`${proofUrl} answered a proof from ${String(body.first)} to ${String(body.second)}`);
+    step = judgeGrowth(old, fetched, hashList(body.proof, proofUrl));
   }
+  if (step.result === 'fork') return fork(step.detail);
   saveAtomically(file, fetchedNote);
   const msg = `CONSISTENT: ${safe(fetched.origin)} grew from size ${old.size} to ${fetched.size} (consistency proof verified); saved to ${safe(file)}`;
   return { result: 'consistent', exit: EXIT_OK, message: msg, json: { result: 'consistent', saved: summary(old), fetched: current } };

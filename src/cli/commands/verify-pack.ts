@@ -18,7 +18,7 @@ import { CliError, CliIo, EXIT_NOT_VALID, EXIT_OK, RunContext, writeAll } from '
 import { checkPack, PackReport } from '../pack-check';
 import { errorAnswerInFile, errorAnswerText } from '../recognise';
 import { safe } from '../report';
-import { collect, trustPolicy, wholeNumber } from './log';
+import { collect, trustPolicy, wholeNumber } from '../log-options';
 
 export interface VerifyPackOptions {
   vkey?: string;

@@ -12,3 +12,4 @@ export * from './checkpoint';
 export * from './cosignature';
 export * from './proof-file';
 export * from './witness';
+export * from './monitor';

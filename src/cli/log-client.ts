@@ -1,0 +1,96 @@
+/**
+ * The auditor's HTTP client of a ledger's log (`aer1 log monitor`,
+ * `aer1 log inclusion`): GET with a timeout and a size cap; a network
+ * failure, a timeout or an unusable answer is {@link LogUnreachable} (exit 2).
+ */
+import { decodeStrictBase64, isObject, JsonObject } from '../core/aer1';
+import { CliError, errorText } from './io';
+import { safe } from './report';
+
+/** Largest answer read from the log, in bytes. */
+const MAX_ANSWER_BYTES = 4 * 1024 * 1024;
+/** Default HTTP timeout, in seconds. */
+export const DEFAULT_TIMEOUT_S = 30;
+
+/** `--url`: an http(s) base URL, without a trailing slash. */
+export function baseUrl(url: string | undefined): string {
+  if (url === undefined) throw new CliError('--url BASE (the ledger, e.g. http://localhost:3000) is required');
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    throw new CliError(`--url must be a URL such as http://localhost:3000, got ${JSON.stringify(url.slice(0, 200))}`);
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new CliError(`--url must be http or https, got ${u.protocol}`);
+  if (u.search || u.hash) throw new CliError('--url is a base URL, without ?query or #fragment');
+  return url.replace(/\/+$/, '');
+}
+
+/** The log could not be reached, timed out, or answered something unusable (exit 2). */
+export class LogUnreachable extends CliError {}
+
+interface Answer {
+  status: number;
+  body: Buffer;
+}
+
+/** GET `url` with a timeout; a body above {@link MAX_ANSWER_BYTES} or a network failure is a {@link LogUnreachable}. */
+export async function httpGet(url: string, timeoutS: number, accept: string): Promise<Answer> {
+  let res: Response;
+  try {
+    res = await fetch(url, { headers: { Accept: accept }, signal: AbortSignal.timeout(timeoutS * 1000) });
+  } catch (e) {
+    const cause = (e as { cause?: unknown }).cause ?? e;
+    const timedOut = (e as Error).name === 'TimeoutError';
+    throw new LogUnreachable(`cannot reach ${new URL(url).origin}: ${timedOut ? `no answer in ${timeoutS} s` : errorText(cause)}`);
+  }
+  const declared = Number(res.headers.get('content-length') ?? '0');
+  if (declared > MAX_ANSWER_BYTES) {
+    await res.body?.cancel();
+    throw new LogUnreachable(`${url} answered ${declared} bytes, more than ${MAX_ANSWER_BYTES}`);
+  }
+  let body: Buffer;
+  try {
+    body = Buffer.from(await res.arrayBuffer());
+  } catch (e) {
+    throw new LogUnreachable(`reading ${url}: ${errorText((e as { cause?: unknown }).cause ?? e)}`);
+  }
+  if (body.length > MAX_ANSWER_BYTES) throw new LogUnreachable(`${url} answered more than ${MAX_ANSWER_BYTES} bytes`);
+  return { status: res.status, body };
+}
+
+/** GET `url`; anything but 200 is a {@link LogUnreachable}. */
+export async function getOk(url: string, timeoutS: number, accept: string): Promise<Buffer> {
+  const a = await httpGet(url, timeoutS, accept);
+  if (a.status !== 200) throw new LogUnreachable(`${url} answered ${a.status}${shortBody(a.body)}`);
+  return a.body;
+}
+
+/** The start of an answer's body, for an error message. */
+export function shortBody(b: Buffer): string {
+  const s = b.toString('utf8').trim();
+  return s ? `: ${safe(s, 160)}` : '';
+}
+
+/** GET `url` as a JSON object, else a {@link LogUnreachable}. */
+export async function getJson(url: string, timeoutS: number): Promise<JsonObject> {
+  const body = await getOk(url, timeoutS, 'application/json');
+  let v: unknown;
+  try {
+    v = JSON.parse(body.toString('utf8'));
+  } catch {
+    throw new LogUnreachable(`${url} did not answer JSON`);
+  }
+  if (!isObject(v)) throw new LogUnreachable(`${url} did not answer a JSON object`);
+  return v;
+}
+
+/** A proof's `proof` member: at most 63 base64 SHA-256 hashes, else a {@link LogUnreachable}. */
+export function hashList(v: unknown, url: string): Buffer[] {
+  if (!Array.isArray(v) || v.length > 63) throw new LogUnreachable(`${url}: "proof" is not an array of at most 63 hashes`);
+  return v.map((h) => {
+    const b = decodeStrictBase64(h);
+    if (b === null || b.length !== 32) throw new LogUnreachable(`${url}: a proof hash is not base64 of 32 bytes`);
+    return b;
+  });
+}
