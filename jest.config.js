@@ -29,8 +29,8 @@ const common = {
   modulePathIgnorePatterns: ['<rootDir>/dist/'],
 };
 const ignored = ['/node_modules/', '/dist/'];
-/** Tiers that start databases, servers and processes: 30 s a test before jest calls it hung (a start-up takes seconds on a loaded 2-core machine; jest's default is 5 s). */
-const slow = { testTimeout: 30_000 };
+/** Tiers that start databases, servers and processes: 30 s a test (test/helpers/slow-tiers.ts). */
+const slow = { setupFilesAfterEnv: ['<rootDir>/test/helpers/slow-tiers.ts'] };
 
 module.exports = {
   projects: [
