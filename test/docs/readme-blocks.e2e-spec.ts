@@ -160,8 +160,8 @@ export function sessionScript(blocks: Block[], base: string): string {
 
 /** The checkout's files git does not track, ignored ones too (dist/ aside: the build rewrites it). */
 function untracked(): Set<string> {
-  const r = spawnSync('git', ['status', '--porcelain', '--ignored', '--untracked-files=all'], { cwd: REPO, encoding: 'utf8' });
-  if (r.status !== 0) throw new Error(`git status: ${r.stderr}`);
+  const r = spawnSync('git', ['status', '--porcelain', '--ignored', '--untracked-files=all', '--', '.', ':(exclude)node_modules'], { cwd: REPO, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  if (r.status !== 0) throw new Error(`git status: exit ${r.status} ${r.error ? String(r.error) : ''} ${r.stderr}`);
   return new Set(r.stdout.split('\n').filter((l) => l && !/^.. dist\//.test(l)));
 }
 
