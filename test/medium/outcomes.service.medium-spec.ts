@@ -6,6 +6,7 @@
 import { ReceiptsService } from '../../src/receipts/receipts.service';
 import { OutcomesService } from '../../src/outcomes/outcomes.service';
 import { LedgerService } from '../../src/ledger/ledger.service';
+import { TimelinesService } from '../../src/timelines/timelines.service';
 import { Medium, startMedium, DIALECTS, body } from './harness';
 import { buildTimeline, receiptFor } from '../coverage/fixtures';
 import { outcomeFor, PAYMENT_STEPS } from '../outcomes/fixtures';
@@ -25,7 +26,10 @@ describe.each(DIALECTS)('OutcomesService on %s', (dialect) => {
     const payments = await m.principal('outcome', { systems: ['PAYMENTS'] });
     const tl = buildTimeline('job-medium-out', PAYMENT_STEPS);
     await m.get(ReceiptsService).ingest(body(receiptFor(tl[1])), producer);
+    // An outcome counts only for a job whose entries name its receipt (issue 26): the job's timeline first.
+    await m.get(TimelinesService).import('job-medium-out', body(tl), producer);
     const svc = m.get(OutcomesService);
+    await expect(svc.report(body(outcomeFor({ name: 'm-other-job', job_id: 'job-medium-other', receipt_id: tl[1].id })), payments)).rejects.toMatchObject({ status: 422, code: 'receipt_not_in_job' });
     const settled = outcomeFor({ name: 'm-settled', job_id: 'job-medium-out', receipt_id: tl[1].id });
     const text = JSON.stringify(settled, null, 1);
     const a = await svc.report(body(text), payments);
