@@ -5,7 +5,10 @@
  *
  * Honest by construction: green (`ok`) only for a record that verifies fully
  * and is current (a receipt `valid` and not superseded; a job `clean` under
- * {@link jobAssessment}; a workflow `verified` with no findings). Everything
+ * {@link jobAssessment}; a workflow `verified` with no findings), and never
+ * while the deciding outcome of an owning system says the effect failed or
+ * was reversed (issue 18: the latest outcome of a system and effect decides;
+ * only `confirmed` is a success). Everything
  * else is amber or red, and the message starts with a mark (check, cross,
  * "!") so the verdict is not told by colour alone.
  */
@@ -25,14 +28,28 @@ const COLORS: Record<BadgeTone, string> = { ok: '#1a7f37', warn: '#9a6700', bad:
 const MARKS: Record<BadgeTone, string> = { ok: '\u2713', warn: '!', bad: '\u2717' };
 
 /**
- * A receipt's badge: `verdict` of the S6 verifier re-run now, whether a
- * correction supersedes it (S9), and its own transport `status` (a receipt
- * of a call that failed verifies, but says so).
+ * A deciding outcome against a call: the `result` (not `confirmed`) of the
+ * latest outcome of an owning system for an effect, as in the outcomes read
+ * model; null when no deciding outcome is against it.
  */
-export function receiptBadge(verdict: string, supersededBy: string | null, status: unknown): Badge {
+export type OutcomeAgainst = { result: string } | null;
+
+/** "outcome REVERSED" (the result cut to 24 characters, upper case). */
+function outcomeWords(o: { result: string }): string {
+  return `outcome ${o.result.slice(0, 24).toUpperCase()}`;
+}
+
+/**
+ * A receipt's badge: `verdict` of the S6 verifier re-run now, whether a
+ * correction supersedes it (S9), its own transport `status` (a receipt of a
+ * call that failed verifies, but says so), and the deciding outcome against
+ * it, if any: red, the outcome first (`outcome REVERSED · verified`).
+ */
+export function receiptBadge(verdict: string, supersededBy: string | null, status: unknown, against: OutcomeAgainst = null): Badge {
   const label = 'AER-1 receipt';
   if (verdict === 'invalid') return { label, message: 'FAILED', tone: 'bad' };
   if (verdict !== 'valid') return { label, message: verdict.toUpperCase(), tone: 'warn' };
+  if (against) return { label, message: `${outcomeWords(against)} \u00b7 verified`, tone: 'bad' };
   if (supersededBy) return { label, message: 'verified, SUPERSEDED', tone: 'warn' };
   if (typeof status === 'string' && status !== 'ok') return { label, message: `verified, call status ${status.slice(0, 24)}`, tone: 'warn' };
   return { label, message: 'verified', tone: 'ok' };
@@ -52,11 +69,14 @@ const JOB_MESSAGES: Record<JobAssessment, [string, BadgeTone]> = {
  * A job's badge: its one assessment as `GET /api/jobs/{id}/verify` answers it
  * (src/core/aer1/commitments.ts), and who stands behind the binding
  * commitment (issue 15): bound only by a self-asserted one (the producer's
- * word) is amber, as on the job page, never green.
+ * word) is amber, as on the job page, never green. `against`: the newest
+ * deciding outcome against a receipt the job's entries name, if any: the
+ * badge is then red and leads with it (`outcome REVERSED · verified, ...`).
  */
-export function jobBadge(assessment: JobAssessment, bindingAttestation: 'ledger_issued' | 'attested_by' | 'self_asserted' | null = null): Badge {
-  if (assessment === 'clean' && bindingAttestation === 'self_asserted') return { label: 'AER-1 job', message: 'verified, end SELF-ASSERTED', tone: 'warn' };
-  const [message, tone] = JOB_MESSAGES[assessment] ?? ['UNKNOWN', 'bad'];
+export function jobBadge(assessment: JobAssessment, bindingAttestation: 'ledger_issued' | 'attested_by' | 'self_asserted' | null = null, against: OutcomeAgainst = null): Badge {
+  const [message, tone] =
+    assessment === 'clean' && bindingAttestation === 'self_asserted' ? (['verified, end SELF-ASSERTED', 'warn'] as const) : (JOB_MESSAGES[assessment] ?? (['UNKNOWN', 'bad'] as const));
+  if (against) return { label: 'AER-1 job', message: `${outcomeWords(against)} \u00b7 ${message}`, tone: 'bad' };
   return { label: 'AER-1 job', message, tone };
 }
 

@@ -55,6 +55,29 @@ export class OutcomesRepository {
     return out.sort((a, b) => a.position - b.position);
   }
 
+  /**
+   * The newest outcome that decides against its call, or null: among the
+   * outcomes answering receipt `scope.receipt` (lowercase), or any receipt
+   * named by an entry of job `scope.job`, those that no later outcome of the
+   * same receipt, system and effect supersedes (the latest decides) and whose
+   * `result` is not `confirmed`, the one latest in ledger order, with how many
+   * such deciding outcomes there are. One query over the `outcomes_receipt`
+   * index (badges and pages answer it on every read).
+   */
+  async decidingAgainst(q: Queryable, scope: { receipt: string } | { job: string }): Promise<{ row: OutcomeRow; count: number } | null> {
+    const [where, arg] = 'receipt' in scope ? ['o.receipt_id = ?', scope.receipt] : ['o.receipt_id IN (SELECT LOWER(e.receipt_id) FROM timeline_entries e WHERE e.job_id = ? AND e.receipt_id IS NOT NULL)', scope.job];
+    const rows = await q.query<OutcomeRow & { n: number | string }>(
+      `SELECT o.*, COUNT(*) OVER () AS n FROM outcomes o
+       WHERE ${where} AND o.result <> 'confirmed'
+         AND NOT EXISTS (SELECT 1 FROM outcomes l WHERE l.receipt_id = o.receipt_id AND l.system = o.system AND l.effect = o.effect AND l.position > o.position)
+       ORDER BY o.position DESC LIMIT 1`,
+      [arg],
+    );
+    if (rows.length === 0) return null;
+    const { n, ...row } = rows[0];
+    return { row: toRow(row), count: int(n) };
+  }
+
   /** The outcomes naming job `jobId`, in ledger order. */
   async ofJob(q: Queryable, jobId: string): Promise<OutcomeRow[]> {
     return (await q.query<OutcomeRow>('SELECT * FROM outcomes WHERE job_id = ? ORDER BY position', [jobId])).map(toRow);

@@ -37,6 +37,7 @@ table.kv th{width:14rem}
 .verdict p{margin:.4rem 0 0}
 .verdict.ok{border-color:var(--ok);background:#dafbe1}.verdict.bad{border-color:var(--bad);background:#ffebe9}.verdict.warn{border-color:var(--warn);background:#fff8c5}.verdict.na{border-color:var(--muted)}
 .verdict .line.ok,.verdict .line.bad,.verdict .line.warn,.verdict .line.na{background:none}
+.verdict .line.bad a{color:inherit}
 .prov{display:inline-block;font-weight:700;font-size:.8rem;letter-spacing:.02em;padding:.05rem .45rem;border-radius:4px;white-space:nowrap}
 .prov-executed,.prov-observed{color:#fff;background:var(--accent);border:2px solid var(--accent)}
 .prov-logged{color:var(--fg);background:repeating-linear-gradient(135deg,#fff,#fff 4px,#eaeef2 4px,#eaeef2 8px);border:2px dashed var(--muted);font-style:italic}

@@ -17,6 +17,7 @@ import type { RecordedBy } from '../core/ledger/event-hash';
 import { linkableReceiptId, loadTimelineView, TimelineView } from './timeline-view';
 import { LogLocation, LogService } from '../log/log.service';
 import { OutcomesService } from '../outcomes/outcomes.service';
+import { OutcomesRepository } from '../outcomes/outcomes.repository';
 import type { OutcomeVerification } from '../core/outcomes/outcome';
 
 /** One outcome reported against a receipt, as its page lists it (newest first). */
@@ -33,6 +34,22 @@ export interface ReceiptOutcomeView {
   reported_by: RecordedBy | null;
   /** A later outcome of the same system and effect that supersedes it (the latest wins), or null. */
   superseded_by: string | null;
+}
+
+/**
+ * The newest outcome that decides against a call of a job (the latest of its
+ * system and effect, result not `confirmed`), and how many deciding outcomes
+ * are against the job's receipts in all.
+ */
+export interface JobOutcomeAgainst {
+  outcome_id: string;
+  url: string;
+  receipt_id: string;
+  system: string;
+  effect: string;
+  result: string;
+  observed_at: string;
+  count: number;
 }
 
 /** Everything the outcome page shows (also its JSON variant). */
@@ -135,6 +152,7 @@ export class PublicPagesService {
     private readonly outcomes: OutcomesService,
     private readonly guard: ProjectionGuard,
     private readonly trust: CommitmentTrustService,
+    private readonly outcomesRepo: OutcomesRepository,
   ) {}
 
   /** Outcomes answering receipt `id` (lowercase), newest first. */
@@ -285,7 +303,7 @@ export class PublicPagesService {
   }
 
   /** The job page's data; `range` pages the entries (the verdict and commitments cover the whole timeline). */
-  async timeline(jobId: string, range?: { after: number; limit: number }): Promise<TimelineView & { url: string; verify_url: string; log: LogLocation | null }> {
+  async timeline(jobId: string, range?: { after: number; limit: number }): Promise<TimelineView & { url: string; verify_url: string; log: LogLocation | null; outcome_against: JobOutcomeAgainst | null }> {
     // The job's rows checked against its events first: 409 `projection_mismatch` (ProjectionGuard).
     await checkTimelineRows(this.guard, this.db, jobId);
     const view = await loadTimelineView(this.timelines, this.db, jobId, range, this.trust.trust);
@@ -298,7 +316,12 @@ export class PublicPagesService {
     const row = await this.timelines.get(this.db, jobId);
     const last = row ? Number(row.last_position) : 0;
     const log = last > 0 ? await this.log.locate(last, this.urls.path(`/api/ledger/events/${last}/proof`)) : null;
-    return { ...view, url: this.urls.job(jobId), verify_url: this.urls.jobVerify(jobId), log };
+    // The newest deciding outcome against a receipt the job's entries name (one indexed query): the page leads with it.
+    const against = await this.outcomesRepo.decidingAgainst(this.db, { job: jobId });
+    const outcome_against = against
+      ? { outcome_id: against.row.outcome_id, url: this.urls.outcome(against.row.outcome_id), receipt_id: against.row.receipt_id, system: against.row.system, effect: against.row.effect, result: against.row.result, observed_at: against.row.observed_at, count: against.count }
+      : null;
+    return { ...view, url: this.urls.job(jobId), verify_url: this.urls.jobVerify(jobId), log, outcome_against };
   }
 }
 

@@ -2,7 +2,7 @@
 import { isUuid } from '../core/aer1';
 import { html, safeHttpUrl, SafeHtml, seg } from './html';
 import { checksTable, idCode, layout, limitsList, okBadge, provenanceLabel, shortId, Tone, verdictBadge, verdictBlock } from './layout';
-import { OutcomePageData, ReceiptOutcomeView, ReceiptPageData, WorkflowPageData } from './public-pages.service';
+import { JobOutcomeAgainst, OutcomePageData, ReceiptOutcomeView, ReceiptPageData, WorkflowPageData } from './public-pages.service';
 import { linkableReceiptId, TimelineEntryView, TimelineView } from './timeline-view';
 import { logSection } from './log-view';
 import type { LogLocation } from '../log/log.service';
@@ -138,6 +138,23 @@ export function executionOutcome(r: Record<string, unknown>): { tone: Tone; text
   return { tone: 'bad', text: html`Execution outcome: FAILED (${typeof status === 'string' ? status : JSON.stringify(status)})` };
 }
 
+/**
+ * The headline lines of the outcomes that decide for a receipt (`list`
+ * newest first; the latest outcome of a system and effect decides, issue
+ * 18): `against`, the newest deciding outcome whose result is not
+ * `confirmed` (red, linking to it; how many more are against the call), and
+ * `confirmed`, one green line per deciding confirmation when none is
+ * against it.
+ */
+export function decidingOutcomeLines(list: ReceiptOutcomeView[]): { against: VerdictLine | null; confirmed: VerdictLine[] } {
+  const deciding = list.filter((o) => o.superseded_by === null);
+  const against = deciding.filter((o) => o.result !== 'confirmed');
+  const say = (o: ReceiptOutcomeView, rest: number): SafeHtml =>
+    html`Outcome: <a href="${outcomeHref(o.outcome_id)}">${o.result.toUpperCase()} by ${o.system} (${o.effect})</a>, observed ${idCode(o.observed_at)}${rest > 0 ? html`; ${rest} more outcome(s) against this call below` : ''}`;
+  if (against.length > 0) return { against: { tone: 'bad', text: say(against[0], against.length - 1), id: 'outcome-verdict' }, confirmed: [] };
+  return { against: null, confirmed: deciding.map((o, i) => ({ tone: 'ok' as Tone, text: say(o, 0), id: `outcome-verdict${i ? `-${i + 1}` : ''}` })) };
+}
+
 function decodedPreview(b64: unknown): string | null {
   if (typeof b64 !== 'string') return null;
   try {
@@ -161,11 +178,14 @@ export function receiptPage(d: ReceiptPageData): string {
     v.verdict === 'valid'
       ? { tone: 'ok', text: html`Commitment: VALID: the stored bytes match the output commitment`, id: 'verdict-line' }
       : { tone: 'bad', text: html`Commitment: ${v.verdict.toUpperCase()}: ${v.reasons.length ? v.reasons.join(', ') : 'the receipt does not verify'}`, id: 'verdict-line' };
-  const execution: VerdictLine = { ...outcome, id: 'execution-outcome' };
+  const decided = decidingOutcomeLines(d.outcomes);
+  // The receipt's status is the agent's claim: when the owning system's deciding outcome is against it, it is worded so, second and never green.
+  const execution: VerdictLine = decided.against && outcome.tone === 'ok' ? { tone: 'warn', text: html`The receipt reports ok (its <code>status</code> "ok" is the agent's claim; the outcome above decides)`, id: 'execution-outcome' } : { ...outcome, id: 'execution-outcome' };
   const headline = verdictBlock(
     [
-      // A failed call leads with its failure (the largest line), the commitment's validity second (issue 27).
-      ...leadWithFailure([commitment, execution]),
+      // An outcome against the call leads (issue 18), then the receipt's own claim, then the bytes; otherwise a failed
+      // call leads with its failure (the largest line), the commitment's validity second (issue 27).
+      ...(decided.against ? [decided.against, execution, commitment] : leadWithFailure([commitment, execution, ...decided.confirmed])),
       ...(declaredStatus === undefined
         ? []
         : [{ tone: (declaredStatus === 'verified' ? 'ok' : 'warn') as Tone, text: html`Producer's verification_status: ${typeof declaredStatus === 'string' ? declaredStatus : JSON.stringify(declaredStatus)} (as sent; this ledger does not change it)`, id: 'declared-verification-status' }]),
@@ -341,13 +361,18 @@ export function timelineHeadline(t: Pick<TimelineView, 'verdict' | 'reasons' | '
   return { tone: 'warn', text: `Chain valid — truncation not excluded (${t.commitment_status === 'absent' ? 'no endpoint commitment' : 'no binding endpoint commitment'})` };
 }
 
-export function timelinePage(t: TimelineView & { verify_url: string; log?: LogLocation | null }): string {
+export function timelinePage(t: TimelineView & { verify_url: string; log?: LogLocation | null; outcome_against?: JobOutcomeAgainst | null }): string {
   const binding = t.commitments.filter((c) => c.binding);
   const construction = t.construction === '-06' ? html`-06 <span class="badge warn">historical</span> (S7.4: never reported valid)` : html`${t.construction ?? 'undetermined'}`;
   const head = timelineHeadline(t);
+  const o = t.outcome_against ?? null;
+  // An outcome against one of the job's calls leads, red (issue 18); the chain's verdict comes after it.
+  const against: VerdictLine[] = o
+    ? [{ tone: 'bad', text: html`Outcome: <a href="${outcomeHref(o.outcome_id)}">${o.result.toUpperCase()} by ${o.system} (${o.effect})</a> for receipt <a href="${runHref(o.receipt_id)}">${shortId(o.receipt_id)}</a>, observed ${idCode(o.observed_at)}${o.count > 1 ? html`; ${o.count - 1} more outcome(s) against this job's calls` : ''}`, id: 'outcome-verdict' }]
+    : [];
   const body = html`
 <h1>Job timeline ${idCode(t.job_id)}</h1>
-${verdictBlock([{ tone: head.tone, text: head.text, id: 'verdict-line' }], html`<p>Chain verdict ${verdictBadge(t.verdict)}; endpoint commitments: <code>${t.commitment_status}</code>; ${t.entry_count} entries.</p>`)}
+${verdictBlock([...against, { tone: head.tone, text: head.text, id: 'verdict-line' }], html`<p>Chain verdict ${verdictBadge(t.verdict)}; endpoint commitments: <code>${t.commitment_status}</code>; ${t.entry_count} entries.</p>`)}
 ${t.truncation_excluded
   ? ''
   : t.findings.length > 0

@@ -139,6 +139,31 @@ const GREEN = 'rgb(26, 127, 55)';
       expect(statSync(shot).size).toBeGreaterThan(10_000);
       await page.close();
     }, 60_000);
+
+    it(`${w.name}: the charged-back payment's receipt page leads with the reversal, red and largest; the receipt's own "ok" is second, as its claim, never green`, async () => {
+      const page = await browser.newPage({ viewport: { width: w.width, height: w.height } });
+      expect((await page.goto(`${base}/run/81f7a3a2-7faf-5ab1-b9f7-dbe9cbaf4630`))?.status()).toBe(200);
+      expect(await page.locator('#verdict').first().locator('.line').evaluateAll((ls) => ls.map((l) => (l as unknown as { id: string }).id))).toEqual(['outcome-verdict', 'execution-outcome', 'verdict-line', 'declared-verification-status']);
+      expect(await page.locator('#outcome-verdict').innerText()).toBe('✗ Outcome: REVERSED by PAYMENTS (payment.settled), observed 2026-10-03T08:15:00Z');
+      expect(await page.locator('#outcome-verdict a').getAttribute('href')).toBe('/outcome/2b7c81dd-4ff4-5ed7-aa5b-c1a7add87e37');
+      const reversed = await look(page, '#outcome-verdict');
+      const claim = await look(page, '#execution-outcome');
+      expect(reversed.color).toBe(RED);
+      expect((await look(page, '#outcome-verdict a')).color).toBe(RED); // the linked words too, not link blue
+      expect(claim.color).not.toBe(GREEN);
+      expect(reversed.fontSize).toBeGreaterThan(claim.fontSize);
+      expect(reversed.y).toBeLessThan(claim.y);
+      expect(reversed.y + reversed.height).toBeLessThan(w.height);
+      expect(await page.evaluate<number>('document.documentElement.scrollWidth - document.documentElement.clientWidth')).toBeLessThanOrEqual(0);
+      const shot = join(OUT, `receipt-reversed-${w.width}.png`);
+      await page.screenshot({ path: shot, fullPage: false });
+      expect(statSync(shot).size).toBeGreaterThan(10_000);
+      await page.goto(`${base}/jobs/job-pay-7`);
+      expect(await page.locator('#verdict .line').first().getAttribute('id')).toBe('outcome-verdict');
+      expect((await look(page, '#outcome-verdict')).color).toBe(RED);
+      await page.screenshot({ path: join(OUT, `job-reversed-${w.width}.png`), fullPage: false });
+      await page.close();
+    }, 60_000);
   }
 
   it('the two reports as PDFs, kept beside the screenshots (pdftoppm renders them)', async () => {

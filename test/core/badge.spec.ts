@@ -24,6 +24,27 @@ describe('verify badges (src/core/badge.ts)', () => {
     expect(all.map((a) => jobBadge(a).message)).toEqual(['verified, truncation excluded', 'TRUNCATION NOT EXCLUDED', 'HISTORICAL (-06)', 'FAILED', 'TRUNCATION DETECTED', 'FINAL ENTRY SUBSTITUTED', 'ENTRY SUBSTITUTED']);
   });
 
+  it('an outcome against the call (the deciding one is not confirmed) makes a verified receipt or a clean job red, the outcome first', () => {
+    expect(receiptBadge('valid', null, 'ok', { result: 'reversed' })).toEqual({ label: 'AER-1 receipt', message: 'outcome REVERSED \u00b7 verified', tone: 'bad' });
+    expect(receiptBadge('valid', '5f0c0c2e-6a51-4d1e-9f40-3c2b8a9d7e11', 'error', { result: 'failed' })).toEqual({ label: 'AER-1 receipt', message: 'outcome FAILED \u00b7 verified', tone: 'bad' });
+    // Bytes that do not verify still say FAILED first; no outcome against the call keeps the old answers.
+    expect(receiptBadge('invalid', null, 'ok', { result: 'reversed' }).message).toBe('FAILED');
+    expect(receiptBadge('valid', null, 'ok', null).tone).toBe('ok');
+    // An attacker-chosen result is cut and drawn escaped.
+    const long = receiptBadge('valid', null, 'ok', { result: '<script>alert(1)</script>xxxxxxxxxxxxxxxxxxxxxx' });
+    expect(long.message).toBe('outcome <SCRIPT>ALERT(1)</SCRIPT \u00b7 verified');
+    expect(badgeSvg(long)).not.toContain('<SCRIPT>');
+    expect(badgeSvg(long)).toContain('&lt;SCRIPT&gt;');
+    expect(jobBadge('clean', 'ledger_issued', { result: 'reversed' })).toEqual({ label: 'AER-1 job', message: 'outcome REVERSED \u00b7 verified, truncation excluded', tone: 'bad' });
+    expect(jobBadge('clean', 'self_asserted', { result: 'not_found' })).toEqual({ label: 'AER-1 job', message: 'outcome NOT_FOUND \u00b7 verified, end SELF-ASSERTED', tone: 'bad' });
+    expect(jobBadge('truncation_detected', null, { result: 'failed' })).toEqual({ label: 'AER-1 job', message: 'outcome FAILED \u00b7 TRUNCATION DETECTED', tone: 'bad' });
+    const svg = badgeSvg(receiptBadge('valid', null, 'ok', { result: 'reversed' }));
+    expect(svg).toContain('<text x="');
+    expect(svg).toContain('>\u2717 outcome REVERSED \u00b7 verified</text>');
+    expect(svg).toContain('fill="#cf222e"');
+    expect(svg).not.toContain(GREEN);
+  });
+
   it('a workflow is green only when verified without findings', () => {
     expect(workflowBadge('verified', 0).tone).toBe('ok');
     expect(workflowBadge('verified', 2)).toEqual({ label: 'AER-1 workflow', message: 'verified, 2 FINDINGS', tone: 'warn' });

@@ -6,6 +6,8 @@
  * issues the report. Each scenario is its own job with exact statuses.
  */
 import Ajv from 'ajv';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { ApiKeysService } from '../../src/auth/api-keys.service';
 import { CoverageReportContent } from '../../src/core/coverage/reconcile';
 import { DatabaseService } from '../../src/database/database.service';
@@ -16,6 +18,22 @@ import { buildTimeline, commitmentFor, Entry, receiptFor, StepSpec } from '../co
 import { cli, TmpDir } from '../cli/helpers';
 import { DIALECTS, startApp, TestApp } from '../helpers/app';
 import { outcomeFor, OutcomeSpec, PAYMENT_STEPS, paymentPlan } from '../outcomes/fixtures';
+
+/** The headline verdict block of a page: its frame's tone and its lines as text (tags stripped). */
+function headline(page: string): { tone: string; lines: string[] } {
+  const block = /<section class="verdict (ok|bad|warn|na)" id="verdict">([\s\S]*?)<\/section>/.exec(page);
+  if (!block) throw new Error('no verdict block');
+  const strip = (x: string) => x.replace(/<[^>]*>/g, '').replace(/&amp;/g, '&').replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/\s+/g, ' ').trim();
+  return { tone: block[1], lines: [...block[2].matchAll(/<div class="line [^"]*" id="[^"]*">([\s\S]*?)<\/div>/g)].map((m) => strip(m[1])) };
+}
+
+/** A supertest parser that keeps the body as bytes (the badges are SVG). */
+function binary(res: NodeJS.ReadableStream, cb: (err: Error | null, body: Buffer) => void): void {
+  const chunks: Buffer[] = [];
+  res.on('data', (c: Buffer) => chunks.push(c));
+  res.on('end', () => cb(null, Buffer.concat(chunks)));
+}
+const bin = binary as unknown as (res: unknown, cb: (err: Error | null, body: unknown) => void) => void;
 
 describe.each(DIALECTS)('outcome evidence on %s', (dialect) => {
   jest.setTimeout(60_000);
@@ -65,6 +83,13 @@ describe.each(DIALECTS)('outcome evidence on %s', (dialect) => {
     expect(g.body.digest_verified).toBe(true);
     return { digest: r.body.digest, report: g.body.report };
   }
+
+  const example = (f: string): string => readFileSync(join(__dirname, '../../examples/outcomes', f), 'utf8');
+  const svg = async (path: string): Promise<string> => {
+    const r = await t.http.get(path).buffer(true).parse(bin);
+    expect([r.status, r.headers['content-type']]).toEqual([200, expect.stringContaining('image/svg+xml')]);
+    return (r.body as Buffer).toString('utf8');
+  };
 
   const pay = (r: CoverageReportContent) => r.actions.find((a) => a.action_id === 'pay')!;
   const outcomeFindings = (r: CoverageReportContent) => r.findings.map((f) => f.code).filter((c) => c.startsWith('outcome_'));
@@ -139,6 +164,71 @@ describe.each(DIALECTS)('outcome evidence on %s', (dialect) => {
       [settled.outcome_id, reversed.outcome_id],
     ]);
     expect((await t.http.get(`/api/outcomes/${settled.outcome_id}/verify`)).body.superseded_by).toBe(reversed.outcome_id);
+  });
+
+  it('job-pay-7 (examples/outcomes) charged back: the receipt page leads with the reversal in red, the receipt\'s claim second; badges and the job page are red', async () => {
+    const receipt = '81f7a3a2-7faf-5ab1-b9f7-dbe9cbaf4630';
+    expect((await post('/api/plans', example('plan.json'), t.keys.compliance)).status).toBe(201);
+    for (const l of example('receipts.ndjson').split('\n').filter(Boolean)) expect((await post('/api/receipts', l, t.keys.producer)).status).toBe(201);
+    expect((await post('/api/jobs/job-pay-7/entries', example('timeline.json'), t.keys.producer)).status).toBe(201);
+    expect((await post('/api/jobs/job-pay-7/commitments', example('commitment.json'), t.keys.producer)).status).toBe(201);
+    const receiptBadge = () => svg(`/badge/receipt/${receipt}.svg`);
+    const jobBadge = () => svg('/badge/job/job-pay-7.svg');
+    const before = { receipt: await receiptBadge(), job: await jobBadge() };
+    expect((await post('/api/outcomes', example('outcome-settled.json'), payments)).status).toBe(201);
+
+    // Confirmed: a green confirmation line beside the receipt's own lines; the receipt badge stays as it was.
+    const confirmed = headline((await t.http.get(`/run/${receipt}`)).text);
+    expect(confirmed.lines).toContain('\u2713 Outcome: CONFIRMED by PAYMENTS (payment.settled), observed 2026-10-01T12:01:30Z');
+    expect(confirmed.lines.some((l) => l.startsWith('\u2717'))).toBe(false);
+    expect(await receiptBadge()).toBe(before.receipt);
+    expect(before.receipt).toContain('>\u2713 verified</text>');
+    expect(await jobBadge()).toBe(before.job);
+
+    // Charged back: the reversal (the latest outcome of PAYMENTS for payment.settled) decides.
+    expect((await post('/api/outcomes', example('outcome-reversed.json'), payments)).status).toBe(201);
+    const page = await t.http.get(`/run/${receipt}`);
+    const h = headline(page.text);
+    expect(h.tone).toBe('bad');
+    expect(h.lines.slice(0, 3)).toEqual([
+      '\u2717 Outcome: REVERSED by PAYMENTS (payment.settled), observed 2026-10-03T08:15:00Z',
+      '\u26a0 The receipt reports ok (its status "ok" is the agent\'s claim; the outcome above decides)',
+      '\u2713 Commitment: VALID: the stored bytes match the output commitment',
+    ]);
+    expect(page.text).toContain('<div class="line bad" id="outcome-verdict"><span aria-hidden="true"><bdi>\u2717</bdi></span> Outcome: <a href="/outcome/2b7c81dd-4ff4-5ed7-aa5b-c1a7add87e37">');
+    expect(page.text).not.toContain('Execution outcome: OK');
+    expect(page.text.indexOf('id="outcome-verdict"')).toBeLessThan(page.text.indexOf('id="execution-outcome"'));
+    expect(page.text.indexOf('id="execution-outcome"')).toBeLessThan(page.text.indexOf('id="verdict-line"'));
+
+    const rb = await receiptBadge();
+    expect(rb).toContain('>\u2717 outcome REVERSED \u00b7 verified</text>');
+    expect(rb).toContain('fill="#cf222e"');
+    expect(rb).not.toContain('#1a7f37');
+    const jb = await jobBadge();
+    expect(jb).toMatch(/>\u2717 outcome REVERSED \u00b7 [^<]+<\/text>/);
+    expect(jb).toContain('fill="#cf222e"');
+    expect(jb).not.toContain('#1a7f37');
+
+    const job = await t.http.get('/jobs/job-pay-7');
+    const jh = headline(job.text);
+    expect(jh.tone).toBe('bad');
+    expect(jh.lines[0]).toBe('\u2717 Outcome: REVERSED by PAYMENTS (payment.settled) for receipt 81f7a3a2-7faf-5ab1-b9f7-dbe9cbaf4630, observed 2026-10-03T08:15:00Z');
+    expect((await t.http.get('/jobs/job-pay-7').set('Accept', 'application/json')).body.outcome_against).toMatchObject({ outcome_id: '2b7c81dd-4ff4-5ed7-aa5b-c1a7add87e37', receipt_id: receipt, result: 'reversed', count: 1 });
+  });
+
+  it('an outcome against the call from a system and effect named in markup: shown escaped, leading the receipt page', async () => {
+    const tl = await execute('job-out-hostile-names');
+    const hostile = (await t.app.get(ApiKeysService).create('hostile', 'outcome', { systems: ['<script>alert(1)</script>'] })).key;
+    const doc = outcomeFor({ name: 'hostile', job_id: 'job-out-hostile-names', receipt_id: tl[1].id, system: '<script>alert(1)</script>', effect: '<img src=x onerror=alert(2)>', result: 'failed' });
+    expect((await post('/api/outcomes', doc, hostile)).status).toBe(201);
+    for (const path of [`/run/${tl[1].id}`, '/jobs/job-out-hostile-names']) {
+      const text = (await t.http.get(path)).text;
+      expect(text).not.toContain('<script>alert(1)');
+      expect(text).not.toContain('<img src=x');
+      expect(text).toContain('<bdi>FAILED</bdi> by <bdi>&lt;script&gt;alert(1)&lt;/script&gt;</bdi> (<bdi>&lt;img src=x onerror=alert(2)&gt;</bdi>)');
+      expect(headline(text).lines[0]).toMatch(/^\u2717 Outcome: FAILED by &lt;script&gt;/);
+    }
+    expect(await svg(`/badge/receipt/${tl[1].id}.svg`)).toContain('>\u2717 outcome FAILED \u00b7 verified</text>');
   });
 
   it('the outcomes read model is rebuilt from the events exactly as it was', async () => {
