@@ -4,6 +4,11 @@
  *
  * - `manifest`: every member's SHA-256 against its manifest chunk, every
  *   chunk against the final manifest, unique names, nothing after the end;
+ *   a member a chunk lists that the pack lacks is `member_missing`, said
+ *   first and once, and the comparison resynchronises after it (the members
+ *   after a gap are compared with their own entries); what depends on the
+ *   missing member (its records' events, a stream's gap, a recomputed report,
+ *   the timeline chain) is listed as not checked, not blamed on others;
  * - `checkpoint_signature`, `cosignatures` (with witnesses), `timestamp`
  *   (RFC 3161, with a TSA chain) on the `log/checkpoint` note;
  * - for every `event/<position>`: the leaf hash computed from the leaf bytes
@@ -37,6 +42,7 @@ import { timelineIntegrity } from '../core/coverage/integrity';
 import { CoverageReportContent, reconcile, RecordInput, Recorders, reportDigest } from '../core/coverage/reconcile';
 import { outcomeInputs, OutcomeSource, planInForce, planMeta } from '../core/coverage/report-inputs';
 import { outcomeNamesSubject } from '../core/coverage/outcomes';
+import { coverageHeadline } from '../core/coverage/headline';
 import type { PlanSubject } from '../core/coverage/plan';
 import { verifyOutcome } from '../core/outcomes/outcome';
 import { MANIFEST_CHUNK, memberHash, memberName, PACK_FORMAT } from '../core/pack/format';
@@ -77,6 +83,14 @@ export interface PackReport {
   /** `outcomes`: verdicts of the outcome reports (issue 18), counted like the receipts'. */
   verdicts: { receipts: Record<string, number>; timeline: string | null; workflow: string | null; outcomes: Record<string, number> };
   reports: { report_id: string; digest: string; recomputed: string | null }[];
+  /**
+   * What the subject's coverage report concludes (the pack's subject report,
+   * or the newest report in the pack by ledger position), as the report
+   * states it: its `result` and the shared headline
+   * (src/core/coverage/headline.ts). A verified pack with `result: findings`
+   * is authentic evidence of findings, never of full coverage. Null: no report.
+   */
+  subject_result: { report_id: string; position: number; result: string; headline: string | null } | null;
   failures: PackFailure[];
   /** What was not checked (withheld bytes, a token without --tsa-certs). */
   not_checked: string[];
@@ -171,6 +185,8 @@ export async function checkPack(file: string, policy: TrustPolicy): Promise<Pack
   };
 
   // Manifest state.
+  /** Members a manifest chunk lists that the pack lacks (`member_missing`): each the one failure of its absence. */
+  const missing = new Set<string>();
   const names = new Set<string>();
   let pending: [string, string][] = [];
   const chunkHashes: [string, string][] = [];
@@ -205,18 +221,8 @@ export async function checkPack(file: string, policy: TrustPolicy): Promise<Pack
       if (name !== expectName) fail(name, 'manifest', `expected chunk ${expectName} here`);
       chunkHashes.push([name, memberHash(line)]);
       const listed = Array.isArray(m.members) ? (m.members as unknown[]) : [];
-      const n = Math.max(listed.length, pending.length);
-      for (let k = 0; k < n; k++) {
-        const l = listed[k];
-        const got = pending[k];
-        const ln = Array.isArray(l) && typeof l[0] === 'string' ? l[0] : null;
-        const lh = Array.isArray(l) && typeof l[1] === 'string' ? l[1] : null;
-        if (!got) fail(ln ?? name, 'manifest', `${name} lists ${ln ?? 'a member'} that is not in the pack`);
-        else if (ln !== got[0]) fail(got[0], 'manifest', `${name} lists ${ln ?? '(malformed)'} at this place, not ${got[0]}: a member was added, removed or moved`);
-        else if (lh !== got[1]) fail(got[0], 'manifest', `SHA-256 of the member is ${got[1]}, ${name} says ${lh ?? '(none)'}: the member or the manifest was altered`);
-        else pass('manifest');
-      }
-      if (listed.length !== MANIFEST_CHUNK && listed.length !== pending.length) fail(name, 'manifest', `lists ${listed.length} members`);
+      const gaps = compareChunk(name, listed, pending, fail, pass, missing);
+      if (!gaps && listed.length !== MANIFEST_CHUNK && listed.length !== pending.length) fail(name, 'manifest', `lists ${listed.length} members`);
       pending = [];
       continue;
     }
@@ -379,6 +385,7 @@ export async function checkPack(file: string, policy: TrustPolicy): Promise<Pack
       passed: {},
       verdicts: { receipts: {}, timeline: null, workflow: null, outcomes: {} },
       reports: [],
+      subject_result: null,
       failures: [{ member: 'log/checkpoint', check: 'checkpoint_signature', detail: stopped }],
       not_checked: notChecked,
     };
@@ -389,7 +396,8 @@ export async function checkPack(file: string, policy: TrustPolicy): Promise<Pack
   else {
     if (pending.length) for (const p of pending) fail(p[0], 'manifest', 'no manifest chunk lists this member');
     if (trailer.format !== PACK_FORMAT) fail('manifest', 'format', `format is ${JSON.stringify(trailer.format)}`);
-    if (trailer.member_count !== counts.members) fail('manifest', 'manifest', `member_count is ${String(trailer.member_count)}, the pack holds ${counts.members}`);
+    // A member missing (named above) is listed in the count: the count is checked against what the chunks list.
+    if (trailer.member_count !== counts.members + missing.size) fail('manifest', 'manifest', `member_count is ${String(trailer.member_count)}, the pack holds ${counts.members}${missing.size ? ` and ${missing.size} listed member${missing.size === 1 ? ' is' : 's are'} missing` : ''}`);
     const listed = Array.isArray(trailer.chunks) ? (trailer.chunks as unknown[]) : [];
     const n = Math.max(listed.length, chunkHashes.length);
     for (let k = 0; k < n; k++) {
@@ -409,7 +417,9 @@ export async function checkPack(file: string, policy: TrustPolicy): Promise<Pack
   const leafData = (ref: RecordRef, type: string | string[]): Obj | null => {
     const ev = events.get(ref.position);
     if (ev === undefined) {
-      fail(ref.member, 'leaf_bytes', `its event (position ${ref.position}) is not in the pack`);
+      // A listed event the pack lacks is named once (member_missing), not again on the records it backs.
+      if (missing.has(memberName.event(ref.position))) notChecked.push(`${ref.member}: against its event (position ${ref.position}), which is missing from the pack`);
+      else fail(ref.member, 'leaf_bytes', `its event (position ${ref.position}) is not in the pack`);
       return null;
     }
     if (ev === null) return null; // withheld: said above
@@ -529,8 +539,10 @@ export async function checkPack(file: string, policy: TrustPolicy): Promise<Pack
     const seqs = bySeq.map((e) => e.seq);
     const jobId = subject?.kind === 'job' ? subject.id : '';
     const ok = seqs.every((s, k) => s === k + 1);
-    if (!ok) fail('timeline', 'aer1_verdict', `the entries are not seq 1..${seqs.length} (an entry is missing, repeated or renumbered)`);
-    if (bySeq.every((e) => e.raw !== null) && commitments.every((c) => c.raw !== null)) {
+    const entryMissing = [...missing].some((x) => x.startsWith('entry/') || x.startsWith('commitment/'));
+    if (entryMissing) notChecked.push('the timeline chain (S7): an entry or commitment member the manifest lists is missing from the pack');
+    else if (!ok) fail('timeline', 'aer1_verdict', `the entries are not seq 1..${seqs.length} (an entry is missing, repeated or renumbered)`);
+    if (!entryMissing && bySeq.every((e) => e.raw !== null) && commitments.every((c) => c.raw !== null)) {
       const list = bySeq.map((e) => parse(e.raw));
       const cs = commitments.map((c) => ({ id: c.id, ...commitmentValue(parse(c.raw)), recorded_position: c.position }));
       const integ = timelineIntegrity(jobId, list, cs).integrity;
@@ -567,14 +579,19 @@ export async function checkPack(file: string, policy: TrustPolicy): Promise<Pack
       content = r.report as CoverageReportContent;
       recomputed = reportDigest(recompute(content, r.recorders, r.other_jobs, { events, plans }, { log_vkey: policy.log.vkey, trusted: policy.commitmentKeys ?? [] }));
       if (recomputed === r.digest) pass('report_recomputed');
+      // With a listed member missing the report's inputs are incomplete: the missing member is the failure, the report is not judged.
+      else if (missing.size) notChecked.push(`${r.member}: not recomputed: ${[...missing].join(', ')}, missing from the pack, may be among its inputs`);
       else fail(r.member, 'report_recomputed', `reconciling the pack's plan and records as of position ${String(content.as_of_position)} gives digest ${recomputed}, the report says ${r.digest}`);
     } catch (e) {
-      fail(r.member, 'report_recomputed', `not recomputed: ${(e as Error).message}`);
+      if (missing.size) notChecked.push(`${r.member}: not recomputed: ${(e as Error).message} (${[...missing].join(', ')} missing from the pack)`);
+      else fail(r.member, 'report_recomputed', `not recomputed: ${(e as Error).message}`);
     }
     reportOut.push({ report_id: r.report_id, digest: r.digest, recomputed });
   }
 
-  bindSubject({ subject, events, receipts, entries, commitments, workflows, plans, reports, outcomes, notRecorded }, fail, pass);
+  bindSubject({ subject, events, receipts, entries, commitments, workflows, plans, reports, outcomes, notRecorded, missing }, fail, pass);
+  // A member the manifest lists and the pack lacks is said first (stable otherwise: the order the checks found them).
+  failures.sort((a, b) => Number(b.check === 'member_missing') - Number(a.check === 'member_missing'));
 
   // Verified only when every member was checked: anything withheld or only stated (not recorded) leaves something unchecked.
   const verified = isPack && failures.length === 0 && (passed.checkpoint_signature ?? 0) > 0 && counts.withheld === 0 && counts.withheld_records === 0 && counts.not_recorded === 0;
@@ -589,12 +606,74 @@ export async function checkPack(file: string, policy: TrustPolicy): Promise<Pack
     passed,
     verdicts: { receipts: receiptVerdicts, timeline: timelineVerdict, workflow: workflowVerdict, outcomes: outcomeVerdicts },
     reports: reportOut,
+    subject_result: subjectResult(subject, reports),
     failures,
     not_checked: notChecked,
   };
 }
 
 type Fail = (member: string, check: string, detail: string) => void;
+
+/** {@link PackReport.subject_result}: the subject's report (a coverage_report pack), else the newest report held. */
+function subjectResult(subject: { kind: string; id: string } | null, reports: (RecordRef & { report_id: string; report: unknown })[]): PackReport['subject_result'] {
+  const own = subject?.kind === 'coverage_report' ? reports.find((r) => r.report_id === subject.id) : [...reports].sort((a, b) => b.position - a.position)[0];
+  if (!own || !isObject(own.report)) return null;
+  const c = own.report as Partial<CoverageReportContent>;
+  const drawable = typeof c.result === 'string' && Array.isArray(c.findings) && isObject(c.coverage) && Array.isArray(c.actions);
+  let headline: string | null = null;
+  try {
+    headline = drawable ? coverageHeadline(c as CoverageReportContent) : null;
+  } catch {
+    headline = null; // a malformed report (its digest check says so): its result alone is shown
+  }
+  return { report_id: own.report_id, position: own.position, result: typeof c.result === 'string' ? c.result : String(c.result), headline };
+}
+
+/**
+ * One manifest chunk (`name`, listing `listed`) against the members read
+ * since the previous chunk (`got`: name, SHA-256), resynchronised after a gap:
+ * a listed member the pack lacks is named once (`member_missing`, added to
+ * `missing`), a member no entry lists is named as added, and the members
+ * after either are compared with their own entries (never blamed for their
+ * neighbour's absence). Returns true when a member was missing or added.
+ */
+function compareChunk(name: string, listed: unknown[], got: [string, string][], fail: Fail, pass: (check: string) => void, missing: Set<string>): boolean {
+  const entry = (l: unknown): [string | null, string | null] => [Array.isArray(l) && typeof l[0] === 'string' ? l[0] : null, Array.isArray(l) && typeof l[1] === 'string' ? l[1] : null];
+  const listedNames = listed.map((l) => entry(l)[0]);
+  const gotNames = new Set(got.map((g) => g[0]));
+  const listedSet = new Set(listedNames.filter((x): x is string => x !== null));
+  let gaps = false;
+  let i = 0;
+  let j = 0;
+  while (i < listed.length || j < got.length) {
+    const [ln, lh] = i < listed.length ? entry(listed[i]) : [null, null];
+    const g = j < got.length ? got[j] : null;
+    if (g && ln === g[0]) {
+      if (lh !== g[1]) fail(g[0], 'manifest', `SHA-256 of the member is ${g[1]}, ${name} says ${lh ?? '(none)'}: the member or the manifest was altered`);
+      else pass('manifest');
+      i++;
+      j++;
+    } else if (i < listed.length && (ln === null || !gotNames.has(ln))) {
+      gaps = true;
+      if (ln === null) fail(name, 'manifest', `entry ${i} is malformed (not [member, sha256])`);
+      else if (!missing.has(ln)) {
+        missing.add(ln);
+        fail(ln, 'member_missing', `listed in the manifest (${name}) but missing from the pack: removed`);
+      }
+      i++;
+    } else if (g && !listedSet.has(g[0])) {
+      gaps = true;
+      fail(g[0], 'manifest', `${name} does not list this member: it was added`);
+      j++;
+    } else {
+      // Both are listed and held, in another order.
+      if (g) fail(g[0], 'manifest', `${name} lists ${ln ?? '(malformed)'} at this place, not ${g[0]}: a member was moved`);
+      i++;
+      j++;
+    }
+  }
+  return gaps;
+}
 
 /**
  * `subject`: the pack is about its header's subject and holds all of it.
@@ -625,6 +704,8 @@ function bindSubject(
     reports: (RecordRef & { report_id: string; report: unknown })[];
     outcomes: (RecordRef & { id: string })[];
     notRecorded: (RecordRef & { id: string })[];
+    /** Members the manifest lists that the pack lacks (each already a `member_missing` failure). */
+    missing: Set<string>;
   },
   fail: Fail,
   pass: (check: string) => void,
@@ -644,7 +725,7 @@ function bindSubject(
   if (s.kind === 'coverage_report') {
     const own = p.reports.find((r) => r.report_id === s.id);
     record = own ? subjectOf(own.report) : null;
-    if (!own) fail('header', 'subject', `the pack is about coverage report ${s.id} but holds no report/${s.id}`);
+    if (!own && !p.missing.has(memberName.report(s.id))) fail('header', 'subject', `the pack is about coverage report ${s.id} but holds no report/${s.id}`);
     for (const r of p.reports) if (r.report_id !== s.id) fail(r.member, 'subject', `a report other than ${s.id}, the pack's subject`);
   } else record = { kind: s.kind, id: s.kind === 'workflow' ? s.id.toLowerCase() : s.id };
   if (!record) return;
@@ -677,8 +758,31 @@ function bindSubject(
     if (!okSubject(subjectOf(r.report))) fail(r.member, 'subject', `a report on another subject (${JSON.stringify(subjectOf(r.report))})`);
   }
 
-  // Every event on a stream of the subject or of one of its records.
-  const allowed = new Set<string>([home, ...p.receipts.map((r) => `receipt:${r.id}`), ...p.plans.map((x) => `plan:${x.plan_id}`), ...p.reports.map((r) => `coverage:${r.report_id}`), ...p.outcomes.map((o) => `outcome:${o.id}`)]);
+  // The receipts the subject's entries and workflow steps name (what its outcomes may answer), and those a correction supersedes to.
+  const named = new Set<string>();
+  const lower = (id: unknown): string | null => (typeof id === 'string' ? id.toLowerCase() : null);
+  for (const e of p.entries) {
+    const doc = parse(e.raw);
+    const x = isObject(doc) ? lower(doc.id) : null;
+    if (x !== null) named.add(x);
+  }
+  for (const w of p.workflows) {
+    const doc = parse(w.raw);
+    if (isObject(doc) && Array.isArray(doc.steps)) for (const st of doc.steps) if (isObject(st) && lower(st.receipt_id) !== null) named.add(lower(st.receipt_id)!);
+  }
+
+  // Every event on a stream of the subject or of one of its records: the records held, the receipts its entries name
+  // (held or not: a missing receipt member is its own failure, its event is not foreign), and the records of members
+  // the manifest lists that the pack lacks.
+  const missingStreams = [...p.missing].flatMap((m) => {
+    const [kind, id] = [m.slice(0, m.indexOf('/')), m.slice(m.indexOf('/') + 1)];
+    if (kind === 'receipt') return [`receipt:${id}`];
+    if (kind === 'outcome') return [`outcome:${id}`];
+    if (kind === 'report') return [`coverage:${id}`];
+    if (kind === 'plan') return [`plan:${id.slice(0, id.lastIndexOf('/'))}`];
+    return [];
+  });
+  const allowed = new Set<string>([home, ...p.receipts.map((r) => `receipt:${r.id}`), ...[...named].map((x) => `receipt:${x}`), ...p.plans.map((x) => `plan:${x.plan_id}`), ...p.reports.map((r) => `coverage:${r.report_id}`), ...p.outcomes.map((o) => `outcome:${o.id}`), ...missingStreams]);
   const byStream = new Map<string, number[]>();
   for (const [position, ev] of p.events) {
     if (!ev) continue;
@@ -686,7 +790,9 @@ function bindSubject(
     if (ev.stream_id === home || ev.stream_id.startsWith('receipt:') || ev.stream_id.startsWith('outcome:')) (byStream.get(ev.stream_id) ?? byStream.set(ev.stream_id, []).get(ev.stream_id)!).push(ev.stream_position);
   }
   const withheldAny = [...p.events.values()].some((e) => e === null);
-  if (!withheldAny) {
+  // An event member the manifest lists is missing: that is the failure, not the gap it leaves in its stream.
+  const eventMissing = [...p.missing].some((m) => m.startsWith('event/'));
+  if (!withheldAny && !eventMissing) {
     for (const [stream, list] of byStream) {
       list.sort((a, b) => a - b);
       const gap = list.findIndex((x, k) => x !== k + 1);
@@ -698,34 +804,30 @@ function bindSubject(
   // server states is not recorded is listed (not_checked) and never counted as a pass.
   const held = new Set(p.receipts.map((r) => r.id));
   const stated = new Set(p.notRecorded.map((r) => r.id));
-  /** The receipts the subject's entries and workflow steps name (what its outcomes may answer). */
-  const named = new Set<string>();
-  /** `call`: the id names a recorded call of the subject (an entry, a workflow step), not a correction. */
-  const need = (id: unknown, by: string, call: boolean): void => {
+  const need = (id: unknown, by: string): void => {
     if (typeof id !== 'string') return;
     const x = id.toLowerCase();
-    if (call) named.add(x);
     if (held.has(x)) pass('subject');
-    else if (stated.has(x)) return;
+    else if (stated.has(x) || p.missing.has(memberName.receipt(x))) return; // stated: listed; missing: its own failure
     else fail(memberName.receipt(x), 'subject', `${by} names receipt ${x}, which the pack does not hold (a receipt/<id> member, recorded or stated not recorded)`);
   };
   for (const e of p.entries) {
     const doc = parse(e.raw);
-    if (isObject(doc)) need(doc.id, e.member, true);
+    if (isObject(doc)) need(doc.id, e.member);
   }
   for (const w of p.workflows) {
     const doc = parse(w.raw);
-    if (isObject(doc) && Array.isArray(doc.steps)) for (const st of doc.steps) if (isObject(st)) need(st.receipt_id, w.member, true);
+    if (isObject(doc) && Array.isArray(doc.steps)) for (const st of doc.steps) if (isObject(st)) need(st.receipt_id, w.member);
   }
   for (const [position, ev] of p.events) {
     if (!ev || ev.type !== 'ReceiptCorrected') continue;
     const d = parse(ev.data);
-    if (isObject(d)) need(d.superseded_by, `${memberName.event(position)} (a correction)`, false);
+    if (isObject(d)) need(d.superseded_by, `${memberName.event(position)} (a correction)`);
   }
 
   // Every outcome answers a call of the subject: a receipt its entries or workflow steps name (not a correction:
   // the server matches outcomes to those ids only). Withheld entries or workflow receipts name nothing checkable here.
-  const namedUnknown = p.entries.some((e) => e.raw === null) || p.workflows.some((w) => w.raw === null);
+  const namedUnknown = p.entries.some((e) => e.raw === null) || p.workflows.some((w) => w.raw === null) || [...p.missing].some((m) => m.startsWith('entry/') || m.startsWith('workflow/'));
   for (const o of p.outcomes) {
     const ev = p.events.get(o.position);
     const d = ev && ev.type === 'OutcomeReported' ? parse(ev.data) : undefined;

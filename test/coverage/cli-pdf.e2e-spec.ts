@@ -51,7 +51,7 @@ describe('aer1 coverage --pdf', () => {
     const file = join(dir, 'truncated.pdf');
     const r = await cli(['coverage', '--plan', ex('plan.json'), '--timeline', ex('timeline-truncated.json'), '--commitment', ex('commitment.json'), '--receipts', ex('receipts.ndjson'), '--pdf', file]);
     expect(r.code).toBe(1);
-    expect(r.out).toMatch(/^coverage: job job-kyc-42: 4 FINDING\(S\)$/m);
+    expect(r.out).toMatch(/^coverage: job job-kyc-42: 4 FINDINGS: TRUNCATION DETECTED \(commitment #1\); COMMITMENT NON BINDING; decide: MISSING; and 1 more \(3\/5 expected actions covered\)$/m);
     expect(r.err).toMatch(/^aer1: coverage report PDF written to .*truncated\.pdf \(\d+ bytes\)$/m);
     const digest = /^report digest: ([0-9a-f]{64})$/m.exec(r.out)![1];
     const { text } = await pdfTextOf(readFileSync(file));

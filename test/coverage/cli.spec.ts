@@ -72,7 +72,7 @@ describe('aer1 coverage', () => {
   it('the examples: the truncated timeline against the original commitment exits 1 with truncation detected (text output)', async () => {
     const r = await cliRun(['coverage', '--plan', ex('plan.json'), '--timeline', ex('timeline-truncated.json'), '--commitment', ex('commitment.json'), '--receipts', ex('receipts.ndjson')]);
     expect(r.code).toBe(1);
-    expect(r.out).toMatch(/^coverage: job job-kyc-42: 4 FINDING\(S\)$/m);
+    expect(r.out).toMatch(/^coverage: job job-kyc-42: 4 FINDINGS: TRUNCATION DETECTED \(commitment #1\); COMMITMENT NON BINDING; decide: MISSING; and 1 more \(3\/5 expected actions covered\)$/m);
     expect(r.out).toContain('endpoint commitment: non_binding; truncation detected');
     expect(r.out).toMatch(/^ {2}missing {7}decide \(record_decision\) evidence seq -$/m);
     expect(r.out).toMatch(/^ {2}missing {7}notify \(notify_customer\) evidence seq -$/m);

@@ -19,8 +19,9 @@ import { CoverageReportContent, reconcile, RecordInput, reportDigest } from '../
 import { commitmentValueAsWritten } from '../../core/aer1/commitment-text';
 import { OutcomeRecord, outcomeNamesSubject } from '../../core/coverage/outcomes';
 import { verifyOutcome } from '../../core/outcomes/outcome';
-import { Input, parseJsonBytes, parseLine, readJsonDocument, splitLines } from '../input';
-import { refuseErrorAnswer } from '../recognise';
+import { coverageHeadline, OUTCOME_WORDS, outcomeOverride, outcomeReason } from '../../core/coverage/headline';
+import { Input, parseJsonBytes, parseLine, splitLines } from '../input';
+import { otherTextHint, refuseErrorAnswer } from '../recognise';
 import { Attestation, attestationLabel } from '../../core/aer1/attestation';
 import { readCommitmentFile, trustFromOptions } from '../commitment-file';
 import { CliError, CliIo, EXIT_NOT_VALID, EXIT_OK, RunContext, writeAll } from '../io';
@@ -85,13 +86,26 @@ async function readJsonOrNdjson(file: string, io: CliIo): Promise<{ value: unkno
   }
 }
 
+/**
+ * Read `file` as one JSON value (a CliError, exit 2, when it is not one). A
+ * server's saved error answer, or another of the project's files that is not
+ * one JSON value (an evidence pack, a log proof file, a signed note:
+ * src/cli/recognise.ts), is named as what it is, with the command that reads it.
+ */
 async function readJson(file: string, io: CliIo, what = 'an input of aer1 coverage'): Promise<unknown> {
   const input = Input.open(file, io);
   try {
-    const doc = await readJsonDocument(input);
+    if ((await input.peek()) === null) throw new CliError(`${input.name} is empty (no bytes, or only white space)`);
+    const bytes = await input.readAll();
+    const r = parseJsonBytes(bytes);
+    if (!r.ok) {
+      const hint = r.why === 'not_json' ? otherTextHint(bytes) : null;
+      if (hint) throw new CliError(`${input.name} is ${hint.replace(', not an AER-1 document:', `, not ${what}:`)}`);
+      throw new CliError(r.why === 'not_json' ? `${input.name} is not JSON: ${r.detail}` : `${input.name} is ${r.detail}`);
+    }
     // An error answer saved by `curl -s ... > file` (a 429 when the read budget ran out, a 404 for a wrong id).
-    refuseErrorAnswer(doc, input.name, what);
-    return doc;
+    refuseErrorAnswer(r.value, input.name, what);
+    return r.value;
   } finally {
     input.close();
   }
@@ -177,11 +191,16 @@ export async function checkReport(file: string, io: CliIo, json = false, pdf?: s
     const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
     await writePdf(pdf, { report: doc.report, digest: doc.digest, digest_verified: matches, report_id: str(doc.report_id), issued_at: str(doc.issued_at), url: str(doc.url), position: Number.isSafeInteger(doc.position) ? (doc.position as number) : null }, io);
   }
-  if (json) await writeAll(io.stdout, JSON.stringify({ matches, declared: doc.digest, computed, report_id: doc.report_id ?? null }, null, 2) + '\n');
+  // What the report concludes (its own result, the shared headline): a matching digest says the report is the one
+  // issued, not that the job is fully covered.
+  const headline = isReportContent(doc.report) ? coverageHeadline(doc.report) : null;
+  const result = typeof doc.report.result === 'string' ? doc.report.result : null;
+  if (json) await writeAll(io.stdout, JSON.stringify({ matches, declared: doc.digest, computed, report_id: doc.report_id ?? null, result, headline }, null, 2) + '\n');
   else {
     await writeAll(
       io.stdout,
-      `coverage report${typeof doc.report_id === 'string' ? ` ${safe(doc.report_id)}` : ''}: digest ${matches ? 'MATCHES' : 'DOES NOT MATCH'}\n  declared: ${safe(doc.digest)}\n  computed: ${computed}\n`,
+      `coverage report${typeof doc.report_id === 'string' ? ` ${safe(doc.report_id)}` : ''}: digest ${matches ? 'MATCHES' : 'DOES NOT MATCH'}\n  declared: ${safe(doc.digest)}\n  computed: ${computed}\n` +
+        `  the report concludes: ${headline !== null ? safe(headline, 1200) : `result ${safe(String(result))}`}${matches ? '' : ' (as the report states it: its digest does not match)'}\n`,
     );
   }
   return matches ? EXIT_OK : EXIT_NOT_VALID;
@@ -298,7 +317,8 @@ export async function runCoverage(opts: CoverageOptions, io: CliIo): Promise<num
 export function renderCoverageText(r: CoverageReportContent, digest: string, receipts: CoverageCliOutput['receipts'], outcomes?: CoverageCliOutput['outcomes']): string {
   const out: string[] = [];
   const subject = 'job_id' in r.subject ? `job ${safe(r.subject.job_id)}` : `workflow ${safe(r.subject.workflow_id)}`;
-  out.push(`coverage: ${subject}: ${r.result === 'full_coverage' ? 'FULL COVERAGE' : `${r.findings.length} FINDING(S)`}`);
+  // The shared headline (src/core/coverage/headline.ts): the findings named in the words the page and the PDF use.
+  out.push(`coverage: ${subject}: ${r.result === 'full_coverage' && r.findings.length === 0 ? 'FULL COVERAGE' : safe(coverageHeadline(r).replace(/^Coverage: /, ''), 1200)}`);
   out.push(`plan: ${safe(r.plan.title)}${r.plan.plan_id ? ` (${safe(r.plan.plan_id)} v${r.plan.version})` : ''}, digest ${r.plan.digest}, unplanned: ${r.plan.unplanned}`);
   const i = r.integrity;
   out.push(`integrity: ${i.kind} ${i.recorded ? `verdict ${i.verdict}${i.reasons.length ? ` (${i.reasons.map((x) => safe(x)).join(', ')})` : ''}, ${i.entry_count} ${i.kind === 'timeline' ? 'entries' : 'steps'}` : 'not recorded'}`);
@@ -312,11 +332,15 @@ export function renderCoverageText(r: CoverageReportContent, digest: string, rec
   const names = [...new Set(i.commitments.filter((c) => c.binding && c.attestation === i.commitment.attestation).flatMap((c) => c.attested_by))].map((n) => safe(JSON.stringify(n)));
   if (i.commitment.attestation !== null) out.push(`  binding commitment: ${i.commitment.attestation === 'ledger_issued' ? 'ledger-issued' : i.commitment.attestation === 'attested_by' ? `attested by ${names.join(', ')}` : 'self-asserted'}${i.commitment.attestation === 'self_asserted' ? " (the producer's own word: give the ledger-issued note with --log-vkey, or a witness-signed note with --trusted-key)" : ''}`);
   if (i.commitments.length > 1) for (const c of i.commitments) out.push(`  commitment ${safe(c.commitment)}: ${c.outcome}, ${safe(attestationLabel({ kind: c.attestation, by: c.attested_by }))}${c.contradicts ? ' (contradicts the timeline)' : ''}`);
-  out.push(`coverage: ${r.coverage.ratio} (${r.coverage.percent}%)`);
+  // An action whose required outcome is not confirmed is never shown as plain `covered` (as on the page and the PDF).
+  const overridden = r.actions.filter((a) => outcomeOverride(a) !== null);
+  out.push(`coverage: ${r.coverage.ratio} (${r.coverage.percent}%)${overridden.length ? `; ${overridden.length} of them with the required outcome not confirmed (${overridden.map((a) => `${safe(a.action_id)}: outcome ${OUTCOME_WORDS[outcomeOverride(a)!]}`).join(', ')})` : ''}`);
   out.push('expected actions:');
   for (const a of r.actions) {
     const seqs = a.evidence.map((e) => e.seq).join(',') || '-';
-    out.push(`  ${a.status.padEnd(13)} ${safe(a.action_id)} (${safe(a.tool)}) evidence seq ${seqs}${a.over_count_evidence.length ? `, over count seq ${a.over_count_evidence.map((e) => e.seq).join(',')}` : ''}${a.reported_only_evidence.length ? `, reported only seq ${a.reported_only_evidence.map((e) => e.seq).join(',')}` : ''}`);
+    const over = outcomeOverride(a);
+    if (over) out.push(`  ✗ outcome ${OUTCOME_WORDS[over]}: ${safe(a.action_id)} (${safe(a.tool)}): the call is recorded (covered by its receipt, evidence seq ${seqs}); ${safe(outcomeReason(a.outcome!) ?? '', 400)}`);
+    else out.push(`  ${a.status.padEnd(13)} ${safe(a.action_id)} (${safe(a.tool)}) evidence seq ${seqs}${a.over_count_evidence.length ? `, over count seq ${a.over_count_evidence.map((e) => e.seq).join(',')}` : ''}${a.reported_only_evidence.length ? `, reported only seq ${a.reported_only_evidence.map((e) => e.seq).join(',')}` : ''}`);
     out.push(`                ${safe(a.detail, 400)}`);
     if (a.outcome) out.push(`                outcome ${a.outcome.status.toUpperCase()} (${safe(a.outcome.required.effect)} from ${safe(a.outcome.required.from_system)}${a.outcome.required.within_seconds !== null ? ` within ${a.outcome.required.within_seconds} s` : ''}): ${safe(a.outcome.detail, 400)}`);
   }

@@ -9,7 +9,10 @@
  * (src/cli/pack-check.ts). Exit 0 all verified, 1 anything fails (every
  * failure is listed with its member and check), anything is withheld, or a
  * named receipt is only stated not recorded (the server's word, listed),
- * 2 usage or a file that cannot be read or is not a pack.
+ * 2 usage or a file that cannot be read or is not a pack. The exit code says
+ * whether the pack is authentic; what the subject's coverage report
+ * concludes (`subject_result`: findings or full coverage) is printed right
+ * under the result, so a verified pack of findings is never read as green.
  */
 import { NoteVerifier, parseVerifierKey } from '../../core/tlog';
 import { Command } from 'commander';
@@ -30,6 +33,7 @@ export interface VerifyPackOptions {
 }
 
 const CHECK_TITLES: [string, string][] = [
+  ['member_missing', 'every member the manifest lists is in the pack'],
   ['manifest', 'members match the manifest (SHA-256)'],
   ['vkey', 'the pack names the --vkey log key'],
   ['checkpoint_signature', "checkpoint signed by the log's key"],
@@ -93,6 +97,9 @@ export function packText(r: PackReport, file: string): string {
       ? 'Result: VERIFIED (every member matches the manifest, every record is in the log under the signed checkpoint, every verdict and report recomputed)'
       : `Result: NOT VERIFIED (${r.failures.length} failure${r.failures.length === 1 ? '' : 's'}${r.counts.withheld ? `, ${r.counts.withheld} event${r.counts.withheld === 1 ? '' : 's'} withheld` : ''}${r.counts.withheld_records ? `, ${r.counts.withheld_records} record${r.counts.withheld_records === 1 ? '' : 's'} withheld` : ''})${r.counts.not_recorded ? `; ${r.counts.not_recorded} receipt${r.counts.not_recorded === 1 ? '' : 's'} the subject names ${r.counts.not_recorded === 1 ? 'is' : 'are'} only stated by the ledger to be not recorded (listed above): that cannot be checked offline` : ''}`,
   );
+  // What the subject's report concludes, right under the result: an authentic pack of a report with findings is not green.
+  const sr = r.subject_result;
+  if (sr) out.push(`Subject: coverage report ${safe(sr.report_id)} concludes: ${sr.headline !== null ? safe(sr.headline, 1200) : `result ${safe(sr.result)}`}${sr.result === 'full_coverage' ? '' : ' (the pack is authentic evidence of these findings, not of full coverage)'}`);
   out.push('What this does not prove: that the recorded actions had the effects claimed, or that nothing happened outside the recorder (see each report\'s does_not_prove); who owns a key is the ledger\'s statement, not in the log.');
   return out.join('\n') + '\n';
 }
