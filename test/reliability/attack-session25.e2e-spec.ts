@@ -1,0 +1,143 @@
+/**
+ * Attacker review of session 25 (issue 26 changes): the heavy-read limit,
+ * the signer's state file, webhook address policy on the new delivery path.
+ * Each test is named after the behaviour it pins; the ones that fail today
+ * are findings (see the session's attack report), the others show what holds.
+ */
+import { randomBytes } from 'node:crypto';
+import { connect, Socket } from 'node:net';
+import { entryDigest, ZERO_DIGEST } from '../../src/core/aer1';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { HeavyReads } from '../../src/common/rate-limit';
+import { ApiKeysService } from '../../src/auth/api-keys.service';
+import { WebhookDispatcher } from '../../src/webhooks/webhook.dispatcher';
+import { createPgDatabase, DIALECTS, startApp, TestApp } from '../helpers/app';
+import { TestReceiver } from '../webhooks/receivers';
+import { call, listen, makeEntry, waitUntil } from './helpers';
+
+jest.setTimeout(90_000);
+
+/** Append `n` entries of about `bytes` canonical bytes each to `job` (one request each, under BODY_LIMIT_BYTES). */
+async function bigJob(base: string, key: string, job: string, n: number, bytes: number): Promise<void> {
+  let prev = ZERO_DIGEST;
+  for (let seq = 1; seq <= n; seq++) {
+    const e = makeEntry(job, seq, prev, { nonce: randomBytes(bytes).toString('hex').slice(0, bytes) });
+    const r = await call(base, 'POST', `/api/jobs/${job}/entries`, { key, body: JSON.stringify(e) });
+    expect([seq, r.status, r.body?.error]).toEqual([seq, 201, undefined]);
+    prev = entryDigest(e)!;
+  }
+}
+
+/** A raw GET whose answer is never read: the socket is paused once the request is sent. */
+function stalledGet(base: string, path: string): Promise<Socket> {
+  const u = new URL(base);
+  return new Promise((resolve, reject) => {
+    const s = connect(Number(u.port), u.hostname, () => {
+      s.write(`GET ${path} HTTP/1.1\r\nHost: ${u.host}\r\nConnection: keep-alive\r\n\r\n`);
+      s.pause();
+      resolve(s);
+    });
+    s.on('error', reject);
+  });
+}
+
+describe.each(DIALECTS)('%s: a client that stops reading a heavy answer (HEAVY_READ_CONCURRENCY=1)', (dialect) => {
+  let t: TestApp;
+  let base: string;
+  const sockets: Socket[] = [];
+  beforeAll(async () => {
+    t = await startApp(dialect, { HEAVY_READ_CONCURRENCY: '1', VERIFY_RATE_LIMIT: '100000' });
+    base = await listen(t.app);
+  });
+  afterAll(async () => {
+    for (const s of sockets) s.destroy();
+    await t?.close();
+  });
+
+  it("does not hold the heavy-read slot for longer than 15 s: another client's ledger verification is served after it", async () => {
+    // ~8 MB of NDJSON: more than the loopback socket buffers hold for a reader that reads nothing.
+    await bigJob(base, t.keys.producer, 'job-stall', 20, 400_000);
+    const s = await stalledGet(base, '/api/jobs/job-stall/export');
+    sockets.push(s);
+    await new Promise((r) => setTimeout(r, 1_000));
+    expect(t.app.get(HeavyReads).inFlight).toBe(1); // the stalled export holds the slot now
+    // Another client, reading normally, keeps asking for 15 s.
+    const until = Date.now() + 15_000;
+    let last = await call(base, 'GET', '/api/ledger/verify');
+    while (last.status === 429 && Date.now() < until) {
+      await new Promise((r) => setTimeout(r, 1_000));
+      last = await call(base, 'GET', '/api/ledger/verify');
+    }
+    expect({ status: last.status, error: last.body?.error }).toEqual({ status: 200, error: undefined });
+  });
+});
+
+describe.each(DIALECTS)('%s: an evidence pack waiting for its checkpoint (HEAVY_READ_CONCURRENCY=1, PACK_CHECKPOINT_WAIT_MS=20000)', (dialect) => {
+  let t: TestApp;
+  let base: string;
+  beforeAll(async () => {
+    t = await startApp(dialect, { HEAVY_READ_CONCURRENCY: '1', PACK_CHECKPOINT_WAIT_MS: '20000', CHECKPOINT_INTERVAL_MS: '3600000', VERIFY_RATE_LIMIT: '100000' });
+    base = await listen(t.app);
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it('gives its heavy-read slot back within 2 s when the client leaves during the wait', async () => {
+    await bigJob(base, t.keys.producer, 'job-wait', 1, 10);
+    const ac = new AbortController();
+    const waiting = fetch(`${base}/api/jobs/job-wait/evidence`, { headers: { authorization: `Bearer ${t.keys.auditor}` }, signal: ac.signal }).catch(() => null);
+    await waitUntil('the pack holds the slot', 5_000, () => t.app.get(HeavyReads).inFlight === 1);
+    ac.abort();
+    await waiting;
+    await waitUntil('the slot is given back', 2_000, () => t.app.get(HeavyReads).inFlight === 0);
+    expect((await call(base, 'GET', '/api/ledger/verify')).status).toBe(200);
+  });
+});
+
+describe.each(DIALECTS)('%s: the webhook address policy on the catch-up delivery path', (dialect) => {
+  let dir: string;
+  let databaseUrl: string;
+  let drop: (() => Promise<void>) | undefined;
+  let rx: TestReceiver;
+  let t: TestApp | undefined;
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'aer1-attack25-wh-'));
+    if (dialect === 'sqlite') databaseUrl = `sqlite:${join(dir, 'ledger.sqlite')}`;
+    else ({ url: databaseUrl, drop } = await createPgDatabase());
+    rx = new TestReceiver();
+    await rx.start();
+  });
+  afterAll(async () => {
+    await t?.app.close();
+    await rx.stop();
+    await drop?.();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const env = (allowPrivate: boolean) => ({ DATABASE_URL: databaseUrl, WEBHOOK_ALLOW_PRIVATE: String(allowPrivate), WEBHOOK_POLL_MS: '100', WEBHOOK_TIMEOUT_MS: '2000' });
+
+  it('refuses loopback spellings at creation, and a subscription stored while private addresses were allowed gets nothing once they are not', async () => {
+    t = await startApp(dialect, env(true));
+    const owner = await t.app.get(ApiKeysService).create('hooks-key', 'compliance', { owner: 'hooks-co' });
+    const subscribe = (app: TestApp, url: string) =>
+      app.http.post('/api/webhooks').set('Authorization', `Bearer ${owner.key}`).set('Content-Type', 'application/json').send(JSON.stringify({ url, events: ['ledger.checkpoint.witness_lag'] }));
+    const port = new URL(rx.url).port;
+    const stored = await subscribe(t, `${rx.url}/stored`);
+    expect(stored.status).toBe(201);
+    await t.app.close();
+
+    t = await startApp(dialect, env(false));
+    for (const url of [`http://localhost:${port}/`, `http://127.1:${port}/`, `http://0x7f000001:${port}/`, `http://[::ffff:127.0.0.1]:${port}/`, `http://[::ffff:0:7f00:1]:${port}/`, `http://[64:ff9b::7f00:1]:${port}/`, `http://[::1]:${port}/`, `http://[::127.0.0.1]:${port}/`]) {
+      const r = await subscribe(t, url);
+      expect({ url, status: r.status, error: r.body.error }).toEqual({ url, status: 422, error: 'webhook_address_refused' });
+    }
+    const dispatcher = t.app.get(WebhookDispatcher);
+    await dispatcher.emit('ledger.checkpoint.witness_lag', { origin: 'ledger.test', witness: 'w', checkpoint_size: 1, cosigned_size: null, lag_seconds: 700, threshold_seconds: 600 }, 'attack25-1');
+    await waitUntil('an attempt to the stored subscription', 10_000, () => dispatcher.attempts.some((a) => a.subscription_id === stored.body.id));
+    const a = dispatcher.attempts.find((x) => x.subscription_id === stored.body.id)!;
+    expect(a.result).toMatchObject({ ok: false, status: null, reason: expect.stringContaining('127.0.0.1') });
+    expect(rx.got.filter((g) => g.path === '/stored')).toEqual([]);
+  });
+});
