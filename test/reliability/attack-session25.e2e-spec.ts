@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { HeavyReads } from '../../src/common/rate-limit';
 import { ApiKeysService } from '../../src/auth/api-keys.service';
+import { CheckpointSigner } from '../../src/log/checkpoint-signer';
 import { WebhookDispatcher } from '../../src/webhooks/webhook.dispatcher';
 import { createPgDatabase, DIALECTS, startApp, TestApp } from '../helpers/app';
 import { TestReceiver } from '../webhooks/receivers';
@@ -139,5 +140,63 @@ describe.each(DIALECTS)('%s: the webhook address policy on the catch-up delivery
     const a = dispatcher.attempts.find((x) => x.subscription_id === stored.body.id)!;
     expect(a.result).toMatchObject({ ok: false, status: null, reason: expect.stringContaining('127.0.0.1') });
     expect(rx.got.filter((g) => g.path === '/stored')).toEqual([]);
+  });
+});
+
+describe.each(DIALECTS)('%s: evidence packs and the key read budget (KEY_READ_RATE_LIMIT=3)', (dialect) => {
+  let t: TestApp;
+  let base: string;
+  beforeAll(async () => {
+    t = await startApp(dialect, { KEY_READ_RATE_LIMIT: '3', VERIFY_RATE_LIMIT: '3' });
+    base = await listen(t.app);
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it('an evidence pack (a heavy keyed read) spends its key read budget: past it, 429 rate_limited', async () => {
+    await bigJob(base, t.keys.producer, 'job-packed', 3, 1000);
+    await t.app.get(CheckpointSigner).tick();
+    const statuses: number[] = [];
+    for (let i = 0; i < 8; i++) statuses.push((await call(base, 'GET', '/api/jobs/job-packed/evidence', { key: t.keys.auditor })).status);
+    expect(statuses[0]).toBe(200); // a real pack, built from the records and their proofs
+    // Each pack is at least as costly as a 1-unit read: a budget of 3 admits at most 3 of them in the window.
+    expect(statuses.filter((s) => s !== 429).length).toBeLessThanOrEqual(3);
+  });
+});
+
+describe.each(DIALECTS)('%s: webhook caps under concurrent creation (WEBHOOK_MAX_PER_KEY=2, WEBHOOK_MAX_PER_OWNER=3)', (dialect) => {
+  let t: TestApp;
+  let rx: TestReceiver;
+  beforeAll(async () => {
+    rx = new TestReceiver();
+    await rx.start();
+    t = await startApp(dialect, { WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_MAX_PER_KEY: '2', WEBHOOK_MAX_PER_OWNER: '3' });
+  });
+  afterAll(async () => {
+    await t?.close();
+    await rx.stop();
+  });
+
+  it('twenty creations at once by two keys of one owner take exactly the owner cap, each key at most its own, the rest 409', async () => {
+    const keys = t.app.get(ApiKeysService);
+    const k1 = await keys.create('cap-1', 'compliance', { owner: 'cap-co' });
+    const k2 = await keys.create('cap-2', 'compliance', { owner: 'cap-co' });
+    const replies = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        t.http
+          .post('/api/webhooks')
+          .set('Authorization', `Bearer ${(i % 2 ? k1 : k2).key}`)
+          .set('Content-Type', 'application/json')
+          .send(JSON.stringify({ url: `${rx.url}/cap${i}`, events: ['ledger.checkpoint.witness_lag'] })),
+      ),
+    );
+    const created = replies.filter((r) => r.status === 201);
+    expect(created).toHaveLength(3);
+    expect(replies.filter((r) => r.status === 409).map((r) => r.body.error).sort()).toEqual(expect.arrayContaining(['webhook_limit_owner']));
+    expect(replies.every((r) => r.status === 201 || (r.status === 409 && ['webhook_limit_key', 'webhook_limit_owner'].includes(r.body.error)))).toBe(true);
+    const perKey = new Map<string, number>();
+    for (const r of created) perKey.set(r.body.key_id, (perKey.get(r.body.key_id) ?? 0) + 1);
+    expect(Math.max(...perKey.values())).toBeLessThanOrEqual(2);
   });
 });
