@@ -13,6 +13,9 @@ import { join } from 'node:path';
 import { HeavyReads } from '../../src/common/rate-limit';
 import { ApiKeysService } from '../../src/auth/api-keys.service';
 import { CheckpointSigner } from '../../src/log/checkpoint-signer';
+import { ApiKeysRepository } from '../../src/auth/api-keys.repository';
+import { DatabaseService } from '../../src/database/database.service';
+import { EventStreamService } from '../../src/ledger/event-stream.service';
 import { WebhookDispatcher } from '../../src/webhooks/webhook.dispatcher';
 import { createPgDatabase, DIALECTS, startApp, TestApp } from '../helpers/app';
 import { TestReceiver } from '../webhooks/receivers';
@@ -32,11 +35,12 @@ async function bigJob(base: string, key: string, job: string, n: number, bytes: 
 }
 
 /** A raw GET whose answer is never read: the socket is paused once the request is sent. */
-function stalledGet(base: string, path: string): Promise<Socket> {
+function stalledGet(base: string, path: string, headers: Record<string, string> = {}): Promise<Socket> {
   const u = new URL(base);
   return new Promise((resolve, reject) => {
     const s = connect(Number(u.port), u.hostname, () => {
-      s.write(`GET ${path} HTTP/1.1\r\nHost: ${u.host}\r\nConnection: keep-alive\r\n\r\n`);
+      const extra = Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('');
+      s.write(`GET ${path} HTTP/1.1\r\nHost: ${u.host}\r\nConnection: keep-alive\r\n${extra}\r\n`);
       s.pause();
       resolve(s);
     });
@@ -198,5 +202,34 @@ describe.each(DIALECTS)('%s: webhook caps under concurrent creation (WEBHOOK_MAX
     const perKey = new Map<string, number>();
     for (const r of created) perKey.set(r.body.key_id, (perKey.get(r.body.key_id) ?? 0) + 1);
     expect(Math.max(...perKey.values())).toBeLessThanOrEqual(2);
+  });
+});
+
+describe.each(DIALECTS)('%s: an event stream whose client stopped reading, its key revoked by another process', (dialect) => {
+  let t: TestApp;
+  let base: string;
+  const sockets: Socket[] = [];
+  beforeAll(async () => {
+    t = await startApp(dialect, { VERIFY_RATE_LIMIT: '100000' });
+    base = await listen(t.app);
+  });
+  afterAll(async () => {
+    for (const s of sockets) s.destroy();
+    await t?.close();
+  });
+
+  it('ends (its stream slot freed) within 5 s of the revocation, though its socket is full', async () => {
+    await bigJob(base, t.keys.producer, 'job-sse-stall', 20, 400_000);
+    const k = await t.app.get(ApiKeysService).create('sse-stalled', 'auditor');
+    const s = await stalledGet(base, '/api/ledger/events/stream?after=0', { authorization: `Bearer ${k.key}`, accept: 'text/event-stream' });
+    sockets.push(s);
+    const streams = t.app.get(EventStreamService);
+    await waitUntil('the stream is open', 5_000, () => streams.open === 1);
+    await new Promise((r) => setTimeout(r, 1_000)); // the first page fills the socket
+    // What `npm run ledger -- revoke-key` does from its own process: the row only.
+    await t.app.get(DatabaseService).write((tx) => t.app.get(ApiKeysRepository).revoke(tx, k.id, new Date().toISOString()));
+    const until = Date.now() + 5_000;
+    while (streams.open > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 200));
+    expect(streams.open).toBe(0);
   });
 });
