@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { connect, Socket } from 'node:net';
 import { entryDigest, ZERO_DIGEST } from '../../src/core/aer1';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { HeavyReads } from '../../src/common/rate-limit';
@@ -231,5 +231,34 @@ describe.each(DIALECTS)('%s: an event stream whose client stopped reading, its k
     const until = Date.now() + 5_000;
     while (streams.open > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 200));
     expect(streams.open).toBe(0);
+  });
+});
+
+describe.each(DIALECTS)('%s: an evidence pack while checkpoint signing is stopped (PACK_CHECKPOINT_WAIT_MS=3000)', (dialect) => {
+  let t: TestApp;
+  let base: string;
+  let dir: string;
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'aer1-attack25-state-'));
+    t = await startApp(dialect, { LEDGER_CHECKPOINT_STATE_FILE: join(dir, 'state.checkpoint'), PACK_CHECKPOINT_WAIT_MS: '3000', HEAVY_READ_CONCURRENCY: '1' });
+    base = await listen(t.app);
+  });
+  afterAll(async () => {
+    await t?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('answers at once with 503 log_unavailable naming the stopped signer, not a full wait ending in "not yet in a signed checkpoint, retry"', async () => {
+    const signer = t.app.get(CheckpointSigner);
+    await signer.tick();
+    writeFileSync(join(dir, 'state.checkpoint'), '{"format":"aer1-log-signer-state/v1","size":');
+    await bigJob(base, t.keys.producer, 'job-never-signed', 1, 10); // an unusable state file does not refuse writes (README)
+    await signer.tick();
+    const h = (await call(base, 'GET', '/health')).body;
+    expect(h.details.log).toMatchObject({ signing: 'stopped', reason_code: 'checkpoint_state_unusable' });
+    const started = Date.now();
+    const r = await call(base, 'GET', '/api/jobs/job-never-signed/evidence', { key: t.keys.auditor });
+    const took = Date.now() - started;
+    expect({ status: r.status, error: r.body.error, fast: took < 1_000 }).toEqual({ status: 503, error: 'log_unavailable', fast: true });
   });
 });
