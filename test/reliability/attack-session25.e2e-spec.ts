@@ -5,7 +5,8 @@
  * are findings (see the session's attack report), the others show what holds.
  */
 import { randomBytes } from 'node:crypto';
-import { connect, Socket } from 'node:net';
+import { createServer, Server } from 'node:http';
+import { AddressInfo, connect, Socket } from 'node:net';
 import { entryDigest, ZERO_DIGEST } from '../../src/core/aer1';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -260,5 +261,56 @@ describe.each(DIALECTS)('%s: an evidence pack while checkpoint signing is stoppe
     const r = await call(base, 'GET', '/api/jobs/job-never-signed/evidence', { key: t.keys.auditor });
     const took = Date.now() - started;
     expect({ status: r.status, error: r.body.error, fast: took < 1_000 }).toEqual({ status: 503, error: 'log_unavailable', fast: true });
+  });
+});
+
+describe.each(DIALECTS)('%s: webhook receivers that redirect or answer huge bodies (WEBHOOK_ALLOW_PRIVATE=true, 127.0.0.1 only)', (dialect) => {
+  let t: TestApp;
+  let server: Server;
+  let url = '';
+  const hits: string[] = [];
+  beforeAll(async () => {
+    server = createServer((req, res) => {
+      hits.push(req.url ?? '');
+      req.resume();
+      req.on('end', () => {
+        if (req.url === '/redirect') return void res.writeHead(307, { Location: `${url}/target` }).end();
+        if (req.url === '/huge') {
+          res.writeHead(200, { 'Content-Type': 'application/octet-stream' });
+          const chunk = Buffer.alloc(64 * 1024, 120);
+          let sent = 0;
+          const pump = (): void => {
+            while (sent < 512 && res.write(chunk)) sent++;
+            if (sent < 512) res.once('drain', pump);
+            else res.end();
+          };
+          return pump();
+        }
+        res.writeHead(200).end();
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    t = await startApp(dialect, { WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_POLL_MS: '100', WEBHOOK_TIMEOUT_MS: '3000', WEBHOOK_MAX_ATTEMPTS: '1' });
+  });
+  afterAll(async () => {
+    await t?.close();
+    server.closeAllConnections();
+    await new Promise((r) => server.close(r));
+  });
+
+  it('a 307 is a failed attempt and its Location is never requested; a 32 MB answer counts by its 200 without being read whole', async () => {
+    const k = await t.app.get(ApiKeysService).create('redirect-co-key', 'compliance', { owner: 'redirect-co' });
+    const sub = async (path: string) =>
+      (await t.http.post('/api/webhooks').set('Authorization', `Bearer ${k.key}`).set('Content-Type', 'application/json').send(JSON.stringify({ url: `${url}${path}`, events: ['ledger.checkpoint.witness_lag'] }))).body as { id: string };
+    const redirect = await sub('/redirect');
+    const huge = await sub('/huge');
+    const dispatcher = t.app.get(WebhookDispatcher);
+    await dispatcher.emit('ledger.checkpoint.witness_lag', { origin: 'ledger.test', witness: 'w', checkpoint_size: 2, cosigned_size: null, lag_seconds: 700, threshold_seconds: 600 }, 'attack25-redirect');
+    await waitUntil('both attempts', 10_000, () => [redirect.id, huge.id].every((id) => dispatcher.attempts.some((a) => a.subscription_id === id)));
+    expect(dispatcher.attempts.find((a) => a.subscription_id === redirect.id)!.result).toMatchObject({ ok: false, status: 307, reason: expect.stringContaining('not followed') });
+    expect(dispatcher.attempts.find((a) => a.subscription_id === huge.id)!.result).toEqual({ ok: true, status: 200 });
+    await new Promise((r) => setTimeout(r, 300));
+    expect(hits.filter((h) => h === '/target')).toEqual([]);
   });
 });
