@@ -262,6 +262,13 @@ describe.each(DIALECTS)('%s: an evidence pack while checkpoint signing is stoppe
     const took = Date.now() - started;
     expect({ status: r.status, error: r.body.error, fast: took < 1_000 }).toEqual({ status: 503, error: 'log_unavailable', fast: true });
   });
+
+  it("an anonymous /health does not show the server's file system paths (where the state file and the signing key live)", async () => {
+    // Runs after the test above: signing is stopped by the unusable state file.
+    const h = await call(base, 'GET', '/health');
+    expect(h.body.details.log.signing).toBe('stopped');
+    expect(h.text.includes(dir)).toBe(false);
+  });
 });
 
 describe.each(DIALECTS)('%s: webhook receivers that redirect or answer huge bodies (WEBHOOK_ALLOW_PRIVATE=true, 127.0.0.1 only)', (dialect) => {
