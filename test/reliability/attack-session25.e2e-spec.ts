@@ -321,3 +321,25 @@ describe.each(DIALECTS)('%s: webhook receivers that redirect or answer huge bodi
     expect(hits.filter((h) => h === '/target')).toEqual([]);
   });
 });
+
+describe.each(DIALECTS)('%s: a state file that cannot be written (its folder does not exist)', (dialect) => {
+  let t: TestApp;
+  let base: string;
+  beforeAll(async () => {
+    t = await startApp(dialect, { LEDGER_CHECKPOINT_STATE_FILE: join(tmpdir(), `aer1-attack25-missing-${process.pid}`, 'state.checkpoint') });
+    base = await listen(t.app);
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it('signs nothing, and /health says so (degraded, with the error), never "active" with a growing unsigned tail', async () => {
+    await bigJob(base, t.keys.producer, 'job-unwritable', 2, 10);
+    await t.app.get(CheckpointSigner).tick();
+    const h = await call(base, 'GET', '/health');
+    expect(h.status).toBeLessThan(500);
+    expect(h.body.status).toBe('degraded');
+    expect(h.body.details.log.checkpoint_size).toBeNull();
+    expect(h.body.details.log.last_error?.message ?? h.body.details.log.reason).toEqual(expect.any(String));
+  });
+});
