@@ -12,6 +12,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { HeavyReads } from '../../src/common/rate-limit';
+import { LedgerService } from '../../src/ledger/ledger.service';
 import { ApiKeysService } from '../../src/auth/api-keys.service';
 import { CheckpointSigner } from '../../src/log/checkpoint-signer';
 import { ApiKeysRepository } from '../../src/auth/api-keys.repository';
@@ -341,5 +342,41 @@ describe.each(DIALECTS)('%s: a state file that cannot be written (its folder doe
     expect(h.body.status).toBe('degraded');
     expect(h.body.details.log.checkpoint_size).toBeNull();
     expect(h.body.details.log.last_error?.message ?? h.body.details.log.reason).toEqual(expect.any(String));
+  });
+});
+
+describe.each(DIALECTS)('%s: whole-timeline reads and the heavy-read limit (HEAVY_READ_CONCURRENCY=1)', (dialect) => {
+  let t: TestApp;
+  let base: string;
+  beforeAll(async () => {
+    t = await startApp(dialect, { HEAVY_READ_CONCURRENCY: '1' });
+    base = await listen(t.app);
+  });
+  afterAll(async () => {
+    jest.restoreAllMocks();
+    await t?.close();
+  });
+
+  it('re-verifying a whole timeline (JSON and badge: each reads and hashes every entry, as the export reads them) waits its turn like the export: 429 server_busy while the slot is taken', async () => {
+    await bigJob(base, t.keys.producer, 'job-heavy', 3, 10);
+    const ledger = t.app.get(LedgerService);
+    const real = ledger.verifyChain.bind(ledger);
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    let entered!: () => void;
+    const inside = new Promise<void>((resolve) => (entered = resolve));
+    jest.spyOn(ledger, 'verifyChain').mockImplementationOnce(async (...args) => {
+      entered();
+      await gate;
+      return real(...args);
+    });
+    const first = call(base, 'GET', '/api/ledger/verify');
+    await inside;
+    expect((await call(base, 'GET', '/api/jobs/job-heavy/export')).body.error).toBe('server_busy');
+    const others: Record<string, number> = {};
+    for (const p of ['/api/jobs/job-heavy/verify', '/badge/job/job-heavy.svg']) others[p] = (await call(base, 'GET', p)).status;
+    open();
+    expect((await first).status).toBe(200);
+    expect(others).toEqual({ '/api/jobs/job-heavy/verify': 429, '/badge/job/job-heavy.svg': 429 });
   });
 });
