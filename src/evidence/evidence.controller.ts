@@ -16,7 +16,7 @@ const PACK_DESCRIPTION = `${PACK_FORMAT}: JSON Lines, one member a line (header,
 
 const PACK_404 = '`not_found`: no such subject.';
 const PACK_503 =
-  '`no_checkpoint`: the subject is not yet under a signed (and, with WITNESSES, cosigned) checkpoint after waiting PACK_CHECKPOINT_WAIT_MS for it (a record written a moment ago is covered at the signer\'s next run); retry after Retry-After. `log_unavailable`: this deployment signs no checkpoints.';
+  '`no_checkpoint`: the subject is not yet under a signed (and, with WITNESSES, cosigned) checkpoint after waiting PACK_CHECKPOINT_WAIT_MS for it (a record written a moment ago is covered at the signer\'s next run); retry after Retry-After. `log_unavailable`: this deployment signs no checkpoints, or its checkpoint signing is stopped (answered at once, with `reason_code`; see /health).';
 
 /**
  * Evidence packs over HTTP (issue 16): one download per job, workflow or

@@ -102,7 +102,7 @@ export class EvidenceService {
    * record written a moment ago is covered at the signer's next run; no
    * transaction is held meanwhile): after the wait 503 `no_checkpoint` with
    * Retry-After, at once 503 `log_unavailable` when this deployment signs
-   * none. Then return the pack as a lazy sequence of chunks (each a whole
+   * none or its checkpoint signing is stopped (nothing to wait for). Then return the pack as a lazy sequence of chunks (each a whole
    * number of lines). `signal` (the client left) ends the wait early.
    */
   async open(kind: PackSubjectKind, rawId: string, viewer: Principal, signal?: AbortSignal): Promise<{ filename: string; chunks: AsyncGenerator<string> }> {

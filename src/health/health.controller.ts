@@ -29,9 +29,10 @@ export type HealthAnswer = Omit<HealthCheckResult, 'status'> & { status: HealthC
  *   not being signed: `signing` is `stopped` (the stored tree disagreed with
  *   what was signed: see `reason` and `reason_code`; an operator must look;
  *   when the database is behind or forks from the checkpoint kept in the
- *   signer's state file, `checkpoint_state: {file, size, root}` and
+ *   signer's state file, `checkpoint_state: {size, root}` and
  *   `database: {size, root, root_at_state_size?}` show both, and writes are
- *   refused with 503 `log_unavailable`) or `disabled` (no
+ *   refused with 503 `log_unavailable`; this answer is anonymous, so files
+ *   are named by their role, never by path: the server's log has the paths) or `disabled` (no
  *   signing key configured), or its last run failed (`signing` is `active`,
  *   `last_error: {message, at}`: a read failed, e.g. the database was
  *   unreachable; tried again next tick, cleared once a run succeeds). Reads and writes go on; proofs stay at the last

@@ -92,9 +92,12 @@ export const KEY_REVOKED_EVENT = `event: key_revoked\ndata: ${JSON.stringify({ e
  * Bounded per key and per process; ended cleanly at shutdown. A stream
  * lives no longer than its key: before each page of events is sent the key's
  * row is read again (a page read after a revocation committed is never
- * sent, whichever process revoked it), an idle stream re-reads it every
- * KEY_CACHE_MS, and a revocation through this process ends it at once; the
- * stream then ends with a `key_revoked` event ({@link KEY_REVOKED_EVENT}).
+ * sent, whichever process revoked it), every stream re-reads it every
+ * KEY_CACHE_MS on a timer of its own (also one waiting for a client that
+ * stopped reading to drain its socket), and a revocation through this
+ * process ends it at once; the stream then ends with a `key_revoked` event
+ * ({@link KEY_REVOKED_EVENT}), or, when its socket is full, the socket is
+ * closed; either way its slot is freed.
  */
 @Injectable()
 export class EventStreamService implements OnModuleDestroy {
@@ -198,6 +201,19 @@ export class EventStreamService implements OnModuleDestroy {
     });
     // Tell EventSource clients to come back soon after a drop; they send Last-Event-ID.
     res.write('retry: 2000\n\n');
+    // The key's row is read again every KEY_CACHE_MS whatever the loop is doing: a stream stuck
+    // waiting for a client that stopped reading (a full socket) still ends on a revocation by another process.
+    let checking = false;
+    const keyTimer = setInterval(() => {
+      if (checking || revoked || closed.signal.aborted || performance.now() - checkedAt < KEY_CACHE_MS) return;
+      checking = true;
+      keyActive()
+        .then((active) => {
+          if (!active) end();
+        })
+        .catch((e: unknown) => this.log.warn(`event stream key re-read failed: ${e instanceof Error ? e.message : String(e)}`))
+        .finally(() => (checking = false));
+    }, KEY_CACHE_MS);
     const heartbeat = setInterval(() => {
       // A comment line: keeps proxies from closing an idle stream; skipped while the client is not draining.
       if (!res.writableNeedDrain && !closed.signal.aborted) res.write(`: heartbeat ${new Date().toISOString()}\n\n`);
@@ -227,10 +243,15 @@ export class EventStreamService implements OnModuleDestroy {
       }
     } finally {
       clearInterval(heartbeat);
+      clearInterval(keyTimer);
       unsubscribe();
       res.off('close', end);
       this.stopping.signal.removeEventListener('abort', end);
-      if (revoked && !res.writableEnded && !res.destroyed) res.write(KEY_REVOKED_EVENT);
+      if (revoked && !res.writableEnded && !res.destroyed) {
+        // A client that stopped reading never gets the last event: its socket is closed instead of left open.
+        if (res.writableNeedDrain) res.destroy();
+        else res.write(KEY_REVOKED_EVENT);
+      }
       if (this.stopping.signal.aborted && !res.writableEnded && !res.destroyed) res.write(': server shutting down; reconnect with Last-Event-ID\n\n');
     }
   }

@@ -11,6 +11,7 @@ import { LogService } from './log.service';
 import { TreeRepository } from './tree.repository';
 import { LeafRecomputer } from './leaf-recomputer';
 import { AppendGate } from '../ledger/append-gate';
+import { dirname } from 'node:path';
 import { CheckpointStateError, CheckpointStateStore, FileCheckpointState, MemoryCheckpointState, SignedState } from './checkpoint-state';
 import { MissingNodeError } from './tree.repository';
 
@@ -37,8 +38,8 @@ export interface SignerState {
   reason?: string;
   /** With `stopped`: why, as a code. */
   reason_code?: StopCode;
-  /** With a state-file stop: the checkpoint kept in the state file (null when it is unusable) and its file. */
-  checkpoint_state?: { file: string | null; size: number; root: string } | null;
+  /** With a state-file stop: the checkpoint kept in the state file (null when it is unusable); never its path (the log line has it). */
+  checkpoint_state?: { size: number; root: string } | null;
   /** With a state-file stop: the database's tree size (events) and its root at that size (null when its nodes are missing). */
   database?: { size: number; root: string | null; root_at_state_size?: string | null };
   /** Why the last run signed nothing while signing stays active (a read failed; it is tried again next tick), with its time. */
@@ -118,7 +119,7 @@ export class CheckpointSigner implements OnApplicationBootstrap, OnApplicationSh
     try {
       await this.checkState();
     } catch (e) {
-      this.lastError = { message: (e as Error).message, at: new Date().toISOString() };
+      this.lastError = { message: this.withoutPaths((e as Error).message), at: new Date().toISOString() };
       this.logger.error(`cannot compare the database with the checkpoint state file yet: ${(e as Error).message}`);
     }
     const every = this.config.get('CHECKPOINT_INTERVAL_MS', { infer: true });
@@ -171,7 +172,7 @@ export class CheckpointSigner implements OnApplicationBootstrap, OnApplicationSh
         await this.signIfGrown();
         this.lastError = null;
       } catch (e) {
-        this.lastError = { message: (e as Error).message, at: new Date().toISOString() };
+        this.lastError = { message: this.withoutPaths((e as Error).message), at: new Date().toISOString() };
         this.logger.error(`checkpoint not signed this time: ${(e as Error).message}`);
       }
     });
@@ -181,9 +182,30 @@ export class CheckpointSigner implements OnApplicationBootstrap, OnApplicationSh
   }
 
   private stop(code: StopCode, reason: string, detail: { checkpoint_state?: SignerState['checkpoint_state']; database?: SignerState['database'] } = {}, refuseAppends = false): void {
-    this.stopped = { code, reason, ...detail };
-    if (refuseAppends) this.gate?.set(`checkpoint signing is stopped and writes are refused: ${reason}`);
-    this.logger.error(`checkpoint signing STOPPED (${code}): ${reason}`);
+    const shown = this.withoutPaths(reason);
+    this.stopped = { code, reason: shown, ...detail };
+    this.log.signingStopped = { code, reason: shown };
+    if (refuseAppends) this.gate?.set(`checkpoint signing is stopped and writes are refused: ${shown}`);
+    this.logger.error(`checkpoint signing STOPPED (${code}): ${reason}${this.store?.path ? ` (state file: ${this.store.path})` : ''}`);
+  }
+
+  /**
+   * `text` for anonymous answers (/health, error messages): the state file,
+   * the signing key file and the state file's folder named by their role;
+   * the server's log lines keep the paths for the operator.
+   */
+  private withoutPaths(text: string): string {
+    const roles: [string | null | undefined, string][] = [
+      [this.store?.path, "the signer's state file"],
+      [this.identity.current?.source.path, 'the signing key file'],
+      [this.store?.path ? dirname(this.store.path) : null, "the state file's folder"],
+    ];
+    const state = this.store?.path;
+    // writeFileDurably's temporary copy (`<file>.tmp-<pid>-<hex>`), named in a failed write's error.
+    const escaped = state ? state.replace(/[.*+?^${}()|[\]\\]/g, '\\$&') : null;
+    let out = escaped ? text.replace(new RegExp(escaped + '\\.tmp-[0-9]+-[0-9a-f]+', 'g'), "a temporary copy of the signer's state file") : text;
+    for (const [path, role] of roles) if (path && path !== '/' && path !== '.') out = out.split(path).join(role);
+    return out;
   }
 
   /** MTH of the stored tree at `size` (base64), or null when its nodes are missing. */
@@ -216,11 +238,11 @@ export class CheckpointSigner implements OnApplicationBootstrap, OnApplicationSh
     }
     if (!state) return { state: null };
     const head = (await this.events.head(this.db))?.position ?? 0;
-    const cs = { file: store.path, size: state.size, root: state.root };
+    const cs = { size: state.size, root: state.root };
     if (head < state.size) {
       this.stop(
         'database_behind_checkpoint_state',
-        `the database holds ${head} events but this log's key signed a checkpoint of size ${state.size} (${store.path ?? 'memory'}): it was restored from an older backup or lost events; restore a database at least as new as that checkpoint, or start a new log (new key and origin)`,
+        `the database holds ${head} events but this log's key signed a checkpoint of size ${state.size}: it was restored from an older backup or lost events; restore a database at least as new as that checkpoint, or start a new log (new key and origin)`,
         { checkpoint_state: cs, database: { size: head, root: await this.storedRoot(head) } },
         true,
       );
@@ -229,7 +251,7 @@ export class CheckpointSigner implements OnApplicationBootstrap, OnApplicationSh
     const at = await this.storedRoot(state.size);
     if (at === null) {
       // Not another history: the tree cannot be read at that size (its appends are refused too, saying which node is missing).
-      this.stop('stored_tree_mismatch', `the stored tree lacks nodes of the first ${state.size} events, whose checkpoint this log's key signed (${store.path ?? 'memory'}); npm run ledger -- verify reports what is wrong`, {
+      this.stop('stored_tree_mismatch', `the stored tree lacks nodes of the first ${state.size} events, whose checkpoint this log's key signed; npm run ledger -- verify reports what is wrong`, {
         checkpoint_state: cs,
         database: { size: head, root: null, root_at_state_size: null },
       });
@@ -238,7 +260,7 @@ export class CheckpointSigner implements OnApplicationBootstrap, OnApplicationSh
     if (at !== state.root) {
       this.stop(
         'database_forks_from_checkpoint_state',
-        `the database's tree at size ${state.size} has root ${at}, but this log's key signed root ${state.root} at that size (${store.path ?? 'memory'}): the database holds another history; restore the database this log signed, or start a new log (new key and origin)`,
+        `the database's tree at size ${state.size} has root ${at}, but this log's key signed root ${state.root} at that size: the database holds another history; restore the database this log signed, or start a new log (new key and origin)`,
         { checkpoint_state: cs, database: { size: head, root: await this.storedRoot(head), root_at_state_size: at } },
         true,
       );
@@ -359,8 +381,8 @@ export class CheckpointSigner implements OnApplicationBootstrap, OnApplicationSh
       if (e instanceof MissingNodeError) throw e; // a read failure of this run: tried again next tick
       this.stop(
         'database_forks_from_checkpoint_state',
-        `the tree at size ${to} is not consistent with the checkpoint of size ${state.size} this log's key signed (${this.store!.path ?? 'memory'}): ${(e as Error).message}`,
-        { checkpoint_state: { file: this.store!.path, size: state.size, root: state.root }, database: { size: to, root: root.toString('base64') } },
+        `the tree at size ${to} is not consistent with the checkpoint of size ${state.size} this log's key signed: ${(e as Error).message}`,
+        { checkpoint_state: { size: state.size, root: state.root }, database: { size: to, root: root.toString('base64') } },
         true,
       );
       return false;

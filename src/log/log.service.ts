@@ -144,6 +144,23 @@ export class LogService {
     return this.tree.latestCheckpoint(q);
   }
 
+  /**
+   * Why this process's checkpoint signer has stopped (its code and a reason
+   * without file system paths), or null while it signs: set by the signer
+   * (checkpoint-signer.ts). A wait for a checkpoint answers at once while
+   * it is set: none will come until an operator acts.
+   */
+  signingStopped: { code: string; reason: string } | null = null;
+
+  /** 503 `log_unavailable` saying signing is stopped and why, for `what` (e.g. "job") not yet in a signed checkpoint. */
+  private stoppedError(what: string, cp: StoredCheckpoint | null): LedgerError {
+    const s = this.signingStopped!;
+    return new LedgerError(503, 'log_unavailable', `checkpoint signing is stopped (${s.code}): ${s.reason}; the ${what} is not in a signed checkpoint (newest: ${cp ? cp.size : 'none'}) and none will be signed until an operator restores signing`, {
+      reason_code: s.code,
+      checkpoint_size: cp ? cp.size : null,
+    });
+  }
+
   /** The checkpoint of {@link latest}; 503 `log_unavailable` when this deployment signs none, 404 `no_checkpoint` before the first (witnessed one). */
   async requireLatest(): Promise<StoredCheckpoint> {
     const cp = await this.latest();
@@ -162,7 +179,8 @@ export class LogService {
    * signer (and the witnesses) to produce it: the newest is read again every
    * {@link COVERING_POLL_MS} with a plain read (no transaction held, nothing
    * locked; writes go on). 503 `log_unavailable` at once when this deployment
-   * signs no checkpoints; after the wait (or when `signal` aborts), 503
+   * signs no checkpoints or this process's signer has stopped
+   * ({@link signingStopped}, `reason_code` and `checkpoint_size`); after the wait (or when `signal` aborts), 503
    * `no_checkpoint` with `retry_after_seconds` (`retryAfterSeconds`) and the
    * newest size (`checkpoint_size`, null before the first).
    */
@@ -172,6 +190,7 @@ export class LogService {
       const cp = await this.latest();
       if (cp && cp.size >= position) return cp;
       if (!this.identity.current) throw new UnavailableError('log_unavailable', `this deployment signs no checkpoints: ${this.identity.reason}`);
+      if (this.signingStopped) throw this.stoppedError(what, cp);
       const left = deadline - performance.now();
       if (left <= 0 || signal?.aborted) {
         const witnessed = this.witnessed.enabled ? ` cosigned by ${this.witnessed.policy.quorum} of the ${this.witnessed.policy.witnesses.length} configured witnesses` : '';
@@ -337,7 +356,11 @@ export class LogService {
     const { cp, ts } = await this.proofCheckpoint(index);
     const anchor = this.witnessed.tsa ? { timestamp: ts ? this.timestampInfo(ts) : null } : {};
     const pending = this.witnessed.enabled ? `not yet in a checkpoint cosigned by ${this.witnessed.policy.quorum} witnesses (checkpoints are signed within a second or so, then submitted to the witnesses)` : 'not yet in a signed checkpoint (one is signed within a second or so)';
-    if (!cp || cp.size <= index) return { ...base, status: 'pending', checkpoint: null, inclusion_proof: null, detail: pending, ...anchor };
+    if (!cp || cp.size <= index) {
+      // Not "pending" while signing is stopped: no checkpoint will come until an operator acts.
+      if (this.signingStopped) return { ...base, status: 'unavailable', checkpoint: null, inclusion_proof: null, detail: `not in a signed checkpoint: checkpoint signing is stopped (${this.signingStopped.code}): ${this.signingStopped.reason}`, ...anchor };
+      return { ...base, status: 'pending', checkpoint: null, inclusion_proof: null, detail: pending, ...anchor };
+    }
     const checkpoint = { origin: this.identity.current.origin, size: cp.size, root: cp.root, signed_at: cp.signed_at, url: this.checkpointUrl(cp.size) };
     let proof: Buffer[];
     try {

@@ -133,10 +133,13 @@ describe.each(DIALECTS)('checkpoint state file on %s', (dialect) => {
     expect(h.body.details.log).toMatchObject({
       signing: 'stopped',
       reason_code: 'database_behind_checkpoint_state',
-      checkpoint_state: { file: log.stateFile, size: 12, root: root12 },
+      checkpoint_state: { size: 12, root: root12 },
       database: { size: 7, root: root7 },
     });
     expect(h.body.details.log.reason).toContain('the database holds 7 events but this log\'s key signed a checkpoint of size 12');
+    // An anonymous answer: the checkpoint kept, never where the state file lives.
+    expect(h.body.details.log.checkpoint_state).toEqual({ size: 12, root: root12 });
+    expect(h.text.includes(log.stateFile)).toBe(false);
     // Writes are refused (nothing acknowledged that the restored backup would lose), and nothing is signed.
     const w = await a.http.post('/api/receipts').set('Authorization', `Bearer ${a.keys.producer}`).set('Content-Type', 'application/json').send(freshReceipt().text);
     expect([w.status, w.body.error]).toEqual([503, 'log_unavailable']);
@@ -161,10 +164,11 @@ describe.each(DIALECTS)('checkpoint state file on %s', (dialect) => {
     expect(f).toMatchObject({
       signing: 'stopped',
       reason_code: 'database_forks_from_checkpoint_state',
-      checkpoint_state: { file: log.stateFile, size: 12, root: root12 },
+      checkpoint_state: { size: 12, root: root12 },
       database: { size: 15, root: await rootAt(a, 15), root_at_state_size: await rootAt(a, 12) },
     });
     expect(f.database.root_at_state_size).not.toBe(root12);
+    expect(f.checkpoint_state).toEqual({ size: 12, root: root12 });
     await a.app.get(CheckpointSigner).tick();
     expect(await maxCheckpoint(a)).toBe(7);
     expect((await a.http.post('/api/receipts').set('Authorization', `Bearer ${a.keys.producer}`).set('Content-Type', 'application/json').send(freshReceipt().text)).status).toBe(503);
@@ -249,7 +253,9 @@ describe.each(DIALECTS)('checkpoint state file on %s', (dialect) => {
       const h = (await a.http.get('/health')).body;
       expect(h.status).toBe('degraded');
       expect(h.details.log).toMatchObject({ signing: 'stopped', reason_code: 'checkpoint_state_unusable', checkpoint_state: null });
-      expect(h.details.log.reason).toContain(log.stateFile);
+      // Named by its role in this anonymous answer, never by its path (the server's log line has the path).
+      expect(h.details.log.reason).toMatch(/^the signer's state file is unusable: /);
+      expect(h.details.log.reason).not.toContain(log.stateFile);
       // Not a database fault: writes go on, nothing is signed, the file is not replaced.
       await record(a, 1);
       await a.app.get(CheckpointSigner).tick();
