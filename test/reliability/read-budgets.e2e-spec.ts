@@ -122,12 +122,24 @@ describe.each(DIALECTS)('%s: heavy reads run at most HEAVY_READ_CONCURRENCY=1 at
     const first = call(base, 'GET', '/api/ledger/verify');
     await inside;
     expect(t.app.get(HeavyReads).inFlight).toBe(1);
-    const paths = ['/api/ledger/verify', `/coverage/${randomUUID()}.pdf`, '/api/jobs/job-none/export'];
+    // Re-verifying a whole timeline (JSON, page) is heavy too.
+    const paths = ['/api/ledger/verify', `/coverage/${randomUUID()}.pdf`, '/api/jobs/job-none/export', '/api/jobs/job-none/verify', '/jobs/job-none'];
     for (const p of paths) {
       const r = await call(base, 'GET', p);
       expect({ p, status: r.status, body: r.body }).toEqual({ p, status: 429, body: { error: 'server_busy', message: expect.stringContaining('HEAVY_READ_CONCURRENCY'), limit: 1, retry_after_seconds: 2 } });
       expect(r.headers.get('retry-after')).toBe('2');
     }
+    // A job badge too, answered as a grey "busy" image (no verdict) that image clients show and never cache.
+    const badge = await call(base, 'GET', '/badge/job/job-none.svg');
+    expect({ status: badge.status, type: badge.headers.get('content-type'), code: badge.headers.get('x-error-code'), retry: badge.headers.get('retry-after'), cache: badge.headers.get('cache-control') }).toEqual({
+      status: 429,
+      type: 'image/svg+xml; charset=utf-8',
+      code: 'server_busy',
+      retry: '2',
+      cache: 'no-store',
+    });
+    expect(badge.text).toContain('not checked now, busy');
+    expect(badge.text).not.toMatch(/verified|\u2713/);
     // An evidence pack is a heavy read too, but its key is checked first.
     expect((await call(base, 'GET', '/api/jobs/job-none/evidence')).status).toBe(401);
     expect((await call(base, 'GET', '/api/jobs/job-none/evidence', { key: t.keys.auditor })).body.error).toBe('server_busy');
