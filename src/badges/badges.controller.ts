@@ -2,7 +2,7 @@ import { Controller, Get, Param, Req, Res } from '@nestjs/common';
 import { ApiOperation, ApiProduces, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { ApiErrors } from '../common/openapi';
-import { JOB_VERIFY_COST, PublicRead, VerifyRateLimit } from '../common/rate-limit';
+import { HeavyRead, JOB_VERIFY_COST, PublicRead, VerifyRateLimit } from '../common/rate-limit';
 import { BadgesService, RenderedBadge } from './badges.service';
 
 /** Badges are re-checked after this many seconds (a correction or a new commitment changes a verdict). */
@@ -33,6 +33,7 @@ export class BadgesController {
 
   @Get('job/:job_id.svg')
   @PublicRead(JOB_VERIFY_COST)
+  @HeavyRead()
   @ApiOperation({ operationId: 'getJobBadge', summary: 'Verify badge of a job timeline (SVG): its assessment as verifyJob answers it' })
   @ApiProduces('image/svg+xml')
   @ApiResponse(SVG_ANSWER)

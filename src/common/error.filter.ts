@@ -1,5 +1,6 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import type { Request, Response } from 'express';
+import { badgeSvg, busyBadge } from '../core/badge';
 import { ApiErrorCode, LedgerError } from './errors';
 import { ANONYMOUS_BUDGET_MESSAGE, KEY_BUDGET_MESSAGE } from './rate-limit';
 
@@ -13,7 +14,11 @@ export interface ErrorBody {
 /**
  * The one place typed errors become HTTP responses: a JSON body with a reason
  * code (`error`), never a stack trace. Unknown errors are logged and answered
- * 500 `internal_error` without details.
+ * 500 `internal_error` without details. A badge (`/badge/...svg`) refused
+ * with 429 (`server_busy`, `rate_limited`) is answered with a grey "not
+ * checked now, busy" SVG, still status 429 with Retry-After, never cached
+ * (`Cache-Control: no-store`), its reason code in `X-Error-Code`: image
+ * clients (README badges) show it instead of a broken image.
  */
 @Catch()
 export class ErrorFilter implements ExceptionFilter {
@@ -28,6 +33,13 @@ export class ErrorFilter implements ExceptionFilter {
     // read the rest of the body.
     if (req && !req.complete && !Buffer.isBuffer(req.body)) res.setHeader('Connection', 'close');
     for (const [k, v] of Object.entries(headers)) if (!(k === 'Retry-After' && res.hasHeader(k))) res.setHeader(k, v);
+    if (status === 429 && req && /^\/badge\/.*\.svg$/.test(req.path)) {
+      res.setHeader('Cache-Control', 'no-store');
+      res.setHeader('X-Error-Code', body.error);
+      res.setHeader('X-Content-Type-Options', 'nosniff');
+      res.status(status).type('image/svg+xml; charset=utf-8').send(badgeSvg(busyBadge()));
+      return;
+    }
     res.status(status).json(body);
   }
 

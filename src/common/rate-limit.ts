@@ -22,6 +22,8 @@ import { LedgerMetrics } from '../metrics/ledger-metrics';
 export const JOB_VERIFY_COST = 5;
 /** Weight of `/api/ledger/verify` (recomputes the whole ledger chain). */
 export const LEDGER_VERIFY_COST = 20;
+/** Weight of an evidence pack (`/api/{jobs,workflows,coverage-reports}/{id}/evidence`: every record of its subject and their proofs, like an export). */
+export const EVIDENCE_PACK_COST = JOB_VERIFY_COST;
 /** Weight of a coverage report read (`/api/coverage-reports/{id}`, `/coverage/{id}`: the report and its digest). */
 export const REPORT_READ_COST = 2;
 /** Weight of a coverage report as a PDF (`/coverage/{id}.pdf`: the report, its digest and a PDF of up to ~50 pages). */
@@ -72,9 +74,12 @@ const READER = Symbol('aer1:reader');
  * address or, behind TRUST_PROXY, the forwarded one, an IPv6 address counted
  * per /64 and an IPv4-mapped one as its IPv4 address. An unknown, revoked or
  * malformed key is anonymous here (the endpoint itself may answer 401).
- * Routes that need a key (marked with `@Roles`) are writes or keyed reads
- * and are not counted here. Past the budget: 429 `rate_limited` with
- * `Retry-After` (seconds).
+ * Routes that need a key (marked with `@Roles`) are counted only when they
+ * are reads (GET/HEAD: evidence packs, plans, batch lists, the event
+ * stream), with the key's budget and the same weights; keyed writes keep
+ * their own limits (REPORT_QUOTA_PER_HOUR, the webhook caps) and are not
+ * counted here. Past the budget: 429 `rate_limited` with `Retry-After`
+ * (seconds).
  */
 @Injectable()
 export class PublicReadGuard extends ThrottlerGuard {
@@ -118,7 +123,10 @@ export class PublicReadGuard extends ThrottlerGuard {
     const targets = [context.getHandler(), context.getClass()];
     if (this.reflector.getAllAndOverride<boolean | undefined>(SKIP_KEY, targets)) return true;
     const roles = this.reflector.getAllAndOverride<string[] | undefined>(ROLES_KEY, targets);
-    return Array.isArray(roles) && roles.length > 0;
+    if (!Array.isArray(roles) || roles.length === 0) return false;
+    // A keyed read spends the key's read budget like any read; a keyed write has its own limits.
+    const method = context.switchToHttp().getRequest<Request>().method;
+    return method !== 'GET' && method !== 'HEAD';
   }
 
   protected override generateKey(_context: ExecutionContext, tracker: string, name: string): string {
@@ -247,7 +255,10 @@ const HEAVY_KEY = 'aer1:heavy-read';
  * whoever asks, so a crowd of clients (each within its budget) cannot starve
  * cheap reads and `/health`; one more answers 429 `server_busy` with
  * Retry-After at once. A slot is held from after the guards (401/403 and the
- * read budget come first) until the answer is finished or the client leaves.
+ * read budget come first) until the answer is finished or the client leaves,
+ * or until its answer has stalled for HEAVY_READ_STALL_MS (bytes waiting for a
+ * client that reads none of them): that answer is then ended (its socket
+ * destroyed), so a client that stops reading cannot keep a slot.
  */
 export const HeavyRead = (): MethodDecorator & ClassDecorator => SetMetadata(HEAVY_KEY, true);
 
@@ -259,12 +270,15 @@ export const HEAVY_READ_RETRY_SECONDS = 2;
 export class HeavyReads {
   private running = 0;
   readonly limit: number;
+  /** Ms an answer may make no progress before it is ended (HEAVY_READ_STALL_MS). */
+  readonly stallMs: number;
 
   constructor(
     config: ConfigService<AppConfig, true>,
     @Optional() private readonly metrics?: LedgerMetrics,
   ) {
     this.limit = config.get('HEAVY_READ_CONCURRENCY', { infer: true });
+    this.stallMs = config.get('HEAVY_READ_STALL_MS', { infer: true });
   }
 
   /** Heavy reads running now. */
@@ -276,7 +290,7 @@ export class HeavyReads {
   acquire(): () => void {
     if (this.running >= this.limit) {
       this.metrics?.rateLimited('heavy_read');
-      throw new LedgerError(429, 'server_busy', `this server is already serving ${this.running} heavy reads (coverage PDFs, ledger verification, timeline exports, evidence packs), the most it runs at once (HEAVY_READ_CONCURRENCY); retry after the Retry-After seconds`, {
+      throw new LedgerError(429, 'server_busy', `this server is already serving ${this.running} heavy reads (coverage PDFs, ledger and timeline verifications, timeline exports, evidence packs), the most it runs at once (HEAVY_READ_CONCURRENCY); retry after the Retry-After seconds`, {
         limit: this.limit,
         retry_after_seconds: HEAVY_READ_RETRY_SECONDS,
       });
@@ -305,12 +319,49 @@ export class HeavyReadInterceptor implements NestInterceptor {
     const res = context.switchToHttp().getResponse<Response>();
     // 'close' follows the end of every response, finished or cut (the error filter's answers included).
     if (res.closed || res.destroyed) release();
-    else res.once('close', release);
+    else {
+      const stopWatch = watchStall(res, this.slots.stallMs);
+      res.once('close', () => {
+        stopWatch();
+        release();
+      });
+    }
     // The work starts on a later turn of the event loop: requests that arrived together (with SQLite a heavy read may
     // run to its end without waiting on I/O) all reach this point first, so those beyond the limit are refused and
     // /health is answered before the first PDF is drawn.
     return from(new Promise<void>((resolve) => setImmediate(resolve))).pipe(switchMap(() => next.handle()));
   }
+}
+
+/**
+ * Ends `res` (destroys its socket) once bytes have waited in its socket for
+ * `stallMs` without any of them being taken by the client: progress is the
+ * count of bytes handed to the operating system (written minus still
+ * buffered), checked a few times per `stallMs`. Nothing waiting (the answer
+ * is still being computed, or every byte went out) is never a stall, and a
+ * client that takes any byte restarts the clock. Returns the watch's stop.
+ */
+export function watchStall(res: Response, stallMs: number): () => void {
+  let lastSent = -1;
+  let since = Date.now();
+  const timer = setInterval(
+    () => {
+      const socket = res.socket;
+      if (!socket || socket.destroyed) return;
+      const waiting = socket.writableLength;
+      const sent = socket.bytesWritten - waiting;
+      const now = Date.now();
+      if (waiting === 0 || sent !== lastSent) {
+        lastSent = sent;
+        since = now;
+        return;
+      }
+      if (now - since >= stallMs) socket.destroy(); // 'close' follows: the slot comes back
+    },
+    Math.max(100, Math.floor(stallMs / 10)),
+  );
+  timer.unref();
+  return () => clearInterval(timer);
 }
 
 /** {@link KeyQuota} and the heavy-read limit for every module of the API (not the worker, which has no throttler). */

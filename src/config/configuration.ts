@@ -79,6 +79,17 @@ export class AppConfig {
   HEAVY_READ_CONCURRENCY = 4;
 
   /**
+   * A heavy read whose answer makes no progress (bytes wait for a client that reads none of them) for this many ms
+   * is ended, its socket destroyed, so its HEAVY_READ_CONCURRENCY slot comes back (default 10000). A client that
+   * reads, however slowly, is never cut; the time spent computing before the first byte does not count.
+   */
+  @Transform(({ value }) => (value === undefined || value === '' ? 10_000 : Number(value)))
+  @IsInt()
+  @Min(1_000)
+  @Max(600_000)
+  HEAVY_READ_STALL_MS = 10_000;
+
+  /**
    * Evidence packs: how long (ms) a request waits for the signed checkpoint that will cover its subject (a record
    * written a moment ago) before answering 503 `no_checkpoint` with Retry-After (default 5000; 0: no wait).
    */

@@ -14,7 +14,8 @@
  */
 import type { JobAssessment } from './aer1/commitments';
 
-export type BadgeTone = 'ok' | 'warn' | 'bad';
+/** `none`: no verdict at all (the server could not re-verify now), grey. */
+export type BadgeTone = 'ok' | 'warn' | 'bad' | 'none';
 
 export interface Badge {
   /** Left part: what the record is ("AER-1 receipt"). */
@@ -24,8 +25,18 @@ export interface Badge {
   tone: BadgeTone;
 }
 
-const COLORS: Record<BadgeTone, string> = { ok: '#1a7f37', warn: '#9a6700', bad: '#cf222e' };
-const MARKS: Record<BadgeTone, string> = { ok: '\u2713', warn: '!', bad: '\u2717' };
+const COLORS: Record<BadgeTone, string> = { ok: '#1a7f37', warn: '#9a6700', bad: '#cf222e', none: '#6e7781' };
+const MARKS: Record<BadgeTone, string> = { ok: '\u2713', warn: '!', bad: '\u2717', none: '\u2026' };
+
+/**
+ * The badge answered instead of a verdict when the server refuses to
+ * re-verify now (429: `server_busy` or the read budget is spent): grey, no
+ * verdict, so an image client shows "not checked now" rather than a broken
+ * image, and never a stale green.
+ */
+export function busyBadge(label = 'AER-1'): Badge {
+  return { label, message: 'not checked now, busy', tone: 'none' };
+}
 
 /**
  * A deciding outcome against a call: the `result` (not `confirmed`) of the

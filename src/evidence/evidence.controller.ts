@@ -5,7 +5,7 @@ import type { Principal } from '../auth/api-keys.service';
 import { Caller } from '../auth/caller.decorator';
 import { Roles } from '../auth/roles.guard';
 import { ApiErrors, ref } from '../common/openapi';
-import { HeavyRead } from '../common/rate-limit';
+import { EVIDENCE_PACK_COST, HeavyRead, PublicRead } from '../common/rate-limit';
 import { PACK_FORMAT, PackSubjectKind } from '../core/pack/format';
 import { EvidenceService } from './evidence.service';
 
@@ -35,6 +35,7 @@ export class EvidenceController {
   /** The evidence pack of a job: its plan versions, timeline entries, commitments, receipts, coverage reports, each event's leaf and inclusion proof. */
   @Get('api/jobs/:id/evidence')
   @Roles('auditor', 'compliance')
+  @PublicRead(EVIDENCE_PACK_COST)
   @HeavyRead()
   @ApiBearerAuth()
   @ApiOperation({ operationId: 'getJobEvidencePack', summary: 'Evidence pack of a job (JSON Lines, for aer1 verify-pack)' })
@@ -49,6 +50,7 @@ export class EvidenceController {
   /** The evidence pack of a workflow receipt: its records, step receipts, plan and reports. */
   @Get('api/workflows/:id/evidence')
   @Roles('auditor', 'compliance')
+  @PublicRead(EVIDENCE_PACK_COST)
   @HeavyRead()
   @ApiBearerAuth()
   @ApiOperation({ operationId: 'getWorkflowEvidencePack', summary: 'Evidence pack of a workflow (JSON Lines, for aer1 verify-pack)' })
@@ -63,6 +65,7 @@ export class EvidenceController {
   /** The evidence pack of a coverage report: the report and every record it was computed from. */
   @Get('api/coverage-reports/:id/evidence')
   @Roles('auditor', 'compliance')
+  @PublicRead(EVIDENCE_PACK_COST)
   @HeavyRead()
   @ApiBearerAuth()
   @ApiOperation({ operationId: 'getCoverageReportEvidencePack', summary: 'Evidence pack of a coverage report (JSON Lines, for aer1 verify-pack)' })

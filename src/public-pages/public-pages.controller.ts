@@ -3,7 +3,7 @@ import { ApiOperation, ApiProduces, ApiQuery, ApiResponse, ApiTags } from '@nest
 import { ApiErrors, ref } from '../common/openapi';
 import type { Request, Response } from 'express';
 import { BadInputError, LedgerError, ProjectionMismatchError } from '../common/errors';
-import { JOB_VERIFY_COST, PublicRead, VerifyRateLimit } from '../common/rate-limit';
+import { HeavyRead, JOB_VERIFY_COST, PublicRead, VerifyRateLimit } from '../common/rate-limit';
 import { PublicPagesService } from './public-pages.service';
 import { ApiKeysService } from '../auth/api-keys.service';
 import { DEFAULT_PAGE_ENTRIES, MAX_PAGE_ENTRIES } from './timeline-view';
@@ -65,6 +65,7 @@ export class PublicPagesController {
   /** Job timeline page: chain verdict, endpoint-commitment status, entries. */
   @Get('jobs/:job_id')
   @PublicRead(JOB_VERIFY_COST)
+  @HeavyRead()
   @ApiOperation({ operationId: 'getJobPage', summary: 'Public job timeline page (S7, S7.3)' })
   @ApiProduces('text/html', 'application/json')
   @ApiResponse({ status: 200, description: 'HTML, or the page data as JSON with Accept: application/json', content: { 'text/html': { schema: { type: 'string' } }, 'application/json': { schema: ref('Page') } } })

@@ -174,6 +174,7 @@ export class TimelinesController {
    */
   @Get('verify')
   @PublicRead(JOB_VERIFY_COST)
+  @HeavyRead()
   @ApiOperation({ operationId: 'verifyJob', summary: 'Verify a job timeline and all its endpoint commitments (S7, S7.3)' })
   @ApiAnswer(200, 'TimelineVerification', 'the chain verifies')
   @ApiAnswer(422, 'TimelineVerification', 'the chain is invalid or historical')

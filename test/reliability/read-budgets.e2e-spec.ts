@@ -8,11 +8,13 @@
  * one more is 429 `server_busy` with Retry-After while cheap reads and
  * /health go on.
  */
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { connect } from 'node:net';
+import { entryDigest, ZERO_DIGEST } from '../../src/core/aer1';
 import { LedgerService } from '../../src/ledger/ledger.service';
 import { HeavyReads, KEY_BUDGET_MESSAGE } from '../../src/common/rate-limit';
 import { DIALECTS, startApp, TestApp } from '../helpers/app';
-import { call, leaksInternals, listen } from './helpers';
+import { call, leaksInternals, listen, makeEntry } from './helpers';
 
 jest.setTimeout(60_000);
 
@@ -122,12 +124,24 @@ describe.each(DIALECTS)('%s: heavy reads run at most HEAVY_READ_CONCURRENCY=1 at
     const first = call(base, 'GET', '/api/ledger/verify');
     await inside;
     expect(t.app.get(HeavyReads).inFlight).toBe(1);
-    const paths = ['/api/ledger/verify', `/coverage/${randomUUID()}.pdf`, '/api/jobs/job-none/export'];
+    // Re-verifying a whole timeline (JSON, page) is heavy too.
+    const paths = ['/api/ledger/verify', `/coverage/${randomUUID()}.pdf`, '/api/jobs/job-none/export', '/api/jobs/job-none/verify', '/jobs/job-none'];
     for (const p of paths) {
       const r = await call(base, 'GET', p);
       expect({ p, status: r.status, body: r.body }).toEqual({ p, status: 429, body: { error: 'server_busy', message: expect.stringContaining('HEAVY_READ_CONCURRENCY'), limit: 1, retry_after_seconds: 2 } });
       expect(r.headers.get('retry-after')).toBe('2');
     }
+    // A job badge too, answered as a grey "busy" image (no verdict) that image clients show and never cache.
+    const badge = await call(base, 'GET', '/badge/job/job-none.svg');
+    expect({ status: badge.status, type: badge.headers.get('content-type'), code: badge.headers.get('x-error-code'), retry: badge.headers.get('retry-after'), cache: badge.headers.get('cache-control') }).toEqual({
+      status: 429,
+      type: 'image/svg+xml; charset=utf-8',
+      code: 'server_busy',
+      retry: '2',
+      cache: 'no-store',
+    });
+    expect(badge.text).toContain('not checked now, busy');
+    expect(badge.text).not.toMatch(/verified|\u2713/);
     // An evidence pack is a heavy read too, but its key is checked first.
     expect((await call(base, 'GET', '/api/jobs/job-none/evidence')).status).toBe(401);
     expect((await call(base, 'GET', '/api/jobs/job-none/evidence', { key: t.keys.auditor })).body.error).toBe('server_busy');
@@ -143,5 +157,66 @@ describe.each(DIALECTS)('%s: heavy reads run at most HEAVY_READ_CONCURRENCY=1 at
       await new Promise((r) => setTimeout(r, 20));
     }
     expect((await call(base, 'GET', '/api/jobs/job-none/export')).status).toBe(404);
+  });
+});
+
+describe.each(DIALECTS)('%s: a heavy answer read slowly (HEAVY_READ_STALL_MS=1000)', (dialect) => {
+  let t: TestApp;
+  let base: string;
+  beforeAll(async () => {
+    t = await startApp(dialect, { HEAVY_READ_CONCURRENCY: '1', HEAVY_READ_STALL_MS: '1000', VERIFY_RATE_LIMIT: '100000' });
+    base = await listen(t.app);
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it('is served whole to a client that reads in bursts with pauses shorter than the stall limit, though the whole answer takes longer than it', async () => {
+    // ~8 MB of NDJSON: more than the loopback socket buffers hold, so the server waits on this reader.
+    let prev = ZERO_DIGEST;
+    for (let seq = 1; seq <= 20; seq++) {
+      const e = makeEntry('job-slow', seq, prev, { nonce: randomBytes(400_000).toString('hex').slice(0, 400_000) });
+      expect((await call(base, 'POST', '/api/jobs/job-slow/entries', { key: t.keys.producer, body: JSON.stringify(e) })).status).toBe(201);
+      prev = entryDigest(e)!;
+    }
+    const u = new URL(base);
+    const started = Date.now();
+    const received = await new Promise<Buffer>((resolve, reject) => {
+      const chunks: Buffer[] = [];
+      const s = connect(Number(u.port), u.hostname, () => {
+        s.write(`GET /api/jobs/job-slow/export HTTP/1.1\r\nHost: ${u.host}\r\nConnection: close\r\n\r\n`);
+        s.pause();
+        // Every 600 ms take up to ~2 MB (a loopback receiver reopens its window only once it has read a good part of
+        // its buffer), then stop reading again.
+        const tick = setInterval(() => {
+          let burst = 0;
+          const onData = (c: Buffer): void => {
+            chunks.push(c);
+            burst += c.length;
+            if (burst >= 2 * 1024 * 1024) {
+              s.off('data', onData);
+              s.pause();
+            }
+          };
+          s.on('data', onData);
+          s.resume();
+          setTimeout(() => {
+            s.off('data', onData);
+            s.pause();
+          }, 150);
+        }, 600);
+        s.on('close', () => {
+          clearInterval(tick);
+          resolve(Buffer.concat(chunks));
+        });
+      });
+      s.on('error', reject);
+    });
+    const took = Date.now() - started;
+    const text = received.toString('latin1');
+    expect(text.startsWith('HTTP/1.1 200')).toBe(true);
+    expect(text.endsWith('0\r\n\r\n')).toBe(true); // the chunked answer ended normally, not cut
+    expect(received.length).toBeGreaterThan(8_000_000);
+    expect(took).toBeGreaterThan(1_500); // longer than the stall limit: only progress kept it open
   });
 });
