@@ -21,7 +21,8 @@ export class RolesGuard implements CanActivate {
     const roles = this.reflector.getAllAndOverride<Role[] | undefined>(ROLES_KEY, [ctx.getHandler(), ctx.getClass()]);
     if (!roles || roles.length === 0) return true;
     const req = ctx.switchToHttp().getRequest<Request & { principal?: Principal }>();
-    const principal = (await this.keys.fromHeader(req.headers.authorization)) ?? (await this.keys.authenticate(undefined));
+    // Authenticated earlier in this request by the read-budget guard (keyed reads), else here: one key read per request.
+    const principal = req.principal ?? (await this.keys.fromHeader(req.headers.authorization)) ?? (await this.keys.authenticate(undefined));
     if (principal.role !== 'admin' && !roles.includes(principal.role)) {
       throw new LedgerError(403, 'forbidden_role', `this endpoint needs role ${roles.join(' or ')}; the key has role ${principal.role}`);
     }

@@ -105,7 +105,11 @@ export class PublicReadGuard extends ThrottlerGuard {
     if (header !== undefined && this.keys) {
       try {
         const p = await this.keys.fromHeader(header);
-        if (p) r = { tracker: `key:${p.key_id}`, keyed: true };
+        if (p) {
+          r = { tracker: `key:${p.key_id}`, keyed: true };
+          // The key is authenticated once per request: the roles guard takes this principal instead of reading the key again.
+          (req as { principal?: unknown }).principal = p;
+        }
       } catch {
         // Not a valid key: the address's budget. An endpoint that reads the key answers 401 itself.
       }
