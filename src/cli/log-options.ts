@@ -3,7 +3,7 @@ import { InvalidArgumentError } from 'commander';
 import { readFileSync } from 'node:fs';
 import { NoteVerifier, parseVerifierKey, SIG_COSIGNATURE_V1, SIG_ED25519 } from '../core/tlog';
 import { CliError, errorText } from './io';
-import { TrustPolicy } from './log-proof';
+import { TrustPolicy } from '../core/tlog/quorum';
 
 export function collect(value: string, previous: string[] | undefined): string[] {
   return [...(previous ?? []), value];

@@ -47,11 +47,12 @@ import type { PlanSubject } from '../core/coverage/plan';
 import { verifyOutcome } from '../core/outcomes/outcome';
 import { MANIFEST_CHUNK, memberHash, memberName, PACK_FORMAT } from '../core/pack/format';
 import { Checkpoint, isTlogError, leafHash, verifyCheckpoint, verifyInclusion } from '../core/tlog';
-import type * as Rfc3161 from '../timestamp/rfc3161';
+import type * as Rfc3161 from '../core/timestamp';
 
 /** RFC 3161 verification (pkijs, asn1js), loaded only when a token is checked. */
-const rfc3161 = (): Promise<typeof Rfc3161> => import('../timestamp/rfc3161');
-import { LeafEvent, parseLeaf, quorumCheck, TrustPolicy } from './log-proof';
+const rfc3161 = (): Promise<typeof Rfc3161> => import('../core/timestamp');
+import { LeafEvent, parseLeaf } from '../core/ledger/leaf';
+import { quorumCheck, TrustPolicy } from '../core/tlog/quorum';
 import { Attestation, CommitmentTrust, judgeAttestation, StoredAttestation } from '../core/aer1/attestation';
 import { parseJsonBytes } from './input';
 

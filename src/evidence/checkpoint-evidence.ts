@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { WitnessedCheckpoints } from '../log/witnessed.service';
 import type { StoredCheckpoint } from '../log/tree.repository';
-import { timeStampReplyFromToken } from '../timestamp/rfc3161';
+import { timeStampReplyFromToken } from '../core/timestamp';
 import type { CheckpointEvidence } from './evidence.service';
 
 /**

@@ -13,7 +13,7 @@ import { WorkflowsRepository } from '../workflows/workflows.repository';
 import { LogIdentityService } from './log-identity.service';
 import { countParam, LogService, MAX_LEAVES_PER_PAGE } from './log.service';
 import { WitnessedCheckpoints } from './witnessed.service';
-import { timeStampReplyFromToken } from '../timestamp/rfc3161';
+import { timeStampReplyFromToken } from '../core/timestamp';
 
 /** The draft this deployment implements. */
 const DRAFT = 'draft-zambo-aer1-07';

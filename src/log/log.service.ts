@@ -26,7 +26,7 @@ import { auditTree, TreeAuditReport } from './tree-audit';
 import { StoredCheckpoint, TreeRepository } from './tree.repository';
 import { WitnessedCheckpoints } from './witnessed.service';
 import { StoredTimestamp } from './witness.repository';
-import { timeStampReplyFromToken } from '../timestamp/rfc3161';
+import { timeStampReplyFromToken } from '../core/timestamp';
 
 /** How often {@link LogService.latestCovering} reads the newest checkpoint again while it waits (ms). */
 export const COVERING_POLL_MS = 100;

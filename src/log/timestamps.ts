@@ -2,7 +2,7 @@ import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } fro
 import { ConfigService } from '@nestjs/config';
 import { AppConfig } from '../config/configuration';
 import { DatabaseService } from '../database/database.service';
-import { checkpointTimestampDigest } from '../timestamp/rfc3161';
+import { checkpointTimestampDigest } from '../core/timestamp';
 import { requestTimestamp } from '../timestamp/tsa-client';
 import { LogIdentityService } from './log-identity.service';
 import { LogService } from './log.service';

@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { NoteVerifier, parseVerifierKey, SIG_COSIGNATURE_V1 } from '../core/tlog';
-import { parseCertificatesPem } from '../timestamp/rfc3161';
+import { parseCertificatesPem } from '../core/timestamp';
 
 /** One configured witness: its base URL (add-checkpoint is POSTed to `<url>/add-checkpoint`) and its key. */
 export interface WitnessConfig {

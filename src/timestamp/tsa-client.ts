@@ -8,7 +8,7 @@ import {
   TsaTrust,
   buildTimeStampRequest,
   verifyTimeStampResponse,
-} from './rfc3161';
+} from '../core/timestamp';
 
 /** Reasons a request fails before there is an answer to verify (besides the `TsaReason`s of the answer). */
 export const TSA_CLIENT_REASONS = ['tsa_unreachable', 'tsa_timeout', 'tsa_http_error', 'tsa_bad_content_type', 'tsa_response_too_large'] as const;

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { monitorCommand } from '../../src/cli/commands/log';
 import { checkpointNoteText, generateSignerKey, inclusionProofSync, leafHash, NoteSigner, SIG_COSIGNATURE_V1, signNote, TreeIntegrator } from '../../src/core/tlog';
 import { requestTimestamp } from '../../src/timestamp/tsa-client';
-import { checkpointTimestampDigest } from '../../src/timestamp/rfc3161';
+import { checkpointTimestampDigest } from '../../src/core/timestamp';
 import { startOpenSslTsa } from '../helpers/openssl-tsa';
 import { FakeLog, FakeLogServer, receiptEvent } from './fake-log';
 import { Capture, cli, TmpDir, vector } from './helpers';

@@ -10,7 +10,7 @@ import { ApiKeysService } from '../../src/auth/api-keys.service';
 import { PackWriter } from '../../src/core/pack/format';
 import { cosignCheckpoint, generateSignerKey, SIG_COSIGNATURE_V1 } from '../../src/core/tlog';
 import { CheckpointSigner } from '../../src/log/checkpoint-signer';
-import { checkpointTimestampDigest } from '../../src/timestamp/rfc3161';
+import { checkpointTimestampDigest } from '../../src/core/timestamp';
 import { requestTimestamp } from '../../src/timestamp/tsa-client';
 import { startOpenSslTsa } from '../helpers/openssl-tsa';
 import { DIALECTS, startApp, TestApp } from '../helpers/app';

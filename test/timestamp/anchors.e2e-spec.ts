@@ -16,7 +16,7 @@ import { createServer, Server } from 'node:http';
 import { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { LogService } from '../../src/log/log.service';
-import { checkpointTimestampDigest, verifyTimeStampResponse } from '../../src/timestamp/rfc3161';
+import { checkpointTimestampDigest, verifyTimeStampResponse } from '../../src/core/timestamp';
 import { DIALECTS, startApp, TestApp } from '../helpers/app';
 import { OpenSslTsa, startOpenSslTsa } from '../helpers/openssl-tsa';
 import { freshReceipt, waitUntil } from '../reliability/helpers';

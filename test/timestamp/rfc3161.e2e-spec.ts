@@ -18,7 +18,7 @@ import {
   checkpointTimestampDigest,
   timeStampReplyFromToken,
   verifyTimeStampResponse,
-} from '../../src/timestamp/rfc3161';
+} from '../../src/core/timestamp';
 import { TimestampRequestResult, requestTimestamp } from '../../src/timestamp/tsa-client';
 import { OpenSslTsa, startOpenSslTsa } from '../helpers/openssl-tsa';
 

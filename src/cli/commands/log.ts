@@ -29,7 +29,8 @@ import { readFileSync } from 'node:fs';
 import { decodeStrictBase64, isObject } from '../../core/aer1';
 import { Checkpoint, compareCheckpoints, judgeGrowth, verifyCheckpoint } from '../../core/tlog';
 import { CliError, CliIo, errorText, EXIT_NOT_VALID, EXIT_OK, EXIT_USAGE, RunContext, writeAll } from '../io';
-import { checkProof, JSON_PROOF_FORMAT, malformedReport, NotAProofFile, ProofParts, ProofReport, quorumCheck, readProofFile, TrustPolicy } from '../log-proof';
+import { checkProof, JSON_PROOF_FORMAT, malformedReport, NotAProofFile, ProofParts, ProofReport, readProofFile } from '../../core/tlog/log-proof';
+import { quorumCheck, TrustPolicy } from '../../core/tlog/quorum';
 import { safe } from '../report';
 import { parseJsonBytes } from '../input';
 import { refuseErrorAnswer } from '../recognise';
@@ -118,7 +119,7 @@ export async function verifyProofCommand(file: string, opts: VerifyProofOptions,
   }
   let read: ReturnType<typeof readProofFile>;
   try {
-    read = readProofFile(bytes);
+    read = readProofFile(bytes, parseJsonBytes);
   } catch (e) {
     if (e instanceof NotAProofFile) {
       const parsed = parseJsonBytes(bytes);

@@ -2,30 +2,34 @@
  * What `aer1 log verify-proof` and `aer1 log inclusion` check, without I/O:
  * a proof that one ledger event is a leaf of the verifiable log
  * (RFC 6962 inclusion, c2sp.org/tlog-checkpoint, c2sp.org/tlog-cosignature),
- * and what that leaf is.
- *
- * The log's leaves (issue 14, "The log"): leaf index = event position - 1;
- * the leaf is the UTF-8 of `eventHashInput(event)` (src/core/ledger/event-hash.ts),
- * leaf hash = SHA-256(0x00 || leaf).
+ * and what that leaf is (src/core/ledger/leaf.ts).
  *
  * Two proof file forms are read:
- * - c2sp.org/tlog-proof text (src/core/tlog/proof-file.ts) whose `extra`
+ * - c2sp.org/tlog-proof text (./proof-file.ts) whose `extra`
  *   line carries base64 of the leaf bytes;
  * - our JSON, `{"format":"aer1-log-proof/1","leaf_index","leaf","leaf_hash",
  *   "tree_size","proof":[...],"checkpoint","timestamp"?}` (base64 fields;
  *   `timestamp` a DER RFC 3161 TimeStampResp over the checkpoint body).
  *
- * Every value shown comes from the file: strings are escaped by the caller
- * (report.ts `safe`) before they reach a terminal.
+ * Every failed check names a code of {@link ProofCheckCode}. Every value
+ * shown comes from the file: strings are escaped by the caller before they
+ * reach a terminal.
  */
-import { JsonObject, isObject, ReceiptResult, verifyReceipt, decodeStrictBase64 } from '../core/aer1';
-import { eventHashInput, StoredEvent } from '../core/ledger/event-hash';
-import { Checkpoint, Cosignature, isTlogError, leafHash, MAX_PROOF_LINES, NoteVerifier, parseProofFile, PROOF_FILE_HEADER, verifyCheckpoint, verifyCosignatures, verifyInclusion } from '../core/tlog';
-import type * as Rfc3161 from '../timestamp/rfc3161';
+import { decodeStrictBase64 } from '../aer1/base64';
+import { isObject, JsonObject, Verdict } from '../aer1';
+import { decodeStrictUtf8, parseJsonText } from '../json';
+import { LeafEvent, parseLeaf, receiptOfEvent } from '../ledger/leaf';
+import type * as Timestamp from '../timestamp';
+import type { TsaReason } from '../timestamp';
+import { Checkpoint, verifyCheckpoint } from './checkpoint';
+import { Cosignature } from './cosignature';
+import { TlogErrorCode } from './errors';
+import { leafHash, verifyInclusion } from './merkle';
+import { MAX_PROOF_LINES, parseProofFile, PROOF_FILE_HEADER } from './proof-file';
+import { failure, quorumCheck, TrustPolicy } from './quorum';
 
 /** RFC 3161 verification (pkijs, asn1js), loaded only when a token is checked. */
-const rfc3161 = (): Promise<typeof Rfc3161> => import('../timestamp/rfc3161');
-import { parseJsonBytes } from './input';
+const timestampModule = (): Promise<typeof Timestamp> => import('../timestamp');
 
 /** The JSON proof file format name. */
 export const JSON_PROOF_FORMAT = 'aer1-log-proof/1';
@@ -34,10 +38,37 @@ export const JSON_PROOF_FORMAT = 'aer1-log-proof/1';
 export interface LogCheck {
   name: LogCheckName;
   ok: boolean | null;
-  /** The TlogError (or other) code when it failed. */
-  code?: string;
+  /** What failed, when it failed. */
+  code?: ProofCheckCode;
   detail: string;
 }
+
+/**
+ * The closed set of codes a failed check names: a TlogError code (signature,
+ * cosignature, inclusion, proof file), an RFC 3161 reason (timestamp), or
+ * one of the proof's own: `quorum_not_met`, `tree_size_mismatch` (the file's
+ * tree_size is not the checkpoint's), `leaf_missing` (no leaf to prove),
+ * `leaf_hash_mismatch` (the stated leaf hash is not the leaf's),
+ * `leaf_not_event` (the leaf is not a canonical ledger event),
+ * `position_mismatch` (its position is not index + 1), `receipt_<verdict>`
+ * (the receipt it carries is not valid), `not_this_receipt` and
+ * `not_this_record` (the leaf is not the receipt or position the caller
+ * asked for: `aer1 log inclusion`, `--expect-*`), and `error` (an exception
+ * that is not a TlogError: a defect, never expected).
+ */
+export type ProofCheckCode =
+  | TlogErrorCode
+  | TsaReason
+  | 'quorum_not_met'
+  | 'tree_size_mismatch'
+  | 'leaf_missing'
+  | 'leaf_hash_mismatch'
+  | 'leaf_not_event'
+  | 'position_mismatch'
+  | `receipt_${Exclude<Verdict, 'valid'>}`
+  | 'not_this_receipt'
+  | 'not_this_record'
+  | 'error';
 
 /** The checks, in the order they are made. */
 export type LogCheckName =
@@ -71,35 +102,6 @@ export interface ProofParts {
   timestamp: Buffer | null;
 }
 
-/** The ledger event a leaf holds. */
-export interface LeafEvent {
-  format: 1 | 2;
-  position: number;
-  prev_hash: string;
-  recorded_at: string;
-  stream_id: string;
-  stream_position: number;
-  type: string;
-  key_id: string | null;
-  key_name: string | null;
-  /** The event data as JSON text, exactly as hashed. */
-  data: string;
-}
-
-/** Who must have signed and cosigned. */
-export interface TrustPolicy {
-  /** The log's key (type 0x01); its name is the log origin. */
-  log: NoteVerifier;
-  /** Witness keys (type 0x04). */
-  witnesses: readonly NoteVerifier[];
-  /** Valid cosignatures needed (0 without witnesses). */
-  quorum: number;
-  /** PEM of the TSA chain, to check a carried RFC 3161 token. */
-  tsaCertsPem?: string;
-  /** Keys trusted for endpoint commitments (`--trusted-key`, the server's TRUSTED_COMMITMENT_KEYS), to judge attested ones. */
-  commitmentKeys?: readonly NoteVerifier[];
-}
-
 /** Everything found. */
 export interface ProofReport {
   verified: boolean;
@@ -116,12 +118,12 @@ export interface ProofReport {
 }
 
 /** Thrown when a file is not a proof file of either form (exit 2, not a failed check). */
-export class NotAProofFile extends Error {}
+export class NotAProofFile extends Error {
+  readonly code = 'not_a_proof_file';
+}
 
 /** A malformed field of a recognised proof file (a failed `proof_file` check, exit 1). */
 class MalformedProof extends Error {}
-
-const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 function hash32(v: unknown, what: string): Buffer {
   const b = decodeStrictBase64(v);
@@ -152,12 +154,24 @@ function jsonParts(o: JsonObject): ProofParts {
   return { form: 'json', index, leaf, statedLeafHash, statedTreeSize, proof, checkpoint: o.checkpoint, timestamp };
 }
 
+/** A JSON reader: the value, or why the bytes are not JSON in words. */
+export type JsonReader = (bytes: Buffer) => { ok: true; value: unknown } | { ok: false; detail: string };
+
+/** Strict UTF-8 and JSON without duplicate members (the CLI passes its reader, which says where the JSON breaks). */
+const strictJson: JsonReader = (bytes) => {
+  const d = decodeStrictUtf8(bytes);
+  if (!d.ok) return { ok: false, detail: d.why === 'not_utf8' ? 'not valid UTF-8' : 'too large to parse' };
+  const p = parseJsonText(d.text);
+  if (p.ok) return { ok: true, value: p.value };
+  return { ok: false, detail: p.why === 'duplicate_member' ? `member ${JSON.stringify(p.member)} appears twice in one object` : 'not valid JSON' };
+};
+
 /**
  * Read a proof file's bytes. Returns the parts, or `{malformed}` for a file
  * of a recognised form with a bad field (a failed check); throws
- * {@link NotAProofFile} for anything else.
+ * {@link NotAProofFile} for anything else. `readJson` parses the JSON form.
  */
-export function readProofFile(bytes: Buffer): { parts: ProofParts } | { form: ProofParts['form']; malformed: string } {
+export function readProofFile(bytes: Buffer, readJson: JsonReader = strictJson): { parts: ProofParts } | { form: ProofParts['form']; malformed: string } {
   if (bytes.subarray(0, PROOF_FILE_HEADER.length + 1).toString('latin1') === `${PROOF_FILE_HEADER}\n`) {
     try {
       const p = parseProofFile(bytes);
@@ -166,7 +180,7 @@ export function readProofFile(bytes: Buffer): { parts: ProofParts } | { form: Pr
       return { form: 'tlog-proof', malformed: e instanceof Error ? e.message : String(e) };
     }
   }
-  const parsed = parseJsonBytes(bytes);
+  const parsed = readJson(bytes);
   if (!parsed.ok) throw new NotAProofFile(`neither a ${PROOF_FILE_HEADER} file nor JSON (${parsed.detail})`);
   if (!isObject(parsed.value) || parsed.value.format !== JSON_PROOF_FORMAT) throw new NotAProofFile(`JSON, but not a proof file (no "format": "${JSON_PROOF_FORMAT}")`);
   try {
@@ -174,81 +188,6 @@ export function readProofFile(bytes: Buffer): { parts: ProofParts } | { form: Pr
   } catch (e) {
     if (e instanceof MalformedProof) return { form: 'json', malformed: e.message };
     throw e;
-  }
-}
-
-/**
- * Parse a leaf as a ledger event (format 1 or 2) and check it is written
- * canonically: `eventHashInput` of what it holds gives back the same bytes.
- * Throws an Error saying what is wrong.
- */
-export function parseLeaf(leaf: Buffer): LeafEvent {
-  let text: string;
-  try {
-    text = utf8.decode(leaf);
-  } catch {
-    throw new Error('the leaf is not UTF-8');
-  }
-  let a: unknown;
-  try {
-    a = JSON.parse(text);
-  } catch {
-    throw new Error('the leaf is not JSON');
-  }
-  if (!Array.isArray(a)) throw new Error('the leaf is not a JSON array');
-  const format = a[0] === 'aer1-ledger-event/2' && a.length === 10 ? 2 : a[0] === 'aer1-ledger-event/1' && a.length === 8 ? 1 : null;
-  if (format === null) throw new Error('the leaf is not an aer1-ledger-event/1 or /2 array');
-  const [, position, prev_hash, recorded_at, stream_id, stream_position, type] = a as unknown[];
-  const key_id = format === 2 ? a[7] : null;
-  const key_name = format === 2 ? a[8] : null;
-  const data = a[a.length - 1] as unknown;
-  const ints = [position, stream_position].every((n) => typeof n === 'number' && Number.isSafeInteger(n) && n >= 1);
-  const strings = [prev_hash, recorded_at, stream_id, type, data].every((s) => typeof s === 'string') && (format === 1 || (typeof key_id === 'string' && typeof key_name === 'string'));
-  if (!ints || !strings) throw new Error('the leaf holds a field of the wrong type');
-  const e = { format, position, prev_hash, recorded_at, stream_id, stream_position, type, key_id, key_name, data } as LeafEvent;
-  const stored: Omit<StoredEvent, 'event_hash'> = { ...e };
-  if (eventHashInput(stored) !== text) throw new Error('the leaf is not the canonical serialization of the event it holds');
-  return e;
-}
-
-/** The AER-1 verdict of the receipt a `ReceiptRecorded` event carries (its `raw` bytes, verified with the core). */
-export function receiptOfEvent(e: LeafEvent): { id: string | null; result: ReceiptResult } | null {
-  if (e.type !== 'ReceiptRecorded') return null;
-  let data: unknown;
-  try {
-    data = JSON.parse(e.data);
-  } catch {
-    data = undefined;
-  }
-  const id = isObject(data) && typeof data.id === 'string' ? data.id : null;
-  const raw = isObject(data) && typeof data.raw === 'string' ? data.raw : null;
-  let doc: unknown = undefined;
-  if (raw !== null) {
-    const p = parseJsonBytes(Buffer.from(raw, 'utf8'));
-    doc = p.ok ? p.value : undefined;
-  }
-  return { id, result: verifyReceipt(doc) };
-}
-
-function failure(e: unknown): { code: string; message: string } {
-  if (isTlogError(e)) return { code: e.code, message: e.message };
-  return { code: 'error', message: e instanceof Error ? e.message : String(e) };
-}
-
-/** Cosignatures by `witnesses` on `note` against the quorum (a check, and the valid ones). */
-export function quorumCheck(note: string, policy: TrustPolicy): { check: LogCheck; valid: Cosignature[] } {
-  const n = policy.witnesses.length;
-  try {
-    const { cosignatures } = verifyCosignatures(note, policy.witnesses);
-    const names = cosignatures.map((c) => `${c.name} at ${new Date(c.timestamp * 1000).toISOString()}`).join(', ');
-    const ok = cosignatures.length >= policy.quorum;
-    return {
-      check: { name: 'cosignatures', ok, ...(ok ? {} : { code: 'quorum_not_met' }), detail: `${cosignatures.length} of ${n} witness${n === 1 ? '' : 'es'} cosigned, ${policy.quorum} needed${names ? `: ${names}` : ''}` },
-      valid: cosignatures,
-    };
-  } catch (e) {
-    const f = failure(e);
-    return { check: { name: 'cosignatures', ok: false, code: f.code, detail: f.message }, valid: [] };
   }
 }
 
@@ -318,7 +257,7 @@ export async function checkProof(parts: ProofParts, policy: TrustPolicy): Promis
     if (policy.tsaCertsPem === undefined) {
       checks.push({ name: 'timestamp', ok: null, detail: 'an RFC 3161 token is carried but NOT checked: give --tsa-certs PEM (the TSA chain) to check it' });
     } else {
-      const { checkpointTimestampDigest, verifyTimeStampResponse } = await rfc3161();
+      const { checkpointTimestampDigest, verifyTimeStampResponse } = await timestampModule();
       let digest: Buffer | null = null;
       try {
         digest = checkpointTimestampDigest(parts.checkpoint);
@@ -357,7 +296,7 @@ export async function checkProof(parts: ProofParts, policy: TrustPolicy): Promis
       checks.push({
         name: 'receipt',
         ok,
-        ...(ok ? {} : { code: `receipt_${r.result.verdict}` }),
+        ...(ok ? {} : { code: `receipt_${r.result.verdict as Exclude<Verdict, 'valid'>}` }),
         detail: `receipt ${r.id ?? '(no id)'}: AER-1 verdict ${r.result.verdict}${r.result.reasons.length ? ` (${r.result.reasons.join(', ')})` : ''}`,
       });
     }
