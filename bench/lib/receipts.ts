@@ -1,6 +1,6 @@
 /**
  * Receipts for the ingestion and queue benchmarks: a valid corpus receipt
- * (vectors/aer1-vectors.json) with a fresh random UUID as id per copy. The id
+ * (test/vectors/aer1-public/aer1-vectors.json) with a fresh random UUID as id per copy. The id
  * is not bound by the canonical bytes or the output hash, so every copy is a
  * distinct, valid receipt.
  *
@@ -19,9 +19,9 @@ import type { ReceiptRecordedData } from '../../src/receipts/receipts.events';
 export const CORPUS_RECEIPT = 'receipt-core-valid';
 
 export function corpusReceipt(root: string): Record<string, unknown> {
-  const v = JSON.parse(readFileSync(join(root, 'vectors', 'aer1-vectors.json'), 'utf8')) as { vectors: { id: string; input: Record<string, unknown> }[] };
+  const v = JSON.parse(readFileSync(join(root, 'test', 'vectors', 'aer1-public', 'aer1-vectors.json'), 'utf8')) as { vectors: { id: string; input: Record<string, unknown> }[] };
   const found = v.vectors.find((x) => x.id === CORPUS_RECEIPT);
-  if (!found) throw new Error(`vector ${CORPUS_RECEIPT} not found in vectors/aer1-vectors.json`);
+  if (!found) throw new Error(`vector ${CORPUS_RECEIPT} not found in test/vectors/aer1-public/aer1-vectors.json`);
   return found.input;
 }
 

@@ -9,10 +9,10 @@ import { findPackageRoot } from '../common/package-root';
 
 export { findPackageRoot };
 
-/** The project's byte-identical copy of the shared corpus: `<package root>/vectors/aer1-vectors.json`. */
+/** The project's byte-identical copy of the shared corpus: `<package root>/test/vectors/aer1-public/aer1-vectors.json`. */
 export function defaultCorpusPath(): string {
   const root = findPackageRoot();
-  return root ? path.join(root, 'vectors', 'aer1-vectors.json') : path.resolve(__dirname, '../../../vectors/aer1-vectors.json');
+  return root ? path.join(root, 'test', 'vectors', 'aer1-public', 'aer1-vectors.json') : path.resolve(__dirname, '../../../test/vectors/aer1-public/aer1-vectors.json');
 }
 
 /** The package version, or `0.0.0` when package.json cannot be read. */

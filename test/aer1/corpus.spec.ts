@@ -16,7 +16,7 @@ interface Vector {
   expected: { verdict: string; reasons: string[] };
 }
 
-const COPY = path.resolve(__dirname, '../fixtures/aer1-vectors.json');
+const COPY = path.resolve(__dirname, '../vectors/aer1-public/aer1-vectors.json');
 const SHARED = path.resolve(__dirname, '../../../shared/vectors/aer1-vectors.json');
 const copyBytes = fs.readFileSync(COPY);
 const corpus = JSON.parse(copyBytes.toString('utf8')) as { corpus: string; version: string; vectors: Vector[] };

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { receiptOfDocument, verifyReceipt } from '../../src/core/aer1';
 
-const corpus = JSON.parse(readFileSync(join(__dirname, '../../vectors/aer1-vectors.json'), 'utf8')) as { vectors: { id: string; input: unknown }[] };
+const corpus = JSON.parse(readFileSync(join(__dirname, '../vectors/aer1-public/aer1-vectors.json'), 'utf8')) as { vectors: { id: string; input: unknown }[] };
 const transport = corpus.vectors.find((v) => v.id === 'transport-valid')!.input;
 
 describe('JSON-RPC tools/call responses (guide: result._receipt verified exactly as returned)', () => {

@@ -14,7 +14,7 @@ import { startApp, TestApp } from '../helpers/app';
 import { buildTimeline, commitmentFor, receiptFor } from '../coverage/fixtures';
 import { FIVE_PLAN, FIVE_STEPS } from '../coverage/picture-fixtures';
 
-const corpus = JSON.parse(readFileSync(join(__dirname, '../../vectors/aer1-vectors.json'), 'utf8')) as { vectors: { id: string; input: unknown }[] };
+const corpus = JSON.parse(readFileSync(join(__dirname, '../vectors/aer1-public/aer1-vectors.json'), 'utf8')) as { vectors: { id: string; input: unknown }[] };
 const valid3 = corpus.vectors.find((v) => v.id === 'workflow-valid-3')!.input as { workflow: { workflow_id: string }; step_receipts: { id: string }[] };
 const OUT = process.env.WRITE_DOCS_IMG === '1' ? join(__dirname, '../../docs/img') : mkdtempSync(join(tmpdir(), 'aer1-badges-'));
 

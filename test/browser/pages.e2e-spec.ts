@@ -11,7 +11,7 @@ import { Browser } from 'playwright-core';
 import { launchChromium, SKIP_BROWSER } from './chromium';
 import { startApp, TestApp } from '../helpers/app';
 
-const corpus = JSON.parse(readFileSync(join(__dirname, '../../vectors/aer1-vectors.json'), 'utf8')) as { vectors: { id: string; input: unknown }[] };
+const corpus = JSON.parse(readFileSync(join(__dirname, '../vectors/aer1-public/aer1-vectors.json'), 'utf8')) as { vectors: { id: string; input: unknown }[] };
 const valid3 = corpus.vectors.find((v) => v.id === 'workflow-valid-3')!.input as { workflow: { workflow_id: string }; step_receipts: { id: string }[] };
 
 (SKIP_BROWSER ? describe.skip : describe)('public pages in a real browser', () => {

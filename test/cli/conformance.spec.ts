@@ -10,7 +10,7 @@ describe('aer1 conformance', () => {
   const tmp = new TmpDir();
   afterAll(() => tmp.cleanup());
 
-  it('passes the default corpus (vectors/aer1-vectors.json): 56 passed, 0 failed', async () => {
+  it('passes the default corpus (test/vectors/aer1-public/aer1-vectors.json): 56 passed, 0 failed', async () => {
     const r = await cli(['conformance']);
     expect(r.err).toBe('');
     expect(r.code).toBe(0);

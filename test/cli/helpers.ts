@@ -86,7 +86,7 @@ export interface Corpus {
   vectors: Vector[];
 }
 
-/** The project's copy of the shared corpus (vectors/aer1-vectors.json). */
+/** The project's copy of the shared corpus (test/vectors/aer1-public/aer1-vectors.json). */
 export function loadCorpus(): Corpus {
   return JSON.parse(readFileSync(defaultCorpusPath(), 'utf8')) as Corpus;
 }

@@ -5,7 +5,7 @@ import { DatabaseService } from '../../src/database/database.service';
 import { startApp, TestApp } from '../helpers/app';
 import { cli } from './helpers';
 
-const corpus = JSON.parse(readFileSync(join(__dirname, '../../vectors/aer1-vectors.json'), 'utf8')) as { vectors: { id: string; input: unknown }[] };
+const corpus = JSON.parse(readFileSync(join(__dirname, '../vectors/aer1-public/aer1-vectors.json'), 'utf8')) as { vectors: { id: string; input: unknown }[] };
 
 describe('aer1 ledger verify --database', () => {
   let t: TestApp;

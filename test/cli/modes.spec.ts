@@ -2,7 +2,7 @@
  * One verdict whatever the mode (issue 26): `aer1 verify FILE` and the same
  * document as an `aer1 verify --batch` line go through one input path
  * (core verifyDocumentText), so they give the same verdict and reason codes.
- * The whole frozen corpus (vectors/aer1-vectors.json, the shared
+ * The whole frozen corpus (test/vectors/aer1-public/aer1-vectors.json, the shared
  * ../shared/vectors/aer1-vectors.json when present, and the project's
  * test/vectors) is run through both modes, with its declared kind and with
  * auto, each document as written in its file (its exact text), and every
@@ -61,7 +61,7 @@ describe('aer1 verify FILE and aer1 verify --batch agree on every document', () 
   afterAll(() => tmp.cleanup());
 
   const shared = resolve(ROOT, '../shared/vectors/aer1-vectors.json');
-  const items = [...corpusItems(join(ROOT, 'vectors/aer1-vectors.json'), 'vectors'), ...(existsSync(shared) ? corpusItems(shared, 'shared') : []), ...projectItems()];
+  const items = [...corpusItems(join(ROOT, 'test/vectors/aer1-public/aer1-vectors.json'), 'vectors'), ...(existsSync(shared) ? corpusItems(shared, 'shared') : []), ...projectItems()];
 
   async function single(item: Item, i: number, kind: string): Promise<Said> {
     const file = tmp.write(`doc-${i}.json`, item.text);

@@ -8,7 +8,7 @@ import { countResults, progressBar } from '../../src/cli/commands/submit';
 import { startApp, TestApp } from '../helpers/app';
 import { Capture, cli, TmpDir } from './helpers';
 
-const corpus = JSON.parse(readFileSync(join(__dirname, '../../vectors/aer1-vectors.json'), 'utf8')) as { vectors: { id: string; input: Record<string, unknown> }[] };
+const corpus = JSON.parse(readFileSync(join(__dirname, '../vectors/aer1-public/aer1-vectors.json'), 'utf8')) as { vectors: { id: string; input: Record<string, unknown> }[] };
 const valid = corpus.vectors.find((v) => v.id === 'receipt-core-valid')!.input;
 
 describe('aer1 batch submit', () => {

@@ -159,7 +159,7 @@ describe('reconcile: the scenarios', () => {
   });
 
   it('the corpus vectors commitment-binding and commitment-truncation', () => {
-    const corpus = JSON.parse(readFileSync(join(__dirname, '../../vectors/aer1-vectors.json'), 'utf8')) as { vectors: { id: string; input: { timeline: Entry[]; commitment: unknown } }[] };
+    const corpus = JSON.parse(readFileSync(join(__dirname, '../vectors/aer1-public/aer1-vectors.json'), 'utf8')) as { vectors: { id: string; input: { timeline: Entry[]; commitment: unknown } }[] };
     const v = (id: string) => corpus.vectors.find((x) => x.id === id)!.input;
     const doc = { job_id: 'job-eight', title: 'eight fetches', expected_actions: [{ action_id: 'fetch', tool: 'fetch_page', min_count: 8, max_count: 8 }] };
     const binding = run(doc, [], { timeline: v('commitment-binding').timeline, commitment: v('commitment-binding').commitment, receipts: new Map() });

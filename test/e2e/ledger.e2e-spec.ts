@@ -8,7 +8,7 @@ import { verifyLedgerDatabase } from '../../src/ledger/offline-verify';
 import { main as ledgerCli } from '../../src/ledger-cli';
 import { DIALECTS, startApp, TestApp } from '../helpers/app';
 
-const corpus = JSON.parse(readFileSync(join(__dirname, '../../vectors/aer1-vectors.json'), 'utf8')) as { vectors: { id: string; kind: string; input: unknown }[] };
+const corpus = JSON.parse(readFileSync(join(__dirname, '../vectors/aer1-public/aer1-vectors.json'), 'utf8')) as { vectors: { id: string; kind: string; input: unknown }[] };
 const receipts = corpus.vectors.filter((v) => v.kind === 'receipt' && !/invalid|tampered|bad|mismatch|missing|unknown|feb-30|no-timezone|unpadded|uppercase|schema|not-object|nfc-bytes/.test(v.id));
 
 /** Every projection table (read models, rebuildable from the events). */

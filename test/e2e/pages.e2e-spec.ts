@@ -6,7 +6,7 @@ import { makeEntry } from '../reliability/helpers';
 import { ZERO_DIGEST } from '../../src/core/aer1';
 
 type Vector = { id: string; kind: string; input: unknown };
-const corpus = JSON.parse(readFileSync(join(__dirname, '../../vectors/aer1-vectors.json'), 'utf8')) as { vectors: Vector[] };
+const corpus = JSON.parse(readFileSync(join(__dirname, '../vectors/aer1-public/aer1-vectors.json'), 'utf8')) as { vectors: Vector[] };
 const vector = <T = Record<string, unknown>>(id: string): T => corpus.vectors.find((v) => v.id === id)!.input as T;
 const valid3 = vector<{ workflow: Record<string, unknown> & { workflow_id: string }; step_receipts: { id: string }[] }>('workflow-valid-3');
 const core = vector('receipt-core-valid');

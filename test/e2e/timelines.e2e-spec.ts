@@ -9,7 +9,7 @@ import { DIALECTS, startApp, TestApp } from '../helpers/app';
 
 type Entry = Record<string, unknown>;
 
-const corpus = JSON.parse(readFileSync(join(__dirname, '../../vectors/aer1-vectors.json'), 'utf8')) as {
+const corpus = JSON.parse(readFileSync(join(__dirname, '../vectors/aer1-public/aer1-vectors.json'), 'utf8')) as {
   vectors: { id: string; kind: string; input: unknown }[];
 };
 const vector = (id: string): unknown => corpus.vectors.find((v) => v.id === id)!.input;

@@ -11,7 +11,7 @@ import { VERIFICATION_WORKER_HOST, VerificationWorkerHost } from '../../src/veri
 import { createWorker } from '../../src/worker';
 import { createPgDatabase, DIALECTS, startApp, TestApp } from '../helpers/app';
 
-const corpus = JSON.parse(readFileSync(join(__dirname, '../../vectors/aer1-vectors.json'), 'utf8')) as { vectors: { id: string; input: unknown }[] };
+const corpus = JSON.parse(readFileSync(join(__dirname, '../vectors/aer1-public/aer1-vectors.json'), 'utf8')) as { vectors: { id: string; input: unknown }[] };
 const validReceipt = corpus.vectors.find((v) => v.id === 'receipt-core-valid')!.input as Record<string, unknown>;
 /** The valid corpus receipt under a new id: canonical bytes and output hash stay valid. */
 const receiptText = (): string => JSON.stringify({ ...validReceipt, id: randomUUID() });

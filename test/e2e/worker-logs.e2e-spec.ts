@@ -15,7 +15,7 @@ import { startApp, TestApp } from '../helpers/app';
 
 const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const WORKER_JS = process.env.VERIFICATION_WORKER_JS ?? join(__dirname, '../../dist/src/worker.js');
-const corpus = JSON.parse(readFileSync(join(__dirname, '../../vectors/aer1-vectors.json'), 'utf8')) as { vectors: { id: string; input: unknown }[] };
+const corpus = JSON.parse(readFileSync(join(__dirname, '../vectors/aer1-public/aer1-vectors.json'), 'utf8')) as { vectors: { id: string; input: unknown }[] };
 const validReceipt = corpus.vectors.find((v) => v.id === 'receipt-core-valid')!.input as Record<string, unknown>;
 
 /** The JSON lines written so far (every stdout line must be one). */

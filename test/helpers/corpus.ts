@@ -10,7 +10,7 @@ export interface CorpusVector {
   expected: { verdict: string; reasons: string[] };
 }
 
-export const corpus = JSON.parse(readFileSync(join(__dirname, '../../vectors/aer1-vectors.json'), 'utf8')) as { vectors: CorpusVector[] };
+export const corpus = JSON.parse(readFileSync(join(__dirname, '../vectors/aer1-public/aer1-vectors.json'), 'utf8')) as { vectors: CorpusVector[] };
 
 /** The input document of corpus vector `id` (throws for an unknown id). */
 export function vector(id: string): unknown {

@@ -20,7 +20,7 @@ export interface CorpusVector {
   expected: { verdict: string; reasons: string[] };
 }
 
-export const CORPUS = JSON.parse(readFileSync(join(__dirname, '../../vectors/aer1-vectors.json'), 'utf8')) as { vectors: CorpusVector[] };
+export const CORPUS = JSON.parse(readFileSync(join(__dirname, '../vectors/aer1-public/aer1-vectors.json'), 'utf8')) as { vectors: CorpusVector[] };
 
 export function vector(id: string): unknown {
   const v = CORPUS.vectors.find((x) => x.id === id);

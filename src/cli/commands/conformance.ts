@@ -108,7 +108,7 @@ export function registerConformance(program: Command, ctx: RunContext): void {
   program
     .command('conformance')
     .description('run a conformance corpus (the shared vectors format) against this verifier')
-    .argument('[corpus]', 'corpus file; default: the package copy vectors/aer1-vectors.json')
+    .argument('[corpus]', 'corpus file; default: the package copy test/vectors/aer1-public/aer1-vectors.json')
     .option('--verbose', 'also list the vectors that pass')
     .addHelpText(
       'after',

@@ -9,7 +9,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { isTlogError, verifyConsistency, verifyInclusion } from '../../../src/core/tlog';
 
-const VENDORED = join(__dirname, '../../../vectors/rfc6962');
+const VENDORED = join(__dirname, '../../vectors/rfc6962');
 
 /**
  * `shared/vectors/rfc6962` beside the clone (`../shared` from the repo root,
