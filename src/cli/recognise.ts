@@ -16,7 +16,7 @@ import { parseJsonBytes } from './input';
 import { CliError } from './io';
 import { safe } from './report';
 
-/** The `format` of a JSON log proof file (src/cli/log-proof.ts). */
+/** The `format` of a JSON log proof file (src/core/tlog/log-proof.ts). */
 const JSON_PROOF_FORMAT = 'aer1-log-proof/1';
 
 /** Members only an AER-1 receipt (or its JSON-RPC wrapping) has: any of them and the value is judged as a receipt. */

@@ -4,7 +4,7 @@
  *
  * - `aer1 log verify-proof FILE --vkey VKEY [--receipt ID] [--position N] [--witness VKEY]... [--quorum K] [--tsa-certs PEM] [--json]`:
  *   a proof file (c2sp.org/tlog-proof with the leaf in `extra`, or
- *   `aer1-log-proof/1` JSON), checked with no network (src/cli/log-proof.ts).
+ *   `aer1-log-proof/1` JSON), checked with no network (src/core/tlog/log-proof.ts).
  *   `--receipt ID` / `--position N` name the record the file must prove
  *   (`leaf_is_record`). Exit 0 verified; 1 a check failed (each failing check
  *   is named); 2 usage error, or a file that cannot be read or is not a proof file.
