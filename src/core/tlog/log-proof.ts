@@ -15,8 +15,7 @@
  * shown comes from the file: strings are escaped by the caller before they
  * reach a terminal.
  */
-import { decodeStrictBase64 } from '../aer1/base64';
-import { isObject, JsonObject, Verdict } from '../aer1';
+import { decodeStrictBase64, isObject, JsonObject, Verdict } from '../aer1';
 import { decodeStrictUtf8, parseJsonText } from '../json';
 import { LeafEvent, parseLeaf, receiptOfEvent } from '../ledger/leaf';
 import type * as Timestamp from '../timestamp';
