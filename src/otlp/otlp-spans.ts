@@ -63,7 +63,7 @@ export interface SpanPlan {
 /**
  * Plan a request: every `execute_tool` span is a tool call of the job
  * `aer1.job_id`, else `gen_ai.conversation.id`, else the trace id (hex), in
- * span start order (ties: trace id, span id); `aer1.job.close = true` closes
+ * span start order (ties: the order of the request); `aer1.job.close = true` closes
  * its job with that entry; an `invoke_agent` span closes the jobs of the
  * tool calls it encloses in this request, and its own job (the same rule)
  * when it names one or is a root span. 400 `otlp_attribute_type` for an
@@ -71,7 +71,8 @@ export interface SpanPlan {
  */
 export function planSpans(spans: readonly OtlpSpan[]): SpanPlan {
   spans.forEach(checkTypes);
-  const ordered = [...spans].sort((a, b) => (a.start < b.start ? -1 : a.start > b.start ? 1 : a.trace_id + a.span_id < b.trace_id + b.span_id ? -1 : 1));
+  // Stable: spans that start at the same time keep the order of the request.
+  const ordered = [...spans].sort((a, b) => (a.start < b.start ? -1 : a.start > b.start ? 1 : 0));
   const records: SpanRecord[] = [];
   const rejected: SpanRejection[] = [];
   let notRecorded = 0;

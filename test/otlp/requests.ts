@@ -15,6 +15,9 @@ export interface SpanSpec {
   name: string;
   start: number;
   end?: number;
+  /** Exact times in nanoseconds since the epoch (decimal), instead of `start` / `end`. */
+  startNano?: string;
+  endNano?: string;
   attrs: Record<string, string | number | boolean>;
   error?: string;
 }
@@ -37,8 +40,8 @@ function jsonSpan(s: SpanSpec): Record<string, unknown> {
     ...(s.parent ? { parentSpanId: s.parent } : {}),
     name: s.name,
     kind: 1,
-    startTimeUnixNano: String(EPOCH_NS + BigInt(s.start) * 1_000_000n),
-    endTimeUnixNano: String(EPOCH_NS + BigInt(s.end ?? s.start + 1) * 1_000_000n),
+    startTimeUnixNano: s.startNano ?? String(EPOCH_NS + BigInt(s.start) * 1_000_000n),
+    endTimeUnixNano: s.endNano ?? String(EPOCH_NS + BigInt(s.end ?? s.start + 1) * 1_000_000n),
     attributes: Object.entries(s.attrs).map(([key, value]) => ({ key, value: anyValue(value) })),
     status: s.error !== undefined ? { code: 2, message: s.error } : {},
   };
