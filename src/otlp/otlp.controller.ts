@@ -74,8 +74,9 @@ export class OtlpController {
   @Roles('producer')
   @ApiBearerAuth()
   @ApiOperation({ operationId: 'closeJob', summary: 'Close a job timeline with a ledger-written closing entry and the ledger endpoint commitment' })
-  @ApiAnswer(201, { type: 'object' }, 'the closing entry appended: `{job_id, appended, head, ledger_commitment, url}`')
-  @ApiErrors([401, 403, 404, 409], { 403: '`not_owner`, `not_plan_owner`.', 409: '`timeline_closed`, `timeline_imported`.' })
+  @ApiBodyContent('closeJob', 'No body is read.', { 'application/json': { schema: { type: 'object', description: 'empty; ignored' } } })
+  @ApiAnswer(201, { type: 'object', description: '`{job_id, appended, head, ledger_commitment, url}`' }, 'the closing entry appended', { Location: 'the stored timeline' })
+  @ApiErrors([...WRITE_ERRORS, 404, 409], { 403: '`not_owner`, `not_plan_owner`.', 409: '`timeline_closed`, `timeline_imported`.' })
   async close(@Param('job_id') jobId: string, @Caller() caller: Principal, @Res({ passthrough: true }) res: Response) {
     const r = await this.otlp.close(jobId, caller);
     res.status(201).setHeader('Location', this.urls.jobTimeline(jobId));

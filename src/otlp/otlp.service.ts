@@ -30,6 +30,9 @@ import { planSpans, provenanceOf, receiptText, SpanRecord, SpanRejection, spanTi
 /** The tool name of the closing entry `POST /api/jobs/{id}/close` appends. */
 export const CLOSE_TOOL = 'aer1.job.close';
 
+/** Spans recorded between two turns of the event loop on PostgreSQL. */
+const YIELD_EVERY = 64;
+
 /** One entry to append: its receipt's exact text and the members its chain entry names. */
 interface Item {
   receipt_id: string;
@@ -208,7 +211,10 @@ export class OtlpService {
     const provenance = provenanceOf(by);
     let head = last?.head ?? EMPTY_HEAD;
     const entries: EntryToAppend[] = [];
+    let n = 0;
     for (const it of items) {
+      // PostgreSQL: let the event loop read the database's answers now and then, as the NDJSON batch does (ReceiptsService.ingestBatch).
+      if (++n % YIELD_EVERY === 0 && tx.dialect === 'postgres') await new Promise<void>((resolve) => setImmediate(resolve));
       await this.receipts.recordIn(tx, it.receipt_text, by, null);
       const e: JsonObject = {
         seq: head.seq + 1,
