@@ -7,7 +7,7 @@
  *   --quick          small sizes (1/10 to 1/20), a whole run in about 2 minutes; its figures are
  *                    not comparable with the targets: written to bench/out/RESULTS-quick.md,
  *                    never over bench/RESULTS.md
- *   --only a,b       run only these figures: timeline, cli, batch, startup, merkle, tlog, ingest, coverage, queue, pack
+ *   --only a,b       run only these figures: timeline, cli, batch, startup, merkle, tlog, ingest, otlp, coverage, queue, pack
  *                    (cli needs timeline's in-process rate and runs it too)
  *   --reps N         repetitions of the in-process and CLI timings (best reported; default 5, quick 3)
  *   --out FILE       where to write the report (default bench/RESULTS.md)
@@ -29,6 +29,7 @@ import { BenchContext, FigureResult, notMeasured } from './lib/figure';
 import { machineFacts, MachineFacts } from './lib/machine';
 import { fmt, now, pct } from './lib/measure';
 import { benchMerkle } from './merkle';
+import { benchOtlp } from './otlp';
 import { benchPack } from './pack';
 import { benchQueue } from './queue';
 import { benchStartup } from './startup';
@@ -36,7 +37,7 @@ import { benchTimeline, timelineSize } from './timeline';
 import { benchTlogProofs } from './tlog-proofs';
 import { benchTlogIntegrate } from './tlog-integrate';
 
-const FIGURES = ['timeline', 'cli', 'batch', 'startup', 'merkle', 'tlog', 'ingest', 'coverage', 'queue', 'pack'] as const;
+const FIGURES = ['timeline', 'cli', 'batch', 'startup', 'merkle', 'tlog', 'ingest', 'otlp', 'coverage', 'queue', 'pack'] as const;
 type FigureName = (typeof FIGURES)[number];
 
 /** 127.0.0.1 only: refuse anything else. */
@@ -232,6 +233,9 @@ async function main(): Promise<void> {
     }
     if (a.only.has('ingest')) {
       await guard('ingest', () => [notMeasured('receipt ingestion over HTTP', 'receipts/s', 'batch >= 50% of raw on each database', '')], async () => add(await benchIngest(ctx)));
+    }
+    if (a.only.has('otlp')) {
+      await guard('otlp', () => [notMeasured('otlp: OTLP/HTTP spans, protobuf, 512 per request', 'spans/s', '>= 50% of the NDJSON batch rate', '')], async () => add(await benchOtlp(ctx)));
     }
     if (a.only.has('coverage')) await guard('coverage', () => [notMeasured('coverage report', 's', '< 2 s', '')], async () => add(await benchCoverage(ctx)));
     if (a.only.has('pack')) await guard('pack', () => [notMeasured('evidence pack peak RSS', 'MB', '<= 1.5x the smaller job', '')], async () => add(await benchPack(ctx)));

@@ -22,6 +22,7 @@ import { PublicPagesModule } from './public-pages/public-pages.module';
 import { BadgesModule } from './badges/badges.module';
 import { TimelinesModule } from './timelines/timelines.module';
 import { EvidenceModule } from './evidence/evidence.module';
+import { OtlpModule } from './otlp/otlp.module';
 import { readQueueOptions } from './verification-queue/queue-options';
 import { VerificationQueueModule } from './verification-queue/verification-queue.module';
 import { WebhooksModule } from './webhooks/webhooks.module';
@@ -76,6 +77,7 @@ export class AppModule {
         BadgesModule,
         TimelinesModule,
         EvidenceModule,
+        OtlpModule,
         VerificationQueueModule.forRoot(env),
         WebhooksModule.forRoot(env),
       ],

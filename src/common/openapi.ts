@@ -35,7 +35,7 @@ export const ERROR_CODES = [
   // 400
   'empty_body', 'malformed_json', 'invalid_utf8', 'duplicate_member', 'too_deep', 'not_object', 'lone_surrogate', 'invalid_body', 'invalid_request', 'invalid_query',
   'invalid_targets', 'too_many_targets', 'invalid_scope', 'invalid_version', 'wrapped_workflow', 'unsupported_character', 'value_too_large', 'invalid_content_encoding',
-  'request_aborted', 'bad_request', 'repeated_parameter', 'request_timeout', 'headers_too_large', 'leaf_index_out_of_range',
+  'request_aborted', 'bad_request', 'repeated_parameter', 'request_timeout', 'headers_too_large', 'leaf_index_out_of_range', 'otlp_decode_failed', 'otlp_attribute_type',
   // 401, 403
   'missing_key', 'invalid_key', 'invalid_authorization', 'key_revoked', 'forbidden_role', 'not_owner', 'provenance_not_permitted', 'system_not_permitted',
   // 404, 405
@@ -45,7 +45,7 @@ export const ERROR_CODES = [
   'seq_not_contiguous', 'link_mismatch', 'genesis_prev_digest', 'timeline_not_closed', 'timeline_not_valid', 'plan_exists', 'plan_version_conflict', 'expected_version_conflict', 'tree_mismatch', 'projection_mismatch',
   'outcome_id_conflict', 'webhook_limit_key', 'webhook_limit_owner',
   // 413, 415
-  'body_too_large', 'unsupported_encoding', 'unsupported_media_type',
+  'body_too_large', 'too_many_spans', 'unsupported_encoding', 'unsupported_media_type',
   // 422
   'verification_failed', 'invalid_commitment', 'job_id_mismatch', 'malformed_array', 'no_entries', 'invalid_plan', 'no_plan', 'position_beyond_head',
   'step_receipt_missing', 'duplicate_step_receipt_id', 'url_has_userinfo', 'not_http_url', 'invalid_role', 'invalid_name', 'invalid_key_options', 'receipt_not_recorded', 'receipt_not_in_job',

@@ -62,6 +62,17 @@ export class ReceiptsService {
     return this.db.write(async (tx) => (await this.record(tx, body, result, null, by)).outcome);
   }
 
+  /**
+   * Record, inside `tx`, a receipt whose exact text the ledger wrote itself
+   * (the OTLP receiver's transport receipts, docs/otlp.md): verified (S6) and
+   * recorded as {@link ingest} records one. `recorded`: what is recorded
+   * under its id (null: nothing). 422 / 403 / 409 as `ingest`.
+   */
+  async recordIn(tx: Tx, text: string, by: Principal, recorded: RecordedReceipt | null): Promise<RecordedReceipt> {
+    const body = parseRequestJson(text);
+    return (await this.record(tx, body, this.verifyOrThrow(body.value, by), null, by, recorded)).recorded;
+  }
+
   /** Verify (S6) and check the key may claim the provenance class; throws 422 / 403. */
   private verifyOrThrow(value: unknown, by: Principal): ReceiptResult & { id: string } {
     const result = verifyReceipt(value);

@@ -10,6 +10,6 @@ import { TimelinesService } from './timelines.service';
 @Module({
   controllers: [TimelinesController, JobsController],
   providers: [TimelinesService, CommitmentsService, TimelineVerificationService, TimelinesProjection, TimelinesListing],
-  exports: [TimelinesService, TimelineVerificationService],
+  exports: [TimelinesService, TimelineVerificationService, CommitmentsService],
 })
 export class TimelinesModule {}

@@ -1,0 +1,212 @@
+/**
+ * OTLP traces in (issue 31, docs/otlp.md) on SQLite and PostgreSQL: the
+ * OpenTelemetry JavaScript SDK's own OTLP exporters (protobuf and JSON)
+ * pointed at the ledger, then the recorded timelines, receipts, endpoint
+ * commitments and a coverage report; bad input answered with an OTLP error
+ * and nothing recorded.
+ */
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import type { AddressInfo } from 'node:net';
+import { verifyReceipt } from '../../src/core/aer1';
+import { ApiKeysService } from '../../src/auth/api-keys.service';
+import { DIALECTS, startApp, TestApp } from '../helpers/app';
+import { hexId, jsonRequest, protoRequest, readProtoResponse, SpanSpec } from '../otlp/requests';
+
+type Entry = Record<string, unknown>;
+interface Agent {
+  conversation?: string;
+  jobId?: string;
+  calls: { tool: string; result?: string; error?: string }[];
+  close?: boolean;
+}
+interface AgentRun {
+  results: { code: number; error?: string }[];
+  spans: { trace: string; span: string; parent: string | null; name: string; start: string; end: string; attributes: Record<string, string> }[];
+}
+
+/**
+ * Run test/otlp/instrumented-agent.cjs: the OpenTelemetry SDK and its OTLP exporter (`protocol`) in a process of its own,
+ * exporting the agent's spans `sends` times to the ledger; resolves with each export's result (code 0 = success) and the spans.
+ */
+function runAgent(url: string, key: string, protocol: 'protobuf' | 'json', agent: Agent, sends = 1): Promise<AgentRun> {
+  return new Promise((resolve, reject) => {
+    execFile(process.execPath, [join(__dirname, '../otlp/instrumented-agent.cjs'), JSON.stringify({ url, key, protocol, agent, sends })], { cwd: join(__dirname, '../..') }, (err, stdout, stderr) => {
+      if (err) return reject(new Error(`${err.message}\n${stderr}`));
+      resolve(JSON.parse(stdout) as AgentRun);
+    });
+  });
+}
+
+/** supertest: the answer's bytes, whatever its media type. */
+function bytes(res: unknown, cb: (err: Error | null, body: Buffer) => void): void {
+  const chunks: Buffer[] = [];
+  const stream = res as NodeJS.ReadableStream;
+  stream.on('data', (c: Buffer) => chunks.push(c));
+  stream.on('end', () => cb(null, Buffer.concat(chunks)));
+}
+
+describe.each(DIALECTS)('OTLP traces in on %s', (dialect) => {
+  let t: TestApp;
+  let base: string;
+  let gatewayKey: string;
+  beforeAll(async () => {
+    t = await startApp(dialect);
+    const server = t.app.getHttpServer();
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    gatewayKey = (await t.app.get(ApiKeysService).create('otlp-gateway', 'producer', { gateway: true })).key;
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  const agentRun = (protocol: 'protobuf' | 'json', agent: Agent, sends = 1) => runAgent(`${base}/v1/traces`, t.keys.producer, protocol, agent, sends);
+  const timeline = async (job: string) => (await t.http.get(`/api/jobs/${job}/timeline`)).body as { entries: Entry[]; head: { seq: number; closed: boolean }; commitments: Entry[] };
+  const head = async () => ((await t.http.get('/api/ledger/head')).body as { position: number }).position;
+  /** POST /v1/traces by hand: `body` is the parsed JSON answer, or the bytes of a protobuf one. */
+  const post = async (body: Buffer | string, type: string, key: string | null = t.keys.producer, encoding?: string) => {
+    let r = t.http.post('/v1/traces').set('Content-Type', type);
+    if (key) r = r.set('Authorization', `Bearer ${key}`);
+    if (encoding) r = r.set('Content-Encoding', encoding);
+    const res = await r.buffer(true).parse(bytes).send(body);
+    const raw = res.body as Buffer;
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any
+    const parsed: any = /json/.test(String(res.headers['content-type'])) ? JSON.parse(raw.toString('utf8')) : raw;
+    return { status: res.status, headers: res.headers, body: parsed };
+  };
+
+  it('records a job exported with the protobuf exporter: tool calls in start order, the failed call, the close and the ledger commitment', async () => {
+    const run = await agentRun('protobuf', { conversation: 'conv-proto', calls: [{ tool: 'search', result: '{"hits": [1, 2]}\n' }, { tool: 'fetch_page', error: 'upstream 503' }, { tool: 'summarize', result: 'done' }] });
+    expect(run.results).toEqual([{ code: 0 }]);
+    const tl = await timeline('conv-proto');
+    expect(tl.entries.map((e) => [e.seq, e.tool, e.provenance_class, e.status, e.close ?? false])).toEqual([
+      [1, 'search', 'LOGGED BY AGENT', 'ok', false],
+      [2, 'fetch_page', 'LOGGED BY AGENT', 'error', false],
+      [3, 'summarize', 'LOGGED BY AGENT', 'ok', false],
+      [4, 'invoke_agent', 'LOGGED BY AGENT', 'ok', true],
+    ]);
+    // The result exactly as sent; no result: the attributes as JSON, and the entry says so.
+    expect(Buffer.from(tl.entries[0].canonical_bytes as string, 'base64').toString('utf8')).toBe('{"hits": [1, 2]}\n');
+    expect(tl.entries[0].result_captured).toBe(true);
+    expect(tl.entries[1].result_captured).toBe(false);
+    expect(Buffer.from(tl.entries[1].canonical_bytes as string, 'base64').toString('utf8')).toBe('{"gen_ai.conversation.id":"conv-proto","gen_ai.operation.name":"execute_tool","gen_ai.tool.name":"fetch_page"}');
+    expect(tl.head).toMatchObject({ seq: 4, closed: true });
+    const verify = await t.http.get('/api/jobs/conv-proto/verify');
+    expect(verify.body.verdict).toBe('valid');
+    expect(tl.commitments).toHaveLength(1);
+    expect(tl.commitments[0]).toMatchObject({ issued_by: 'ledger', binding_at_record: true });
+    const failed = await t.http.get(`/api/receipts/${tl.entries[1].id as string}`);
+    expect(failed.status).toBe(200);
+    const receipt = JSON.parse(failed.body.raw ?? JSON.stringify(failed.body.receipt)) as Entry;
+    expect(receipt).toMatchObject({ status: 'error', tool: 'fetch_page', tool_context: { error_message: 'upstream 503' } });
+    expect(verifyReceipt(receipt).verdict).toBe('valid');
+  });
+
+  it('records with the JSON exporter; the same spans again are recorded once', async () => {
+    const run = await agentRun('json', { jobId: 'job-otlp-json', calls: [{ tool: 'lookup', result: 'a' }, { tool: 'lookup', result: 'b' }] }, 3);
+    expect(run.results).toEqual([{ code: 0 }, { code: 0 }, { code: 0 }]);
+    const before = await head();
+    // The same spans as protobuf, by hand: recorded already, nothing appended.
+    const again = await post(protoRequest(run.spans.map(toSpec)), 'application/x-protobuf');
+    expect(again.status).toBe(200);
+    expect(readProtoResponse(again.body as Buffer)).toEqual({ rejected: 0, message: 'recorded 0 span(s), 3 already recorded; 1 span(s) not recorded (not gen_ai.operation.name execute_tool, or a close of nothing)' });
+    expect(await head()).toBe(before);
+    const tl = await timeline('job-otlp-json');
+    expect(tl.entries.map((e) => e.tool)).toEqual(['lookup', 'lookup', 'invoke_agent']);
+    expect(tl.head.closed).toBe(true);
+  });
+
+  it('answers OTLP: partial_success names spans of a closed job and spans sent again with other bytes; other spans are counted', async () => {
+    const first: SpanSpec[] = [{ trace: hexId(7, 16), span: hexId(1, 8), name: 'execute_tool a', start: 1, attrs: { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'a', 'aer1.job_id': 'job-closing', 'gen_ai.tool.call.result': 'one', 'aer1.job.close': true } }];
+    const r1 = await post(protoRequest(first), 'application/x-protobuf');
+    expect(r1.status).toBe(200);
+    expect(r1.headers['content-type']).toMatch(/^application\/x-protobuf/);
+    expect(readProtoResponse(r1.body as Buffer)).toEqual({ rejected: 0, message: '' });
+    const late: SpanSpec = { ...first[0], span: hexId(2, 8), name: 'execute_tool late', attrs: { ...first[0].attrs, 'aer1.job.close': false } };
+    const changed: SpanSpec = { ...first[0], attrs: { ...first[0].attrs, 'gen_ai.tool.call.result': 'other' } };
+    const chat: SpanSpec = { trace: hexId(7, 16), span: hexId(3, 8), name: 'chat', start: 0, attrs: { 'gen_ai.operation.name': 'chat' } };
+    const before = await head();
+    const r2 = await post(jsonRequest([late, changed, chat]), 'application/json');
+    expect(r2.status).toBe(200);
+    expect(r2.body.partialSuccess.rejectedSpans).toBe('2');
+    expect(r2.body.partialSuccess.errorMessage).toContain('job_closed: job "job-closing" is closed: tool call "a" (span "execute_tool late"');
+    expect(r2.body.partialSuccess.errorMessage).toContain('span_conflict');
+    expect(r2.body.partialSuccess.errorMessage).toContain('1 span(s) not recorded');
+    expect(r2.body.aer1).toMatchObject({ recorded: 0, not_recorded: 1 });
+    expect((r2.body.aer1.rejected as Entry[]).map((x) => x.reason).sort()).toEqual(['job_closed', 'span_conflict']);
+    expect(await head()).toBe(before);
+  });
+
+  it('refuses bad input with a reason code and records nothing of it', async () => {
+    const before = await head();
+    const bad = await post(Buffer.from('this is not protobuf at all'), 'application/x-protobuf');
+    expect([bad.status, bad.body.error]).toEqual([400, 'otlp_decode_failed']);
+    expect((await post('{"resourceSpans":7}', 'application/json')).body.error).toBe('otlp_decode_failed');
+    const text = await post('hello', 'text/plain');
+    expect([text.status, text.body.error]).toEqual([415, 'unsupported_media_type']);
+    // Attributes that are not strings: the whole body is refused, the good span with it.
+    const good: SpanSpec = { trace: hexId(8, 16), span: hexId(1, 8), name: 'execute_tool ok', start: 1, attrs: { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'ok', 'aer1.job_id': 'job-bad-input' } };
+    const typed = await post(protoRequest([good, { ...good, span: hexId(2, 8), attrs: { ...good.attrs, 'gen_ai.tool.name': 12 } }]), 'application/x-protobuf');
+    expect([typed.status, typed.body.error, typed.body.attribute, typed.body.type]).toEqual([400, 'otlp_attribute_type', 'gen_ai.tool.name', 'int']);
+    // 100,000 spans in one body: over the body limit once decompressed (413), or too many spans where the limit is raised (unit test).
+    const many = Array.from({ length: 100_000 }, (_, k): SpanSpec => ({ trace: hexId(9, 16), span: hexId(k + 1, 8), name: 'execute_tool x', start: k, attrs: { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'x' } }));
+    const big = await post(gzipSync(protoRequest(many)), 'application/x-protobuf', t.keys.producer, 'gzip');
+    expect([big.status, big.body.error]).toEqual([413, 'body_too_large']);
+    // A span with a 50 MB attribute.
+    const huge = await post(protoRequest([{ ...good, attrs: { ...good.attrs, 'gen_ai.tool.call.result': 'x'.repeat(50 * 1024 * 1024) } }]), 'application/x-protobuf');
+    expect([huge.status, huge.body.error]).toEqual([413, 'body_too_large']);
+    expect(await head()).toBe(before);
+    expect((await t.http.get('/api/jobs/job-bad-input/timeline')).status).toBe(404);
+  });
+
+  it('needs a producer key (401, 403) and records a gateway key as OBSERVED VIA GATEWAY', async () => {
+    const body = protoRequest([{ trace: hexId(10, 16), span: hexId(1, 8), name: 'execute_tool g', start: 1, attrs: { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'g', 'aer1.job_id': 'job-gateway' } }]);
+    expect((await post(body, 'application/x-protobuf', null)).status).toBe(401);
+    const auditor = await post(body, 'application/x-protobuf', t.keys.auditor);
+    expect([auditor.status, auditor.body.error]).toEqual([403, 'forbidden_role']);
+    expect((await post(gzipSync(body), 'application/x-protobuf', gatewayKey, 'gzip')).status).toBe(200);
+    expect((await timeline('job-gateway')).entries.map((e) => e.provenance_class)).toEqual(['OBSERVED VIA GATEWAY']);
+    // Another owner's key may not extend it.
+    const other = await post(protoRequest([{ trace: hexId(10, 16), span: hexId(2, 8), name: 'execute_tool h', start: 2, attrs: { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'h', 'aer1.job_id': 'job-gateway' } }]), 'application/x-protobuf');
+    expect(readProtoResponse(other.body as Buffer).message).toContain('not_owner');
+  });
+
+  it('closes with POST /api/jobs/{id}/close, then refuses spans for the job by name', async () => {
+    expect((await agentRun('protobuf', { conversation: 'conv-open', calls: [{ tool: 'step', result: '1' }], close: false })).results).toEqual([{ code: 0 }]);
+    expect((await timeline('conv-open')).head).toMatchObject({ seq: 1, closed: false });
+    const c = await t.http.post('/api/jobs/conv-open/close').set('Authorization', `Bearer ${t.keys.producer}`);
+    expect(c.status).toBe(201);
+    expect(c.body).toMatchObject({ job_id: 'conv-open', head: { seq: 2, closed: true }, appended: [{ seq: 2, tool: 'aer1.job.close' }] });
+    expect((await t.http.get('/api/jobs/conv-open/verify')).body.verdict).toBe('valid');
+    const again = await t.http.post('/api/jobs/conv-open/close').set('Authorization', `Bearer ${t.keys.producer}`);
+    expect([again.status, again.body.error]).toEqual([409, 'timeline_closed']);
+    expect((await t.http.post('/api/jobs/no-such-job/close').set('Authorization', `Bearer ${t.keys.producer}`)).status).toBe(404);
+    const more = await agentRun('json', { conversation: 'conv-open', calls: [{ tool: 'after_close', result: '2' }], close: false });
+    expect(more.results).toEqual([{ code: 0 }]);
+    const r = await post(jsonRequest(more.spans.map(toSpec)), 'application/json');
+    expect(r.body.partialSuccess.rejectedSpans).toBe('1');
+    expect(r.body.partialSuccess.errorMessage).toContain('job_closed: job "conv-open" is closed: tool call "after_close"');
+  });
+
+  it('a coverage report over a job recorded through OTLP shows LOGGED BY AGENT', async () => {
+    const plan = await t.http.post('/api/plans').set('Authorization', `Bearer ${t.keys.compliance}`).set('Content-Type', 'application/json')
+      .send(JSON.stringify({ job_id: 'conv-coverage', title: 'otlp plan', expected_actions: [{ action_id: 'find', tool: 'search' }, { action_id: 'pay', tool: 'pay', must_succeed: true, accepted_provenance: ['LOGGED BY AGENT'] }] }));
+    expect(plan.status).toBe(201);
+    expect((await agentRun('protobuf', { conversation: 'conv-coverage', calls: [{ tool: 'search', result: 'x' }, { tool: 'pay', error: 'declined' }] })).results).toEqual([{ code: 0 }]);
+    const r = await t.http.post('/api/coverage-reports').set('Authorization', `Bearer ${t.keys.auditor}`).set('Content-Type', 'application/json').send(JSON.stringify({ job_id: 'conv-coverage' }));
+    expect(r.status).toBe(201);
+    const report = (await t.http.get(`/api/coverage-reports/${r.body.report_id as string}`)).body.report as { actions: { action_id: string; status: string; evidence: Entry[]; reported_only_evidence: Entry[] }[] };
+    const find = report.actions.find((a) => a.action_id === 'find')!;
+    const pay = report.actions.find((a) => a.action_id === 'pay')!;
+    expect(find.reported_only_evidence.map((e) => [e.provenance_class, e.receipt_status])).toEqual([['LOGGED BY AGENT', 'ok']]);
+    expect(pay.evidence.map((e) => [e.provenance_class, e.outcome, e.receipt_status])).toEqual([['LOGGED BY AGENT', 'failure', 'error']]);
+    expect(pay.status).toBe('failed');
+  });
+});
+
+/** A span the agent sent, to send again by hand exactly (ids, times, attributes). */
+function toSpec(s: AgentRun['spans'][number]): SpanSpec {
+  return { trace: s.trace, span: s.span, parent: s.parent ?? undefined, name: s.name, start: 0, startNano: s.start, endNano: s.end, attrs: s.attributes };
+}

@@ -1,0 +1,147 @@
+/** The OTLP receiver's pure parts: decoding (protobuf and JSON agree), the span plan, the documented attribute JSON. */
+import { createHash } from 'node:crypto';
+import { verifyReceipt } from '../../src/core/aer1';
+import { LedgerError } from '../../src/core/errors';
+import { decodeJson, decodeProtobuf, encodeResponse, OTLP_MAX_SPANS } from '../../src/otlp/otlp-decode';
+import { attributesJson, planSpans, receiptText, spanReceiptId, spanTime } from '../../src/otlp/otlp-spans';
+import { hexId, jsonRequest, protoRequest, readProtoResponse, SpanSpec } from './requests';
+
+const T1 = hexId(1, 16);
+const tool = (n: number, start: number, attrs: Record<string, string | number | boolean>, extra: Partial<SpanSpec> = {}): SpanSpec => ({
+  trace: T1,
+  span: hexId(n, 8),
+  parent: hexId(100, 8),
+  name: `execute_tool t${n}`,
+  start,
+  attrs: { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': `t${n}`, ...attrs },
+  ...extra,
+});
+const agent: SpanSpec = { trace: T1, span: hexId(100, 8), name: 'invoke_agent a', start: 0, end: 100, attrs: { 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.conversation.id': 'conv-1' } };
+
+function codeOf(f: () => unknown): string {
+  try {
+    f();
+  } catch (e) {
+    return `${(e as LedgerError).status} ${(e as LedgerError).code}`;
+  }
+  return 'no error';
+}
+
+describe('decoding', () => {
+  const specs = [agent, tool(1, 5, { 'gen_ai.conversation.id': 'conv-1', 'gen_ai.tool.call.result': '{"ok":true}', n: 7, f: 1.5, b: true }, { error: 'boom' })];
+
+  test('protobuf and OTLP/JSON decode to the same spans', () => {
+    const p = decodeProtobuf(protoRequest(specs));
+    const j = decodeJson(Buffer.from(jsonRequest(specs)));
+    expect(p).toEqual(j);
+    expect(p[1]).toMatchObject({ trace_id: T1, span_id: hexId(1, 8), parent_span_id: hexId(100, 8), name: 'execute_tool t1', status_code: 2, status_message: 'boom' });
+    expect(p[1].attributes.get('n')).toEqual({ type: 'int', value: '7' });
+    expect(p[1].attributes.get('f')).toEqual({ type: 'double', value: 1.5 });
+    expect(p[0].parent_span_id).toBeNull();
+    expect(p[1].start - p[0].start).toBe(5_000_000n);
+  });
+
+  test('bytes that are not a request are 400 otlp_decode_failed; JSON that is not one too', () => {
+    expect(codeOf(() => decodeProtobuf(Buffer.from('hello, this is not protobuf')))).toBe('400 otlp_decode_failed');
+    expect(codeOf(() => decodeJson(Buffer.from('{"resourceSpans":{}}')))).toBe('400 otlp_decode_failed');
+    expect(codeOf(() => decodeJson(Buffer.from('{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"xyz","spanId":"0000000000000001"}]}]}]}')))).toBe('400 otlp_decode_failed');
+    expect(codeOf(() => decodeJson(Buffer.from('[1,2')))).toBe('400 malformed_json');
+  });
+
+  test(`more than ${OTLP_MAX_SPANS} spans in one request are 413 too_many_spans`, () => {
+    const many = Array.from({ length: OTLP_MAX_SPANS + 1 }, (_, k) => ({ trace: T1, span: hexId(k + 1, 8), name: 's', start: k, attrs: {} }));
+    expect(codeOf(() => decodeProtobuf(protoRequest(many)))).toBe('413 too_many_spans');
+    expect(codeOf(() => decodeJson(Buffer.from(jsonRequest(many))))).toBe('413 too_many_spans');
+    expect(decodeProtobuf(protoRequest(many.slice(1)))).toHaveLength(OTLP_MAX_SPANS);
+  });
+
+  test('the answer encodes partial_success only when there is something to say', () => {
+    expect(readProtoResponse(encodeResponse(0, ''))).toEqual({ rejected: 0, message: '' });
+    expect(encodeResponse(0, '')).toHaveLength(0);
+    expect(readProtoResponse(encodeResponse(3, 'job_closed'))).toEqual({ rejected: 3, message: 'job_closed' });
+  });
+});
+
+describe('planSpans', () => {
+  test('tool calls in start order, job ids by the documented rule, the agent span closes after them', () => {
+    const specs = [
+      agent,
+      tool(2, 20, { 'gen_ai.conversation.id': 'conv-1' }),
+      tool(1, 10, { 'gen_ai.conversation.id': 'conv-1', 'gen_ai.tool.call.result': 'r1' }),
+      tool(3, 30, { 'aer1.job_id': 'job-x', 'gen_ai.conversation.id': 'conv-1' }),
+      { ...tool(4, 40, {}), parent: undefined },
+      { trace: T1, span: hexId(9, 8), name: 'chat', start: 1, attrs: { 'gen_ai.operation.name': 'chat' } },
+    ];
+    const plan = planSpans(decodeProtobuf(protoRequest(specs)));
+    expect(plan.records.map((r) => [r.kind, r.job_id, r.tool, r.close])).toEqual([
+      ['tool_call', 'conv-1', 't1', false],
+      ['tool_call', 'conv-1', 't2', false],
+      ['tool_call', 'job-x', 't3', false],
+      ['tool_call', T1, 't4', false],
+      ['agent_close', 'conv-1', 'invoke_agent', true],
+      ['agent_close', 'job-x', 'invoke_agent', true],
+    ]);
+    expect(plan.not_recorded).toBe(1);
+    expect(plan.records[0].bytes.toString('utf8')).toBe('r1');
+    expect(plan.records[0].result_captured).toBe(true);
+    expect(plan.records[1].result_captured).toBe(false);
+    expect(plan.records[1].bytes.toString('utf8')).toBe('{"gen_ai.conversation.id":"conv-1","gen_ai.operation.name":"execute_tool","gen_ai.tool.name":"t2"}');
+    // One agent span closing two jobs names two receipts.
+    expect(plan.records[4].receipt_id).not.toBe(plan.records[5].receipt_id);
+  });
+
+  test('the result is taken exactly as sent, and an ERROR span is a failed call', () => {
+    const result = '{ "b":1,  "a":"é\\u00e9" }\n';
+    const [r] = planSpans(decodeJson(Buffer.from(jsonRequest([tool(1, 1, { 'gen_ai.tool.call.result': result }, { error: 'timeout' })])))).records;
+    expect(r.bytes.equals(Buffer.from(result, 'utf8'))).toBe(true);
+    expect(r.status).toBe('error');
+    const text = receiptText(r, 'LOGGED BY AGENT');
+    const v = verifyReceipt(JSON.parse(text));
+    expect(v.verdict).toBe('valid');
+    expect(JSON.parse(text)).toMatchObject({ id: spanReceiptId(T1, hexId(1, 8)), tool: 't1', status: 'error', provenance_class: 'LOGGED BY AGENT', output_hash: `sha256:${createHash('sha256').update(result, 'utf8').digest('hex')}`, tool_context: { error_message: 'timeout' } });
+  });
+
+  test('aer1.job.close = true closes with that entry', () => {
+    const [r] = planSpans(decodeProtobuf(protoRequest([tool(1, 1, { 'aer1.job.close': true })]))).records;
+    expect(r.close).toBe(true);
+  });
+
+  test('an attribute the ledger reads with another type is 400 otlp_attribute_type, in any span', () => {
+    expect(codeOf(() => planSpans(decodeProtobuf(protoRequest([tool(1, 1, { 'gen_ai.tool.name': 42 })]))))).toBe('400 otlp_attribute_type');
+    expect(codeOf(() => planSpans(decodeProtobuf(protoRequest([tool(1, 1, { 'aer1.job_id': true })]))))).toBe('400 otlp_attribute_type');
+    expect(codeOf(() => planSpans(decodeProtobuf(protoRequest([tool(1, 1, { 'gen_ai.tool.call.result': 1.5 })]))))).toBe('400 otlp_attribute_type');
+    expect(codeOf(() => planSpans(decodeProtobuf(protoRequest([tool(1, 1, { 'aer1.job.close': 'true' })]))))).toBe('400 otlp_attribute_type');
+    expect(codeOf(() => planSpans(decodeProtobuf(protoRequest([{ ...agent, attrs: { 'gen_ai.operation.name': 7 } }]))))).toBe('400 otlp_attribute_type');
+  });
+
+  test('a span without a tool name or with a job id that is not an identifier is refused alone', () => {
+    const plan = planSpans(decodeProtobuf(protoRequest([tool(1, 1, { 'gen_ai.tool.name': '' }), tool(2, 2, { 'aer1.job_id': 'bad\u0007id' }), tool(3, 3, {})])));
+    expect(plan.rejected.map((r) => r.reason)).toEqual(['missing_tool_name', 'invalid_job_id']);
+    expect(plan.records.map((r) => r.tool)).toEqual(['t3']);
+  });
+});
+
+describe('documented forms', () => {
+  test('attributes as JSON: keys by code point at every level, int64 as strings, bytes base64, non-finite doubles as strings', () => {
+    const spans = decodeJson(
+      Buffer.from(
+        JSON.stringify({
+          resourceSpans: [{ scopeSpans: [{ spans: [{ traceId: T1, spanId: hexId(1, 8), attributes: [
+            { key: 'z', value: { intValue: '9007199254740993' } },
+            { key: '\u{1F600}', value: { stringValue: 'astral' } },
+            { key: '\uFFFF', value: { boolValue: false } },
+            { key: 'a', value: { kvlistValue: { values: [{ key: 'y', value: { bytesValue: 'AAE=' } }, { key: 'x', value: {} }] } } },
+            { key: 'm', value: { arrayValue: { values: [{ doubleValue: 0.5 }, { stringValue: 's' }] } } },
+          ] }] }] }],
+        }),
+      ),
+    );
+    expect(attributesJson(spans[0].attributes)).toBe('{"a":{"x":null,"y":"AAE="},"m":[0.5,"s"],"z":"9007199254740993","\uFFFF":false,"\u{1F600}":"astral"}');
+    expect(attributesJson([['d', { type: 'double', value: NaN }]])).toBe('{"d":"NaN"}');
+  });
+
+  test('span times are RFC 3339 with nine fraction digits; receipt ids are version-8 UUIDs', () => {
+    expect(spanTime(1_790_000_000_123_456_789n)).toBe('2026-09-21T14:13:20.123456789Z');
+    expect(spanReceiptId(T1, hexId(1, 8))).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+  });
+});
