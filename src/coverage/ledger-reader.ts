@@ -7,10 +7,9 @@
  * models are not used: they show only the present.)
  */
 import { isObject } from '../core/aer1';
-import { LedgerEvent, namedReceiptIds, subjectStream } from '../core/coverage/assemble';
+import { correctionChains, LedgerEvent, namedReceiptIds, subjectRecord, subjectStream } from '../core/coverage/assemble';
 import type { PlanSubject } from '../core/coverage/plan';
 import { NO_TRUST } from '../core/aer1/attestation';
-import { subjectRecord } from '../core/coverage/assemble';
 import type { StoredEvent } from '../core/ledger/event-hash';
 import { parseStoredJson, Queryable } from '../database/rows';
 import { EventDataRow, EventsRepository } from '../ledger/events.repository';
@@ -149,22 +148,12 @@ export async function reportEventsAsOf(q: Queryable, subject: PlanSubject, asOf:
   // Entries and commitments are judged by the assembler; here only the receipt ids matter (no trust needed).
   const named = namedReceiptIds(subjectRecord(own, subject, NO_TRUST).record);
   const got: LedgerEvent[] = [...own];
-  // The receipts named, then the corrections they name, until no new receipt is named.
-  const seen = new Set(named);
-  let frontier = named;
-  while (frontier.length > 0) {
-    const found: string[] = [];
-    for (const e of await streamsAsOf(q, frontier.map((id) => streams.receipt(id)), asOf)) {
-      got.push(e);
-      if (e.type !== 'ReceiptCorrected') continue;
-      const by = (JSON.parse(e.data) as { superseded_by?: unknown }).superseded_by;
-      const to = typeof by === 'string' ? by.toLowerCase() : null;
-      if (to !== null && !seen.has(to)) {
-        seen.add(to);
-        found.push(to);
-      }
-    }
-    frontier = found;
+  // The receipts named, then the corrections their chains reach (the core walks them), until no new receipt is reached.
+  const fetched = new Set<string>();
+  for (let want = named; want.length > 0; ) {
+    for (const id of want) fetched.add(id);
+    got.push(...(await streamsAsOf(q, want.map((id) => streams.receipt(id)), asOf)));
+    want = [...new Set([...correctionChains(got, named).values()].flat())].filter((id) => !fetched.has(id));
   }
   got.push(...(await streamsAsOf(q, where.planIds.map((id) => streams.plan(id)), asOf)));
   got.push(...(await streamsAsOf(q, (await where.outcomeIds(named, asOf)).map((id) => streams.outcome(id)), asOf)));
