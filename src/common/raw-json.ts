@@ -5,10 +5,10 @@
  * never re-serialized.
  */
 import { isStrictUtf8 } from '../core/aer1';
-import { decodeStrictUtf8, isBlankLine, jsonDepth, LineSplitter, MAX_JSON_DEPTH, parseJsonText, RawLine, trimJsonSpace } from '../core/json';
+import { decodeStrictUtf8, isBlankLine, jsonDepth, LineSplitter, MAX_JSON_DEPTH, ndjsonTexts, parseJsonText, RawLine, trimJsonSpace } from '../core/json';
 import { BadInputError } from './errors';
 
-export { jsonDepth, MAX_JSON_DEPTH, splitJsonArray } from '../core/json';
+export { jsonDepth, MAX_JSON_DEPTH, ndjsonTexts, splitJsonArray } from '../core/json';
 
 /** A parsed JSON value with the exact text it came from. */
 export interface RawJson {
@@ -76,22 +76,6 @@ export function ndjsonLines(bytes: Buffer): ({ line: number; text: string } | { 
   };
   splitter.push(bytes, take);
   splitter.end(take);
-  return out;
-}
-
-/**
- * The exact texts of the lines of an NDJSON document: split on LF, one
- * trailing CR dropped, blank (white-space-only) lines skipped; nothing else
- * is changed. Deterministic, so a stored NDJSON import replays to the same
- * entries.
- */
-export function ndjsonTexts(text: string): string[] {
-  const out: string[] = [];
-  for (let line of text.split('\n')) {
-    if (line.endsWith('\r')) line = line.slice(0, -1);
-    if (/^[ \t\r]*$/.test(line)) continue;
-    out.push(line);
-  }
   return out;
 }
 

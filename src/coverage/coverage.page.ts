@@ -10,7 +10,8 @@ import { layout, provenanceLabel, Tone, verdictBlock } from '../public-pages/lay
 import { ActionReport, EvidenceItem, RecordedBySection } from '../core/coverage/reconcile';
 import type { OutcomeItem } from '../core/coverage/outcomes';
 import type { StoredReport } from './coverage.service';
-import { coverageSvg, layoutCoveragePicture } from '../core/coverage/picture';
+import { layoutCoveragePicture } from '../core/coverage/picture';
+import { coverageSvg } from '../core/coverage/picture-svg';
 import { coverageHeadline, outcomeOverride, outcomeReason, OUTCOME_WORDS } from '../core/coverage/headline';
 import { CheckpointRef, NO_CHECKPOINT, usableCheckpoint } from '../core/checkpoint-ref';
 import { safeHttpUrl } from '../public-pages/html';

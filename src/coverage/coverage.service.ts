@@ -14,9 +14,10 @@ import { streams } from '../ledger/streams';
 import { canonicalDigest } from '../core/coverage/canonical';
 import { CoverageReportsRepository } from './coverage-reports.repository';
 import { CoverageEvent, CoverageReportIssuedData } from './coverage.events';
-import { correctionsAsOf, entryReceiptIds, jobFirstPosition, receiptsAsOf, recordersAsOf, timelineAsOf, workflowAsOf } from './ledger-reader';
+import { recordersAsOf, reportEventsAsOf } from './ledger-reader';
+import { assembleReportInput, subjectRecord } from '../core/coverage/assemble';
 import { PlanSubject } from '../core/coverage/plan';
-import { outcomeInputs, planInForce, planMeta } from '../core/coverage/report-inputs';
+import { planInForce } from '../core/coverage/report-inputs';
 import { PlansRepository } from './plans.repository';
 import { OutcomesRepository } from '../outcomes/outcomes.repository';
 import { TimelinesRepository } from '../timelines/timelines.repository';
@@ -24,8 +25,8 @@ import type { Principal } from '../auth/api-keys.service';
 import { recordedBy } from '../auth/permissions';
 import { WebhookDispatcher } from '../webhooks/webhook.dispatcher';
 import type { RecordedBy } from '../core/ledger/event-hash';
-import { CoverageReportContent, reconcile, RecordInput, reportDigest } from '../core/coverage/reconcile';
-import { judgeAttestation, NO_TRUST } from '../core/aer1/attestation';
+import { CoverageReportContent, reconcile, reportDigest } from '../core/coverage/reconcile';
+import { NO_TRUST } from '../core/aer1/attestation';
 import { CommitmentTrustService } from '../log/commitment-trust.service';
 
 /** What `POST /api/coverage-reports` answers. */
@@ -128,35 +129,14 @@ export class CoverageService {
         later ? { plan_id: later.plan_id } : {},
       );
     }
-    const { usable, plan } = inForce;
-
-    let record: RecordInput;
-    let first: number | null;
-    let receiptIds: string[];
-    let otherJobs: Map<string, string[]> | undefined;
-    if (subject.kind === 'job') {
-      const t = await timelineAsOf(tx, subject.id, position);
-      // Who stands behind each commitment, judged now (ledger-issued: the log key; attested: TRUSTED_COMMITMENT_KEYS).
-      const posters = await this.events.recordedByAt(tx, t.commitments.map((c) => c.recorded_position));
-      const commitments = t.commitments.map(({ raw, stored_attestation, ...c }) => ({
-        ...c,
-        attestation: judgeAttestation(raw, stored_attestation, this.trust?.trust ?? NO_TRUST, posters.get(c.recorded_position)?.name ?? null),
-      }));
-      record = { kind: 'timeline', entries: t.entries, commitments };
-      receiptIds = entryReceiptIds(t.entries);
-      // Execution began at the earliest event of the job's records: its timeline stream and the receipts its entries name.
-      first = await jobFirstPosition(tx, subject.id, position, receiptIds);
-      // Receipts its entries name that entries of other jobs name too, as of the position (issue 26).
-      otherJobs = await this.timelines.otherJobsNamingAsOf(tx, subject.id, receiptIds, position);
-    } else {
-      const w = await workflowAsOf(tx, subject.id, position);
-      record = { kind: 'workflow', workflow: w.workflow };
-      first = w.first_position;
-      receiptIds = w.step_receipt_ids;
-    }
-    // Receipts as of the position with their correction chains (S9), and who recorded them and the subject's stream.
-    const corrections = await correctionsAsOf(tx, receiptIds, position);
-    const receipts = await receiptsAsOf(tx, [...receiptIds, ...[...corrections.values()].flat()], position);
+    // The events the subject spans as of the position (fetched), assembled by the core (src/core/coverage/assemble.ts),
+    // as `aer1 verify-pack` assembles them from a pack's leaves.
+    const planIds = [...new Set(versions.map((v) => v.plan_id))];
+    const outcomeIds = async (ids: string[], at: number): Promise<string[]> => (await this.outcomes.ofReceiptsAsOf(tx, ids, at)).map((o) => o.outcome_id);
+    const events = await reportEventsAsOf(tx, subject, position, { planIds, outcomeIds });
+    const { receipt_ids: receiptIds } = subjectRecord(events, subject, NO_TRUST);
+    // Who recorded the subject's stream and its receipts, and (a job) the other jobs naming its receipts (issue 26): keys
+    // and other timelines are not among the subject's events, so these are read here.
     const subjectStream = subject.kind === 'job' ? streams.timeline(subject.id) : streams.workflow(subject.id);
     const recordStreams = await recordersAsOf(tx, [subjectStream], position);
     const receiptStreams = await recordersAsOf(tx, receiptIds.map((id) => streams.receipt(id)), position, ['ReceiptRecorded']);
@@ -164,19 +144,11 @@ export class CoverageService {
       record: recordStreams.get(subjectStream) ?? null,
       receipts: new Map([...receiptStreams].map(([k, v]) => [k.slice('receipt:'.length), v])),
     };
-    // Outcome reports naming the subject and answering its recorded calls (by receipt id) as of the position, in ledger order (issues 18, 26).
-    const outcomes = outcomeInputs(await this.outcomes.ofReceiptsAsOf(tx, receiptIds, position), receiptIds, position, subject);
-    const report = reconcile({
-      plan,
-      plan_meta: planMeta(usable, first),
-      record,
-      receipts,
-      corrections,
-      recorders,
-      outcomes,
-      ...(otherJobs ? { other_jobs: otherJobs } : {}),
-      as_of_position: position,
-    });
+    const otherJobs = subject.kind === 'job' ? await this.timelines.otherJobsNamingAsOf(tx, subject.id, receiptIds, position) : undefined;
+    // Who stands behind each commitment is judged now (ledger-issued: the log key; attested: TRUSTED_COMMITMENT_KEYS).
+    const assembled = assembleReportInput(events, { subject, asOf: position, trust: this.trust?.trust ?? NO_TRUST, recorders, ...(otherJobs ? { otherJobs } : {}) });
+    if (!assembled.ok) throw new UnprocessableError('no_plan', `no plan version for ${subject.kind} ${subject.id} is recorded at or before position ${position}`);
+    const report = reconcile(assembled.input);
     const digest = reportDigest(report);
     const reportId = randomUUID();
     const data: CoverageReportIssuedData = { report_id: reportId, issued_at: new Date().toISOString(), digest, report };

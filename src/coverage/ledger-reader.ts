@@ -1,19 +1,20 @@
 /**
- * As-of reads straight from the `events` table: the timeline, endpoint
- * commitment, workflow receipt and receipts as they stood at a ledger
- * position. Events at or below a position never change, so a report built
- * from them is reproducible. (The timeline and workflow read models are not
- * used: they show only the present.)
+ * As-of reads straight from the `events` table: the events a coverage
+ * report spans (assembled by the core, src/core/coverage/assemble.ts), a
+ * workflow receipt, first positions and who recorded a stream, as they stood
+ * at a ledger position. Events at or below a position never change, so a
+ * report built from them is reproducible. (The timeline and workflow read
+ * models are not used: they show only the present.)
  */
-import { has, isObject } from '../core/aer1';
+import { isObject } from '../core/aer1';
+import { correctionChains, LedgerEvent, namedReceiptIds, subjectRecord, subjectStream } from '../core/coverage/assemble';
+import type { PlanSubject } from '../core/coverage/plan';
+import { NO_TRUST } from '../core/aer1/attestation';
+import type { StoredEvent } from '../core/ledger/event-hash';
 import { parseStoredJson, Queryable } from '../database/rows';
 import { EventDataRow, EventsRepository } from '../ledger/events.repository';
 import { streams } from '../ledger/streams';
-import { ndjsonTexts } from '../common/raw-json';
-import type { ReceiptRecorded } from '../receipts/receipts.events';
-import type { TimelineEvent } from '../timelines/timelines.events';
 import type { WorkflowEvent } from '../workflows/workflows.events';
-import type { StoredAttestation } from '../core/aer1/attestation';
 
 export type { Queryable } from '../database/rows';
 
@@ -25,70 +26,6 @@ const events = new EventsRepository();
 /** A stored event of a stream whose union is `E`, its data parsed as that union gives it. */
 function parsed<E extends { type: string; data: unknown }>(r: EventDataRow): E {
   return { type: r.type, data: JSON.parse(r.data) as unknown } as E;
-}
-
-/** A commitment stored with its witness envelope (`{commitment, witness, ...}`) is unwrapped to the commitment. */
-function commitmentOf(doc: unknown): unknown {
-  return isObject(doc) && has(doc, 'commitment') && !has(doc, 'job_id') ? doc.commitment : doc;
-}
-
-/** One endpoint commitment as recorded: its record id, the commitment, its ledger position. */
-export interface CommitmentAsOf {
-  id: string | null;
-  value: unknown;
-  /** The envelope `{commitment, witness, ...}` when it was recorded in one. */
-  envelope?: Record<string, unknown>;
-  recorded_position: number;
-  /** The commitment's exact stored text. */
-  raw: string;
-  /** The signed note recorded with it (ledger-issued or attested), or null (self-asserted). */
-  stored_attestation: StoredAttestation | null;
-}
-
-export interface TimelineAsOf {
-  /** Entries in order, or null when no entry is recorded. */
-  entries: unknown[] | null;
-  /** Every endpoint commitment recorded for the job, in record order (all are judged together). */
-  commitments: CommitmentAsOf[];
-  /** Position of the first event of the job's timeline stream. */
-  first_position: number | null;
-}
-
-/** The job's timeline and every endpoint commitment recorded for it as of `asOf`. */
-export async function timelineAsOf(q: Queryable, jobId: string, asOf: number): Promise<TimelineAsOf> {
-  const rows = await events.streamAsOf(q, streams.timeline(jobId), asOf);
-  let entries: unknown[] | null = null;
-  const commitments: CommitmentAsOf[] = [];
-  for (const r of rows) {
-    const e = parsed<TimelineEvent>(r);
-    switch (e.type) {
-      case 'TimelineEntryAppended':
-        (entries ??= []).push(parseStoredJson(e.data.raw));
-        break;
-      case 'TimelineImported': {
-        if (e.data.format === 'ndjson') entries = ndjsonTexts(e.data.raw).map((t) => parseStoredJson(t));
-        else {
-          const all = parseStoredJson(e.data.raw);
-          entries = Array.isArray(all) ? all : [all];
-        }
-        break;
-      }
-      case 'EndpointCommitmentRecorded': {
-        const doc = parseStoredJson(e.data.raw);
-        const value = commitmentOf(doc);
-        commitments.push({
-          id: typeof e.data.id === 'string' ? e.data.id : null,
-          value,
-          ...(value !== doc && isObject(doc) ? { envelope: doc } : {}),
-          recorded_position: r.position,
-          raw: e.data.raw,
-          stored_attestation: e.data.attestation ?? null,
-        });
-        break;
-      }
-    }
-  }
-  return { entries, commitments, first_position: rows.length ? rows[0].position : null };
 }
 
 export interface WorkflowAsOf {
@@ -112,21 +49,6 @@ export async function workflowAsOf(q: Queryable, workflowId: string, asOf: numbe
   return { workflow, first_position: first, step_receipt_ids: ids };
 }
 
-/** Receipts recorded as of `asOf` (the documents as received), keyed by lowercase id. */
-export async function receiptsAsOf(q: Queryable, ids: Iterable<string>, asOf: number): Promise<Map<string, unknown>> {
-  const wanted = [...new Set([...ids].map((id) => id.toLowerCase()))];
-  const out = new Map<string, unknown>();
-  for (let i = 0; i < wanted.length; i += IN_CHUNK) {
-    const chunk = wanted.slice(i, i + IN_CHUNK).map((id) => streams.receipt(id));
-    const rows = await events.ofTypeInStreamsAsOf(q, 'ReceiptRecorded', chunk, asOf);
-    for (const r of rows) {
-      const doc = parseStoredJson(parsed<ReceiptRecorded>(r).data.raw);
-      if (doc !== undefined) out.set(r.stream_id.slice('receipt:'.length), doc);
-    }
-  }
-  return out;
-}
-
 /** Earliest position, as of `asOf`, of any event of the receipts with these ids (their `receipt:` streams); null when none is recorded. */
 export async function receiptsFirstPosition(q: Queryable, ids: Iterable<string>, asOf: number): Promise<number | null> {
   const wanted = [...new Set([...ids].map((id) => streams.receipt(id)))];
@@ -137,13 +59,6 @@ export async function receiptsFirstPosition(q: Queryable, ids: Iterable<string>,
     if (p !== null) first = first === null ? p : Math.min(first, p);
   }
   return first;
-}
-
-/** The receipt ids the entries name (their `id` members), in order, without repeats. */
-export function entryReceiptIds(entries: readonly unknown[] | null): string[] {
-  const ids = new Set<string>();
-  for (const e of entries ?? []) if (isObject(e) && typeof e.id === 'string') ids.add(e.id.toLowerCase());
-  return [...ids];
 }
 
 /**
@@ -199,46 +114,49 @@ export async function recordersAsOf(q: Queryable, streamIds: Iterable<string>, a
   return new Map([...acc].map(([k, a]) => [k, { owners: sorted(a.owners), key_names: sorted(a.keys), unattributed: a.unattributed }]));
 }
 
+/** A stored event as the core's assembler reads it (the key named only when the event names its key id). */
+function ledgerEvent(e: StoredEvent): LedgerEvent {
+  return { position: e.position, stream_id: e.stream_id, type: e.type, key_name: e.key_id != null && e.key_name != null ? e.key_name : null, data: e.data };
+}
+
+/** Every event of `streamIds` at or below `asOf`, paged, in position order. */
+async function streamsAsOf(q: Queryable, streamIds: Iterable<string>, asOf: number): Promise<LedgerEvent[]> {
+  const wanted = [...new Set(streamIds)];
+  const out: LedgerEvent[] = [];
+  for (let i = 0; i < wanted.length; i += IN_CHUNK) out.push(...(await events.ofStreams(q, wanted.slice(i, i + IN_CHUNK), asOf)).map(ledgerEvent));
+  return out.sort((a, b) => a.position - b.position);
+}
+
+/** Where the events of a report live besides the subject's and its receipts' streams: its plans and the outcome reports answering its receipts. */
+export interface ReportStreams {
+  /** The ids of the subject's plans. */
+  planIds: readonly string[];
+  /** The outcome ids answering any of `receiptIds` (lowercase) at or below `asOf`. */
+  outcomeIds(receiptIds: string[], asOf: number): Promise<string[]>;
+}
+
 /**
- * The correction chains of receipts as of `asOf` (S9): for each id of `ids`
- * that was corrected, the ids of its corrections in order, following
- * corrections of corrections to the latest (`ReceiptCorrected` events, each
- * naming `superseded_by`; the latest one of a receipt counts, as its
- * `superseded_by` in the read model). Ids not corrected are absent. Lowercase ids.
+ * The events a coverage report on `subject` as of `asOf` spans, in ledger
+ * order: its timeline (or workflow) stream, the streams of the receipts it
+ * names and, following corrections (S9), of their corrections, its plans'
+ * streams and the streams of the outcome reports answering its receipts.
+ * The core assembles the report's input from them
+ * (src/core/coverage/assemble.ts `assembleReportInput`); this only fetches.
  */
-export async function correctionsAsOf(q: Queryable, ids: Iterable<string>, asOf: number): Promise<Map<string, string[]>> {
-  const next = new Map<string, string>();
-  let frontier = [...new Set([...ids].map((id) => id.toLowerCase()))];
-  const seen = new Set(frontier);
-  while (frontier.length > 0) {
-    const found: string[] = [];
-    for (let i = 0; i < frontier.length; i += IN_CHUNK) {
-      const chunk = frontier.slice(i, i + IN_CHUNK).map((id) => streams.receipt(id));
-      const rows = (await events.ofTypeInStreamsAsOf(q, 'ReceiptCorrected', chunk, asOf)).sort((x, y) => x.position - y.position);
-      for (const r of rows) {
-        const by = (JSON.parse(r.data) as { superseded_by?: unknown }).superseded_by;
-        const from = r.stream_id.slice('receipt:'.length);
-        if (typeof by !== 'string') continue;
-        // A receipt corrected twice: the later correction is the one followed (as the receipt's `superseded_by`).
-        const to = by.toLowerCase();
-        next.set(from, to);
-        if (!seen.has(to)) {
-          seen.add(to);
-          found.push(to);
-        }
-      }
-    }
-    frontier = found;
+export async function reportEventsAsOf(q: Queryable, subject: PlanSubject, asOf: number, where: ReportStreams): Promise<LedgerEvent[]> {
+  const own = await streamsAsOf(q, [subjectStream(subject)], asOf);
+  // Entries and commitments are judged by the assembler; here only the receipt ids matter (no trust needed).
+  const named = namedReceiptIds(subjectRecord(own, subject, NO_TRUST).record);
+  const got: LedgerEvent[] = [...own];
+  // The receipts named, then the corrections their chains reach (the core walks them), until no new receipt is reached.
+  const fetched = new Set<string>();
+  for (let want = named; want.length > 0; ) {
+    for (const id of want) fetched.add(id);
+    got.push(...(await streamsAsOf(q, want.map((id) => streams.receipt(id)), asOf)));
+    want = [...new Set([...correctionChains(got, named).values()].flat())].filter((id) => !fetched.has(id));
   }
-  const out = new Map<string, string[]>();
-  for (const id of new Set([...ids].map((x) => x.toLowerCase()))) {
-    const chain: string[] = [];
-    const visited = new Set([id]);
-    for (let at = next.get(id); at !== undefined && !visited.has(at); at = next.get(at)) {
-      chain.push(at);
-      visited.add(at);
-    }
-    if (chain.length > 0) out.set(id, chain);
-  }
-  return out;
+  got.push(...(await streamsAsOf(q, where.planIds.map((id) => streams.plan(id)), asOf)));
+  got.push(...(await streamsAsOf(q, (await where.outcomeIds(named, asOf)).map((id) => streams.outcome(id)), asOf)));
+  const byPosition = new Map(got.map((e) => [e.position, e]));
+  return [...byPosition.values()].sort((a, b) => a.position - b.position);
 }

@@ -1,4 +1,5 @@
-import { coverageSvg, layoutCoveragePicture, MAX_COLUMNS, MAX_MARKS } from '../../src/core/coverage/picture';
+import { layoutCoveragePicture, MAX_COLUMNS, MAX_MARKS } from '../../src/core/coverage/picture';
+import { coverageSvg } from '../../src/core/coverage/picture-svg';
 import { fiveActionReport, manyActionReport } from './picture-fixtures';
 
 describe('coverage picture: layout', () => {

@@ -152,9 +152,9 @@ describe.each(DIALECTS)('%s: costly writes', (dialect) => {
   });
 
   it('a write completes while a coverage report is being built (the report does not hold the write lock)', async () => {
-    const real = reader.timelineAsOf;
+    const real = reader.reportEventsAsOf;
     let during: number | 'blocked' | undefined;
-    jest.spyOn(reader, 'timelineAsOf').mockImplementationOnce(async (...args) => {
+    jest.spyOn(reader, 'reportEventsAsOf').mockImplementationOnce(async (...args) => {
       // Midway through building the report: another write must not wait for it.
       const write = call(base, 'POST', '/api/receipts', { key: t.keys.producer, body: freshReceipt().text }).then((r) => r.status);
       during = await orAfter(write, 8_000, 'blocked' as const);

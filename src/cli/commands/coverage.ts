@@ -17,6 +17,7 @@ import { canonicalDigest } from '../../core/coverage/canonical';
 import { NormalizedPlan, PlanSubject, validatePlan } from '../../core/coverage/plan';
 import { CoverageReportContent, reconcile, RecordInput, reportDigest } from '../../core/coverage/reconcile';
 import { commitmentValueAsWritten } from '../../core/aer1/commitment-text';
+import { commitmentOf } from '../../core/coverage/assemble';
 import { OutcomeRecord, outcomeNamesSubject } from '../../core/coverage/outcomes';
 import { verifyOutcome } from '../../core/outcomes/outcome';
 import { coverageHeadline, OUTCOME_WORDS, outcomeOverride, outcomeReason } from '../../core/coverage/headline';
@@ -265,10 +266,11 @@ export async function runCoverage(opts: CoverageOptions, io: CliIo): Promise<num
     for (const file of commitmentFiles) {
       // A JSON commitment (self-asserted) or a signed note (ledger-issued / attested when a given key signed it).
       const { value: c, bytes, attestation } = await readCommitmentFile(file, io, trust);
-      const inEnvelope = isObject(c) && has(c, 'commitment') && !has(c, 'job_id');
+      // Unwrapped from its witness envelope as the ledger's reports do (src/core/coverage/assemble.ts `commitmentOf`).
+      const { value: inner, envelope } = commitmentOf(c);
       // Reading 9: entry_count must be written as a JSON integer (`8.0`, `8e0` make the commitment malformed).
-      const value = commitmentValueAsWritten(inEnvelope ? c.commitment : c, bytes.toString('utf8'), inEnvelope ? ['commitment'] : []);
-      commitments.push(inEnvelope ? { value, envelope: c, recorded_position: null, attestation } : { value, recorded_position: null, attestation });
+      const value = commitmentValueAsWritten(inner, bytes.toString('utf8'), envelope ? ['commitment'] : []);
+      commitments.push(envelope ? { value, envelope, recorded_position: null, attestation } : { value, recorded_position: null, attestation });
     }
     record = { kind: 'timeline', entries, commitments };
   } else {

@@ -6,7 +6,7 @@
  * offline with no server: the manifest, the checkpoint's signature and
  * cosignatures, its timestamp, every inclusion proof, every record against
  * its leaf, every AER-1 verdict, and every coverage report recomputed
- * (src/cli/pack-check.ts). Exit 0 all verified, 1 anything fails (every
+ * (src/core/pack/check.ts, phases over the lines src/cli/pack-check.ts reads). Exit 0 all verified, 1 anything fails (every
  * failure is listed with its member and check), anything is withheld, or a
  * named receipt is only stated not recorded (the server's word, listed),
  * 2 usage or a file that cannot be read or is not a pack. The exit code says
@@ -18,7 +18,7 @@ import { NoteVerifier, parseVerifierKey } from '../../core/tlog';
 import { Command } from 'commander';
 import { existsSync, statSync } from 'node:fs';
 import { CliError, CliIo, EXIT_NOT_VALID, EXIT_OK, RunContext, writeAll } from '../io';
-import { checkPack, PackReport } from '../pack-check';
+import { checkPack, PackErrorCode, PackReport } from '../pack-check';
 import { errorAnswerInFile, errorAnswerText } from '../recognise';
 import { safe } from '../report';
 import { collect, trustPolicy, wholeNumber } from '../log-options';
@@ -32,7 +32,7 @@ export interface VerifyPackOptions {
   json?: boolean;
 }
 
-const CHECK_TITLES: [string, string][] = [
+const CHECK_TITLES: [PackErrorCode, string][] = [
   ['member_missing', 'every member the manifest lists is in the pack'],
   ['manifest', 'members match the manifest (SHA-256)'],
   ['vkey', 'the pack names the --vkey log key'],

@@ -1,8 +1,7 @@
 /**
- * Parts of a coverage report's input that the server (src/coverage/coverage.service.ts,
- * from the database) and `aer1 verify-pack` (src/cli/pack-check.ts, from a
- * pack's events) must build identically, or the pack's recomputed report
- * would not have the server's digest: the plan version in force with its
+ * Parts of a coverage report's input that the one assembler
+ * (src/core/coverage/assemble.ts, called by the server and by
+ * `aer1 verify-pack`) builds from events: the plan version in force with its
  * `plan_meta`, and the outcome reports (issue 18) answering the recorded calls.
  *
  * Pure: no database, no file.

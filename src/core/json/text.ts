@@ -107,3 +107,19 @@ export function splitJsonArray(text: string): string[] | null {
   }
   return null;
 }
+
+/**
+ * The exact texts of the lines of an NDJSON document: split on LF, one
+ * trailing CR dropped, blank (white-space-only) lines skipped; nothing else
+ * is changed. Deterministic, so a stored NDJSON import replays to the same
+ * entries (the ledger, its coverage reports and `aer1 verify-pack` split alike).
+ */
+export function ndjsonTexts(text: string): string[] {
+  const out: string[] = [];
+  for (let line of text.split('\n')) {
+    if (line.endsWith('\r')) line = line.slice(0, -1);
+    if (/^[ \t\r]*$/.test(line)) continue;
+    out.push(line);
+  }
+  return out;
+}

@@ -1,0 +1,162 @@
+/**
+ * What checking an evidence pack (`aer1-evidence-pack/1`, docs/evidence-pack.md)
+ * reports: a closed set of check codes, the failures named by member and
+ * code, the counts and verdicts. The phases (src/core/pack/check.ts) share
+ * one {@link Tally}. Pure: no file, no network.
+ */
+import type { NoteVerifier } from '../tlog';
+
+/**
+ * Every check the pack checker passes or fails, by its code. A failure is
+ * always one of these (never a thrown message); the CLI titles them in this
+ * order (src/cli/commands/verify-pack.ts).
+ */
+export const PACK_CHECKS = [
+  'member_missing',
+  'format',
+  'manifest',
+  'vkey',
+  'checkpoint_signature',
+  'cosignatures',
+  'timestamp',
+  'leaf_hash',
+  'inclusion',
+  'leaf_event',
+  'member_name',
+  'duplicate',
+  'subject',
+  'leaf_bytes',
+  'plan_digest',
+  'aer1_verdict',
+  'report_digest',
+  'report_recomputed',
+] as const;
+
+/** The closed union of the pack checker's codes: `member_missing` | `format` | `manifest` | ... (see {@link PACK_CHECKS}). */
+export type PackErrorCode = (typeof PACK_CHECKS)[number];
+
+/** One failed check: which member, which check, why (in words). */
+export interface PackFailure {
+  member: string;
+  check: PackErrorCode;
+  detail: string;
+}
+
+/** Counts of members by kind, and of what was withheld or only stated. */
+export interface PackCounts {
+  members: number;
+  events: number;
+  receipts: number;
+  entries: number;
+  commitments: number;
+  workflows: number;
+  plans: number;
+  reports: number;
+  outcomes: number;
+  withheld: number;
+  withheld_records: number;
+  not_recorded: number;
+}
+
+/** The outcome of checking a pack. */
+export interface PackReport {
+  verified: boolean;
+  /** false: not a pack at all (exit 2). */
+  is_pack: boolean;
+  subject: { kind: string; id: string } | null;
+  checkpoint: { origin: string; size: number; root: string } | null;
+  cosignatures: { name: string; timestamp: number }[];
+  timestamp: { gen_time: string; tsa: string } | 'not_checked' | null;
+  /**
+   * `withheld`: events whose leaf is withheld; `withheld_records`: records
+   * whose bytes are withheld; `not_recorded`: `receipt/<id>` members stating
+   * that a receipt the subject names is not recorded (the server's word, not
+   * provable offline). Any of them makes the pack NOT VERIFIED.
+   */
+  counts: PackCounts;
+  /** Passed checks by code, counted. */
+  passed: Partial<Record<PackErrorCode, number>>;
+  /** `outcomes`: verdicts of the outcome reports (issue 18), counted like the receipts'. */
+  verdicts: { receipts: Record<string, number>; timeline: string | null; workflow: string | null; outcomes: Record<string, number> };
+  reports: { report_id: string; digest: string; recomputed: string | null }[];
+  /**
+   * What the subject's coverage report concludes (the pack's subject report,
+   * or the newest report in the pack by ledger position), as the report
+   * states it: its `result` and the shared headline
+   * (src/core/coverage/headline.ts). A verified pack with `result: findings`
+   * is authentic evidence of findings, never of full coverage. Null: no report.
+   */
+  subject_result: { report_id: string; position: number; result: string; headline: string | null } | null;
+  failures: PackFailure[];
+  /** What was not checked (withheld bytes, a token without --tsa-certs). */
+  not_checked: string[];
+}
+
+/** Whom the pack must be signed by: the log key, witnesses and quorum, the TSA chain, trusted commitment keys. */
+export interface PackPolicy {
+  /** The log's key (type 0x01); its name is the log origin. */
+  log: NoteVerifier;
+  witnesses: readonly NoteVerifier[];
+  /** Valid cosignatures needed (0 without witnesses). */
+  quorum: number;
+  /** PEM of the TSA chain, to check a carried RFC 3161 token. */
+  tsaCertsPem?: string;
+  /** Keys trusted for endpoint commitments (`--trusted-key`), to judge attested ones. */
+  commitmentKeys?: readonly NoteVerifier[];
+}
+
+/** A ledger event as a leaf holds it (the fields the checks read). */
+export interface PackLeafEvent {
+  position: number;
+  stream_id: string;
+  stream_position: number;
+  type: string;
+  key_name: string | null;
+  /** The event data as JSON text, exactly as hashed. */
+  data: string;
+}
+
+/**
+ * Verifiers the checker is given, not imported: the leaf parser, the
+ * witness quorum check and RFC 3161 verification live outside this folder
+ * (src/core/ledger/leaf.ts, src/core/tlog/quorum.ts, src/core/timestamp). `parseJson` decodes a
+ * line as strict UTF-8 JSON with the duplicate-member check.
+ */
+export interface PackDeps {
+  parseJson(bytes: Buffer): { ok: true; value: unknown } | { ok: false; detail: string };
+  /** Throws an Error saying why when the leaf is not a canonical ledger event. */
+  parseLeaf(leaf: Buffer): PackLeafEvent;
+  quorumCheck(note: string, policy: PackPolicy): { check: { ok: boolean | null; detail: string }; valid: readonly { name: string; timestamp: number }[] };
+  /** RFC 3161, loaded only when a token is checked. */
+  timestamp(): Promise<{
+    checkpointTimestampDigest(note: string): Buffer;
+    verifyTimeStampResponse(der: Buffer, digest: Buffer, trust: { certsPem: string }): Promise<{ ok: true; genTime: string; tsaName: string } | { ok: false; code: string; message: string }>;
+  }>;
+}
+
+/** The failures, passes, counts and unchecked items the phases add to. */
+export class Tally {
+  readonly failures: PackFailure[] = [];
+  readonly passed: Partial<Record<PackErrorCode, number>> = {};
+  readonly notChecked: string[] = [];
+  readonly counts: PackCounts = { members: 0, events: 0, receipts: 0, entries: 0, commitments: 0, workflows: 0, plans: 0, reports: 0, outcomes: 0, withheld: 0, withheld_records: 0, not_recorded: 0 };
+
+  readonly fail = (member: string, check: PackErrorCode, detail: string): void => void this.failures.push({ member, check, detail });
+  readonly pass = (check: PackErrorCode): void => void (this.passed[check] = (this.passed[check] ?? 0) + 1);
+}
+
+/** A record member: its name and the ledger position of its event. */
+export interface RecordRef {
+  member: string;
+  position: number;
+}
+
+/** Parse JSON text, undefined when it is not a string or not JSON. */
+export function parseText(raw: unknown): unknown {
+  if (typeof raw !== 'string') return undefined;
+  try {
+    return JSON.parse(raw) as unknown;
+  } catch {
+    return undefined;
+  }
+}
