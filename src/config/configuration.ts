@@ -2,11 +2,15 @@
  * Configuration from the environment, validated at start (an invalid value
  * stops the process with a message naming the variable).
  */
+import { availableParallelism } from 'node:os';
 import { plainToInstance, Transform } from 'class-transformer';
 import { IsBoolean, IsIn, IsInt, IsOptional, IsString, Matches, Max, Min, MinLength, validateSync } from 'class-validator';
 import { DEFAULT_DATABASE_URL } from '../database/database-url';
 import { parseTsaSettings, parseWitnessPolicy } from '../log/witness-config';
 import { parseTrustedKeys } from '../core/aer1/attestation';
+
+/** PDF_WORKERS when unset: one less than the CPUs, at least 1, at most 4. */
+export const DEFAULT_PDF_WORKERS = Math.min(4, Math.max(1, availableParallelism() - 1));
 
 export class AppConfig {
   /** HTTP port. */
@@ -88,6 +92,18 @@ export class AppConfig {
   @Min(1_000)
   @Max(600_000)
   HEAVY_READ_STALL_MS = 10_000;
+
+  /**
+   * Worker threads that draw coverage PDFs (`GET /coverage/{id}.pdf`) off the event loop, so `/health` and cheap
+   * reads are answered while PDFs are drawn. Default: one less than the CPUs (at least 1, at most 4), so drawing
+   * leaves a core to the event loop. Started on the first PDF; a PDF asked for while all are busy waits for one
+   * (HEAVY_READ_CONCURRENCY bounds how many wait). 0: PDFs are drawn on the event loop.
+   */
+  @Transform(({ value }) => (value === undefined || value === '' ? DEFAULT_PDF_WORKERS : Number(value)))
+  @IsInt()
+  @Min(0)
+  @Max(64)
+  PDF_WORKERS = DEFAULT_PDF_WORKERS;
 
   /**
    * Evidence packs: how long (ms) a request waits for the signed checkpoint that will cover its subject (a record

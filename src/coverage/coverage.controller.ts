@@ -5,7 +5,6 @@ import { Roles } from '../auth/roles.guard';
 import { JsonBody } from '../common/json-body.decorator';
 import { HeavyRead, KeyQuota, PublicRead, REPORT_PDF_COST, REPORT_READ_COST } from '../common/rate-limit';
 import { CheckpointLocator } from '../common/checkpoint-locator';
-import { renderCoveragePdf } from './coverage.pdf';
 import { RawJson } from '../common/raw-json';
 import { renderCoveragePage } from './coverage.page';
 import { notFoundPage, projectionMismatchPage } from '../public-pages/views';
@@ -18,6 +17,10 @@ import { ApiAnswer, ApiCreated, ApiCursor, ApiErrors, ApiJsonBody, ref, WRITE_ER
 import { parsePage } from '../common/pagination';
 import { PublicUrls } from '../common/urls';
 import { CoverageListing } from './coverage.listing';
+import { PdfRenderer } from './pdf-renderer';
+
+/** Resolves on a later turn of the event loop (after pending I/O callbacks). */
+const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 @ApiTags('coverage')
 @Controller()
@@ -29,6 +32,7 @@ export class CoverageController {
     private readonly urls: PublicUrls,
     private readonly log: LogService,
     private readonly checkpoints: CheckpointLocator,
+    private readonly pdfs: PdfRenderer,
   ) {}
 
   /**
@@ -63,7 +67,8 @@ export class CoverageController {
   }
 
   /**
-   * The report as a PDF (src/coverage/coverage.pdf.ts): attestation, the
+   * The report as a PDF (src/coverage/coverage.pdf.ts, drawn on a worker
+   * thread: pdf-renderer.ts): attestation, the
    * picture, every action's status with its evidence, the digest, the
    * signed checkpoint (or "not yet proven against a signed checkpoint") and
    * the public URL. Declared before `coverage/:report_id` so `.pdf` is not
@@ -77,9 +82,13 @@ export class CoverageController {
   @ApiResponse({ status: 200, description: 'the report as a PDF (inline, filename coverage-{id}.pdf)', content: { 'application/pdf': { schema: { type: 'string', format: 'binary' } } } })
   @ApiErrors([404, 429], { 429: 'also `server_busy`: HEAVY_READ_CONCURRENCY heavy reads are running.' })
   async pdf(@Param('report_id') id: string, @Res() res: Response): Promise<void> {
+    // Reading the report (its digest recomputed) and its proof (the event hashed) take tens of ms each for a large
+    // plan: a turn of the event loop between them lets /health and cheap reads in; the drawing runs on a thread.
     const r = await this.coverage.get(id);
+    await nextTurn();
     const checkpoint = await this.checkpoints.locate({ kind: 'coverage_report', id: r.report_id, position: r.position });
-    const bytes = await renderCoveragePdf({ report: r.report, digest: r.digest, digest_verified: r.digest_verified, report_id: r.report_id, issued_at: r.issued_at, url: r.url, position: r.position, checkpoint });
+    await nextTurn();
+    const bytes = await this.pdfs.render({ report: r.report, digest: r.digest, digest_verified: r.digest_verified, report_id: r.report_id, issued_at: r.issued_at, url: r.url, position: r.position, checkpoint });
     res.setHeader('Content-Disposition', `inline; filename="coverage-${r.report_id}.pdf"`);
     res.setHeader('X-Content-Type-Options', 'nosniff');
     res.status(200).type('application/pdf').send(bytes);

@@ -3,13 +3,14 @@ import { CoverageController } from './coverage.controller';
 import { CoverageListing } from './coverage.listing';
 import { CoverageProjection } from './coverage.projection';
 import { CoverageService } from './coverage.service';
+import { PdfRenderer } from './pdf-renderer';
 import { PlansController } from './plans.controller';
 import { PlansService } from './plans.service';
 
 /** Expected-action plans and coverage reports (rev 09 "coverage plan"; docs/coverage.md). */
 @Module({
   controllers: [PlansController, CoverageController],
-  providers: [PlansService, CoverageService, CoverageProjection, CoverageListing],
+  providers: [PlansService, CoverageService, CoverageProjection, CoverageListing, PdfRenderer],
   exports: [PlansService, CoverageService],
 })
 export class CoverageModule {}
