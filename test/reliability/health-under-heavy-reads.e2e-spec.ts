@@ -33,7 +33,7 @@ const REQUESTS = 40;
  * under 10 ms. The first answer must come before even two PDFs drawn on the
  * loop would end; the median shows the loop is free while PDFs are drawn.
  */
-const FIRST_HEALTH_BOUND_MS = 3_000;
+const FIRST_HEALTH_BOUND_MS = 2_000; // under the 2.3 s the issue measured; CI runs alone on the machine
 const MEDIAN_HEALTH_BOUND_MS = 250;
 
 function entry(job: string, seq: number, prev: string): Record<string, unknown> {
