@@ -52,7 +52,9 @@ export class GatewaySession {
       this.forwarding = this.forwarding.then(() => this.fromAgent(m, extra)).catch((err) => this.warn(`aer1 gateway: ${(err as Error).message}`));
     };
     up.onmessage = (m) => void this.fromServer(m).catch((err) => this.warn(`aer1 gateway: ${(err as Error).message}`));
-    up.onerror = (err) => this.warn(`aer1 gateway: upstream: ${err.message}`);
+    up.onerror = (err) => {
+      if (!/AbortError|aborted/.test(err.message)) this.warn(`aer1 gateway: upstream: ${err.message}`); // a stream we closed ourselves is no news
+    };
   }
 
   /** The job of a call: `--job`, the `X-AER1-Job` header, `params._meta["aer1/job_id"]`, else the MCP session id. */
