@@ -189,6 +189,7 @@ describe.each(DIALECTS)('aer1 gateway, ledger on %s', (dialect) => {
     const RESULT = '{ "content" : [ {"type":"text", "text":"caf\\u00e9"} ],"n":1.0, "big":12345678901234567890 }';
     const raw = createHttpServer((req: IncomingMessage, res: ServerResponse) => {
       if (req.method !== 'POST') return void res.writeHead(405).end();
+      if (req.headers.authorization !== 'Bearer tool-secret') return void res.writeHead(401).end(); // --upstream-header reaches it
       let body = '';
       req.on('data', (c: Buffer) => (body += c.toString('utf8')));
       req.on('end', () => {
@@ -199,7 +200,7 @@ describe.each(DIALECTS)('aer1 gateway, ledger on %s', (dialect) => {
       });
     });
     await new Promise<void>((resolve) => raw.listen(0, '127.0.0.1', () => resolve()));
-    const { gw } = await gateway('http', 'http', { job: 'gw-exact', upstream: { url: `http://127.0.0.1:${(raw.address() as { port: number }).port}/mcp` } });
+    const { gw } = await gateway('http', 'http', { job: 'gw-exact', upstream: { url: `http://127.0.0.1:${(raw.address() as { port: number }).port}/mcp`, headers: { Authorization: 'Bearer tool-secret' } } });
     try {
       const { client, saved } = await agent(gw, 'http');
       const r = (await client.callTool({ name: 'anything', arguments: {} })) as unknown as { _receipt: Receipt };

@@ -1,5 +1,5 @@
 /**
- * `aer1 gateway (--upstream URL | --stdio -- COMMAND ARGS...) [--listen HOST:PORT] [--job ID]
+ * `aer1 gateway (--upstream URL [--upstream-header H] | --stdio -- COMMAND ARGS...) [--listen HOST:PORT] [--job ID]
  *  [--on-ledger-down refuse|queue] [--spool FILE] [--retry-ms N]`
  *
  * An MCP proxy that records every `tools/call` in the ledger as an
@@ -15,6 +15,7 @@ import { CliError, RunContext } from '../io';
 
 interface GatewayFlags {
   upstream?: string;
+  upstreamHeader: string[];
   stdio?: boolean;
   listen?: string;
   job?: string;
@@ -29,6 +30,7 @@ export function registerGateway(program: Command, ctx: RunContext): void {
     .description('MCP proxy: forward tools/call to a tool server and record each answer in the ledger as an OBSERVED VIA GATEWAY receipt (result._receipt)')
     .argument('[command...]', 'with --stdio: the tool server command and its arguments, after --')
     .option('--upstream <url>', 'the tool server over Streamable HTTP')
+    .option('--upstream-header <name: value>', 'a header sent to the --upstream server on every request (e.g. its Authorization); repeat for each', (v: string, all: string[]) => [...all, v], [])
     .option('--stdio', 'start the tool server given after -- and speak stdio to it')
     .option('--listen <host:port>', 'serve agents over Streamable HTTP at http://HOST:PORT/mcp (default: stdio on this process)')
     .option('--job <id>', 'record every call in this job (else X-AER1-Job, params._meta["aer1/job_id"], else the MCP session id)')
@@ -40,6 +42,12 @@ export function registerGateway(program: Command, ctx: RunContext): void {
       if ((flags.upstream === undefined) === (flags.stdio !== true)) throw new CliError('give either --upstream URL or --stdio -- COMMAND ARGS...');
       if (flags.stdio && command.length === 0) throw new CliError('--stdio needs the tool server command after --');
       if (flags.upstream !== undefined && command.length > 0) throw new CliError(`unexpected arguments: ${command.join(' ')}`);
+      const headers: Record<string, string> = {};
+      for (const h of flags.upstreamHeader) {
+        const m = /^([!#$%&'*+.^_`|~0-9A-Za-z-]+):\s*(.*)$/.exec(h);
+        if (!m) throw new CliError(`--upstream-header must be "Name: value", got ${JSON.stringify(h)}`);
+        headers[m[1]] = m[2];
+      }
       const key = process.env.AER1_KEY;
       if (!key) throw new CliError('AER1_KEY is not set: the gateway needs a producer key created with --gateway');
       const retryMs = Number(flags.retryMs);
@@ -50,7 +58,7 @@ export function registerGateway(program: Command, ctx: RunContext): void {
         gw = await startGateway({
           server: process.env.AER1_SERVER || 'http://localhost:3000',
           key,
-          upstream: flags.upstream !== undefined ? { url: flags.upstream } : { command: command[0], args: command.slice(1) },
+          upstream: flags.upstream !== undefined ? { url: flags.upstream, headers } : { command: command[0], args: command.slice(1) },
           listen: flags.listen,
           job: flags.job,
           onLedgerDown: flags.onLedgerDown,

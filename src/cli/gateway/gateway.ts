@@ -20,7 +20,7 @@ export interface GatewayOptions extends SessionOptions {
   server: string;
   key: string;
   /** Streamable HTTP URL of the tool server, or the command (and arguments) that starts it over stdio. */
-  upstream: { url: string } | { command: string; args: string[] };
+  upstream: { url: string; headers?: Record<string, string> } | { command: string; args: string[] };
   /** `HOST:PORT` to serve Streamable HTTP at `/mcp`; absent: serve stdio on this process's stdin/stdout. */
   listen?: string;
   /** The spool file of `--on-ledger-down queue`. */
@@ -61,7 +61,7 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
 
   const connect = async (down: Transport, sessionId: () => string): Promise<GatewaySession> => {
     const raw = new RawResults();
-    const up = 'url' in o.upstream ? httpUpstream(o.upstream.url, raw) : new StdioUpstream(o.upstream.command, o.upstream.args, raw);
+    const up = 'url' in o.upstream ? httpUpstream(o.upstream.url, raw, o.upstream.headers) : new StdioUpstream(o.upstream.command, o.upstream.args, raw);
     const session = new GatewaySession(down, up, raw, ledger, spool, o, sessionId, warn);
     sessions.add(session);
     up.onclose = () => void down.close();

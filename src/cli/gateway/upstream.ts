@@ -8,7 +8,6 @@
  */
 import { ChildProcess, spawn } from 'node:child_process';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { JSONRPCMessage, JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
 import { rawMember, splitJsonArray } from '../../core/json';
@@ -97,16 +96,17 @@ export function capturingFetch(raw: RawResults, extraHeaders: Record<string, str
   };
 }
 
-/** The SDK's Streamable HTTP client transport to `url`, capturing into `raw`. */
-export function httpUpstream(url: string, raw: RawResults): Transport {
-  return new StreamableHTTPClientTransport(new URL(url), { fetch: capturingFetch(raw) });
+/** The SDK's Streamable HTTP client transport to `url`, capturing into `raw`, sending `headers` (e.g. the tool server's Authorization) on every request. */
+export function httpUpstream(url: string, raw: RawResults, headers: Record<string, string> = {}): Transport {
+  return new StreamableHTTPClientTransport(new URL(url), { fetch: capturingFetch(raw, headers) });
 }
 
 /**
  * A tool server started as a child process, spoken to over its stdin and
- * stdout (newline-delimited JSON-RPC, as MCP's stdio transport), with the
- * environment MCP clients give one (the SDK's default) plus ours for the
- * variables it names. Its stderr is ours.
+ * stdout (newline-delimited JSON-RPC, as MCP's stdio transport), with this
+ * process's environment (what the MCP client gave the gateway is what it
+ * would have given the tool server) except AER1_KEY, which stays here. Its
+ * stderr is ours.
  */
 export class StdioUpstream implements Transport {
   private child: ChildProcess | null = null;
@@ -123,7 +123,8 @@ export class StdioUpstream implements Transport {
 
   start(): Promise<void> {
     return new Promise((resolve, reject) => {
-      const child = spawn(this.command, this.args, { env: { ...getDefaultEnvironment() }, stdio: ['pipe', 'pipe', 'inherit'], shell: false, windowsHide: true });
+      const { AER1_KEY: _key, ...env } = process.env;
+      const child = spawn(this.command, this.args, { env, stdio: ['pipe', 'pipe', 'inherit'], shell: false, windowsHide: true });
       this.child = child;
       child.on('error', (err) => {
         reject(err);
