@@ -33,8 +33,11 @@ export class Spool {
     private readonly ledger: LedgerClient,
     private readonly warn: (line: string) => void,
   ) {
-    if (existsSync(path)) this.load(readFileSync(path, 'utf8'));
+    const text = existsSync(path) ? readFileSync(path, 'utf8') : '';
+    this.load(text);
     this.fd = openSync(path, 'a', 0o600);
+    // A line torn by a crash: end it, so the next line does not continue it.
+    if (text !== '' && !text.endsWith('\n')) this.writeLine(null);
   }
 
   private load(text: string): void {
@@ -58,8 +61,9 @@ export class Spool {
     this.pending.push(...adds.filter((a) => !finished.has(a.receipt.id)));
   }
 
+  /** Append one line (`null`: only the line end) and fsync it. */
   private writeLine(v: unknown): void {
-    writeSync(this.fd, JSON.stringify(v) + '\n');
+    writeSync(this.fd, v === null ? '\n' : JSON.stringify(v) + '\n');
     fsyncSync(this.fd);
   }
 

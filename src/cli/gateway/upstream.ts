@@ -48,7 +48,7 @@ export class RawResults {
 }
 
 /** Server-sent events: calls `onData` with each event's data (its `data:` lines joined by LF) before passing the bytes on. */
-function sseTap(onData: (data: string) => void): TransformStream<Uint8Array, Uint8Array> {
+export function sseTap(onData: (data: string) => void): TransformStream<Uint8Array, Uint8Array> {
   const decoder = new TextDecoder('utf-8');
   let buffer = '';
   let data: string[] = [];
