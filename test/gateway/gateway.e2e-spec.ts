@@ -229,6 +229,20 @@ describe.each(DIALECTS)('aer1 gateway, ledger on %s', (dialect) => {
     }
   });
 
+  it('a key that may not claim OBSERVED VIA GATEWAY: the answer is withheld with the ledger\'s reason, nothing recorded', async () => {
+    const plain = (await t.app.get(ApiKeysService).create('not-a-gateway', 'producer', { systems: ['ACME'] })).key;
+    const { gw } = await gateway('http', 'http', { key: plain, job: 'gw-no-permission', onLedgerDown: 'queue', spool: join(dir, 'unused.spool') });
+    try {
+      const { client } = await agent(gw, 'http');
+      await expect(client.callTool({ name: 'echo', arguments: { text: 'x' } })).rejects.toMatchObject({ code: LEDGER_UNAVAILABLE, message: expect.stringContaining('403 provenance_not_permitted') });
+      expect(gw.spool!.size).toBe(0); // a refusal is not an outage: nothing spooled
+      await client.close();
+    } finally {
+      await gw.close();
+    }
+    expect((await t.http.get('/api/jobs/gw-no-permission/timeline')).status).toBe(404);
+  });
+
   it('--on-ledger-down queue: forwards, spools to a file, and delivers after a restart exactly once', async () => {
     const job = 'gw-queue';
     const spool = join(dir, 'gateway.spool');
