@@ -229,6 +229,16 @@ describe.each(DIALECTS)('aer1 gateway, ledger on %s', (dialect) => {
     }
   });
 
+  it('a tool server that cannot be reached: the agent is answered with an error, not left waiting', async () => {
+    const { gw } = await gateway('http', 'http', { upstream: { url: `http://127.0.0.1:${await freePort()}/mcp` } });
+    try {
+      const client = new Client({ name: 'test-agent', version: '1.0.0' });
+      await expect(client.connect(new StreamableHTTPClientTransport(new URL(gw.url!)))).rejects.toThrow(/aer1 gateway: the tool server cannot be reached/);
+    } finally {
+      await gw.close();
+    }
+  });
+
   it('a key that may not claim OBSERVED VIA GATEWAY: the answer is withheld with the ledger\'s reason, nothing recorded', async () => {
     const plain = (await t.app.get(ApiKeysService).create('not-a-gateway', 'producer', { systems: ['ACME'] })).key;
     const { gw } = await gateway('http', 'http', { key: plain, job: 'gw-no-permission', onLedgerDown: 'queue', spool: join(dir, 'unused.spool') });

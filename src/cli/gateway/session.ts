@@ -84,7 +84,14 @@ export class GatewaySession {
       }
       this.calls.set(idKey(m.id), call);
     }
-    await this.up.send(m);
+    try {
+      await this.up.send(m);
+    } catch (err) {
+      if (!isJSONRPCRequest(m)) throw err;
+      // The agent waits for an answer: say why none will come.
+      this.calls.delete(idKey(m.id));
+      await this.down.send({ jsonrpc: '2.0', id: m.id, error: { code: -32603, message: `aer1 gateway: the tool server cannot be reached: ${(err as Error).message}` } }, { relatedRequestId: m.id });
+    }
   }
 
   private async refuse(call: PendingCall, why: string): Promise<void> {
