@@ -90,7 +90,7 @@ export async function benchGateway(ctx: BenchContext): Promise<FigureResult[]> {
     const dp99 = quantile(d, 0.99);
     const gp50 = quantile(g, 0.5);
     const gp99 = quantile(g, 0.99);
-    const note = `${g.length} sequential tools/call each way, alternating in ${rounds} rounds; through the gateway each call is also recorded (POST /api/receipts, POST /api/jobs/{id}/entries on SQLite) before it is answered, which is most of what it adds. Gateway and tool server in the bench process, the ledger in a child process.`;
+    const note = `${g.length} sequential tools/call each way, alternating in ${rounds} rounds; through the gateway each call is also recorded (POST /api/receipts and POST /api/jobs/{id}/entries, at once, on SQLite) before it is answered, which is most of what it adds. Gateway and tool server in the bench process, the ledger in a child process.`;
     const details = { 'direct p50 ms': dp50.toFixed(2), 'direct p99 ms': dp99.toFixed(2), 'through the gateway p50 ms': gp50.toFixed(2), 'through the gateway p99 ms': gp99.toFixed(2), calls: fmt(g.length) };
     return [
       { figure: 'gateway: added latency per tools/call, p50', value: gp50 - dp50, unit: 'ms', reference: { what: 'direct call p50, same run', value: dp50, unit: 'ms' }, ratio: null, target: 'reported (issue 31)', met: null, note, details },

@@ -136,8 +136,10 @@ export class GatewaySession {
       return true;
     }
     try {
-      await this.ledger.recordReceipt(receipt, JSON.stringify(receipt));
-      await this.ledger.append(call.job, receipt);
+      // The receipt and its timeline entry are independent writes (the entry carries the bytes too): both at once.
+      const [receiptWrite, entryWrite] = await Promise.allSettled([this.ledger.recordReceipt(receipt, JSON.stringify(receipt)), this.ledger.append(call.job, receipt)]);
+      if (receiptWrite.status === 'rejected') throw receiptWrite.reason;
+      if (entryWrite.status === 'rejected') throw entryWrite.reason;
       return true;
     } catch (err) {
       if (err instanceof LedgerDownError && this.spool) {
