@@ -62,6 +62,14 @@ describe('aer1 loads none of the server', () => {
     expect(bad).toEqual([]);
   });
 
+  it('the MCP SDK and the gateway load only when aer1 gateway runs (not for verify, nor for its help)', () => {
+    for (const args of [['verify', 'examples/receipt-core.json'], ['gateway', '--help']]) {
+      const r = loaded(args);
+      expect(r.modules.some((m) => m.includes('dist/src/cli/main.js'))).toBe(true);
+      expect(r.modules.filter((m) => /node_modules\/@modelcontextprotocol\/|dist\/src\/cli\/gateway\//.test(m))).toEqual([]);
+    }
+  });
+
   it('the recorder does see the server code where a command needs it (aer1 ledger verify --database loads it lazily)', () => {
     const r = loaded(['ledger', 'verify', '--database', join(dir, 'none.sqlite')]);
     expect(r.modules.some((m) => /dist\/src\/ledger\/offline-verify\.js$/.test(m))).toBe(true);

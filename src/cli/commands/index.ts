@@ -9,6 +9,7 @@ import type { Command } from 'commander';
 import type { RunContext } from '../io';
 import { registerCoverage } from './coverage';
 import { registerConformance } from './conformance';
+import { registerGateway } from './gateway';
 import { registerGenerate } from './generate';
 import { registerLedger } from './ledger';
 import { registerLog } from './log';
@@ -19,4 +20,4 @@ import { registerWitness } from './witness';
 
 export type Register = (program: Command, ctx: RunContext) => void;
 
-export const COMMANDS: readonly Register[] = [registerVerify, registerConformance, registerGenerate, registerCoverage, registerLedger, registerSubmit, registerWitness, registerLog, registerVerifyPack];
+export const COMMANDS: readonly Register[] = [registerVerify, registerConformance, registerGenerate, registerCoverage, registerLedger, registerSubmit, registerWitness, registerLog, registerVerifyPack, registerGateway];

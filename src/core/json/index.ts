@@ -6,3 +6,4 @@
 export * from './text';
 export * from './lines';
 export * from './duplicate-members';
+export * from './members';

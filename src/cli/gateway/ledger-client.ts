@@ -1,0 +1,159 @@
+/**
+ * The gateway's side of the ledger's HTTP API (docs/api.md): record a
+ * receipt (`POST /api/receipts`, idempotent by id: the same bytes again
+ * answer 200) and append its chain entry to the job's timeline (`POST
+ * /api/jobs/{id}/entries`, each entry extending the head the gateway
+ * holds). Appends are serialized per job in this process; a head moved by
+ * another writer is read again, and an entry already there (by receipt id)
+ * is not appended twice.
+ */
+import { ZERO_DIGEST } from '../../core/aer1';
+import { entryFor, GatewayReceipt } from './receipt';
+
+/** The ledger could not be reached or answered 5xx/429: the call may be recorded later. */
+export class LedgerDownError extends Error {}
+
+/** The ledger refused the record (4xx other than 429): it will not be recorded by trying again. */
+export class LedgerRefusedError extends Error {
+  constructor(
+    message: string,
+    readonly code: string,
+  ) {
+    super(message);
+  }
+}
+
+interface Head {
+  seq: number;
+  digest: string;
+  closed: boolean;
+}
+
+/** How many times an append is tried again after another writer moved the head. */
+const APPEND_TRIES = 5;
+
+export class LedgerClient {
+  private readonly heads = new Map<string, Head>();
+  private readonly queues = new Map<string, Promise<unknown>>();
+  /** False until the ledger answered, and after any request that could not reach it. */
+  healthy = false;
+
+  constructor(
+    private readonly server: string,
+    private readonly key: string,
+    private readonly timeoutMs = 10_000,
+  ) {}
+
+  private async call(method: string, path: string, body?: string): Promise<{ status: number; json: Record<string, unknown> }> {
+    let res: Response;
+    try {
+      res = await fetch(new URL(path, this.server), {
+        method,
+        headers: { authorization: `Bearer ${this.key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        body,
+        signal: AbortSignal.timeout(this.timeoutMs),
+      });
+    } catch (err) {
+      this.healthy = false;
+      const cause = (err as { cause?: { code?: string } }).cause?.code ?? (err as Error).message;
+      throw new LedgerDownError(`the ledger at ${this.server} cannot be reached (${cause})`);
+    }
+    const text = await res.text().catch(() => '');
+    let json: Record<string, unknown> = {};
+    try {
+      json = JSON.parse(text) as Record<string, unknown>;
+    } catch {
+      // not JSON: the status says enough
+    }
+    if (res.status >= 500 || res.status === 429) {
+      this.healthy = false;
+      throw new LedgerDownError(`the ledger at ${this.server} answered ${res.status} ${typeof json.error === 'string' ? json.error : ''}`.trim());
+    }
+    this.healthy = true;
+    return { status: res.status, json };
+  }
+
+  private refused(what: string, r: { status: number; json: Record<string, unknown> }): LedgerRefusedError {
+    const code = typeof r.json.error === 'string' ? r.json.error : `http_${r.status}`;
+    const message = typeof r.json.message === 'string' ? r.json.message : '';
+    return new LedgerRefusedError(`the ledger refused ${what}: ${r.status} ${code}${message ? `: ${message}` : ''}`, code);
+  }
+
+  /** Check that the ledger answers for `jobId` (reads its head); throws {@link LedgerDownError} or {@link LedgerRefusedError}. */
+  async probe(jobId: string): Promise<void> {
+    await this.readHead(jobId, 0, null);
+  }
+
+  /**
+   * The job's head from the ledger, looking through the entries after
+   * `after` for the receipt id `lookFor` (true when it is there).
+   */
+  private async readHead(jobId: string, after: number, lookFor: string | null): Promise<{ head: Head; found: boolean }> {
+    let found = false;
+    let from = lookFor === null ? Number.MAX_SAFE_INTEGER : after;
+    for (;;) {
+      const r = await this.call('GET', `/api/jobs/${encodeURIComponent(jobId)}/timeline?after=${from}&limit=1000`);
+      if (r.status === 404) return { head: { seq: 0, digest: ZERO_DIGEST, closed: false }, found: false };
+      if (r.status !== 200) throw this.refused(`the timeline read of job ${JSON.stringify(jobId)}`, r);
+      const entries = (r.json.entries ?? []) as { id?: unknown }[];
+      if (lookFor !== null && entries.some((e) => typeof e.id === 'string' && e.id.toLowerCase() === lookFor.toLowerCase())) found = true;
+      const h = r.json.head as { seq: number; entry_digest: string; closed: boolean };
+      const next = r.json.next_after;
+      if (found || lookFor === null || typeof next !== 'number') return { head: { seq: Number(h.seq), digest: h.entry_digest, closed: h.closed === true }, found };
+      from = next;
+    }
+  }
+
+  /** Record `receipt` (its exact text `text`): 201 created or 200 the same bytes already. */
+  async recordReceipt(receipt: GatewayReceipt, text: string): Promise<void> {
+    const r = await this.call('POST', '/api/receipts', text);
+    if (r.status !== 201 && r.status !== 200) throw this.refused(`receipt ${receipt.id}`, r);
+  }
+
+  /**
+   * Append `receipt` to the timeline of `jobId` after every append queued
+   * before it. `checkFirst`: look for the receipt id in the timeline first
+   * (a delivery that may have landed before a crash). Resolves to the seq.
+   */
+  append(jobId: string, receipt: GatewayReceipt, checkFirst = false): Promise<number> {
+    const prev = this.queues.get(jobId) ?? Promise.resolve();
+    const run = prev.catch(() => undefined).then(() => this.appendNow(jobId, receipt, checkFirst));
+    this.queues.set(jobId, run);
+    void run.finally(() => {
+      if (this.queues.get(jobId) === run) this.queues.delete(jobId);
+    }).catch(() => undefined);
+    return run;
+  }
+
+  private async appendNow(jobId: string, receipt: GatewayReceipt, checkFirst: boolean): Promise<number> {
+    let head = this.heads.get(jobId);
+    if (head === undefined || checkFirst) {
+      const read = await this.readHead(jobId, 0, checkFirst ? receipt.id : null);
+      if (read.found) {
+        this.heads.set(jobId, read.head);
+        return -1;
+      }
+      head = read.head;
+    }
+    for (let attempt = 1; ; attempt++) {
+      if (head.closed) throw new LedgerRefusedError(`the timeline of job ${JSON.stringify(jobId)} is closed; the call cannot be appended`, 'timeline_closed');
+      const entry = entryFor(receipt, jobId, head.seq + 1, head.digest);
+      const r = await this.call('POST', `/api/jobs/${encodeURIComponent(jobId)}/entries`, JSON.stringify(entry));
+      if (r.status === 201) {
+        const h = r.json.head as { seq: number; entry_digest: string; closed: boolean };
+        this.heads.set(jobId, { seq: Number(h.seq), digest: h.entry_digest, closed: h.closed === true });
+        return entry.seq;
+      }
+      this.heads.delete(jobId);
+      const moved = r.status === 409 && (r.json.error === 'link_mismatch' || r.json.error === 'seq_not_contiguous');
+      if (!moved || attempt >= APPEND_TRIES) throw this.refused(`the timeline entry of receipt ${receipt.id}`, r);
+      // Another writer moved the head: read it again, and stop if this entry is already there.
+      const read = await this.readHead(jobId, head.seq, receipt.id);
+      if (read.found) {
+        this.heads.set(jobId, read.head);
+        return -1;
+      }
+      head = read.head;
+    }
+  }
+}
