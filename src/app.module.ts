@@ -14,6 +14,7 @@ import { RepositoriesModule } from './database/repositories.module';
 import { HealthController } from './health/health.controller';
 import { LedgerHttpModule, EventLedgerModule } from './ledger/ledger.module';
 import { LogModule, LogReadModule } from './log/log.module';
+import { LogTreeModule } from './log/log-tree.module';
 import { ReceiptsModule } from './receipts/receipts.module';
 import { OutcomesModule } from './outcomes/outcomes.module';
 import { CoverageModule } from './coverage/coverage.module';
@@ -64,6 +65,7 @@ export class AppModule {
         MetricsHttpModule,
         RepositoriesModule,
         EventLedgerModule,
+        LogTreeModule,
         LedgerHttpModule,
         LogReadModule,
         LogModule,

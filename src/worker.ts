@@ -17,6 +17,7 @@ import { AppConfig, validateConfig } from './config/configuration';
 import { DatabaseModule } from './database/database.module';
 import { RepositoriesModule } from './database/repositories.module';
 import { EventLedgerModule } from './ledger/ledger.module';
+import { LogTreeModule } from './log/log-tree.module';
 import { MetricsModule } from './metrics/metrics.module';
 import { readQueueOptions, VERIFICATION_QUEUE } from './verification-queue/queue-options';
 import { VerificationQueueModule } from './verification-queue/verification-queue.module';
@@ -41,6 +42,7 @@ export class WorkerModule {
         MetricsModule,
         RepositoriesModule,
         EventLedgerModule,
+        LogTreeModule,
         VerificationQueueModule.forWorker(env),
         WebhooksModule.forWorker(env),
       ],

@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { isUuid } from '../core/aer1';
 import { badgeSvg, jobBadge, receiptBadge, workflowBadge } from '../core/badge';
 import { NotFoundError } from '../common/errors';
-import { CheckpointLocator } from '../common/checkpoint-locator';
+import { CheckpointLocator } from '../log/checkpoint-locator';
 import { ReceiptsService } from '../receipts/receipts.service';
 import { TimelineVerificationService } from '../timelines/timeline-verification.service';
 import { WorkflowsService } from '../workflows/workflows.service';

@@ -4,15 +4,20 @@ import { CheckpointSigner } from './checkpoint-signer';
 import { LogController } from './log.controller';
 import { LogIdentityService } from './log-identity.service';
 import { LogService } from './log.service';
-import { CheckpointLocator } from '../common/checkpoint-locator';
+import { CheckpointLocator } from './checkpoint-locator';
+import { TREE_AUDIT } from '../ledger/leaf-sink';
 import { CommitmentTrustService } from './commitment-trust.service';
 import { CheckpointTimestamper } from './timestamps';
 import { WitnessCoordinator } from './witnesses';
 import { WitnessedCheckpoints } from './witnessed.service';
 
-/** The verifiable log's reads (LogService, global to the pages and verifiers). */
+/** The verifiable log's reads (LogService, global to the pages and verifiers), and the tree audit the ledger's `/verify` calls (`TREE_AUDIT`). */
 @Global()
-@Module({ imports: [AuthModule], providers: [LogIdentityService, WitnessedCheckpoints, LogService, CheckpointLocator, CommitmentTrustService], exports: [LogIdentityService, WitnessedCheckpoints, LogService, CheckpointLocator, CommitmentTrustService] })
+@Module({
+  imports: [AuthModule],
+  providers: [LogIdentityService, WitnessedCheckpoints, LogService, CheckpointLocator, CommitmentTrustService, { provide: TREE_AUDIT, useExisting: LogService }],
+  exports: [LogIdentityService, WitnessedCheckpoints, LogService, CheckpointLocator, CommitmentTrustService, TREE_AUDIT],
+})
 export class LogReadModule {}
 
 /** The verifiable log over HTTP, the checkpoint signer, the witness coordinator and the timestamper (the API process only; workers append, never sign). */
