@@ -15,6 +15,7 @@ import { HealthController } from './health/health.controller';
 import { LedgerHttpModule, EventLedgerModule } from './ledger/ledger.module';
 import { LogModule, LogReadModule } from './log/log.module';
 import { LogTreeModule } from './log/log-tree.module';
+import { ProjectionsModule } from './projections';
 import { ReceiptsModule } from './receipts/receipts.module';
 import { OutcomesModule } from './outcomes/outcomes.module';
 import { CoverageModule } from './coverage/coverage.module';
@@ -66,6 +67,7 @@ export class AppModule {
         RepositoriesModule,
         EventLedgerModule,
         LogTreeModule,
+        ProjectionsModule,
         LedgerHttpModule,
         LogReadModule,
         LogModule,

@@ -18,6 +18,7 @@ import { DatabaseModule } from './database/database.module';
 import { RepositoriesModule } from './database/repositories.module';
 import { EventLedgerModule } from './ledger/ledger.module';
 import { LogTreeModule } from './log/log-tree.module';
+import { ProjectionsModule } from './projections';
 import { MetricsModule } from './metrics/metrics.module';
 import { readQueueOptions, VERIFICATION_QUEUE } from './verification-queue/queue-options';
 import { VerificationQueueModule } from './verification-queue/verification-queue.module';
@@ -43,6 +44,7 @@ export class WorkerModule {
         RepositoriesModule,
         EventLedgerModule,
         LogTreeModule,
+        ProjectionsModule,
         VerificationQueueModule.forWorker(env),
         WebhooksModule.forWorker(env),
       ],

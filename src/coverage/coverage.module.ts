@@ -1,7 +1,6 @@
 import { Module } from '@nestjs/common';
 import { CoverageController } from './coverage.controller';
 import { CoverageListing } from './coverage.listing';
-import { CoverageProjection } from './coverage.projection';
 import { CoverageService } from './coverage.service';
 import { PlansController } from './plans.controller';
 import { PlansService } from './plans.service';
@@ -9,7 +8,7 @@ import { PlansService } from './plans.service';
 /** Expected-action plans and coverage reports (rev 09 "coverage plan"; docs/coverage.md). */
 @Module({
   controllers: [PlansController, CoverageController],
-  providers: [PlansService, CoverageService, CoverageProjection, CoverageListing],
+  providers: [PlansService, CoverageService, CoverageListing],
   exports: [PlansService, CoverageService],
 })
 export class CoverageModule {}

@@ -2,16 +2,19 @@ import { Global, Module } from '@nestjs/common';
 import { EventStreamService } from './event-stream.service';
 import { LedgerController } from './ledger.controller';
 import { LedgerService } from './ledger.service';
-import { ProjectionRegistry } from './projections';
 import { LedgerNotifier } from './ledger-notifier';
 import { ProjectionGuard } from './projection-guard';
 import { AppendGate } from './append-gate';
 
-/** The event ledger: append, read, verify, rebuild projections. Used by the API and by workers. */
+/**
+ * The event ledger: append, read, verify, rebuild projections. Used by the API and by workers.
+ * Its process provides the `ProjectionRegistry` (`ProjectionsModule`, src/projections.ts) and a
+ * `LEAF_SINK` (the verifiable log's `LogTreeModule`).
+ */
 @Global()
 @Module({
-  providers: [LedgerService, ProjectionRegistry, LedgerNotifier, ProjectionGuard, AppendGate],
-  exports: [LedgerService, ProjectionRegistry, LedgerNotifier, ProjectionGuard, AppendGate],
+  providers: [LedgerService, LedgerNotifier, ProjectionGuard, AppendGate],
+  exports: [LedgerService, LedgerNotifier, ProjectionGuard, AppendGate],
 })
 export class EventLedgerModule {}
 

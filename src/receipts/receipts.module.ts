@@ -1,12 +1,11 @@
 import { Module } from '@nestjs/common';
 import { ReceiptsController } from './receipts.controller';
 import { ReceiptsListing } from './receipts.listing';
-import { ReceiptsProjection } from './receipts.projection';
 import { ReceiptsService } from './receipts.service';
 
 @Module({
   controllers: [ReceiptsController],
-  providers: [ReceiptsService, ReceiptsProjection, ReceiptsListing],
+  providers: [ReceiptsService, ReceiptsListing],
   exports: [ReceiptsService],
 })
 export class ReceiptsModule {}

@@ -1,7 +1,6 @@
 import { Module } from '@nestjs/common';
 import { JobsController, TimelinesController } from './timelines.controller';
 import { TimelinesListing } from './timelines.listing';
-import { TimelinesProjection } from './timelines.projection';
 import { CommitmentsService } from './commitments.service';
 import { TimelineVerificationService } from './timeline-verification.service';
 import { TimelinesService } from './timelines.service';
@@ -9,7 +8,7 @@ import { TimelinesService } from './timelines.service';
 /** Hash-chained job timelines (S7) and endpoint commitments (rev 09). */
 @Module({
   controllers: [TimelinesController, JobsController],
-  providers: [TimelinesService, CommitmentsService, TimelineVerificationService, TimelinesProjection, TimelinesListing],
+  providers: [TimelinesService, CommitmentsService, TimelineVerificationService, TimelinesListing],
   exports: [TimelinesService, TimelineVerificationService],
 })
 export class TimelinesModule {}

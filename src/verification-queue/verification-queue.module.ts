@@ -7,7 +7,6 @@ import { VerificationBatchesController } from './verification-batches.controller
 import { VerificationBatchesListing } from './verification-batches.listing';
 import { VerificationBatchesService } from './verification-batches.service';
 import { VerificationProcessor } from './verification.processor';
-import { VerificationProjection } from './verification.projection';
 import { VERIFICATION_WORKER_HOST, workerHandle, workerHostClass } from './verification.worker-host';
 
 /**
@@ -33,7 +32,7 @@ export class VerificationQueueModule {
 
   private static build(env: Record<string, string | undefined>, mode: 'api' | 'worker'): DynamicModule {
     const options = readQueueOptions(env);
-    const providers: Provider[] = [{ provide: QUEUE_OPTIONS, useValue: options }, VerificationProcessor, VerificationProjection];
+    const providers: Provider[] = [{ provide: QUEUE_OPTIONS, useValue: options }, VerificationProcessor];
     const imports: DynamicModule[] = [];
     const exports: (symbol | typeof VerificationProcessor | typeof BatchDispatcher)[] = [VerificationProcessor];
     if (options.redisUrl) {
