@@ -11,7 +11,8 @@ import { CoverageReportsRepository } from '../coverage/coverage-reports.reposito
 import { ReceiptsRepository } from '../receipts/receipts.repository';
 import { WorkflowsRepository } from '../workflows/workflows.repository';
 import { LogIdentityService } from './log-identity.service';
-import { countParam, LogService, MAX_LEAVES_PER_PAGE } from './log.service';
+import { LogService } from './log.service';
+import { countParam, MAX_LEAVES_PER_PAGE } from './log-answers';
 import { WitnessedCheckpoints } from './witnessed.service';
 import { timeStampReplyFromToken } from '../timestamp/rfc3161';
 
