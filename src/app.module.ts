@@ -10,7 +10,6 @@ import { CommonModule } from './common/common.module';
 import { FallbackThrottlerStorage, IPV6_CLIENT_PREFIX, PublicReadGuard, RATE_WINDOW_SECONDS, RateLimitModule } from './common/rate-limit';
 import { AppConfig, validateConfig } from './config/configuration';
 import { DatabaseModule } from './database/database.module';
-import { RepositoriesModule } from './database/repositories.module';
 import { HealthController } from './health/health.controller';
 import { LedgerHttpModule, EventLedgerModule } from './ledger/ledger.module';
 import { LogModule, LogReadModule } from './log/log.module';
@@ -64,7 +63,6 @@ export class AppModule {
         DatabaseModule,
         MetricsModule,
         MetricsHttpModule,
-        RepositoriesModule,
         EventLedgerModule,
         LogTreeModule,
         ProjectionsModule,

@@ -15,7 +15,6 @@ import { Logger, LoggerModule } from 'nestjs-pino';
 import { CommonModule } from './common/common.module';
 import { AppConfig, validateConfig } from './config/configuration';
 import { DatabaseModule } from './database/database.module';
-import { RepositoriesModule } from './database/repositories.module';
 import { EventLedgerModule } from './ledger/ledger.module';
 import { LogTreeModule } from './log/log-tree.module';
 import { ProjectionsModule } from './projections';
@@ -41,7 +40,6 @@ export class WorkerModule {
         CommonModule,
         DatabaseModule,
         MetricsModule,
-        RepositoriesModule,
         EventLedgerModule,
         LogTreeModule,
         ProjectionsModule,

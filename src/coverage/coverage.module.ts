@@ -1,4 +1,7 @@
 import { Module } from '@nestjs/common';
+import { OutcomesRepositoryModule } from '../outcomes/outcomes-repository.module';
+import { TimelinesRepositoryModule } from '../timelines/timelines-repository.module';
+import { CoverageRepositoryModule } from './coverage-repository.module';
 import { CoverageController } from './coverage.controller';
 import { CoverageListing } from './coverage.listing';
 import { CoverageService } from './coverage.service';
@@ -7,8 +10,9 @@ import { PlansService } from './plans.service';
 
 /** Expected-action plans and coverage reports (rev 09 "coverage plan"; docs/coverage.md). */
 @Module({
+  imports: [CoverageRepositoryModule, TimelinesRepositoryModule, OutcomesRepositoryModule],
   controllers: [PlansController, CoverageController],
   providers: [PlansService, CoverageService, CoverageListing],
-  exports: [PlansService, CoverageService],
+  exports: [CoverageRepositoryModule, PlansService, CoverageService],
 })
 export class CoverageModule {}

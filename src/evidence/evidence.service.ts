@@ -33,7 +33,7 @@ import { streams } from '../ledger/streams';
 import { LogIdentityService } from '../log/log-identity.service';
 import { LogService } from '../log/log.service';
 import { leafWithheld } from '../log/log-answers';
-import { StoredCheckpoint } from '../log/tree.repository';
+import type { StoredCheckpoint } from '../log/tree.repository';
 import { CoverageReportsRepository } from '../coverage/coverage-reports.repository';
 import { PlansRepository } from '../coverage/plans.repository';
 import { recordersAsOf, workflowAsOf } from '../coverage/ledger-reader';

@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { TimelinesRepositoryModule } from './timelines-repository.module';
 import { JobsController, TimelinesController } from './timelines.controller';
 import { TimelinesListing } from './timelines.listing';
 import { CommitmentsService } from './commitments.service';
@@ -7,8 +8,9 @@ import { TimelinesService } from './timelines.service';
 
 /** Hash-chained job timelines (S7) and endpoint commitments (rev 09). */
 @Module({
+  imports: [TimelinesRepositoryModule],
   controllers: [TimelinesController, JobsController],
   providers: [TimelinesService, CommitmentsService, TimelineVerificationService, TimelinesListing],
-  exports: [TimelinesService, TimelineVerificationService],
+  exports: [TimelinesRepositoryModule, TimelinesService, TimelineVerificationService],
 })
 export class TimelinesModule {}

@@ -1,4 +1,6 @@
 import { Module } from '@nestjs/common';
+import { ReceiptsRepositoryModule } from '../receipts/receipts-repository.module';
+import { WorkflowsRepositoryModule } from './workflows-repository.module';
 import { ReceiptsModule } from '../receipts/receipts.module';
 import { WorkflowsController } from './workflows.controller';
 import { WorkflowsListing } from './workflows.listing';
@@ -6,9 +8,9 @@ import { WorkflowsService } from './workflows.service';
 
 /** Workflow receipts (S8): record, assemble, verify. */
 @Module({
-  imports: [ReceiptsModule],
+  imports: [WorkflowsRepositoryModule, ReceiptsRepositoryModule, ReceiptsModule],
   controllers: [WorkflowsController],
   providers: [WorkflowsService, WorkflowsListing],
-  exports: [WorkflowsService],
+  exports: [WorkflowsRepositoryModule, WorkflowsService],
 })
 export class WorkflowsModule {}
