@@ -50,13 +50,11 @@ const REPOSITORY_READS_TO_MOVE = {
   'src/coverage/coverage.service.ts': ['outcomes/outcomes', 'timelines/timelines'],
   'src/coverage/plans.service.ts': ['timelines/timelines'],
   'src/evidence/evidence.service.ts': ['coverage/coverage-reports', 'coverage/plans', 'outcomes/outcomes', 'timelines/timelines', 'workflows/workflows'],
-  'src/log/log.controller.ts': ['coverage/coverage-reports', 'receipts/receipts', 'workflows/workflows'],
-  'src/log/log.service.ts': ['receipts/receipts'],
-  'src/outcomes/outcomes.service.ts': ['receipts/receipts', 'timelines/timelines', 'workflows/workflows'],
-  'src/public-pages/public-pages.service.ts': ['outcomes/outcomes', 'receipts/receipts', 'timelines/timelines'],
+  'src/log/log.controller.ts': ['coverage/coverage-reports', 'workflows/workflows'],
+  'src/outcomes/outcomes.service.ts': ['timelines/timelines', 'workflows/workflows'],
+  'src/public-pages/public-pages.service.ts': ['outcomes/outcomes', 'timelines/timelines'],
   'src/public-pages/timeline-view.ts': ['timelines/timelines'],
-  'src/verification-queue/verification.processor.ts': ['receipts/receipts', 'timelines/timelines', 'workflows/workflows'],
-  'src/workflows/workflows.service.ts': ['receipts/receipts'],
+  'src/verification-queue/verification.processor.ts': ['timelines/timelines', 'workflows/workflows'],
 };
 
 /** The rule's options for a file of src/ that may still import `allowed` (`<folder>/<name>` of a repository). */

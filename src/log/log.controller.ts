@@ -8,7 +8,7 @@ import { ApiAnswer, ApiErrors } from '../common/openapi';
 import { PublicRead } from '../common/rate-limit';
 import { DatabaseService } from '../database/database.service';
 import { CoverageReportsRepository } from '../coverage/coverage-reports.repository';
-import { ReceiptsRepository } from '../receipts/receipts.repository';
+import { ReceiptReads } from '../receipts/receipt-reads';
 import { WorkflowsRepository } from '../workflows/workflows.repository';
 import { LogIdentityService } from './log-identity.service';
 import { LogService } from './log.service';
@@ -41,7 +41,7 @@ export class LogController {
     private readonly identity: LogIdentityService,
     private readonly keys: ApiKeysService,
     private readonly db: DatabaseService,
-    private readonly receipts: ReceiptsRepository,
+    private readonly receipts: ReceiptReads,
     private readonly workflows: WorkflowsRepository,
     private readonly reports: CoverageReportsRepository,
     private readonly witnessed: WitnessedCheckpoints,

@@ -18,7 +18,7 @@ import {
 import { DatabaseService } from '../database/database.service';
 import { Queryable } from '../database/rows';
 import { EventsRepository } from '../ledger/events.repository';
-import { ReceiptsRepository } from '../receipts/receipts.repository';
+import { ReceiptReads } from '../receipts/receipt-reads';
 import type { Principal } from '../auth/api-keys.service';
 import { COVERING_POLL_MS, LeafAnswer, leafWithheld, LogLocation, MAX_LEAVES_BYTES, MAX_LEAVES_PER_PAGE, TimestampInfo } from './log-answers';
 import { LogIdentityService } from './log-identity.service';
@@ -45,7 +45,7 @@ export class LogService {
   constructor(
     private readonly db: DatabaseService,
     private readonly events: EventsRepository,
-    private readonly receipts: ReceiptsRepository,
+    private readonly receipts: ReceiptReads,
     private readonly identity: LogIdentityService,
     private readonly witnessed: WitnessedCheckpoints,
   ) {}

@@ -10,7 +10,7 @@ import { streams } from '../ledger/streams';
 import type { Principal } from '../auth/api-keys.service';
 import { assertSpeaksFor, recordedBy } from '../auth/permissions';
 import type { RecordedBy } from '../core/ledger/event-hash';
-import { ReceiptsRepository } from '../receipts/receipts.repository';
+import { ReceiptReads } from '../receipts/receipt-reads';
 import { TimelinesRepository } from '../timelines/timelines.repository';
 import { WorkflowsRepository } from '../workflows/workflows.repository';
 import { Queryable } from '../database/rows';
@@ -53,7 +53,7 @@ export class OutcomesService {
     private readonly ledger: LedgerService,
     private readonly urls: PublicUrls,
     private readonly outcomes: OutcomesRepository,
-    private readonly receipts: ReceiptsRepository,
+    private readonly receipts: ReceiptReads,
     private readonly events: EventsRepository,
     private readonly timelines: TimelinesRepository,
     private readonly workflows: WorkflowsRepository,

@@ -8,7 +8,7 @@ import { checkTimelineRows } from '../timelines/timeline-verification.service';
 import { EventsRepository } from '../ledger/events.repository';
 import { TimelinesRepository } from '../timelines/timelines.repository';
 import { receiptOf, ReceiptsService } from '../receipts/receipts.service';
-import { ReceiptsRepository } from '../receipts/receipts.repository';
+import { ReceiptReads } from '../receipts/receipt-reads';
 import { ClaimingWorkflow, ContainingWorkflow, WorkflowsService, WorkflowVerification } from '../workflows/workflows.service';
 import type { Principal } from '../auth/api-keys.service';
 import type { Writer } from '../ledger/events.repository';
@@ -148,7 +148,7 @@ export class PublicPagesService {
     private readonly urls: PublicUrls,
     private readonly timelines: TimelinesRepository,
     private readonly events: EventsRepository,
-    private readonly receiptsRepo: ReceiptsRepository,
+    private readonly receiptsRepo: ReceiptReads,
     private readonly log: LogService,
     private readonly outcomes: OutcomesService,
     private readonly guard: ProjectionGuard,
