@@ -46,15 +46,14 @@ const OTHER_REPOSITORIES = ['../*/*.repository', '../../*/*.repository', '!../le
  * reader of the owning module: the rule holds these files to exactly these imports (nothing new is let in).
  */
 const REPOSITORY_READS_TO_MOVE = {
-  'src/badges/badges.service.ts': ['outcomes/outcomes'],
-  'src/coverage/coverage.service.ts': ['outcomes/outcomes', 'timelines/timelines'],
+  'src/coverage/coverage.service.ts': ['timelines/timelines'],
   'src/coverage/plans.service.ts': ['timelines/timelines'],
-  'src/evidence/evidence.service.ts': ['coverage/coverage-reports', 'coverage/plans', 'outcomes/outcomes', 'timelines/timelines', 'workflows/workflows'],
-  'src/log/log.controller.ts': ['coverage/coverage-reports', 'workflows/workflows'],
-  'src/outcomes/outcomes.service.ts': ['timelines/timelines', 'workflows/workflows'],
-  'src/public-pages/public-pages.service.ts': ['outcomes/outcomes', 'timelines/timelines'],
+  'src/evidence/evidence.service.ts': ['coverage/coverage-reports', 'coverage/plans', 'timelines/timelines'],
+  'src/log/log.controller.ts': ['coverage/coverage-reports'],
+  'src/outcomes/outcomes.service.ts': ['timelines/timelines'],
+  'src/public-pages/public-pages.service.ts': ['timelines/timelines'],
   'src/public-pages/timeline-view.ts': ['timelines/timelines'],
-  'src/verification-queue/verification.processor.ts': ['timelines/timelines', 'workflows/workflows'],
+  'src/verification-queue/verification.processor.ts': ['timelines/timelines'],
 };
 
 /** The rule's options for a file of src/ that may still import `allowed` (`<folder>/<name>` of a repository). */

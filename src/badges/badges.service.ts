@@ -9,7 +9,7 @@ import { TimelineVerificationService } from '../timelines/timeline-verification.
 import { WorkflowsService } from '../workflows/workflows.service';
 import { isObject } from '../core/aer1';
 import { DatabaseService } from '../database/database.service';
-import { OutcomesRepository } from '../outcomes/outcomes.repository';
+import { OutcomeReads } from '../outcomes/outcome-reads';
 
 /** A rendered badge and its entity tag (a hash of the markup: the same verdict and checkpoint give the same tag). */
 export interface RenderedBadge {
@@ -37,7 +37,7 @@ export class BadgesService {
     private readonly workflows: WorkflowsService,
     private readonly checkpoints: CheckpointLocator,
     private readonly db: DatabaseService,
-    private readonly outcomes: OutcomesRepository,
+    private readonly outcomes: OutcomeReads,
   ) {}
 
   async receipt(id: string): Promise<RenderedBadge> {

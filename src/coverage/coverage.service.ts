@@ -18,7 +18,7 @@ import { correctionsAsOf, entryReceiptIds, jobFirstPosition, receiptsAsOf, recor
 import { PlanSubject } from '../core/coverage/plan';
 import { outcomeInputs, planInForce, planMeta } from '../core/coverage/report-inputs';
 import { PlansRepository } from './plans.repository';
-import { OutcomesRepository } from '../outcomes/outcomes.repository';
+import { OutcomeReads } from '../outcomes/outcome-reads';
 import { TimelinesRepository } from '../timelines/timelines.repository';
 import type { Principal } from '../auth/api-keys.service';
 import { recordedBy } from '../auth/permissions';
@@ -94,7 +94,7 @@ export class CoverageService {
     private readonly plans: PlansRepository,
     private readonly reports: CoverageReportsRepository,
     private readonly events: EventsRepository,
-    private readonly outcomes: OutcomesRepository,
+    private readonly outcomes: OutcomeReads,
     private readonly timelines: TimelinesRepository,
     private readonly guard: ProjectionGuard,
     @Optional() private readonly webhooks?: WebhookDispatcher,

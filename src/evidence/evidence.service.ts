@@ -37,11 +37,11 @@ import type { StoredCheckpoint } from '../log/tree.repository';
 import { CoverageReportsRepository } from '../coverage/coverage-reports.repository';
 import { PlansRepository } from '../coverage/plans.repository';
 import { recordersAsOf, workflowAsOf } from '../coverage/ledger-reader';
-import { OutcomesRepository } from '../outcomes/outcomes.repository';
+import { OutcomeReads } from '../outcomes/outcome-reads';
 import { outcomeNamesSubject } from '../core/coverage/outcomes';
 import type { PlanSubject } from '../core/coverage/plan';
 import { TimelinesRepository } from '../timelines/timelines.repository';
-import { WorkflowsRepository } from '../workflows/workflows.repository';
+import { WorkflowReads } from '../workflows/workflow-reads';
 
 /** Events (and entries, receipts) read per page while a pack is written. */
 export const PACK_PAGE = 500;
@@ -89,10 +89,10 @@ export class EvidenceService {
     private readonly identity: LogIdentityService,
     private readonly events: EventsRepository,
     private readonly timelines: TimelinesRepository,
-    private readonly workflows: WorkflowsRepository,
+    private readonly workflows: WorkflowReads,
     private readonly plans: PlansRepository,
     private readonly reports: CoverageReportsRepository,
-    private readonly outcomes: OutcomesRepository,
+    private readonly outcomes: OutcomeReads,
     private readonly config: ConfigService<AppConfig, true>,
     @Optional() @Inject(CHECKPOINT_EVIDENCE) private readonly cpEvidence?: CheckpointEvidence,
   ) {}

@@ -9,7 +9,7 @@ import { PublicRead } from '../common/rate-limit';
 import { DatabaseService } from '../database/database.service';
 import { CoverageReportsRepository } from '../coverage/coverage-reports.repository';
 import { ReceiptReads } from '../receipts/receipt-reads';
-import { WorkflowsRepository } from '../workflows/workflows.repository';
+import { WorkflowReads } from '../workflows/workflow-reads';
 import { LogIdentityService } from './log-identity.service';
 import { LogService } from './log.service';
 import { countParam, MAX_LEAVES_PER_PAGE } from './log-answers';
@@ -42,7 +42,7 @@ export class LogController {
     private readonly keys: ApiKeysService,
     private readonly db: DatabaseService,
     private readonly receipts: ReceiptReads,
-    private readonly workflows: WorkflowsRepository,
+    private readonly workflows: WorkflowReads,
     private readonly reports: CoverageReportsRepository,
     private readonly witnessed: WitnessedCheckpoints,
   ) {}

@@ -12,7 +12,7 @@ import { assertSpeaksFor, recordedBy } from '../auth/permissions';
 import type { RecordedBy } from '../core/ledger/event-hash';
 import { ReceiptReads } from '../receipts/receipt-reads';
 import { TimelinesRepository } from '../timelines/timelines.repository';
-import { WorkflowsRepository } from '../workflows/workflows.repository';
+import { WorkflowReads } from '../workflows/workflow-reads';
 import { Queryable } from '../database/rows';
 import { isUuid } from '../core/aer1';
 import { decideReport } from './outcomes.decider';
@@ -56,7 +56,7 @@ export class OutcomesService {
     private readonly receipts: ReceiptReads,
     private readonly events: EventsRepository,
     private readonly timelines: TimelinesRepository,
-    private readonly workflows: WorkflowsRepository,
+    private readonly workflows: WorkflowReads,
   ) {}
 
   /**

@@ -18,7 +18,7 @@ import { linkableReceiptId, loadTimelineView, TimelineView } from './timeline-vi
 import { LogService } from '../log/log.service';
 import type { LogLocation } from '../log/log-answers';
 import { OutcomesService } from '../outcomes/outcomes.service';
-import { OutcomesRepository } from '../outcomes/outcomes.repository';
+import { OutcomeReads } from '../outcomes/outcome-reads';
 import type { OutcomeVerification } from '../core/outcomes/outcome';
 
 /** One outcome reported against a receipt, as its page lists it (newest first). */
@@ -153,7 +153,7 @@ export class PublicPagesService {
     private readonly outcomes: OutcomesService,
     private readonly guard: ProjectionGuard,
     private readonly trust: CommitmentTrustService,
-    private readonly outcomesRepo: OutcomesRepository,
+    private readonly outcomesRepo: OutcomeReads,
   ) {}
 
   /** Outcomes answering receipt `id` (lowercase), newest first. */

@@ -9,7 +9,7 @@ import { streams } from '../ledger/streams';
 import { receiptOf } from '../receipts/receipts.service';
 import { ReceiptReads } from '../receipts/receipt-reads';
 import { TimelinesRepository } from '../timelines/timelines.repository';
-import { WorkflowsRepository } from '../workflows/workflows.repository';
+import { WorkflowReads } from '../workflows/workflow-reads';
 import { ChunkData, ResultRecord, SeqTarget } from './batch.types';
 import { VerificationBatchesRepository } from './verification-batches.repository';
 import { BatchEvent, ResultsRecordedData } from './verification.events';
@@ -47,7 +47,7 @@ export class VerificationProcessor {
     private readonly batches: VerificationBatchesRepository,
     private readonly receipts: ReceiptReads,
     private readonly timelines: TimelinesRepository,
-    private readonly workflows: WorkflowsRepository,
+    private readonly workflows: WorkflowReads,
     private readonly urls: PublicUrls,
     @Optional() private readonly webhooks?: WebhookDispatcher,
     @Optional() private readonly metrics?: LedgerMetrics,
