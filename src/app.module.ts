@@ -10,10 +10,11 @@ import { CommonModule } from './common/common.module';
 import { FallbackThrottlerStorage, IPV6_CLIENT_PREFIX, PublicReadGuard, RATE_WINDOW_SECONDS, RateLimitModule } from './common/rate-limit';
 import { AppConfig, validateConfig } from './config/configuration';
 import { DatabaseModule } from './database/database.module';
-import { RepositoriesModule } from './database/repositories.module';
 import { HealthController } from './health/health.controller';
 import { LedgerHttpModule, EventLedgerModule } from './ledger/ledger.module';
 import { LogModule, LogReadModule } from './log/log.module';
+import { LogTreeModule } from './log/log-tree.module';
+import { ProjectionsModule } from './projections';
 import { ReceiptsModule } from './receipts/receipts.module';
 import { OutcomesModule } from './outcomes/outcomes.module';
 import { CoverageModule } from './coverage/coverage.module';
@@ -63,8 +64,9 @@ export class AppModule {
         DatabaseModule,
         MetricsModule,
         MetricsHttpModule,
-        RepositoriesModule,
         EventLedgerModule,
+        LogTreeModule,
+        ProjectionsModule,
         LedgerHttpModule,
         LogReadModule,
         LogModule,

@@ -15,8 +15,9 @@ import { Logger, LoggerModule } from 'nestjs-pino';
 import { CommonModule } from './common/common.module';
 import { AppConfig, validateConfig } from './config/configuration';
 import { DatabaseModule } from './database/database.module';
-import { RepositoriesModule } from './database/repositories.module';
 import { EventLedgerModule } from './ledger/ledger.module';
+import { LogTreeModule } from './log/log-tree.module';
+import { ProjectionsModule } from './projections';
 import { MetricsModule } from './metrics/metrics.module';
 import { readQueueOptions, VERIFICATION_QUEUE } from './verification-queue/queue-options';
 import { VerificationQueueModule } from './verification-queue/verification-queue.module';
@@ -39,8 +40,9 @@ export class WorkerModule {
         CommonModule,
         DatabaseModule,
         MetricsModule,
-        RepositoriesModule,
         EventLedgerModule,
+        LogTreeModule,
+        ProjectionsModule,
         VerificationQueueModule.forWorker(env),
         WebhooksModule.forWorker(env),
       ],

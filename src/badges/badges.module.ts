@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { OutcomesRepositoryModule } from '../outcomes/outcomes-repository.module';
 import { ReceiptsModule } from '../receipts/receipts.module';
 import { TimelinesModule } from '../timelines/timelines.module';
 import { WorkflowsModule } from '../workflows/workflows.module';
@@ -7,7 +8,7 @@ import { BadgesService } from './badges.service';
 
 /** Verify badges (SVG) for receipts, jobs and workflows. */
 @Module({
-  imports: [ReceiptsModule, TimelinesModule, WorkflowsModule],
+  imports: [OutcomesRepositoryModule, ReceiptsModule, TimelinesModule, WorkflowsModule],
   controllers: [BadgesController],
   providers: [BadgesService],
 })

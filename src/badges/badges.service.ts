@@ -3,13 +3,13 @@ import { createHash } from 'node:crypto';
 import { isUuid } from '../core/aer1';
 import { badgeSvg, jobBadge, receiptBadge, workflowBadge } from '../core/badge';
 import { NotFoundError } from '../common/errors';
-import { CheckpointLocator } from '../common/checkpoint-locator';
+import { CheckpointLocator } from '../log/checkpoint-locator';
 import { ReceiptsService } from '../receipts/receipts.service';
 import { TimelineVerificationService } from '../timelines/timeline-verification.service';
 import { WorkflowsService } from '../workflows/workflows.service';
 import { isObject } from '../core/aer1';
 import { DatabaseService } from '../database/database.service';
-import { OutcomesRepository } from '../outcomes/outcomes.repository';
+import { OutcomeReads } from '../outcomes/outcome-reads';
 
 /** A rendered badge and its entity tag (a hash of the markup: the same verdict and checkpoint give the same tag). */
 export interface RenderedBadge {
@@ -37,7 +37,7 @@ export class BadgesService {
     private readonly workflows: WorkflowsService,
     private readonly checkpoints: CheckpointLocator,
     private readonly db: DatabaseService,
-    private readonly outcomes: OutcomesRepository,
+    private readonly outcomes: OutcomeReads,
   ) {}
 
   async receipt(id: string): Promise<RenderedBadge> {

@@ -4,7 +4,7 @@ import type { Request, Response } from 'express';
 import { Roles } from '../auth/roles.guard';
 import { JsonBody } from '../common/json-body.decorator';
 import { HeavyRead, KeyQuota, PublicRead, REPORT_PDF_COST, REPORT_READ_COST } from '../common/rate-limit';
-import { CheckpointLocator } from '../common/checkpoint-locator';
+import { CheckpointLocator } from '../log/checkpoint-locator';
 import { RawJson } from '../common/raw-json';
 import { renderCoveragePage } from './coverage.page';
 import { notFoundPage, projectionMismatchPage } from '../public-pages/views';

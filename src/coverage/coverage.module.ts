@@ -1,7 +1,9 @@
 import { Module } from '@nestjs/common';
+import { OutcomesRepositoryModule } from '../outcomes/outcomes-repository.module';
+import { TimelinesRepositoryModule } from '../timelines/timelines-repository.module';
+import { CoverageRepositoryModule } from './coverage-repository.module';
 import { CoverageController } from './coverage.controller';
 import { CoverageListing } from './coverage.listing';
-import { CoverageProjection } from './coverage.projection';
 import { CoverageService } from './coverage.service';
 import { PdfRenderer } from './pdf-renderer';
 import { PlansController } from './plans.controller';
@@ -9,8 +11,9 @@ import { PlansService } from './plans.service';
 
 /** Expected-action plans and coverage reports (rev 09 "coverage plan"; docs/coverage.md). */
 @Module({
+  imports: [CoverageRepositoryModule, TimelinesRepositoryModule, OutcomesRepositoryModule],
   controllers: [PlansController, CoverageController],
-  providers: [PlansService, CoverageService, CoverageProjection, CoverageListing, PdfRenderer],
-  exports: [PlansService, CoverageService],
+  providers: [PlansService, CoverageService, CoverageListing, PdfRenderer],
+  exports: [CoverageRepositoryModule, PlansService, CoverageService],
 })
 export class CoverageModule {}

@@ -1,27 +1,20 @@
-import { Injectable, OnModuleInit } from '@nestjs/common';
 import { Tx } from '../database/database.service';
 import { RecordedEvent } from '../ledger/event';
-import { Projection, ProjectionRegistry, unhandled } from '../ledger/projections';
+import { Projection, unhandled } from '../ledger/projections';
 import { CoverageReportsRepository } from './coverage-reports.repository';
 import { COVERAGE_EVENT_TYPES, CoverageEvent, PLAN_EVENT_TYPES, PlanEvent } from './coverage.events';
 import { PlansRepository } from './plans.repository';
 
 /** The `plans`, `plan_versions` and `coverage_reports` read models. */
-@Injectable()
-export class CoverageProjection implements Projection<PlanEvent | CoverageEvent>, OnModuleInit {
+export class CoverageProjection implements Projection<PlanEvent | CoverageEvent> {
   readonly name = 'coverage';
   readonly tables = ['plans', 'plan_versions', 'coverage_reports'];
   readonly eventTypes = [...PLAN_EVENT_TYPES, ...COVERAGE_EVENT_TYPES];
 
   constructor(
-    private readonly registry: ProjectionRegistry,
     private readonly plans: PlansRepository,
     private readonly reports: CoverageReportsRepository,
   ) {}
-
-  onModuleInit(): void {
-    this.registry.register(this);
-  }
 
   async evolve(tx: Tx, e: RecordedEvent<PlanEvent | CoverageEvent>): Promise<void> {
     switch (e.type) {

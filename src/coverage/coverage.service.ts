@@ -19,7 +19,7 @@ import { assembleReportInput, subjectRecord } from '../core/coverage/assemble';
 import { PlanSubject } from '../core/coverage/plan';
 import { planInForce } from '../core/coverage/report-inputs';
 import { PlansRepository } from './plans.repository';
-import { OutcomesRepository } from '../outcomes/outcomes.repository';
+import { OutcomeReads } from '../outcomes/outcome-reads';
 import { TimelinesRepository } from '../timelines/timelines.repository';
 import type { Principal } from '../auth/api-keys.service';
 import { recordedBy } from '../auth/permissions';
@@ -95,7 +95,7 @@ export class CoverageService {
     private readonly plans: PlansRepository,
     private readonly reports: CoverageReportsRepository,
     private readonly events: EventsRepository,
-    private readonly outcomes: OutcomesRepository,
+    private readonly outcomes: OutcomeReads,
     private readonly timelines: TimelinesRepository,
     private readonly guard: ProjectionGuard,
     @Optional() private readonly webhooks?: WebhookDispatcher,

@@ -31,16 +31,17 @@ import { parseStoredJson } from '../database/rows';
 import { EventsRepository } from '../ledger/events.repository';
 import { streams } from '../ledger/streams';
 import { LogIdentityService } from '../log/log-identity.service';
-import { leafWithheld, LogService } from '../log/log.service';
-import { StoredCheckpoint } from '../log/tree.repository';
+import { LogService } from '../log/log.service';
+import { leafWithheld } from '../log/log-answers';
+import type { StoredCheckpoint } from '../log/tree.repository';
 import { CoverageReportsRepository } from '../coverage/coverage-reports.repository';
 import { PlansRepository } from '../coverage/plans.repository';
 import { recordersAsOf, workflowAsOf } from '../coverage/ledger-reader';
-import { OutcomesRepository } from '../outcomes/outcomes.repository';
+import { OutcomeReads } from '../outcomes/outcome-reads';
 import { outcomeNamesSubject } from '../core/coverage/outcomes';
 import type { PlanSubject } from '../core/coverage/plan';
 import { TimelinesRepository } from '../timelines/timelines.repository';
-import { WorkflowsRepository } from '../workflows/workflows.repository';
+import { WorkflowReads } from '../workflows/workflow-reads';
 
 /** Events (and entries, receipts) read per page while a pack is written. */
 export const PACK_PAGE = 500;
@@ -88,10 +89,10 @@ export class EvidenceService {
     private readonly identity: LogIdentityService,
     private readonly events: EventsRepository,
     private readonly timelines: TimelinesRepository,
-    private readonly workflows: WorkflowsRepository,
+    private readonly workflows: WorkflowReads,
     private readonly plans: PlansRepository,
     private readonly reports: CoverageReportsRepository,
-    private readonly outcomes: OutcomesRepository,
+    private readonly outcomes: OutcomeReads,
     private readonly config: ConfigService<AppConfig, true>,
     @Optional() @Inject(CHECKPOINT_EVIDENCE) private readonly cpEvidence?: CheckpointEvidence,
   ) {}

@@ -1,4 +1,4 @@
-import { Controller, Get, Headers, Query, Res } from '@nestjs/common';
+import { Controller, Get, Headers, Inject, Query, Res } from '@nestjs/common';
 import { ApiBearerAuth, ApiHeader, ApiOperation, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { Caller } from '../auth/caller.decorator';
@@ -9,7 +9,7 @@ import { BadInputError } from '../common/errors';
 import { HeavyRead, LEDGER_VERIFY_COST, PublicRead } from '../common/rate-limit';
 import { EventStreamService } from './event-stream.service';
 import { LedgerService } from './ledger.service';
-import { LogService } from '../log/log.service';
+import { TREE_AUDIT, TreeAudit } from './leaf-sink';
 
 /** A position given by a client (`after`, `Last-Event-ID`): a non-negative safe integer, else 400 `invalid_query`. */
 function positionParam(raw: string, name: string): number {
@@ -23,7 +23,7 @@ function positionParam(raw: string, name: string): number {
 export class LedgerController {
   constructor(
     private readonly ledger: LedgerService,
-    private readonly log: LogService,
+    @Inject(TREE_AUDIT) private readonly tree: TreeAudit,
     private readonly stream: EventStreamService,
   ) {}
 
@@ -113,7 +113,7 @@ export class LedgerController {
       }
       expected = { position, event_hash: headHash as string };
     }
-    const [r, tree, projections] = await Promise.all([this.ledger.verifyChain(expected), this.log.audit(), this.ledger.auditProjections()]);
+    const [r, tree, projections] = await Promise.all([this.ledger.verifyChain(expected), this.tree.audit(), this.ledger.auditProjections()]);
     const ok = r.ok && tree.ok && projections.ok;
     if (!ok) res.status(409);
     return { verdict: ok ? 'valid' : 'invalid', ...r, ok, tree, projections };

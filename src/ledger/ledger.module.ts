@@ -2,16 +2,21 @@ import { Global, Module } from '@nestjs/common';
 import { EventStreamService } from './event-stream.service';
 import { LedgerController } from './ledger.controller';
 import { LedgerService } from './ledger.service';
-import { ProjectionRegistry } from './projections';
 import { LedgerNotifier } from './ledger-notifier';
 import { ProjectionGuard } from './projection-guard';
 import { AppendGate } from './append-gate';
+import { EventsRepository } from './events.repository';
 
-/** The event ledger: append, read, verify, rebuild projections. Used by the API and by workers. */
+/**
+ * The event ledger: append, read, verify, rebuild projections; the events table's `EventsRepository`
+ * (global, as the ledger is). Used by the API and by workers.
+ * Its process provides the `ProjectionRegistry` (`ProjectionsModule`, src/projections.ts) and a
+ * `LEAF_SINK` (the verifiable log's `LogTreeModule`).
+ */
 @Global()
 @Module({
-  providers: [LedgerService, ProjectionRegistry, LedgerNotifier, ProjectionGuard, AppendGate],
-  exports: [LedgerService, ProjectionRegistry, LedgerNotifier, ProjectionGuard, AppendGate],
+  providers: [LedgerService, LedgerNotifier, ProjectionGuard, AppendGate, EventsRepository],
+  exports: [LedgerService, LedgerNotifier, ProjectionGuard, AppendGate, EventsRepository],
 })
 export class EventLedgerModule {}
 

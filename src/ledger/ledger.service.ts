@@ -1,33 +1,21 @@
-import { Injectable, Logger, Optional } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { DatabaseService, emptyTable, Tx } from '../database/database.service';
 import { ExpectedVersionConflictError, UnavailableError } from '../common/errors';
 import { AnyEvent, ExpectedVersion, NO_CONCURRENCY_CHECK, STREAM_DOES_NOT_EXIST } from './event';
 import { CURRENT_EVENT_FORMAT, eventHashInput, LEDGER_GENESIS_HASH, LedgerChainReport, LedgerChainVerifier, RecordedBy, StoredEvent } from '../core/ledger/event-hash';
 import { sha256Hex } from '../core/aer1';
-import { TreeIntegrator } from '../core/tlog';
-import { MissingNodeError, TreeRepository } from '../log/tree.repository';
 import { EventsRepository } from './events.repository';
 import { ProjectionRegistry } from './projections';
 import { LedgerNotifier } from './ledger-notifier';
 import { LedgerMetrics } from '../metrics/ledger-metrics';
 import { auditProjections, ProjectionAuditReport } from './projection-audit';
 import { AppendGate } from './append-gate';
+import { LEAF_SINK, LeafSink } from './leaf-sink';
 
 export { NO_CONCURRENCY_CHECK, STREAM_DOES_NOT_EXIST } from './event';
 export type { ExpectedVersion } from './event';
 
 const PAGE = 5000;
-
-/** The leaves a write transaction appended, integrated into the tree just before it commits. */
-interface PendingLeaves {
-  /** Position of the first event appended (its leaf index is this - 1). */
-  firstPosition: number;
-  /** The hash before it: the event hash at the tree size the leaves extend. */
-  prevHash: string;
-  /** Each event's leaf: its hash input (ASCII, so its UTF-8 bytes are its characters). */
-  leaves: string[];
-  lastHash: string;
-}
 
 /**
  * The append-only, tamper-evident event ledger.
@@ -38,9 +26,9 @@ interface PendingLeaves {
  * a stale one is an {@link ExpectedVersionConflictError} (409). Projections
  * are updated in the same transaction, so a read model never shows an event
  * that did not commit. Each event is also a leaf of the RFC 6962 tree
- * (`tree_nodes`, issue 14): a transaction's leaves are integrated and their
- * nodes written in one step just before it commits, so the tree always has
- * exactly as many leaves as the ledger has events.
+ * (issue 14): its leaf goes to the {@link LeafSink} (the verifiable log's
+ * tree writer) in the same transaction, so the tree always has exactly as
+ * many leaves as the ledger has events.
  */
 @Injectable()
 export class LedgerService {
@@ -48,17 +36,6 @@ export class LedgerService {
   private readonly txHeads = new WeakMap<Tx, { position: number; event_hash: string }>();
   /** The head after the kept calls of each open commit group (see Tx.group). */
   private readonly groupHeads = new WeakMap<object, { position: number; event_hash: string }>();
-  /** Leaves appended by each call (until it is kept), then by each commit group. */
-  private readonly pending = new WeakMap<object, PendingLeaves>();
-  /**
-   * The tree as this process last integrated it, with the event hash at its
-   * size. Used only when a transaction extends exactly that size and that
-   * hash (the hash pins the whole history, so a tree resumed elsewhere or a
-   * rolled-back integration is never reused); otherwise the right edge is
-   * read again (O(log n) nodes).
-   */
-  private tree: { integrator: TreeIntegrator; headHash: string } | null = null;
-  private readonly nodes = new TreeRepository();
   private readonly logger = new Logger('LedgerService');
 
   constructor(
@@ -66,6 +43,7 @@ export class LedgerService {
     private readonly projections: ProjectionRegistry,
     private readonly events: EventsRepository,
     private readonly notifier: LedgerNotifier,
+    @Inject(LEAF_SINK) private readonly leaves: LeafSink,
     @Optional() private readonly metrics?: LedgerMetrics,
     @Optional() private readonly gate?: AppendGate,
   ) {}
@@ -121,7 +99,7 @@ export class LedgerService {
       };
       const input = eventHashInput(base);
       const ev: StoredEvent = { ...base, event_hash: sha256Hex(input) };
-      this.leafFor(tx, ev, input);
+      this.leaves.add(tx, ev, input);
       await this.events.insert(tx, ev);
       await this.projections.apply(tx, ev, e.data); // data as appended: not parsed back from ev.data when it is plain JSON
       stored.push(ev);
@@ -137,62 +115,6 @@ export class LedgerService {
     }
     this.metrics?.appended(tx, stored); // counted when tx commits
     return stored;
-  }
-
-  /**
-   * Queue the event's leaf. A call's leaves join its commit group's once the
-   * call is kept; the group's leaves are integrated once, just before the
-   * group commits (one read of the right edge at most, one multi-row INSERT
-   * per 500 nodes for the whole group).
-   */
-  private leafFor(tx: Tx, ev: StoredEvent, input: string): void {
-    let p = this.pending.get(tx);
-    if (!p) {
-      p = { firstPosition: ev.position, prevHash: ev.prev_hash, leaves: [], lastHash: ev.prev_hash };
-      this.pending.set(tx, p);
-      tx.whenKept(() => this.keep(tx));
-    }
-    p.leaves.push(input);
-    p.lastHash = ev.event_hash;
-  }
-
-  /** A kept call's leaves join its group's (they follow the group's, as its events follow theirs). */
-  private keep(tx: Tx): void {
-    const mine = this.pending.get(tx)!;
-    this.pending.delete(tx);
-    const group = this.pending.get(tx.group);
-    if (group) {
-      for (const l of mine.leaves) group.leaves.push(l);
-      group.lastHash = mine.lastHash;
-      return;
-    }
-    this.pending.set(tx.group, mine);
-    tx.beforeGroupCommit((groupTx) => this.integrate(groupTx, tx.group));
-  }
-
-  /** Integrate the leaves a commit group appended and store the nodes they complete (one multi-row INSERT per 500 nodes). */
-  private async integrate(tx: Tx, group: object): Promise<void> {
-    const p = this.pending.get(group);
-    if (!p) return;
-    this.pending.delete(group);
-    const size = p.firstPosition - 1;
-    let t = this.tree;
-    this.tree = null;
-    if (!t || t.integrator.size !== size || t.headHash !== p.prevHash) {
-      let edge: Buffer[];
-      try {
-        edge = await this.nodes.rightEdgeHashes(tx, size);
-      } catch (e) {
-        // A tree that lacks nodes of the ledger's events (deleted behind the triggers, or events loaded around the service)
-        // cannot be extended: every write is refused, saying why, until it is repaired.
-        if (e instanceof MissingNodeError) throw new UnavailableError('log_unavailable', `the verifiable log's stored tree lacks ${e.message.replace(/ is not stored$/, '')} of the ledger's first ${size} events, so nothing can be appended; writes are refused until the tree is repaired (npm run ledger -- verify reports what is wrong)`);
-        throw e;
-      }
-      t = { integrator: TreeIntegrator.resume(size, edge), headHash: p.prevHash };
-    }
-    const result = t.integrator.appendLeaves(p.leaves.map((l) => Buffer.from(l, 'latin1')));
-    await this.nodes.insert(tx, result.nodes);
-    this.tree = { integrator: t.integrator, headHash: p.lastHash };
   }
 
   /** Events of one stream, in order. */

@@ -12,7 +12,7 @@ import { Queryable, toPostgresPlaceholders } from '../database/rows';
 import { LedgerChainReport, LedgerChainVerifier } from '../core/ledger/event-hash';
 import { EventsRepository } from './events.repository';
 import { auditProjections, ProjectionAuditReport } from './projection-audit';
-import { standaloneProjections } from './standalone-projections';
+import { projectionRegistry } from '../projections';
 import { sqliteTx } from '../database/scratch';
 import type { Dialect } from '../database/database-url';
 
@@ -21,7 +21,7 @@ export type LedgerDatabaseReport = LedgerChainReport & { chain_ok: boolean; proj
 
 async function verifyAndAudit(q: Queryable, dialect: Dialect): Promise<LedgerDatabaseReport> {
   const chain = await verifyAll(q);
-  const projections = await auditProjections(q, dialect, standaloneProjections());
+  const projections = await auditProjections(q, dialect, projectionRegistry());
   return { ...chain, ok: chain.ok && projections.ok, chain_ok: chain.ok, projections };
 }
 

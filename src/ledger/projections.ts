@@ -1,4 +1,3 @@
-import { Injectable } from '@nestjs/common';
 import { Tx } from '../database/database.service';
 import { AnyEvent, isJsonClean, RecordedEvent, recordedEvent } from './event';
 import { StoredEvent } from '../core/ledger/event-hash';
@@ -31,13 +30,22 @@ export interface Projection<E extends AnyEvent = AnyEvent> {
 /** A column value the per-record guard does not compare (see {@link Projection.expectedRows}). */
 export const UNCHECKED = Symbol('unchecked');
 
-/** Every projection registers itself here at module init. */
-@Injectable()
+/**
+ * The projections an event is applied to, in their order. The one list of the
+ * service's projections is `src/projections.ts` (`projectionRegistry()`): the
+ * server (`ProjectionsModule`) and the offline tools build their registry from it.
+ */
 export class ProjectionRegistry {
-  private readonly projections: Projection[] = [];
+  private readonly projections: readonly Projection[];
 
-  register<E extends AnyEvent>(p: Projection<E>): void {
-    if (!this.projections.some((q) => q.name === p.name)) this.projections.push(p as unknown as Projection);
+  /** `projections`: each at most once by name (a repeated name is an Error). */
+  constructor(projections: readonly Projection[]) {
+    const names = new Set<string>();
+    for (const p of projections) {
+      if (names.has(p.name)) throw new Error(`projection ${p.name} is listed twice`);
+      names.add(p.name);
+    }
+    this.projections = projections;
   }
 
   all(): readonly Projection[] {

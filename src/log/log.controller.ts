@@ -8,10 +8,11 @@ import { ApiAnswer, ApiErrors } from '../common/openapi';
 import { PublicRead } from '../common/rate-limit';
 import { DatabaseService } from '../database/database.service';
 import { CoverageReportsRepository } from '../coverage/coverage-reports.repository';
-import { ReceiptsRepository } from '../receipts/receipts.repository';
-import { WorkflowsRepository } from '../workflows/workflows.repository';
+import { ReceiptReads } from '../receipts/receipt-reads';
+import { WorkflowReads } from '../workflows/workflow-reads';
 import { LogIdentityService } from './log-identity.service';
-import { countParam, LogService, MAX_LEAVES_PER_PAGE } from './log.service';
+import { LogService } from './log.service';
+import { countParam, MAX_LEAVES_PER_PAGE } from './log-answers';
 import { WitnessedCheckpoints } from './witnessed.service';
 import { timeStampReplyFromToken } from '../core/timestamp';
 
@@ -40,8 +41,8 @@ export class LogController {
     private readonly identity: LogIdentityService,
     private readonly keys: ApiKeysService,
     private readonly db: DatabaseService,
-    private readonly receipts: ReceiptsRepository,
-    private readonly workflows: WorkflowsRepository,
+    private readonly receipts: ReceiptReads,
+    private readonly workflows: WorkflowReads,
     private readonly reports: CoverageReportsRepository,
     private readonly witnessed: WitnessedCheckpoints,
   ) {}

@@ -1,20 +1,28 @@
 import { Global, Module } from '@nestjs/common';
 import { AuthModule } from '../auth/auth.module';
+import { CoverageRepositoryModule } from '../coverage/coverage-repository.module';
+import { ReceiptsRepositoryModule } from '../receipts/receipts-repository.module';
+import { WorkflowsRepositoryModule } from '../workflows/workflows-repository.module';
 import { CheckpointSigner } from './checkpoint-signer';
 import { LogController } from './log.controller';
 import { LogIdentityService } from './log-identity.service';
 import { LogService } from './log.service';
-import { CheckpointLocator } from '../common/checkpoint-locator';
+import { CheckpointLocator } from './checkpoint-locator';
+import { TREE_AUDIT } from '../ledger/leaf-sink';
 import { CommitmentTrustService } from './commitment-trust.service';
 import { CheckpointTimestamper } from './timestamps';
 import { WitnessCoordinator } from './witnesses';
 import { WitnessedCheckpoints } from './witnessed.service';
 
-/** The verifiable log's reads (LogService, global to the pages and verifiers). */
+/** The verifiable log's reads (LogService, global to the pages and verifiers), and the tree audit the ledger's `/verify` calls (`TREE_AUDIT`). */
 @Global()
-@Module({ imports: [AuthModule], providers: [LogIdentityService, WitnessedCheckpoints, LogService, CheckpointLocator, CommitmentTrustService], exports: [LogIdentityService, WitnessedCheckpoints, LogService, CheckpointLocator, CommitmentTrustService] })
+@Module({
+  imports: [AuthModule, ReceiptsRepositoryModule],
+  providers: [LogIdentityService, WitnessedCheckpoints, LogService, CheckpointLocator, CommitmentTrustService, { provide: TREE_AUDIT, useExisting: LogService }],
+  exports: [LogIdentityService, WitnessedCheckpoints, LogService, CheckpointLocator, CommitmentTrustService, TREE_AUDIT],
+})
 export class LogReadModule {}
 
 /** The verifiable log over HTTP, the checkpoint signer, the witness coordinator and the timestamper (the API process only; workers append, never sign). */
-@Module({ imports: [LogReadModule, AuthModule], controllers: [LogController], providers: [CheckpointSigner, WitnessCoordinator, CheckpointTimestamper], exports: [CheckpointSigner, WitnessCoordinator, CheckpointTimestamper] })
+@Module({ imports: [LogReadModule, AuthModule, ReceiptsRepositoryModule, CoverageRepositoryModule, WorkflowsRepositoryModule], controllers: [LogController], providers: [CheckpointSigner, WitnessCoordinator, CheckpointTimestamper], exports: [CheckpointSigner, WitnessCoordinator, CheckpointTimestamper] })
 export class LogModule {}

@@ -19,10 +19,11 @@ import type { Principal } from '../auth/api-keys.service';
 import { assertOwner, assertProvenance, recordedBy } from '../auth/permissions';
 import { assertPlanOwner } from '../coverage/plan-owner';
 import { ReceiptsService } from '../receipts/receipts.service';
-import { ReceiptsRepository } from '../receipts/receipts.repository';
+import { ReceiptReads } from '../receipts/receipt-reads';
 import { decideAppend, EMPTY_HEAD, EntryToAppend, TimelineHead } from '../timelines/timelines.decider';
 import { TimelineEvent } from '../timelines/timelines.events';
-import { TimelineRow, TimelinesRepository } from '../timelines/timelines.repository';
+import type { TimelineRow } from '../timelines/timelines.repository';
+import { TimelineReads } from '../timelines/timeline-reads';
 import { CommitmentsService } from '../timelines/commitments.service';
 import type { OtlpSpan } from './otlp-decode';
 import { planSpans, provenanceOf, receiptText, SpanRecord, SpanRejection, spanTime } from './otlp-spans';
@@ -75,8 +76,8 @@ export class OtlpService {
     private readonly ledger: LedgerService,
     private readonly urls: PublicUrls,
     private readonly receipts: ReceiptsService,
-    private readonly receiptRows: ReceiptsRepository,
-    private readonly timelines: TimelinesRepository,
+    private readonly receiptRows: ReceiptReads,
+    private readonly timelines: TimelineReads,
     private readonly events: EventsRepository,
     private readonly commitments: CommitmentsService,
   ) {}

@@ -1,25 +1,18 @@
-import { Injectable, OnModuleInit } from '@nestjs/common';
 import { Tx } from '../database/database.service';
 import { RecordedEvent } from '../ledger/event';
-import { Projection, ProjectionRegistry, unhandled } from '../ledger/projections';
+import { Projection, unhandled } from '../ledger/projections';
 import { OUTCOME_EVENT_TYPES, OutcomeEvent } from './outcomes.events';
 import { OutcomesRepository } from './outcomes.repository';
 
 /** The `outcomes` read model. */
-@Injectable()
-export class OutcomesProjection implements Projection<OutcomeEvent>, OnModuleInit {
+export class OutcomesProjection implements Projection<OutcomeEvent> {
   readonly name = 'outcomes';
   readonly tables = ['outcomes'];
   readonly eventTypes = OUTCOME_EVENT_TYPES;
 
   constructor(
-    private readonly registry: ProjectionRegistry,
     private readonly outcomes: OutcomesRepository,
   ) {}
-
-  onModuleInit(): void {
-    this.registry.register(this);
-  }
 
   async evolve(tx: Tx, e: RecordedEvent<OutcomeEvent>): Promise<void> {
     switch (e.type) {

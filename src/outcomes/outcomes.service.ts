@@ -10,9 +10,9 @@ import { streams } from '../ledger/streams';
 import type { Principal } from '../auth/api-keys.service';
 import { assertSpeaksFor, recordedBy } from '../auth/permissions';
 import type { RecordedBy } from '../core/ledger/event-hash';
-import { ReceiptsRepository } from '../receipts/receipts.repository';
+import { ReceiptReads } from '../receipts/receipt-reads';
 import { TimelinesRepository } from '../timelines/timelines.repository';
-import { WorkflowsRepository } from '../workflows/workflows.repository';
+import { WorkflowReads } from '../workflows/workflow-reads';
 import { Queryable } from '../database/rows';
 import { isUuid } from '../core/aer1';
 import { decideReport } from './outcomes.decider';
@@ -53,10 +53,10 @@ export class OutcomesService {
     private readonly ledger: LedgerService,
     private readonly urls: PublicUrls,
     private readonly outcomes: OutcomesRepository,
-    private readonly receipts: ReceiptsRepository,
+    private readonly receipts: ReceiptReads,
     private readonly events: EventsRepository,
     private readonly timelines: TimelinesRepository,
-    private readonly workflows: WorkflowsRepository,
+    private readonly workflows: WorkflowReads,
   ) {}
 
   /**

@@ -1,4 +1,4 @@
-import type { LogLocation } from '../log/log.service';
+import type { LogLocation } from '../log/log-answers';
 import { html, SafeHtml } from './html';
 import { idCode, shortId, Tone, verdictBlock } from './layout';
 

@@ -7,7 +7,8 @@ import { HeavyRead, JOB_VERIFY_COST, PublicRead, VerifyRateLimit } from '../comm
 import { PublicPagesService } from './public-pages.service';
 import { ApiKeysService } from '../auth/api-keys.service';
 import { DEFAULT_PAGE_ENTRIES, MAX_PAGE_ENTRIES } from './timeline-view';
-import { indexPage, notFoundPage, outcomePage, projectionMismatchPage, receiptPage, timelinePage, workflowPage } from './views';
+import { indexPage, notFoundPage, outcomePage, projectionMismatchPage, receiptPage, workflowPage } from './views';
+import { timelinePage } from './timeline-page';
 
 /** No scripts, no external resources: only the inline stylesheet. */
 const CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";

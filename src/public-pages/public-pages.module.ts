@@ -1,4 +1,7 @@
 import { Module } from '@nestjs/common';
+import { OutcomesRepositoryModule } from '../outcomes/outcomes-repository.module';
+import { ReceiptsRepositoryModule } from '../receipts/receipts-repository.module';
+import { TimelinesRepositoryModule } from '../timelines/timelines-repository.module';
 import { OutcomesModule } from '../outcomes/outcomes.module';
 import { ReceiptsModule } from '../receipts/receipts.module';
 import { WorkflowsModule } from '../workflows/workflows.module';
@@ -7,7 +10,7 @@ import { PublicPagesService } from './public-pages.service';
 
 /** Public HTML pages (S9) with JSON content negotiation. */
 @Module({
-  imports: [ReceiptsModule, WorkflowsModule, OutcomesModule],
+  imports: [TimelinesRepositoryModule, ReceiptsRepositoryModule, OutcomesRepositoryModule, ReceiptsModule, WorkflowsModule, OutcomesModule],
   controllers: [PublicPagesController],
   providers: [PublicPagesService],
 })

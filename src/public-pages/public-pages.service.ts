@@ -8,16 +8,17 @@ import { checkTimelineRows } from '../timelines/timeline-verification.service';
 import { EventsRepository } from '../ledger/events.repository';
 import { TimelinesRepository } from '../timelines/timelines.repository';
 import { receiptOf, ReceiptsService } from '../receipts/receipts.service';
-import { ReceiptsRepository } from '../receipts/receipts.repository';
+import { ReceiptReads } from '../receipts/receipt-reads';
 import { ClaimingWorkflow, ContainingWorkflow, WorkflowsService, WorkflowVerification } from '../workflows/workflows.service';
 import type { Principal } from '../auth/api-keys.service';
 import type { Writer } from '../ledger/events.repository';
 import { mayReadWithheld, sameOwner } from '../auth/permissions';
 import type { RecordedBy } from '../core/ledger/event-hash';
 import { linkableReceiptId, loadTimelineView, TimelineView } from './timeline-view';
-import { LogLocation, LogService } from '../log/log.service';
+import { LogService } from '../log/log.service';
+import type { LogLocation } from '../log/log-answers';
 import { OutcomesService } from '../outcomes/outcomes.service';
-import { OutcomesRepository } from '../outcomes/outcomes.repository';
+import { OutcomeReads } from '../outcomes/outcome-reads';
 import type { OutcomeVerification } from '../core/outcomes/outcome';
 
 /** One outcome reported against a receipt, as its page lists it (newest first). */
@@ -147,12 +148,12 @@ export class PublicPagesService {
     private readonly urls: PublicUrls,
     private readonly timelines: TimelinesRepository,
     private readonly events: EventsRepository,
-    private readonly receiptsRepo: ReceiptsRepository,
+    private readonly receiptsRepo: ReceiptReads,
     private readonly log: LogService,
     private readonly outcomes: OutcomesService,
     private readonly guard: ProjectionGuard,
     private readonly trust: CommitmentTrustService,
-    private readonly outcomesRepo: OutcomesRepository,
+    private readonly outcomesRepo: OutcomeReads,
   ) {}
 
   /** Outcomes answering receipt `id` (lowercase), newest first. */

@@ -1,12 +1,13 @@
 import { Module } from '@nestjs/common';
+import { ReceiptsRepositoryModule } from './receipts-repository.module';
 import { ReceiptsController } from './receipts.controller';
 import { ReceiptsListing } from './receipts.listing';
-import { ReceiptsProjection } from './receipts.projection';
 import { ReceiptsService } from './receipts.service';
 
 @Module({
+  imports: [ReceiptsRepositoryModule],
   controllers: [ReceiptsController],
-  providers: [ReceiptsService, ReceiptsProjection, ReceiptsListing],
-  exports: [ReceiptsService],
+  providers: [ReceiptsService, ReceiptsListing],
+  exports: [ReceiptsRepositoryModule, ReceiptsService],
 })
 export class ReceiptsModule {}

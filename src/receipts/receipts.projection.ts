@@ -1,25 +1,18 @@
-import { Injectable, OnModuleInit } from '@nestjs/common';
 import { Tx } from '../database/database.service';
 import { RecordedEvent } from '../ledger/event';
-import { Projection, ProjectionRegistry, unhandled } from '../ledger/projections';
+import { Projection, unhandled } from '../ledger/projections';
 import { RECEIPT_EVENT_TYPES, ReceiptEvent } from './receipts.events';
 import { ReceiptsRepository } from './receipts.repository';
 
 /** The `receipts` read model. */
-@Injectable()
-export class ReceiptsProjection implements Projection<ReceiptEvent>, OnModuleInit {
+export class ReceiptsProjection implements Projection<ReceiptEvent> {
   readonly name = 'receipts';
   readonly tables = ['receipts'];
   readonly eventTypes = RECEIPT_EVENT_TYPES;
 
   constructor(
-    private readonly registry: ProjectionRegistry,
     private readonly receipts: ReceiptsRepository,
   ) {}
-
-  onModuleInit(): void {
-    this.registry.register(this);
-  }
 
   async evolve(tx: Tx, e: RecordedEvent<ReceiptEvent>): Promise<void> {
     switch (e.type) {

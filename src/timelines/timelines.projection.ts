@@ -1,28 +1,21 @@
-import { Injectable, OnModuleInit } from '@nestjs/common';
 import { verifyTimeline } from '../core/aer1';
 import { ndjsonTexts, splitJsonArray } from '../common/raw-json';
 import { Tx } from '../database/database.service';
 import { RecordedEvent } from '../ledger/event';
-import { Projection, ProjectionRegistry, UNCHECKED, unhandled } from '../ledger/projections';
+import { Projection, UNCHECKED, unhandled } from '../ledger/projections';
 import { boolParam } from '../database/rows';
 import { EndpointCommitmentRecordedData, TIMELINE_EVENT_TYPES, TimelineEntryAppendedData, TimelineEvent, TimelineImportedData } from './timelines.events';
 import { CommitmentRow, TimelineEntryRow, TimelineRow, TimelinesRepository } from './timelines.repository';
 
 /** The `timelines`, `timeline_entries` and `commitments` read models. */
-@Injectable()
-export class TimelinesProjection implements Projection<TimelineEvent>, OnModuleInit {
+export class TimelinesProjection implements Projection<TimelineEvent> {
   readonly name = 'timelines';
   readonly tables = ['timelines', 'timeline_entries', 'commitments'];
   readonly eventTypes = TIMELINE_EVENT_TYPES;
 
   constructor(
-    private readonly registry: ProjectionRegistry,
     private readonly timelines: TimelinesRepository,
   ) {}
-
-  onModuleInit(): void {
-    this.registry.register(this);
-  }
 
   async evolve(tx: Tx, e: RecordedEvent<TimelineEvent>): Promise<void> {
     switch (e.type) {

@@ -1,5 +1,9 @@
 import { BullModule } from '@nestjs/bullmq';
-import { DynamicModule, Module, Provider } from '@nestjs/common';
+import { DynamicModule, Module, Provider, Type } from '@nestjs/common';
+import { ReceiptsRepositoryModule } from '../receipts/receipts-repository.module';
+import { TimelinesRepositoryModule } from '../timelines/timelines-repository.module';
+import { WorkflowsRepositoryModule } from '../workflows/workflows-repository.module';
+import { VerificationBatchesRepositoryModule } from './verification-batches-repository.module';
 import { BatchDispatcher, InProcessDispatcher, RedisDispatcher } from './dispatchers';
 import { producerConnection, QUEUE_OPTIONS, readQueueOptions, VERIFICATION_QUEUE, workerConnection } from './queue-options';
 import { queueDashboardModules } from './queue-dashboard';
@@ -7,7 +11,6 @@ import { VerificationBatchesController } from './verification-batches.controller
 import { VerificationBatchesListing } from './verification-batches.listing';
 import { VerificationBatchesService } from './verification-batches.service';
 import { VerificationProcessor } from './verification.processor';
-import { VerificationProjection } from './verification.projection';
 import { VERIFICATION_WORKER_HOST, workerHandle, workerHostClass } from './verification.worker-host';
 
 /**
@@ -33,8 +36,8 @@ export class VerificationQueueModule {
 
   private static build(env: Record<string, string | undefined>, mode: 'api' | 'worker'): DynamicModule {
     const options = readQueueOptions(env);
-    const providers: Provider[] = [{ provide: QUEUE_OPTIONS, useValue: options }, VerificationProcessor, VerificationProjection];
-    const imports: DynamicModule[] = [];
+    const providers: Provider[] = [{ provide: QUEUE_OPTIONS, useValue: options }, VerificationProcessor];
+    const imports: (DynamicModule | Type)[] = [VerificationBatchesRepositoryModule, ReceiptsRepositoryModule, TimelinesRepositoryModule, WorkflowsRepositoryModule];
     const exports: (symbol | typeof VerificationProcessor | typeof BatchDispatcher)[] = [VerificationProcessor];
     if (options.redisUrl) {
       const url = options.redisUrl;

@@ -7,9 +7,9 @@ import { pages, parseStoredJson, Queryable } from '../database/rows';
 import { LedgerService, NO_CONCURRENCY_CHECK } from '../ledger/ledger.service';
 import { streams } from '../ledger/streams';
 import { receiptOf } from '../receipts/receipts.service';
-import { ReceiptsRepository } from '../receipts/receipts.repository';
+import { ReceiptReads } from '../receipts/receipt-reads';
 import { TimelinesRepository } from '../timelines/timelines.repository';
-import { WorkflowsRepository } from '../workflows/workflows.repository';
+import { WorkflowReads } from '../workflows/workflow-reads';
 import { ChunkData, ResultRecord, SeqTarget } from './batch.types';
 import { VerificationBatchesRepository } from './verification-batches.repository';
 import { BatchEvent, ResultsRecordedData } from './verification.events';
@@ -45,9 +45,9 @@ export class VerificationProcessor {
     private readonly ledger: LedgerService,
     @Inject(QUEUE_OPTIONS) private readonly options: VerificationQueueOptions,
     private readonly batches: VerificationBatchesRepository,
-    private readonly receipts: ReceiptsRepository,
+    private readonly receipts: ReceiptReads,
     private readonly timelines: TimelinesRepository,
-    private readonly workflows: WorkflowsRepository,
+    private readonly workflows: WorkflowReads,
     private readonly urls: PublicUrls,
     @Optional() private readonly webhooks?: WebhookDispatcher,
     @Optional() private readonly metrics?: LedgerMetrics,

@@ -1,7 +1,6 @@
-import { Injectable, OnModuleInit } from '@nestjs/common';
 import { Tx } from '../database/database.service';
 import { RecordedEvent } from '../ledger/event';
-import { Projection, ProjectionRegistry, unhandled } from '../ledger/projections';
+import { Projection, unhandled } from '../ledger/projections';
 import { VERIFICATION_TABLE_NAMES } from './schema';
 import { VerificationBatchesRepository } from './verification-batches.repository';
 import { BATCH_EVENT_TYPES, BatchEvent } from './verification.events';
@@ -10,20 +9,14 @@ import { BATCH_EVENT_TYPES, BatchEvent } from './verification.events';
  * `verification_batches` and `verification_results` from the `batch:<id>`
  * streams (idempotent on replay: see {@link VerificationBatchesRepository}).
  */
-@Injectable()
-export class VerificationProjection implements Projection<BatchEvent>, OnModuleInit {
+export class VerificationProjection implements Projection<BatchEvent> {
   readonly name = 'verification_batches';
   readonly tables = VERIFICATION_TABLE_NAMES;
   readonly eventTypes = BATCH_EVENT_TYPES;
 
   constructor(
-    private readonly registry: ProjectionRegistry,
     private readonly batches: VerificationBatchesRepository,
   ) {}
-
-  onModuleInit(): void {
-    this.registry.register(this);
-  }
 
   async evolve(tx: Tx, e: RecordedEvent<BatchEvent>): Promise<void> {
     switch (e.type) {

@@ -2,6 +2,7 @@ import { DynamicModule, Global, Module } from '@nestjs/common';
 import { WebhookDispatcher } from './webhook.dispatcher';
 import { WebhooksController } from './webhooks.controller';
 import { WebhooksService } from './webhooks.service';
+import { WebhooksRepository } from './webhooks.repository';
 
 /**
  * Webhooks: `forRoot(env)` (the API) adds POST/GET/DELETE /api/webhooks;
@@ -25,7 +26,7 @@ export class WebhooksModule {
     return {
       module: WebhooksModule,
       controllers: http ? [WebhooksController] : [],
-      providers: [WebhookDispatcher, ...(http ? [WebhooksService] : [])],
+      providers: [WebhookDispatcher, WebhooksRepository, ...(http ? [WebhooksService] : [])],
       exports: [WebhookDispatcher],
     };
   }

@@ -1,15 +1,16 @@
 import { Module } from '@nestjs/common';
+import { ReceiptsRepositoryModule } from '../receipts/receipts-repository.module';
+import { WorkflowsRepositoryModule } from './workflows-repository.module';
 import { ReceiptsModule } from '../receipts/receipts.module';
 import { WorkflowsController } from './workflows.controller';
 import { WorkflowsListing } from './workflows.listing';
-import { WorkflowsProjection } from './workflows.projection';
 import { WorkflowsService } from './workflows.service';
 
 /** Workflow receipts (S8): record, assemble, verify. */
 @Module({
-  imports: [ReceiptsModule],
+  imports: [WorkflowsRepositoryModule, ReceiptsRepositoryModule, ReceiptsModule],
   controllers: [WorkflowsController],
-  providers: [WorkflowsService, WorkflowsProjection, WorkflowsListing],
-  exports: [WorkflowsService],
+  providers: [WorkflowsService, WorkflowsListing],
+  exports: [WorkflowsRepositoryModule, WorkflowsService],
 })
 export class WorkflowsModule {}

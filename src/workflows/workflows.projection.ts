@@ -1,26 +1,19 @@
-import { Injectable, OnModuleInit } from '@nestjs/common';
 import { isObject } from '../core/aer1';
 import { Tx } from '../database/database.service';
 import { RecordedEvent } from '../ledger/event';
-import { Projection, ProjectionRegistry, unhandled } from '../ledger/projections';
+import { Projection, unhandled } from '../ledger/projections';
 import { WORKFLOW_EVENT_TYPES, WorkflowEvent } from './workflows.events';
 import { WorkflowsRepository } from './workflows.repository';
 
 /** The `workflows` and `workflow_steps` read models (receipt ids lowercased). */
-@Injectable()
-export class WorkflowsProjection implements Projection<WorkflowEvent>, OnModuleInit {
+export class WorkflowsProjection implements Projection<WorkflowEvent> {
   readonly name = 'workflows';
   readonly tables = ['workflows', 'workflow_steps'];
   readonly eventTypes = WORKFLOW_EVENT_TYPES;
 
   constructor(
-    private readonly registry: ProjectionRegistry,
     private readonly workflows: WorkflowsRepository,
   ) {}
-
-  onModuleInit(): void {
-    this.registry.register(this);
-  }
 
   async evolve(tx: Tx, e: RecordedEvent<WorkflowEvent>): Promise<void> {
     switch (e.type) {

@@ -15,7 +15,8 @@ import { ProjectionGuard } from '../ledger/projection-guard';
 import { EventsRepository, Writer } from '../ledger/events.repository';
 import { streams } from '../ledger/streams';
 import { receiptOf } from '../receipts/receipts.service';
-import { ReceiptRow, ReceiptsRepository } from '../receipts/receipts.repository';
+import { ReceiptReads } from '../receipts/receipt-reads';
+import type { ReceiptRow } from '../receipts/receipts.repository';
 import { OUTPUT_HASH_CONSTRUCTION, OUTPUT_HASH_NOT_HELD, workflowOutputHash } from './output-hash';
 import type { Principal } from '../auth/api-keys.service';
 import { recordedBy, sameOwner } from '../auth/permissions';
@@ -126,7 +127,7 @@ export class WorkflowsService {
     private readonly ledger: LedgerService,
     private readonly urls: PublicUrls,
     private readonly workflows: WorkflowsRepository,
-    private readonly receipts: ReceiptsRepository,
+    private readonly receipts: ReceiptReads,
     private readonly events: EventsRepository,
     private readonly config: ConfigService<AppConfig, true>,
     private readonly guard: ProjectionGuard,

@@ -8,7 +8,7 @@
 import { CheckpointSigner } from '../../src/log/checkpoint-signer';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { CheckpointLocator } from '../../src/common/checkpoint-locator';
+import { CheckpointLocator } from '../../src/log/checkpoint-locator';
 import { ApiKeysService } from '../../src/auth/api-keys.service';
 import { buildTimeline, commitmentFor, receiptFor } from '../coverage/fixtures';
 import { outcomeFor, PAYMENT_STEPS, paymentPlan } from '../outcomes/fixtures';

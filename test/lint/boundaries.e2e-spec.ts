@@ -22,6 +22,10 @@ const FORBIDDEN: [string, string, string][] = [
   ['migrations/sqlite/1999999999999-Planted.ts', "import { buildTree } from '../../src/log/tree-build';\nexport const x = buildTree;\n", 'no-restricted-imports'],
   ['test/planted/spawn.spec.ts', "import { spawn } from 'node:child_process';\nexport const x = spawn;\n", 'no-restricted-imports'],
   ['test/planted/app.spec.ts', "import { startApp } from '../helpers/app';\nexport const x = startApp;\n", 'no-restricted-imports'],
+  ['src/badges/planted-repository.ts', "import { ReceiptsRepository } from '../receipts/receipts.repository';\nexport const x = ReceiptsRepository;\n", '@typescript-eslint/no-restricted-imports'],
+  ['src/timelines/dto/planted-repository.ts', "import { PlansRepository } from '../../coverage/plans.repository';\nexport const x = PlansRepository;\n", '@typescript-eslint/no-restricted-imports'],
+  // A file whose older reads of another module's repository are listed takes no new one.
+  ['src/log/log.controller.ts', "import { CoverageReportsRepository } from '../coverage/coverage-reports.repository';\nimport { WorkflowsRepository } from '../workflows/workflows.repository';\nexport const x = [CoverageReportsRepository, WorkflowsRepository];\n", '@typescript-eslint/no-restricted-imports'],
 ];
 
 const ALLOWED: [string, string][] = [
@@ -31,6 +35,11 @@ const ALLOWED: [string, string][] = [
   ['migrations/sqlite/1999999999998-Allowed.ts', "import { backfillTree } from '../frozen/1764500000000-tree-backfill';\nexport const x = backfillTree;\n"],
   ['test/planted/spawn.e2e-spec.ts', "import { spawn } from 'node:child_process';\nexport const x = spawn;\n"],
   ['test/planted/app.medium-spec.ts', "import { startApp } from '../helpers/app';\nexport const x = startApp;\n"],
+  ['src/receipts/allowed-own-repository.ts', "import { ReceiptsRepository } from './receipts.repository';\nexport const x = ReceiptsRepository;\n"],
+  ['src/coverage/allowed-events.ts', "import { EventsRepository } from '../ledger/events.repository';\nexport const x = EventsRepository;\n"],
+  ['src/coverage/allowed-row-type.ts', "import type { ReceiptRow } from '../receipts/receipts.repository';\nexport type X = ReceiptRow;\n"],
+  ['src/public-pages/timeline-view.ts', "import { TimelinesRepository } from '../timelines/timelines.repository';\nexport const x = TimelinesRepository;\n"],
+  ['src/timelines/dto/allowed-own.ts', "import type { CommitmentRow } from '../timelines.repository';\nexport type X = CommitmentRow;\n"],
 ];
 
 interface LintResult {

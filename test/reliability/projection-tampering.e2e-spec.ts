@@ -19,7 +19,7 @@ import { Readable, Writable } from 'node:stream';
 import { run } from '../../src/cli/main';
 import { timelineEntries } from '../../src/cli/generate';
 import { ProjectionRegistry } from '../../src/ledger/projections';
-import { standaloneProjections } from '../../src/ledger/standalone-projections';
+import { projectionRegistry } from '../../src/projections';
 import { buildTimeline, commitmentFor, EIGHT_STEPS, eightStepPlan } from '../coverage/fixtures';
 import { DIALECTS, startApp, TestApp } from '../helpers/app';
 import { vector } from '../helpers/corpus';
@@ -214,7 +214,7 @@ describe.each(DIALECTS)('projection checks on %s', (dialect) => {
     // The job's 8, the import's 5, and the entry naming receipt a for the outcome (issue 26).
     expect(tables.find((x) => x.table === 'timeline_entries')!.rows_checked).toBe(8 + 5 + 1);
     // The offline audit replays through the same projections as the service.
-    expect([...standaloneProjections().tables()].sort()).toEqual([...t.app.get(ProjectionRegistry).tables()].sort());
+    expect([...projectionRegistry().tables()].sort()).toEqual([...t.app.get(ProjectionRegistry).tables()].sort());
     expect((await cli(target, false)).code).toBe(0);
   });
 

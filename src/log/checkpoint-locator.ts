@@ -3,7 +3,7 @@ import type { CheckpointRef } from '../core/checkpoint-ref';
 import { DatabaseService } from '../database/database.service';
 import { EventsRepository } from '../ledger/events.repository';
 import { streams } from '../ledger/streams';
-import { LogService } from '../log/log.service';
+import { LogService } from './log.service';
 
 /** What a checkpoint is asked for: a record named by kind and id, at its ledger position. */
 export interface CheckpointQuery {
