@@ -7,7 +7,8 @@
  * hold one).
  */
 import { validatePlan } from '../../src/core/coverage/plan';
-import { CLOSE_MARKER_TOOL, CoverageReportContent, reconcile } from '../../src/core/coverage/reconcile';
+import { CLOSE_MARKER_TOOL, CoverageReportContent, reconcile, reportDigest } from '../../src/core/coverage/reconcile';
+import { renderCoverageText } from '../../src/cli/commands/coverage';
 import { buildTimeline, commitmentFor, Entry, receiptsFor, StepSpec, uuidFor } from './fixtures';
 
 const PLAN = {
@@ -54,6 +55,10 @@ describe('the ledger closing marker', () => {
     expect(r.counts).toMatchObject({ recorded_actions: 2, unplanned_actions: 0, covered: 2 });
     // The marker still counts in the chain: three entries, closed, bound by the commitment.
     expect(r.integrity).toMatchObject({ verdict: 'valid', entry_count: 3, closed: true, commitment: { state: 'binding' } });
+    // `aer1 coverage` says so.
+    const text = renderCoverageText(r, reportDigest(r), { used: 3, rejected: [] });
+    expect(text).toContain('unplanned actions (flag): none');
+    expect(text).toContain(`close: seq 3, the ledger's closing marker (aer1.job.close, receipt ${uuidFor('job-close/3')}): not an action`);
   });
 
   test('an aer1.job.close entry that is not the last is an action (unplanned)', () => {
@@ -76,6 +81,7 @@ describe('the ledger closing marker', () => {
     const r = report([FETCH, SCREEN]);
     expect(r.result).toBe('full_coverage');
     expect('close' in r).toBe(false);
+    expect(renderCoverageText(r, reportDigest(r), { used: 2, rejected: [] })).not.toContain('closing marker');
   });
 
   test('only the exact reserved name is the marker', () => {

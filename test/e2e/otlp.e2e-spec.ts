@@ -212,12 +212,12 @@ describe.each(DIALECTS)('OTLP traces in on %s', (dialect) => {
       .send(JSON.stringify({ job_id: job, title: 'otlp close', unplanned: 'flag', expected_actions: tools.map((tool) => ({ action_id: tool, tool, accepted_provenance: ['LOGGED BY AGENT'] })) }));
     expect(plan.status).toBe(201);
   };
-  /** Issue a coverage report for `job` and read it back. */
+  /** Issue a coverage report for `job` and read it back (`report_id` and the report content). */
   const coverageOf = async (job: string) => {
     const r = await t.http.post('/api/coverage-reports').set('Authorization', `Bearer ${t.keys.auditor}`).set('Content-Type', 'application/json').send(JSON.stringify({ job_id: job }));
     expect(r.status).toBe(201);
     // eslint-disable-next-line @typescript-eslint/no-explicit-any
-    return (await t.http.get(`/api/coverage-reports/${r.body.report_id as string}`)).body.report as any;
+    return (await t.http.get(`/api/coverage-reports/${r.body.report_id as string}`)).body as { report_id: string; report: any };
   };
   const verified = async (job: string) => {
     const v = (await t.http.get(`/api/jobs/${job}/verify`)).body as Entry;
@@ -230,7 +230,7 @@ describe.each(DIALECTS)('OTLP traces in on %s', (dialect) => {
     const tl = await timeline('conv-full-agent');
     expect(tl.entries.map((e) => [e.seq, e.tool, e.close ?? false])).toEqual([[1, 'search', false], [2, 'summarize', true]]);
     expect(await verified('conv-full-agent')).toEqual(['valid', true, true]);
-    const report = await coverageOf('conv-full-agent');
+    const { report } = await coverageOf('conv-full-agent');
     expect(report.result).toBe('full_coverage');
     expect(report.findings).toEqual([]);
     expect(report.unplanned).toEqual({ policy: 'flag', finding: false, actions: [] });
@@ -248,10 +248,13 @@ describe.each(DIALECTS)('OTLP traces in on %s', (dialect) => {
     expect(tl.entries.map((e) => [e.seq, e.tool, e.close ?? false])).toEqual([[1, 'step', false], [2, 'aer1.job.close', true]]);
     expect(Buffer.from(tl.entries[1].canonical_bytes as string, 'base64').toString('utf8')).toBe('{"closed_by":"api","job_id":"conv-full-close"}');
     expect(await verified('conv-full-close')).toEqual(['valid', true, true]);
-    let report = await coverageOf('conv-full-close');
+    const issued = await coverageOf('conv-full-close');
+    let report = issued.report;
     expect([report.result, report.findings, report.unplanned.actions]).toEqual(['full_coverage', [], []]);
     expect(report.counts).toMatchObject({ covered: 1, recorded_actions: 1, unplanned_actions: 0 });
     expect(report.close).toEqual({ seq: 2, tool: 'aer1.job.close', receipt_id: tl.entries[1].id });
+    const page = await t.http.get(`/coverage/${issued.report_id}`);
+    expect(page.text).toMatch(/Closed by the ledger's closing marker, <a href="[^"]*#entry-2">entry 2<\/a> \(<bdi>aer1\.job\.close<\/bdi>\): the close, not an action\./);
 
     // (c) The invoke_agent span in a later request than the tool calls: its receipt, with the reserved tool.
     await planFor('job-late-agent', ['fetch']);
@@ -267,7 +270,7 @@ describe.each(DIALECTS)('OTLP traces in on %s', (dialect) => {
     const receipt = (await t.http.get(`/api/receipts/${tl.entries[1].id as string}`)).body;
     expect(JSON.parse(receipt.raw ?? JSON.stringify(receipt.receipt))).toMatchObject({ tool: 'aer1.job.close', tool_context: { source: 'otlp', span_name: 'invoke_agent late' } });
     expect(await verified('job-late-agent')).toEqual(['valid', true, true]);
-    report = await coverageOf('job-late-agent');
+    report = (await coverageOf('job-late-agent')).report;
     expect([report.result, report.findings, report.unplanned.actions]).toEqual(['full_coverage', [], []]);
     expect(report.close).toEqual({ seq: 2, tool: 'aer1.job.close', receipt_id: tl.entries[1].id });
     // The same agent span again: recorded once.
