@@ -67,6 +67,7 @@ export const LEDGER_ERROR_CODES = [
   'receipt_id_conflict',
   'receipt_not_in_job',
   'receipt_not_recorded',
+  'reserved_tool',
   'seq_not_contiguous',
   'server_busy',
   'step_receipt_missing',

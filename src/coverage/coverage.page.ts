@@ -236,6 +236,7 @@ ${outcomesSection(r, links)}
 
 <h2>Unplanned actions (${text(r.unplanned.policy === 'flag' ? 'flagged' : 'allowed')})</h2>
 ${r.unplanned.actions.length ? evidenceList(r.unplanned.actions, links) : '<p>None recorded.</p>'}
+${r.close ? `<p>Closed by the ledger's closing marker, <a href="${escapeHtml(links.entry(Number(r.close.seq)))}">entry ${Number(r.close.seq)}</a> (${text(r.close.tool)}): the close, not an action.</p>` : ''}
 
 <h2>Findings</h2>
 ${r.findings.length ? `<ul id="findings">${r.findings.slice(0, PAGE_FINDINGS).map((f) => `<li><code>${text(f.code)}</code>: ${text(f.message)}${f.seq !== undefined ? ` (<a href="${escapeHtml(links.entry(f.seq))}">entry ${text(f.seq)}</a>)` : ''}</li>`).join('')}</ul>${more(r.findings.length, PAGE_FINDINGS)}` : '<p>None.</p>'}

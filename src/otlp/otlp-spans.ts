@@ -9,6 +9,7 @@
 import { createHash } from 'node:crypto';
 import { BadInputError } from '../common/errors';
 import { identifierProblem } from '../core/text';
+import { CLOSE_MARKER_TOOL } from '../core/coverage/types';
 import { AttrValue, OtlpSpan, STATUS_ERROR } from './otlp-decode';
 
 /** The attributes the ledger reads, and the one type each must have. */
@@ -22,10 +23,15 @@ export const ATTR = {
 } as const;
 const STRING_ATTRS = [ATTR.operation, ATTR.tool, ATTR.job, ATTR.conversation, ATTR.result];
 
-/** The tool name of the closing entry written for an `invoke_agent` span. */
+/** The `gen_ai.operation.name` of an agent span: it closes the jobs of the tool calls it encloses. */
 export const INVOKE_AGENT = 'invoke_agent';
 
-/** One span the ledger records: a tool call (`execute_tool`) or the close of a job (`invoke_agent`). */
+/**
+ * One span the ledger records: a tool call (`execute_tool`) or the close of
+ * a job (`invoke_agent`; tool {@link CLOSE_MARKER_TOOL}, written as the
+ * ledger's closing marker only when no tool call of its job in the same
+ * request can carry the close).
+ */
 export interface SpanRecord {
   span: OtlpSpan;
   kind: 'tool_call' | 'agent_close';
@@ -66,8 +72,11 @@ export interface SpanPlan {
  * span start order (ties: the order of the request); `aer1.job.close = true` closes
  * its job with that entry; an `invoke_agent` span closes the jobs of the
  * tool calls it encloses in this request, and its own job (the same rule)
- * when it names one or is a root span. 400 `otlp_attribute_type` for an
- * attribute of another type than documented, in any span.
+ * when it names one or is a root span (records of tool {@link CLOSE_MARKER_TOOL},
+ * after the tool calls). A tool call whose tool is the reserved
+ * {@link CLOSE_MARKER_TOOL} is refused (`reserved_tool`). 400
+ * `otlp_attribute_type` for an attribute of another type than documented,
+ * in any span.
  */
 export function planSpans(spans: readonly OtlpSpan[]): SpanPlan {
   spans.forEach(checkTypes);
@@ -96,6 +105,10 @@ export function planSpans(spans: readonly OtlpSpan[]): SpanPlan {
       rejected.push(reject(s, job, 'missing_tool_name', `an execute_tool span needs a non-empty ${ATTR.tool}`));
       continue;
     }
+    if (tool === CLOSE_MARKER_TOOL) {
+      rejected.push(reject(s, job, 'reserved_tool', `the tool ${JSON.stringify(CLOSE_MARKER_TOOL)} is reserved for the ledger's closing marker; close with ${ATTR.close} = true or an invoke_agent span`));
+      continue;
+    }
     records.push(record(s, 'tool_call', job, tool, s.attributes.get(ATTR.close)?.type === 'bool' && (s.attributes.get(ATTR.close) as { value: boolean }).value));
   }
   // Each agent span closes after every tool call of its jobs in this request.
@@ -105,7 +118,7 @@ export function planSpans(spans: readonly OtlpSpan[]): SpanPlan {
     if ((a.parent_span_id === null || str(a, ATTR.job) !== undefined || str(a, ATTR.conversation) !== undefined) && identifierProblem(ATTR.job, own) === null) jobs.add(own);
     if (jobs.size === 0) notRecorded++;
     for (const job of jobs) {
-      records.push(record(a, 'agent_close', job, INVOKE_AGENT, true, jobs.size > 1 ? `:${job}` : ''));
+      records.push(record(a, 'agent_close', job, CLOSE_MARKER_TOOL, true, jobs.size > 1 ? `:${job}` : ''));
     }
   }
   return { records, rejected, not_recorded: notRecorded };

@@ -10,6 +10,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { entryDigest, JsonObject } from '../core/aer1';
 import { LedgerError, NotFoundError } from '../common/errors';
 import { assertIdentifier } from '../core/text';
+import { CLOSE_MARKER_TOOL } from '../core/coverage/types';
 import { PublicUrls } from '../common/urls';
 import { DatabaseService, Tx } from '../database/database.service';
 import { LedgerService, NO_CONCURRENCY_CHECK, STREAM_DOES_NOT_EXIST } from '../ledger/ledger.service';
@@ -27,9 +28,6 @@ import { TimelineReads } from '../timelines/timeline-reads';
 import { CommitmentsService } from '../timelines/commitments.service';
 import type { OtlpSpan } from './otlp-decode';
 import { planSpans, provenanceOf, receiptText, SpanRecord, SpanRejection, spanTime } from './otlp-spans';
-
-/** The tool name of the closing entry `POST /api/jobs/{id}/close` appends. */
-export const CLOSE_TOOL = 'aer1.job.close';
 
 /** Spans recorded between two turns of the event loop on PostgreSQL. */
 const YIELD_EVERY = 64;
@@ -84,7 +82,9 @@ export class OtlpService {
 
   /**
    * Record the tool calls and closes of `spans` (docs/otlp.md) in one write
-   * transaction. A span recorded before with the same receipt bytes counts
+   * transaction. An `invoke_agent` close sets `close: true` on the last tool
+   * call of its job in this request; with none, the ledger writes its closing
+   * marker (tool `aer1.job.close`, the span's receipt). A span recorded before with the same receipt bytes counts
    * as a duplicate; with other bytes it is rejected (`span_conflict`); spans
    * of a closed job are rejected (`job_closed`), of an imported timeline
    * (`timeline_imported`), of another owner's job (`not_owner`,
@@ -121,6 +121,7 @@ export class OtlpService {
         const last = await this.lastEntry(tx, jobId);
         let closed = last?.head.closed ?? false;
         const accepted: Item[] = [];
+        let merged = 0;
         for (const it of items) {
           const r = it.record!;
           if (closed || (r.kind === 'agent_close' && row === null && accepted.length === 0)) {
@@ -129,20 +130,30 @@ export class OtlpService {
             else answer.rejected.push(rejection(r, 'job_closed', `job ${JSON.stringify(jobId)} is closed: tool call ${JSON.stringify(r.tool)} (span ${JSON.stringify(r.span.name)}, ${r.span.trace_id}/${r.span.span_id}) was not recorded`));
             continue;
           }
+          const prev = accepted[accepted.length - 1];
+          if (r.kind === 'agent_close' && prev !== undefined) {
+            // The close comes with the job's last tool call (agent closes follow every tool call): that entry closes, no closing marker.
+            prev.close = true;
+            closed = true;
+            merged++;
+            continue;
+          }
+          // A close with no tool call of its job in this request: the ledger's closing marker (tool aer1.job.close).
           accepted.push(it);
           closed = it.close;
         }
         if (accepted.length === 0) continue;
         answer.jobs.push(await this.append(tx, jobId, row, last, accepted, by));
-        answer.recorded += accepted.length;
+        answer.recorded += accepted.length + merged;
       }
       return answer;
     });
   }
 
   /**
-   * `POST /api/jobs/{id}/close`: close an appended timeline with a closing
-   * entry the ledger writes (tool `aer1.job.close`, its receipt's bytes
+   * `POST /api/jobs/{id}/close`: close an appended timeline with the ledger's
+   * closing marker (tool `aer1.job.close`, not counted as an action by
+   * coverage; its receipt's bytes
    * `{"closed_by":"api","job_id":...}`, the key's provenance as for spans),
    * and issue the ledger's endpoint commitment. 404 `not_found` (no
    * timeline), 409 `timeline_closed`, `timeline_imported`; 403 `not_owner`,
@@ -164,7 +175,7 @@ export class OtlpService {
       const now = spanTime(BigInt(Date.now()) * 1_000_000n);
       const text = JSON.stringify({
         id,
-        tool: CLOSE_TOOL,
+        tool: CLOSE_MARKER_TOOL,
         timestamp: now,
         tool_context: { source: 'api', job_id: jobId },
         provenance_class: provenance,
@@ -175,7 +186,7 @@ export class OtlpService {
         verification_status: provenance === 'OBSERVED VIA GATEWAY' ? 'execution_observed' : 'agent_reported',
         status: 'ok',
       });
-      return this.append(tx, jobId, row, last, [{ receipt_id: id, receipt_text: text, tool: CLOSE_TOOL, bytes, status: 'ok', result_captured: true, close: true, record: null }], by);
+      return this.append(tx, jobId, row, last, [{ receipt_id: id, receipt_text: text, tool: CLOSE_MARKER_TOOL, bytes, status: 'ok', result_captured: true, close: true, record: null }], by);
     });
   }
 

@@ -50,7 +50,7 @@ export class TimelinesController {
   @ApiCreated('EntriesAppended', 'appended')
   @ApiErrors([...WRITE_ERRORS, 409], {
     409: '`seq_not_contiguous`, `link_mismatch`, `genesis_prev_digest`, `timeline_closed`, `timeline_imported` (`reasons` holds the same code).',
-    422: '`verification_failed` (malformed entry), `job_id_mismatch`, `malformed_array`, `no_entries`.',
+    422: '`verification_failed` (malformed entry), `job_id_mismatch`, `reserved_tool` (the tool `aer1.job.close` is the ledger\'s closing marker), `malformed_array`, `no_entries`.',
   })
   async append(@Param('job_id') jobId: string, @JsonBody() body: RawJson, @Caller() caller: Principal, @Res({ passthrough: true }) res: Response) {
     const r = await this.timelines.append(jobId, body, caller);
@@ -76,7 +76,7 @@ export class TimelinesController {
   })
   @ApiCreated('TimelineImported', 'imported')
   @ApiAnswer(200, 'TimelineImported', 'the same body was already imported')
-  @ApiErrors([...WRITE_ERRORS, 409], { 409: '`timeline_exists`.', 422: '`verification_failed` with `reasons`, `job_id_mismatch`, `malformed_array`.' })
+  @ApiErrors([...WRITE_ERRORS, 409], { 409: '`timeline_exists`.', 422: '`verification_failed` with `reasons`, `job_id_mismatch`, `reserved_tool`, `malformed_array`.' })
   async import(@Param('job_id') jobId: string, @RawBody() bytes: Buffer, @Req() req: Request, @Caller() caller: Principal, @Res({ passthrough: true }) res: Response) {
     const type = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
     const body = NDJSON_TYPES.includes(type) ? parseNdjsonRequest(bytes) : parseRequestJson(bytes);

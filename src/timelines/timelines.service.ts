@@ -13,6 +13,7 @@ import { CommitmentTrustService } from '../log/commitment-trust.service';
 import { LedgerError, UnprocessableError, VerificationFailedError } from '../common/errors';
 import { RawJson, splitJsonArray } from '../common/raw-json';
 import { assertIdentifier } from '../core/text';
+import { CLOSE_MARKER_TOOL } from '../core/coverage/types';
 import { PublicUrls } from '../common/urls';
 import { DatabaseService } from '../database/database.service';
 import { Queryable } from '../database/rows';
@@ -53,7 +54,7 @@ export class TimelinesService {
    * Append one entry or an array of entries to the job's timeline (S7.2),
    * all in one transaction at the stream's current version.
    * 422 `verification_failed` (malformed entry), 422 `job_id_mismatch`,
-   * 409 `timeline_imported`, `timeline_closed`, `seq_not_contiguous`,
+   * 422 `reserved_tool` (an entry with the ledger's tool `aer1.job.close`), 409 `timeline_imported`, `timeline_closed`, `seq_not_contiguous`,
    * `genesis_prev_digest`, `link_mismatch`; 403 `not_owner` (the timeline
    * was started by a key of another owner), `provenance_not_permitted`,
    * `not_plan_owner` (the job's plan names another `recorded_by_owner`).
@@ -72,6 +73,7 @@ export class TimelinesService {
         throw new UnprocessableError('job_id_mismatch', `the entry names job ${JSON.stringify(e.job_id)}, not ${JSON.stringify(jobId)}${where}; nothing was recorded`, { reasons: ['job_id_mismatch'], index: k });
       }
       assertProvenance(by, typeof e.provenance_class === 'string' ? e.provenance_class : null, where);
+      assertNotReserved(e, k, where);
       // The entry id names a receipt: an identifier (the same rule as the job id; the entry is not "invalid" for it).
       assertIdentifier(items.length > 1 ? `entries[${k}].id` : 'id', e.id as string);
       return { text, e, seq: outcome.seq, digest: outcome.entry_digest };
@@ -120,7 +122,8 @@ export class TimelinesService {
   /**
    * Import a complete timeline recorded elsewhere (a JSON array). `valid`
    * and `historical` (-06) timelines are stored with their verdict;
-   * `invalid` is 422 with reasons and nothing stored. The same body again
+   * `invalid` is 422 with reasons and nothing stored; an entry with the
+   * ledger's tool `aer1.job.close` is 422 `reserved_tool`. The same body again
    * is 200 with the same record; anything else for an existing job is 409
    * `timeline_exists`; 403 `provenance_not_permitted` for an entry whose
    * provenance the key may not claim, `not_plan_owner` when the job's plan
@@ -138,6 +141,7 @@ export class TimelinesService {
       throw new UnprocessableError('job_id_mismatch', `entry ${foreign + 1} names job ${JSON.stringify(values[foreign].job_id)}, not ${JSON.stringify(jobId)}; nothing was recorded`, { reasons: ['job_id_mismatch'] });
     }
     values.forEach((e, k) => {
+      assertNotReserved(e, k, ` (entry ${k + 1})`);
       if (typeof e.id === 'string') assertIdentifier(`entries[${k}].id`, e.id);
     });
     // NDJSON (`entries`: the lines' exact texts) or the elements of the JSON array.
@@ -280,6 +284,16 @@ export class TimelinesService {
       verify_url: this.urls.jobVerify(jobId),
     };
   }
+}
+
+/**
+ * 422 `reserved_tool` for an entry whose tool is the ledger's closing marker
+ * ({@link CLOSE_MARKER_TOOL}): only the ledger's own close writes it, so a
+ * producer cannot hide an action as a close (docs/coverage.md).
+ */
+function assertNotReserved(e: JsonObject, index: number, where: string): void {
+  if (e.tool !== CLOSE_MARKER_TOOL) return;
+  throw new UnprocessableError('reserved_tool', `the tool ${JSON.stringify(CLOSE_MARKER_TOOL)} is reserved for the ledger's closing marker${where}: close with \`close: true\` on the last entry or POST /api/jobs/{id}/close; nothing was recorded`, { reasons: ['reserved_tool'], index });
 }
 
 /** Member and format checks of one entry alone (S7.1/S7.2), by the core. */

@@ -84,15 +84,15 @@ describe.each(DIALECTS)('OTLP traces in on %s', (dialect) => {
     expect(tl.entries.map((e) => [e.seq, e.tool, e.provenance_class, e.status, e.close ?? false])).toEqual([
       [1, 'search', 'LOGGED BY AGENT', 'ok', false],
       [2, 'fetch_page', 'LOGGED BY AGENT', 'error', false],
-      [3, 'summarize', 'LOGGED BY AGENT', 'ok', false],
-      [4, 'invoke_agent', 'LOGGED BY AGENT', 'ok', true],
+      // The invoke_agent span came in the same request: the last tool call closes, no closing entry of its own.
+      [3, 'summarize', 'LOGGED BY AGENT', 'ok', true],
     ]);
     // The result exactly as sent; no result: the attributes as JSON, and the entry says so.
     expect(Buffer.from(tl.entries[0].canonical_bytes as string, 'base64').toString('utf8')).toBe('{"hits": [1, 2]}\n');
     expect(tl.entries[0].result_captured).toBe(true);
     expect(tl.entries[1].result_captured).toBe(false);
     expect(Buffer.from(tl.entries[1].canonical_bytes as string, 'base64').toString('utf8')).toBe('{"gen_ai.conversation.id":"conv-proto","gen_ai.operation.name":"execute_tool","gen_ai.tool.name":"fetch_page"}');
-    expect(tl.head).toMatchObject({ seq: 4, closed: true });
+    expect(tl.head).toMatchObject({ seq: 3, closed: true });
     const verify = await t.http.get('/api/jobs/conv-proto/verify');
     expect(verify.body.verdict).toBe('valid');
     expect(tl.commitments).toHaveLength(1);
@@ -111,10 +111,11 @@ describe.each(DIALECTS)('OTLP traces in on %s', (dialect) => {
     // The same spans as protobuf, by hand: recorded already, nothing appended.
     const again = await post(protoRequest(run.spans.map(toSpec)), 'application/x-protobuf');
     expect(again.status).toBe(200);
-    expect(readProtoResponse(again.body as Buffer)).toEqual({ rejected: 0, message: 'recorded 0 span(s), 3 already recorded; 1 span(s) not recorded (not gen_ai.operation.name execute_tool, or a close of nothing)' });
+    // The agent span closed the job with its last tool call (no entry of its own): sent again, it is a close of a closed job, not recorded.
+    expect(readProtoResponse(again.body as Buffer)).toEqual({ rejected: 0, message: 'recorded 0 span(s), 2 already recorded; 2 span(s) not recorded (not gen_ai.operation.name execute_tool, or a close of nothing)' });
     expect(await head()).toBe(before);
     const tl = await timeline('job-otlp-json');
-    expect(tl.entries.map((e) => e.tool)).toEqual(['lookup', 'lookup', 'invoke_agent']);
+    expect(tl.entries.map((e) => [e.tool, e.close ?? false])).toEqual([['lookup', false], ['lookup', true]]);
     expect(tl.head.closed).toBe(true);
   });
 
@@ -203,6 +204,93 @@ describe.each(DIALECTS)('OTLP traces in on %s', (dialect) => {
     expect(find.reported_only_evidence.map((e) => [e.provenance_class, e.receipt_status])).toEqual([['LOGGED BY AGENT', 'ok']]);
     expect(pay.evidence.map((e) => [e.provenance_class, e.outcome, e.receipt_status])).toEqual([['LOGGED BY AGENT', 'failure', 'error']]);
     expect(pay.status).toBe('failed');
+  });
+
+  /** Register a plan for `job` naming `tools` (LOGGED BY AGENT accepted), before anything is recorded. */
+  const planFor = async (job: string, tools: string[]) => {
+    const plan = await t.http.post('/api/plans').set('Authorization', `Bearer ${t.keys.compliance}`).set('Content-Type', 'application/json')
+      .send(JSON.stringify({ job_id: job, title: 'otlp close', unplanned: 'flag', expected_actions: tools.map((tool) => ({ action_id: tool, tool, accepted_provenance: ['LOGGED BY AGENT'] })) }));
+    expect(plan.status).toBe(201);
+  };
+  /** Issue a coverage report for `job` and read it back (`report_id` and the report content). */
+  const coverageOf = async (job: string) => {
+    const r = await t.http.post('/api/coverage-reports').set('Authorization', `Bearer ${t.keys.auditor}`).set('Content-Type', 'application/json').send(JSON.stringify({ job_id: job }));
+    expect(r.status).toBe(201);
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any
+    return (await t.http.get(`/api/coverage-reports/${r.body.report_id as string}`)).body as { report_id: string; report: any };
+  };
+  const verified = async (job: string) => {
+    const v = (await t.http.get(`/api/jobs/${job}/verify`)).body as Entry;
+    return [v.verdict, v.closed, v.truncation_excluded];
+  };
+
+  it('a job closed by its enclosing invoke_agent in the same request has full coverage: the last tool call closes, nothing unplanned', async () => {
+    await planFor('conv-full-agent', ['search', 'summarize']);
+    expect((await agentRun('protobuf', { conversation: 'conv-full-agent', calls: [{ tool: 'search', result: 'x' }, { tool: 'summarize', result: 'y' }] })).results).toEqual([{ code: 0 }]);
+    const tl = await timeline('conv-full-agent');
+    expect(tl.entries.map((e) => [e.seq, e.tool, e.close ?? false])).toEqual([[1, 'search', false], [2, 'summarize', true]]);
+    expect(await verified('conv-full-agent')).toEqual(['valid', true, true]);
+    const { report } = await coverageOf('conv-full-agent');
+    expect(report.result).toBe('full_coverage');
+    expect(report.findings).toEqual([]);
+    expect(report.unplanned).toEqual({ policy: 'flag', finding: false, actions: [] });
+    expect(report.counts).toMatchObject({ covered: 2, expected_actions: 2, recorded_actions: 2, unplanned_actions: 0 });
+    expect(report.close).toBeUndefined();
+  });
+
+  it('a job closed later (close endpoint, or invoke_agent in a later request) ends with the ledger closing marker aer1.job.close: full coverage, the marker listed as the close', async () => {
+    // (b) The close endpoint.
+    await planFor('conv-full-close', ['step']);
+    expect((await agentRun('json', { conversation: 'conv-full-close', calls: [{ tool: 'step', result: '1' }], close: false })).results).toEqual([{ code: 0 }]);
+    const c = await t.http.post('/api/jobs/conv-full-close/close').set('Authorization', `Bearer ${t.keys.producer}`);
+    expect(c.status).toBe(201);
+    let tl = await timeline('conv-full-close');
+    expect(tl.entries.map((e) => [e.seq, e.tool, e.close ?? false])).toEqual([[1, 'step', false], [2, 'aer1.job.close', true]]);
+    expect(Buffer.from(tl.entries[1].canonical_bytes as string, 'base64').toString('utf8')).toBe('{"closed_by":"api","job_id":"conv-full-close"}');
+    expect(await verified('conv-full-close')).toEqual(['valid', true, true]);
+    const issued = await coverageOf('conv-full-close');
+    let report = issued.report;
+    expect([report.result, report.findings, report.unplanned.actions]).toEqual(['full_coverage', [], []]);
+    expect(report.counts).toMatchObject({ covered: 1, recorded_actions: 1, unplanned_actions: 0 });
+    expect(report.close).toEqual({ seq: 2, tool: 'aer1.job.close', receipt_id: tl.entries[1].id });
+    const page = await t.http.get(`/coverage/${issued.report_id}`);
+    expect(page.text).toMatch(/Closed by the ledger's closing marker, <a href="[^"]*#entry-2">entry 2<\/a> \(<bdi>aer1\.job\.close<\/bdi>\): the close, not an action\./);
+
+    // (c) The invoke_agent span in a later request than the tool calls: its receipt, with the reserved tool.
+    await planFor('job-late-agent', ['fetch']);
+    const trace = hexId(21, 16);
+    const call: SpanSpec = { trace, span: hexId(2, 8), parent: hexId(1, 8), name: 'execute_tool fetch', start: 1, attrs: { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'fetch', 'aer1.job_id': 'job-late-agent', 'gen_ai.tool.call.result': 'r' } };
+    const agent: SpanSpec = { trace, span: hexId(1, 8), name: 'invoke_agent late', start: 0, end: 5, attrs: { 'gen_ai.operation.name': 'invoke_agent', 'aer1.job_id': 'job-late-agent' } };
+    expect((await post(protoRequest([call]), 'application/x-protobuf')).status).toBe(200);
+    const late = await post(jsonRequest([agent]), 'application/json');
+    expect(late.body.aer1).toMatchObject({ recorded: 1, jobs: [{ job_id: 'job-late-agent', head: { seq: 2, closed: true }, appended: [{ seq: 2, tool: 'aer1.job.close' }] }] });
+    tl = await timeline('job-late-agent');
+    expect(tl.entries.map((e) => [e.seq, e.tool, e.close ?? false])).toEqual([[1, 'fetch', false], [2, 'aer1.job.close', true]]);
+    expect(Buffer.from(tl.entries[1].canonical_bytes as string, 'base64').toString('utf8')).toBe('{"aer1.job_id":"job-late-agent","gen_ai.operation.name":"invoke_agent"}');
+    const receipt = (await t.http.get(`/api/receipts/${tl.entries[1].id as string}`)).body;
+    expect(JSON.parse(receipt.raw ?? JSON.stringify(receipt.receipt))).toMatchObject({ tool: 'aer1.job.close', tool_context: { source: 'otlp', span_name: 'invoke_agent late' } });
+    expect(await verified('job-late-agent')).toEqual(['valid', true, true]);
+    report = (await coverageOf('job-late-agent')).report;
+    expect([report.result, report.findings, report.unplanned.actions]).toEqual(['full_coverage', [], []]);
+    expect(report.close).toEqual({ seq: 2, tool: 'aer1.job.close', receipt_id: tl.entries[1].id });
+    // The same agent span again: recorded once.
+    expect((await post(jsonRequest([agent]), 'application/json')).body.aer1).toMatchObject({ recorded: 0, duplicates: 1 });
+  });
+
+  it('refuses the reserved tool aer1.job.close from producers (422 reserved_tool; a span in partial_success): nothing written', async () => {
+    const before = await head();
+    const entry = { seq: 1, job_id: 'job-reserved', id: '0b7e4a52-51a4-4c3e-9d0e-5f7b2f2d9a11', tool: 'aer1.job.close', provenance_class: 'LOGGED BY AGENT', canonical_bytes: Buffer.from('x').toString('base64'), prev_digest: '0'.repeat(64), close: true };
+    const append = await t.http.post('/api/jobs/job-reserved/entries').set('Authorization', `Bearer ${t.keys.producer}`).set('Content-Type', 'application/json').send(JSON.stringify(entry));
+    expect([append.status, append.body.error, append.body.reasons]).toEqual([422, 'reserved_tool', ['reserved_tool']]);
+    const imported = await t.http.put('/api/jobs/job-reserved/timeline').set('Authorization', `Bearer ${t.keys.producer}`).set('Content-Type', 'application/json').send(JSON.stringify([entry]));
+    expect([imported.status, imported.body.error]).toEqual([422, 'reserved_tool']);
+    const span: SpanSpec = { trace: hexId(22, 16), span: hexId(1, 8), name: 'execute_tool aer1.job.close', start: 1, attrs: { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'aer1.job.close', 'aer1.job_id': 'job-reserved' } };
+    const r = await post(jsonRequest([span]), 'application/json');
+    expect(r.status).toBe(200);
+    expect(r.body.partialSuccess.rejectedSpans).toBe('1');
+    expect(r.body.aer1.rejected.map((x: Entry) => [x.reason, x.job_id])).toEqual([['reserved_tool', 'job-reserved']]);
+    expect(await head()).toBe(before);
+    expect((await t.http.get('/api/jobs/job-reserved/timeline')).status).toBe(404);
   });
 });
 

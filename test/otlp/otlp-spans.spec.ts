@@ -78,8 +78,8 @@ describe('planSpans', () => {
       ['tool_call', 'conv-1', 't2', false],
       ['tool_call', 'job-x', 't3', false],
       ['tool_call', T1, 't4', false],
-      ['agent_close', 'conv-1', 'invoke_agent', true],
-      ['agent_close', 'job-x', 'invoke_agent', true],
+      ['agent_close', 'conv-1', 'aer1.job.close', true],
+      ['agent_close', 'job-x', 'aer1.job.close', true],
     ]);
     expect(plan.not_recorded).toBe(1);
     expect(plan.records[0].bytes.toString('utf8')).toBe('r1');
@@ -118,6 +118,12 @@ describe('planSpans', () => {
     const plan = planSpans(decodeProtobuf(protoRequest([tool(1, 1, { 'gen_ai.tool.name': '' }), tool(2, 2, { 'aer1.job_id': 'bad\u0007id' }), tool(3, 3, {})])));
     expect(plan.rejected.map((r) => r.reason)).toEqual(['missing_tool_name', 'invalid_job_id']);
     expect(plan.records.map((r) => r.tool)).toEqual(['t3']);
+  });
+
+  test('a tool call named aer1.job.close (the ledger\'s closing marker) is refused alone: reserved_tool', () => {
+    const plan = planSpans(decodeProtobuf(protoRequest([tool(1, 1, { 'gen_ai.tool.name': 'aer1.job.close', 'aer1.job_id': 'job-r' }), tool(2, 2, { 'aer1.job_id': 'job-r' })])));
+    expect(plan.rejected.map((r) => [r.reason, r.job_id, r.span_id])).toEqual([['reserved_tool', 'job-r', hexId(1, 8)]]);
+    expect(plan.records.map((r) => [r.kind, r.tool])).toEqual([['tool_call', 't2']]);
   });
 });
 

@@ -353,6 +353,7 @@ export function renderCoverageText(r: CoverageReportContent, digest: string, rec
   }
   if (outcomes && outcomes.rejected.length) out.push(`outcome reports: ${outcomes.used} used, ${outcomes.rejected.length} rejected (${outcomes.rejected.some((x) => x.reasons.includes('other_job')) ? 'do not verify, or name another job' : 'do not verify'}): ${outcomes.rejected.map((x) => `#${x.index + 1} ${x.reasons.join('/')}`).join(', ')}`);
   out.push(`unplanned actions (${r.unplanned.policy}): ${r.unplanned.actions.length ? r.unplanned.actions.map((u) => `seq ${u.seq} ${safe(u.tool ?? '(no tool)')}`).join(', ') : 'none'}`);
+  if (r.close) out.push(`close: seq ${Number(r.close.seq)}, the ledger's closing marker (${safe(r.close.tool)}${r.close.receipt_id ? `, receipt ${safe(r.close.receipt_id)}` : ''}): not an action`);
   if (receipts.rejected.length) out.push(`receipts: ${receipts.used} used, ${receipts.rejected.length} rejected (do not verify): ${receipts.rejected.map((x) => `#${x.index + 1} ${x.reasons.join('/')}`).join(', ')}`);
   out.push('findings:');
   if (r.findings.length === 0) out.push('  none');

@@ -1,6 +1,6 @@
 /** Receipts and recorded actions: what a timeline or workflow records, as evidence items for the plan (docs/coverage.md). */
 import { decodeStrictBase64, isObject, JsonObject, receiptForm, receiptOfDocument, sha256Hex } from '../aer1';
-import { EvidenceItem, Outcome, ReceiptField, RecordedAction } from './types';
+import { CLOSE_MARKER_TOOL, ClosingMarker, EvidenceItem, Outcome, ReceiptField, RecordedAction } from './types';
 
 /** The outcome a receipt records: core form = success; transport `status` "ok" = success, anything else failure. */
 export function receiptOutcome(doc: unknown): { outcome: Outcome; status: string | null; provenance_class: string | null } {
@@ -25,6 +25,18 @@ export function actionsFromTimeline(entries: readonly unknown[]): RecordedAction
       bytes_hash: bytes === null ? null : sha256Hex(bytes),
     };
   });
+}
+
+/**
+ * The ledger's closing marker of a timeline, or null: its last entry when
+ * that entry's tool is {@link CLOSE_MARKER_TOOL} and it carries `close:
+ * true`. Such an entry is the close, not an action; an entry with that tool
+ * anywhere else, or without `close: true`, is an action like any other.
+ */
+export function closingMarker(entries: readonly unknown[]): ClosingMarker | null {
+  const e = entries[entries.length - 1];
+  if (!isObject(e) || e.tool !== CLOSE_MARKER_TOOL || e.close !== true) return null;
+  return { seq: Number.isSafeInteger(e.seq) ? (e.seq as number) : entries.length, tool: CLOSE_MARKER_TOOL, receipt_id: typeof e.id === 'string' ? e.id : null };
 }
 
 /** Recorded actions of a workflow: its steps, with provenance from the step receipts (null when not recorded). */

@@ -16,12 +16,12 @@
 import { canonicalDigest } from './canonical';
 import { PlanSubject, subjectMember } from './plan';
 import { allocate } from './allocation';
-import { actionsFromTimeline, actionsFromWorkflow, evidenceItem, noEvidence } from './evidence';
+import { actionsFromTimeline, actionsFromWorkflow, closingMarker, evidenceItem, noEvidence } from './evidence';
 import { describeRecorders, recordedBySection, timelineIntegrity, workflowIntegrity } from './integrity';
 import { judge } from './judgement';
 import { OUTCOME_LIMIT, outcomeNamesSubject, reconcileOutcomes } from './outcomes';
 import { OutcomeRequirement } from './plan';
-import { ActionStatus, CoverageReportContent, DOES_NOT_PROVE, Finding, IntegritySection, MATCHING_RULES_REF, PlanMeta, ReconcileInput, RecordedAction, REPORT_FORMAT } from './types';
+import { ActionStatus, ClosingMarker, CoverageReportContent, DOES_NOT_PROVE, Finding, IntegritySection, MATCHING_RULES_REF, PlanMeta, ReconcileInput, RecordedAction, REPORT_FORMAT } from './types';
 
 /** Build the coverage report content. Pure and deterministic: the same inputs give the same content, and so the same digest. */
 export function reconcile(input: ReconcileInput): CoverageReportContent {
@@ -29,9 +29,13 @@ export function reconcile(input: ReconcileInput): CoverageReportContent {
   const subject: PlanSubject = plan.subject;
   let integrity: IntegritySection;
   let recorded: RecordedAction[];
+  let close: ClosingMarker | null = null;
   if (record.kind === 'timeline') {
     integrity = timelineIntegrity(subject.id, record.entries, record.commitments).integrity;
     recorded = record.entries === null ? [] : actionsFromTimeline(record.entries);
+    // The ledger's closing marker is the close, not an action (docs/coverage.md).
+    close = record.entries === null ? null : closingMarker(record.entries);
+    if (close) recorded = recorded.slice(0, -1);
   } else {
     integrity = workflowIntegrity(record.workflow, receipts);
     recorded = record.workflow === null ? [] : actionsFromWorkflow(record.workflow, receipts);
@@ -174,6 +178,7 @@ export function reconcile(input: ReconcileInput): CoverageReportContent {
     integrity,
     actions,
     unplanned: { policy: plan.unplanned, finding: plan.unplanned === 'flag' && unplanned.length > 0, actions: unplanned },
+    ...(close ? { close } : {}),
     counts: {
       expected_actions: total,
       covered,
@@ -204,6 +209,6 @@ export function reportDigest(content: CoverageReportContent): string {
 }
 
 export * from './types';
-export { actionsFromTimeline, actionsFromWorkflow, receiptDisagreement, receiptOutcome } from './evidence';
+export { actionsFromTimeline, actionsFromWorkflow, closingMarker, receiptDisagreement, receiptOutcome } from './evidence';
 export { OUTCOME_STATUSES, outcomeNamesSubject, reconcileOutcomes } from './outcomes';
 export type { ActionOutcome, OutcomeRecord, OutcomeStatus, OutcomesSection } from './outcomes';

@@ -5,6 +5,22 @@ import type { Attestation, AttestationKind } from '../aer1/attestation';
 
 export const REPORT_FORMAT = 'aer1-coverage-report/1';
 
+/**
+ * The reserved tool name of the ledger's closing marker: the entry the
+ * ledger writes to close a timeline when no tool call of the same request
+ * can carry `close: true` (OTLP, `POST /api/jobs/{id}/close`). Producers
+ * cannot write it (422 `reserved_tool`); coverage does not count the marker
+ * as an action ({@link closingMarker}).
+ */
+export const CLOSE_MARKER_TOOL = 'aer1.job.close';
+
+/** The ledger's closing marker as a report lists it (`close`): its entry's seq and receipt id. */
+export interface ClosingMarker {
+  seq: number;
+  tool: typeof CLOSE_MARKER_TOOL;
+  receipt_id: string | null;
+}
+
 /** Statuses of an expected action, most severe first: the reported status is the first that holds. */
 export const ACTION_STATUSES = ['missing', 'reported_only', 'failed', 'out_of_order', 'over_count', 'covered'] as const;
 export type ActionStatus = (typeof ACTION_STATUSES)[number];
@@ -210,6 +226,8 @@ export interface CoverageReportContent {
   integrity: IntegritySection;
   actions: ActionReport[];
   unplanned: { policy: UnplannedPolicy; finding: boolean; actions: EvidenceItem[] };
+  /** The ledger's closing marker (timelines whose last entry is one): the close, not an action (absent otherwise). */
+  close?: ClosingMarker;
   counts: {
     expected_actions: number;
     covered: number;
