@@ -160,7 +160,7 @@ describe.each(DIALECTS)('OTLP traces in on %s', (dialect) => {
     expect([huge.status, huge.body.error]).toEqual([413, 'body_too_large']);
     expect(await head()).toBe(before);
     expect((await t.http.get('/api/jobs/job-bad-input/timeline')).status).toBe(404);
-  });
+  }, 120_000); // encodes 100,000 spans and a 50 MB attribute in the test process: 60 s and more on a loaded 2-core machine
 
   it('needs a producer key (401, 403) and records a gateway key as OBSERVED VIA GATEWAY', async () => {
     const body = protoRequest([{ trace: hexId(10, 16), span: hexId(1, 8), name: 'execute_tool g', start: 1, attrs: { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'g', 'aer1.job_id': 'job-gateway' } }]);
