@@ -18,19 +18,27 @@ export type { PackErrorCode, PackFailure, PackReport } from '../core/pack/check'
 /** RFC 3161 verification (pkijs, asn1js), loaded only when a token is checked. */
 const rfc3161 = (): Promise<typeof Rfc3161> => import('../core/timestamp');
 
-/** Lines of a file as Buffers (split on LF only), streamed. */
+/**
+ * Lines of a file as Buffers (split on LF only), streamed. Linear in the
+ * file's size however long a line is: each chunk is scanned once, and the
+ * pieces of an unfinished line are kept as a list and joined once, when its
+ * LF (or the end of the file) arrives.
+ */
 export async function* fileLines(file: string): AsyncGenerator<Buffer> {
-  let rest: Buffer = Buffer.alloc(0);
-  for await (const chunk of createReadStream(file)) {
-    let buf = rest.length ? Buffer.concat([rest, chunk as Buffer]) : (chunk as Buffer);
+  let pending: Buffer[] = [];
+  for await (const data of createReadStream(file)) {
+    const chunk = data as Buffer;
+    let from = 0;
     let at: number;
-    while ((at = buf.indexOf(0x0a)) >= 0) {
-      yield buf.subarray(0, at);
-      buf = buf.subarray(at + 1);
+    while ((at = chunk.indexOf(0x0a, from)) >= 0) {
+      const piece = chunk.subarray(from, at);
+      yield pending.length ? Buffer.concat([...pending, piece]) : piece;
+      pending = [];
+      from = at + 1;
     }
-    rest = Buffer.from(buf);
+    if (from < chunk.length) pending.push(chunk.subarray(from));
   }
-  if (rest.length) yield rest;
+  if (pending.length) yield Buffer.concat(pending);
 }
 
 const deps: PackDeps = {

@@ -56,6 +56,11 @@ export function bindSubject(p: SubjectInput, t: Tally): void {
   } else record = { kind: s.kind, id: s.kind === 'workflow' ? s.id.toLowerCase() : s.id };
   if (!record) return;
   const home = record.kind === 'job' ? `timeline:${record.id}` : `workflow:${record.id}`;
+  // The ledger serves no pack of a job without entries (404) nor of a workflow it does not hold: a job or
+  // workflow pack without its records is a forgery stripped of them, whatever else it holds.
+  const listedMissing = [...p.missing].some((m) => m.startsWith(s.kind === 'job' ? 'entry/' : 'workflow/'));
+  if (s.kind === 'job' && p.entries.length === 0 && !listedMissing) t.fail('header', 'subject', `the pack is about job ${s.id} but holds no entry of its timeline`);
+  if (s.kind === 'workflow' && p.workflows.length === 0 && !listedMissing) t.fail('header', 'subject', `the pack is about workflow ${s.id} but holds no workflow receipt`);
   const okSubject = (sub: { kind: string; id: string } | null): boolean => sub !== null && sub.kind === record.kind && sub.id === record.id;
 
   // Each record's event on the record's own stream.
