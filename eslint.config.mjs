@@ -41,25 +41,6 @@ const UNIT =
 const REPOSITORY =
   "A feature module does not import another feature module's repository: read that module's table through a service or small reader it exports (the ledger's EventsRepository is the one shared read).";
 const OTHER_REPOSITORIES = ['../*/*.repository', '../../*/*.repository', '!../ledger/events.repository', '!../../ledger/events.repository'];
-/**
- * Reads of another module's repository that predate the rule, file by file, each still to move behind a
- * reader of the owning module: the rule holds these files to exactly these imports (nothing new is let in).
- */
-const REPOSITORY_READS_TO_MOVE = {
-  'src/coverage/coverage.service.ts': ['timelines/timelines'],
-  'src/coverage/plans.service.ts': ['timelines/timelines'],
-  'src/evidence/evidence.service.ts': ['coverage/coverage-reports', 'coverage/plans', 'timelines/timelines'],
-  'src/log/log.controller.ts': ['coverage/coverage-reports'],
-  'src/outcomes/outcomes.service.ts': ['timelines/timelines'],
-  'src/public-pages/public-pages.service.ts': ['timelines/timelines'],
-  'src/public-pages/timeline-view.ts': ['timelines/timelines'],
-  'src/verification-queue/verification.processor.ts': ['timelines/timelines'],
-};
-
-/** The rule's options for a file of src/ that may still import `allowed` (`<folder>/<name>` of a repository). */
-function repositoryRule(allowed = []) {
-  return ['error', { patterns: [{ group: [...OTHER_REPOSITORIES, ...allowed.map((r) => `!../${r}.repository`)], message: REPOSITORY, allowTypeImports: true }] }];
-}
 
 export default tseslint.config(
   {
@@ -138,9 +119,8 @@ export default tseslint.config(
     // No feature module imports another's repository (issue 28). src/core and src/cli have their own rules.
     files: ['src/**/*.ts'],
     ignores: ['src/core/**', 'src/cli/**'],
-    rules: { '@typescript-eslint/no-restricted-imports': repositoryRule() },
+    rules: { '@typescript-eslint/no-restricted-imports': ['error', { patterns: [{ group: OTHER_REPOSITORIES, message: REPOSITORY, allowTypeImports: true }] }] },
   },
-  ...Object.entries(REPOSITORY_READS_TO_MOVE).map(([file, allowed]) => ({ files: [file], rules: { '@typescript-eslint/no-restricted-imports': repositoryRule(allowed) } })),
   {
     // A migration is frozen history: it imports nothing of today's application code.
     files: ['migrations/**'],

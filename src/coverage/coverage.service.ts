@@ -20,7 +20,7 @@ import { PlanSubject } from '../core/coverage/plan';
 import { planInForce } from '../core/coverage/report-inputs';
 import { PlansRepository } from './plans.repository';
 import { OutcomeReads } from '../outcomes/outcome-reads';
-import { TimelinesRepository } from '../timelines/timelines.repository';
+import { TimelineReads } from '../timelines/timeline-reads';
 import type { Principal } from '../auth/api-keys.service';
 import { recordedBy } from '../auth/permissions';
 import { WebhookDispatcher } from '../webhooks/webhook.dispatcher';
@@ -96,7 +96,7 @@ export class CoverageService {
     private readonly reports: CoverageReportsRepository,
     private readonly events: EventsRepository,
     private readonly outcomes: OutcomeReads,
-    private readonly timelines: TimelinesRepository,
+    private readonly timelines: TimelineReads,
     private readonly guard: ProjectionGuard,
     @Optional() private readonly webhooks?: WebhookDispatcher,
     @Optional() private readonly trust?: CommitmentTrustService,

@@ -14,7 +14,7 @@ import { jobFirstPosition, workflowAsOf } from './ledger-reader';
 import type { Principal } from '../auth/api-keys.service';
 import { recordedBy } from '../auth/permissions';
 import type { RecordedBy } from '../core/ledger/event-hash';
-import { TimelinesRepository } from '../timelines/timelines.repository';
+import { TimelineReads } from '../timelines/timeline-reads';
 import { decideAmend, decideRegister } from './plans.decider';
 import { PlanVersionRow, PlansRepository } from './plans.repository';
 import { NormalizedPlan, PlanProblem, planDigest, PlanSubject, subjectMember, validatePlan } from '../core/coverage/plan';
@@ -67,7 +67,7 @@ export function invalidPlan(problems: PlanProblem[]): UnprocessableError | BadIn
  * step receipts (docs/coverage.md). Reports compute the same as of their
  * position from the events.
  */
-export async function executionFirstPosition(q: Queryable, timelines: TimelinesRepository, subject: PlanSubject): Promise<number | null> {
+export async function executionFirstPosition(q: Queryable, timelines: TimelineReads, subject: PlanSubject): Promise<number | null> {
   if (subject.kind === 'workflow') return (await workflowAsOf(q, subject.id, Number.MAX_SAFE_INTEGER)).first_position;
   const ids = await timelines.receiptIds(q, subject.id);
   return jobFirstPosition(q, subject.id, Number.MAX_SAFE_INTEGER, ids);
@@ -83,7 +83,7 @@ export class PlansService {
     private readonly db: DatabaseService,
     private readonly ledger: LedgerService,
     private readonly plans: PlansRepository,
-    private readonly timelines: TimelinesRepository,
+    private readonly timelines: TimelineReads,
     private readonly events: EventsRepository,
     private readonly guard: ProjectionGuard,
   ) {}

@@ -34,13 +34,12 @@ import { LogIdentityService } from '../log/log-identity.service';
 import { LogService } from '../log/log.service';
 import { leafWithheld } from '../log/log-answers';
 import type { StoredCheckpoint } from '../log/tree.repository';
-import { CoverageReportsRepository } from '../coverage/coverage-reports.repository';
-import { PlansRepository } from '../coverage/plans.repository';
+import { CoverageReads } from '../coverage/coverage-reads';
 import { recordersAsOf, workflowAsOf } from '../coverage/ledger-reader';
 import { OutcomeReads } from '../outcomes/outcome-reads';
 import { outcomeNamesSubject } from '../core/coverage/outcomes';
 import type { PlanSubject } from '../core/coverage/plan';
-import { TimelinesRepository } from '../timelines/timelines.repository';
+import { TimelineReads } from '../timelines/timeline-reads';
 import { WorkflowReads } from '../workflows/workflow-reads';
 
 /** Events (and entries, receipts) read per page while a pack is written. */
@@ -88,10 +87,9 @@ export class EvidenceService {
     private readonly log: LogService,
     private readonly identity: LogIdentityService,
     private readonly events: EventsRepository,
-    private readonly timelines: TimelinesRepository,
+    private readonly timelines: TimelineReads,
     private readonly workflows: WorkflowReads,
-    private readonly plans: PlansRepository,
-    private readonly reports: CoverageReportsRepository,
+    private readonly coverage: CoverageReads,
     private readonly outcomes: OutcomeReads,
     private readonly config: ConfigService<AppConfig, true>,
     @Optional() @Inject(CHECKPOINT_EVIDENCE) private readonly cpEvidence?: CheckpointEvidence,
@@ -132,7 +130,7 @@ export class EvidenceService {
       first = w.position;
     } else {
       id = rawId.toLowerCase();
-      const s = isUuid(rawId) ? await this.reports.subjectOf(this.db, id) : null;
+      const s = isUuid(rawId) ? await this.coverage.reportSubject(this.db, id) : null;
       if (!s) throw new NotFoundError('coverage report', rawId);
       record = { kind: s.kind, id: s.id };
       reportId = id;
@@ -164,7 +162,7 @@ export class EvidenceService {
     if (token) yield w.member({ member: 'log/timestamp', timestamp: token.toString('base64') } satisfies TimestampMember);
 
     // The plan versions in force for the subject, each with its event.
-    const versions = (await this.plans.versionsOfSubject(this.db, r.record)).filter((v) => v.position <= upTo);
+    const versions = (await this.coverage.planVersionsOfSubject(this.db, r.record)).filter((v) => v.position <= upTo);
     let out = await this.eventMembers(w, await this.eventsAt(versions.map((v) => v.position)), upTo, viewer);
     for (const v of versions) {
       out += w.member({ member: memberName.plan(v.plan_id, v.version), plan_id: v.plan_id, version: v.version, position: v.position, digest: v.digest, registered_at: v.registered_at, plan: v.plan } satisfies PlanMember);
@@ -172,7 +170,7 @@ export class EvidenceService {
     yield out;
 
     // Coverage reports: every report on the subject (a job or workflow pack), or the one asked for.
-    const rows = (await this.reports.ofSubject(this.db, r.record, upTo)).filter((x) => r.reportId === null || x.report_id === r.reportId);
+    const rows = (await this.coverage.reportsOfSubject(this.db, r.record, upTo)).filter((x) => r.reportId === null || x.report_id === r.reportId);
     // Outcomes (issue 18) as of the report's position in a coverage-report pack, else as of the checkpoint.
     const outcomesUpTo = r.reportId === null || rows.length === 0 ? upTo : (JSON.parse(rows[0].report) as { as_of_position: number }).as_of_position;
 

@@ -7,7 +7,7 @@ import { addSignatureLines } from '../core/tlog';
 import { ApiAnswer, ApiErrors } from '../common/openapi';
 import { PublicRead } from '../common/rate-limit';
 import { DatabaseService } from '../database/database.service';
-import { CoverageReportsRepository } from '../coverage/coverage-reports.repository';
+import { CoverageReads } from '../coverage/coverage-reads';
 import { ReceiptReads } from '../receipts/receipt-reads';
 import { WorkflowReads } from '../workflows/workflow-reads';
 import { LogIdentityService } from './log-identity.service';
@@ -43,7 +43,7 @@ export class LogController {
     private readonly db: DatabaseService,
     private readonly receipts: ReceiptReads,
     private readonly workflows: WorkflowReads,
-    private readonly reports: CoverageReportsRepository,
+    private readonly coverage: CoverageReads,
     private readonly witnessed: WitnessedCheckpoints,
   ) {}
 
@@ -299,7 +299,7 @@ export class LogController {
   @ApiAnswer(200, 'LogProof', 'the proof file')
   @ApiErrors([400, 401, 404, 409, 429, 503])
   async reportProof(@Param('id') id: string, @Req() req: Request, @Res() res: Response, @Query('format') format?: string): Promise<void> {
-    const row = await this.reports.get(this.db, id.toLowerCase());
+    const row = await this.coverage.report(this.db, id.toLowerCase());
     if (!row) throw new NotFoundError('coverage report', id);
     await this.sendProof(Number(row.position), proofFormat(format, req), req, res, `coverage-report-${row.report_id}`);
   }

@@ -11,7 +11,7 @@ import type { Principal } from '../auth/api-keys.service';
 import { assertSpeaksFor, recordedBy } from '../auth/permissions';
 import type { RecordedBy } from '../core/ledger/event-hash';
 import { ReceiptReads } from '../receipts/receipt-reads';
-import { TimelinesRepository } from '../timelines/timelines.repository';
+import { TimelineReads } from '../timelines/timeline-reads';
 import { WorkflowReads } from '../workflows/workflow-reads';
 import { Queryable } from '../database/rows';
 import { isUuid } from '../core/aer1';
@@ -55,7 +55,7 @@ export class OutcomesService {
     private readonly outcomes: OutcomesRepository,
     private readonly receipts: ReceiptReads,
     private readonly events: EventsRepository,
-    private readonly timelines: TimelinesRepository,
+    private readonly timelines: TimelineReads,
     private readonly workflows: WorkflowReads,
   ) {}
 

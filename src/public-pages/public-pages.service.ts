@@ -6,7 +6,7 @@ import { DatabaseService } from '../database/database.service';
 import { ProjectionGuard } from '../ledger/projection-guard';
 import { checkTimelineRows } from '../timelines/timeline-verification.service';
 import { EventsRepository } from '../ledger/events.repository';
-import { TimelinesRepository } from '../timelines/timelines.repository';
+import { TimelineReads } from '../timelines/timeline-reads';
 import { receiptOf, ReceiptsService } from '../receipts/receipts.service';
 import { ReceiptReads } from '../receipts/receipt-reads';
 import { ClaimingWorkflow, ContainingWorkflow, WorkflowsService, WorkflowVerification } from '../workflows/workflows.service';
@@ -146,7 +146,7 @@ export class PublicPagesService {
     private readonly receipts: ReceiptsService,
     private readonly workflows: WorkflowsService,
     private readonly urls: PublicUrls,
-    private readonly timelines: TimelinesRepository,
+    private readonly timelines: TimelineReads,
     private readonly events: EventsRepository,
     private readonly receiptsRepo: ReceiptReads,
     private readonly log: LogService,

@@ -6,7 +6,7 @@
 import { Attestation, AttestationKind, CommitmentTrust, judgeAttestation, NO_TRUST } from '../core/aer1/attestation';
 import { assessCommitments, Check, CommitmentFinding, CommitmentOutcome, CommitmentsStatus, earlierCounts, has, isObject, isUuid, JsonObject, RecordedCommitment, TimelineResult, TimelineVerifier, JobAssessment, jobAssessment } from '../core/aer1';
 import { parseStoredJson, Queryable } from '../database/rows';
-import { TimelinesRepository } from '../timelines/timelines.repository';
+import { TimelineReads } from '../timelines/timeline-reads';
 
 export interface TimelineEntryView {
   seq: number;
@@ -86,7 +86,7 @@ export const MAX_PAGE_ENTRIES = 1000;
 
 /** Load and verify the timeline of `jobId`; null when the ledger holds no such job. */
 export async function loadTimelineView(
-  timelines: TimelinesRepository,
+  timelines: TimelineReads,
   db: Queryable,
   jobId: string,
   range: { after: number; limit: number } = { after: 0, limit: DEFAULT_PAGE_ENTRIES },

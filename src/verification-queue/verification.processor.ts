@@ -8,7 +8,7 @@ import { LedgerService, NO_CONCURRENCY_CHECK } from '../ledger/ledger.service';
 import { streams } from '../ledger/streams';
 import { receiptOf } from '../receipts/receipts.service';
 import { ReceiptReads } from '../receipts/receipt-reads';
-import { TimelinesRepository } from '../timelines/timelines.repository';
+import { TimelineReads } from '../timelines/timeline-reads';
 import { WorkflowReads } from '../workflows/workflow-reads';
 import { ChunkData, ResultRecord, SeqTarget } from './batch.types';
 import { VerificationBatchesRepository } from './verification-batches.repository';
@@ -46,7 +46,7 @@ export class VerificationProcessor {
     @Inject(QUEUE_OPTIONS) private readonly options: VerificationQueueOptions,
     private readonly batches: VerificationBatchesRepository,
     private readonly receipts: ReceiptReads,
-    private readonly timelines: TimelinesRepository,
+    private readonly timelines: TimelineReads,
     private readonly workflows: WorkflowReads,
     private readonly urls: PublicUrls,
     @Optional() private readonly webhooks?: WebhookDispatcher,
