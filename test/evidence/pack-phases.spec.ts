@@ -29,7 +29,11 @@ describe('checkPack over lines', () => {
     const text = (w.member({ member: 'header', format: 'aer1-evidence-pack/1', subject: { kind: 'job', id: 'job-1' } }) + w.finish()).trimEnd();
     const r = await checkPack(linesOf(text), policy(), deps);
     expect([r.verified, r.is_pack, r.subject, r.counts.members]).toEqual([false, true, { kind: 'job', id: 'job-1' }, 1]);
-    expect(r.failures.map((f) => [f.member, f.check])).toEqual([['log/checkpoint', 'checkpoint_signature']]);
+    // A job pack without entries is also a forgery stripped of them (the ledger serves none): a second failure, named.
+    expect(r.failures.map((f) => [f.member, f.check])).toEqual([
+      ['log/checkpoint', 'checkpoint_signature'],
+      ['header', 'subject'],
+    ]);
     expect(r.passed).toEqual({ manifest: 2 });
   });
 
@@ -40,6 +44,7 @@ describe('checkPack over lines', () => {
       ['line 3', 'format'],
       ['manifest', 'manifest'],
       ['log/checkpoint', 'checkpoint_signature'],
+      ['header', 'subject'],
     ]);
     for (const f of r.failures) expect(PACK_CHECKS).toContain(f.check);
   });
