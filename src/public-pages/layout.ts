@@ -44,6 +44,8 @@ table.kv th{width:14rem}
 .prov-unknown{color:var(--bad);border:2px dotted var(--bad)}
 .provenance.logged{border-left-style:dashed;border-left-color:var(--muted)}
 ul.witness{margin:0;padding-left:1rem}
+tr.failed-call>td{background:#fff5f5}
+.badge.call-failed{display:block;width:fit-content;min-width:9rem;max-width:18rem;border-radius:4px;font-size:.75rem;margin-top:.15rem;white-space:normal;overflow-wrap:anywhere}
 .badge.not-recorded{display:block;width:max-content;max-width:100%;border-radius:4px;font-size:.75rem;margin-top:.15rem}
 details.passed{margin:.5rem 0}
 details.passed>summary{cursor:pointer;color:var(--ok);font-weight:600}

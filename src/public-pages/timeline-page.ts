@@ -37,9 +37,13 @@ export function timelinePage(t: TimelineView & { verify_url: string; log?: LogLo
   const against: VerdictLine[] = o
     ? [{ tone: 'bad', text: html`Outcome: <a href="${outcomeHref(o.outcome_id)}">${o.result.toUpperCase()} by ${o.system} (${o.effect})</a> for receipt <a href="${runHref(o.receipt_id)}">${shortId(o.receipt_id)}</a>, observed ${idCode(o.observed_at)}${o.count > 1 ? html`; ${o.count - 1} more outcome(s) against this job's calls` : ''}`, id: 'outcome-verdict' }]
     : [];
+  // Failed calls lead before the chain's verdict: a valid chain records them faithfully; it does not mean they succeeded.
+  const failed: VerdictLine[] = t.failed_calls > 0
+    ? [{ tone: 'bad', text: `${t.failed_calls} of ${t.entry_count} calls failed (recorded status not ok): a valid chain proves only that the record is intact`, id: 'failed-calls' }]
+    : [];
   const body = html`
 <h1>Job timeline ${idCode(t.job_id)}</h1>
-${verdictBlock([...against, { tone: head.tone, text: head.text, id: 'verdict-line' }], html`<p>Chain verdict ${verdictBadge(t.verdict)}; endpoint commitments: <code>${t.commitment_status}</code>; ${t.entry_count} entries.</p>`)}
+${verdictBlock([...against, ...failed, { tone: head.tone, text: head.text, id: 'verdict-line' }], html`<p>Chain verdict ${verdictBadge(t.verdict)}; endpoint commitments: <code>${t.commitment_status}</code>; ${t.entry_count} entries.</p>`)}
 ${t.truncation_excluded
   ? ''
   : t.findings.length > 0
@@ -48,7 +52,7 @@ ${t.truncation_excluded
 <div class="scroll"><table class="kv">
 <tr><th>Chain verdict</th><td>${verdictBadge(t.verdict)} ${t.reasons.length ? html`<span class="muted">${t.reasons.join(', ')}</span>` : ''}</td></tr>
 <tr><th>Construction</th><td>${construction}</td></tr>
-<tr><th>Entries</th><td>${t.entry_count}</td></tr>
+<tr><th>Entries</th><td>${t.entry_count}${t.failed_calls > 0 ? html` <span class="bad">(${t.failed_calls} failed calls)</span>` : ''}</td></tr>
 <tr><th>Closed</th><td>${t.closed ? 'yes: the last entry closes the job' : 'no'}</td></tr>
 <tr><th>Final entry digest</th><td>${idCode(t.final_entry_digest ?? 'not computable')}</td></tr>
 <tr><th>Machine verifier</th><td><a href="${t.verify_url}">${idCode(t.verify_url)}</a></td></tr>
@@ -72,7 +76,7 @@ ${c.note ? html`<tr><th>Signed note</th><td><details><summary>the note (its text
 ${entryPager(t)}
 <div class="scroll"><table><thead><tr><th>seq</th><th>Tool</th><th>Provenance class</th><th>Receipt</th><th>Entry digest</th></tr></thead><tbody>
 ${t.entries.map(
-  (e) => html`<tr id="entry-${e.seq}"><td>${e.seq}${e.close ? html` <span class="badge">close</span>` : ''}</td><td>${e.tool ?? ''}</td><td>${provenanceLabel(e.provenance_class)}</td><td>${entryReceipt(e)}</td><td>${shortId(e.entry_digest ?? '')}${e.reasons.length ? html` <span class="bad">${e.reasons.join(', ')}</span>` : ''}</td></tr>`,
+  (e) => html`<tr id="entry-${e.seq}"${e.failed_status !== null ? html` class="failed-call"` : ''}><td>${e.seq}${e.close ? html` <span class="badge">close</span>` : ''}</td><td>${e.tool ?? ''}${callStatus(e)}</td><td>${provenanceLabel(e.provenance_class)}</td><td>${entryReceipt(e)}</td><td>${shortId(e.entry_digest ?? '')}${e.reasons.length ? html` <span class="bad">${e.reasons.join(', ')}</span>` : ''}</td></tr>`,
 )}
 </tbody></table></div>
 <h2>Checks</h2>
@@ -88,6 +92,11 @@ function attestationBadge(a: TimelineView['commitments'][number]['attestation'])
   if (a.kind === 'ledger_issued') return html`<span class="badge ok">ledger-issued</span>`;
   if (a.kind === 'attested_by') return html`<span class="badge ok">attested by ${a.by.join(', ')}</span>`;
   return html`<span class="badge warn">self-asserted</span>`;
+}
+
+/** A failed call's marker (red, with the recorded status); nothing for a call recorded as ok or without a status. */
+function callStatus(e: TimelineEntryView): SafeHtml | '' {
+  return e.failed_status === null ? '' : html`<span class="badge bad call-failed">call failed: ${e.failed_status}</span>`;
 }
 
 /** An entry's receipt: linked only when this ledger holds it; otherwise the id and "not recorded". */

@@ -4,7 +4,7 @@
  * public page does not depend on the timelines module's service API.
  */
 import { Attestation, AttestationKind, CommitmentTrust, judgeAttestation, NO_TRUST } from '../core/aer1/attestation';
-import { assessCommitments, Check, CommitmentFinding, CommitmentOutcome, CommitmentsStatus, earlierCounts, has, isObject, isUuid, JsonObject, RecordedCommitment, TimelineResult, TimelineVerifier, JobAssessment, jobAssessment } from '../core/aer1';
+import { assessCommitments, failedCallStatus, Check, CommitmentFinding, CommitmentOutcome, CommitmentsStatus, earlierCounts, has, isObject, isUuid, JsonObject, RecordedCommitment, TimelineResult, TimelineVerifier, JobAssessment, jobAssessment } from '../core/aer1';
 import { parseStoredJson, Queryable } from '../database/rows';
 import { TimelineReads } from '../timelines/timeline-reads';
 
@@ -17,6 +17,8 @@ export interface TimelineEntryView {
   entry_digest: string | null;
   reasons: string[];
   close: boolean;
+  /** The entry's `status` when it records a failed call (present and not `ok`), else null. */
+  failed_status: string | null;
   /** Whether this ledger holds the entry's receipt (set by the public pages; absent where not looked up). */
   receipt_recorded?: boolean;
 }
@@ -57,6 +59,8 @@ export interface TimelineView {
   checks: Check[];
   limits: string[];
   provenance: Record<string, number>;
+  /** Entries (of all, not only this page) recording a failed call: a `status` member present and not `ok`. */
+  failed_calls: number;
   /** Who stands behind the binding commitments (null: none binds); `self_asserted` is the producer's own word. */
   binding_attestation: AttestationKind | null;
   /** True only when some endpoint commitment binds the visible timeline now and none contradicts it (S7.3). */
@@ -97,7 +101,12 @@ export async function loadTimelineView(
   const rows = await timelines.entries(db, jobId);
   if (!stored && rows.length === 0) return null;
   const v = new TimelineVerifier({ collectEntries: true });
-  for (const r of rows) v.push(parseStoredJson(r.raw));
+  // Per row, the status of a failed call (null: none recorded or `ok`).
+  const failed = rows.map((r) => {
+    const e = parseStoredJson(r.raw);
+    v.push(e);
+    return failedCallStatus(e);
+  });
   const result: TimelineResult = v.finish();
   const commitmentRows = await timelines.commitmentsWithWriters(db, jobId);
   const recorded: RecordedCommitment[] = commitmentRows.map((c) => {
@@ -139,6 +148,7 @@ export async function loadTimelineView(
       entry_digest: o?.entry_digest ?? r.entry_digest,
       reasons: o?.reasons ?? [],
       close: r.close,
+      failed_status: failed[from + j],
     };
   });
   return {
@@ -152,6 +162,7 @@ export async function loadTimelineView(
     checks: result.checks,
     limits: result.limits,
     provenance: result.provenance,
+    failed_calls: failed.filter((x) => x !== null).length,
     truncation_excluded: assessment.truncation_excluded,
     binding_attestation: assessment.binding_attestation,
     assessment: jobAssessment(result.verdict, assessment),

@@ -4,7 +4,7 @@
  * entry texts, once per timeline state, and the commitments judged together.
  */
 import { Injectable } from '@nestjs/common';
-import { assessCommitments, CommitmentsAssessment, decidingCommitment, earlierCounts, entryDigest, TimelineResult, TimelineVerifier, jobAssessment, JOB_ASSESSMENT_HEADLINE } from '../core/aer1';
+import { assessCommitments, CommitmentsAssessment, decidingCommitment, earlierCounts, entryDigest, failedCallStatus, TimelineResult, TimelineVerifier, jobAssessment, JOB_ASSESSMENT_HEADLINE } from '../core/aer1';
 import { CommitmentTrust, judgeAttestation, NO_TRUST } from '../core/aer1/attestation';
 import { LogIdentityService } from '../log/log-identity.service';
 import { CommitmentTrustService } from '../log/commitment-trust.service';
@@ -26,11 +26,17 @@ export { NOT_EXCLUDED } from './dto/timelines.answers';
 
 const PAGE = 2000;
 
+/** A timeline's chain result and how many of its entries record a failed call (a `status` present and not `ok`). */
+export interface CountedChain {
+  result: TimelineResult;
+  failed_calls: number;
+}
+
 /** The stored timeline of a job re-verified, its commitments judged, its endpoint. */
 @Injectable()
 export class TimelineVerificationService {
   /** Chain results per timeline state (job and last position: the entries as of it never change), at most 512, a few KB each. */
-  readonly closedChains = new ResultCache<TimelineResult>(512);
+  readonly closedChains = new ResultCache<CountedChain>(512);
 
   constructor(
     private readonly db: DatabaseService,
@@ -74,16 +80,26 @@ export class TimelineVerificationService {
    * `closedChains`); an append makes a new key. The result is shared: callers must not modify it.
    */
   async verifyEntries(q: Queryable, jobId: string): Promise<TimelineResult> {
+    return (await this.countedChain(q, jobId)).result;
+  }
+
+  /** {@link verifyEntries} with the count of entries recording a failed call ({@link failedCallStatus}). */
+  async countedChain(q: Queryable, jobId: string): Promise<CountedChain> {
     const row = await this.timelines.get(q, jobId);
     // A timeline's entries as of its last position never change (append-only), open or closed.
     const key = row ? `${row.last_position}:${row.entry_count}:${jobId}` : null;
     const kept = key === null ? undefined : this.closedChains.get(key);
     if (kept) return kept;
     const v = new TimelineVerifier();
-    for await (const r of this.entryRows(q, jobId)) v.push(parseStored(r.raw));
-    const result = v.finish();
-    if (key !== null) this.closedChains.set(key, result);
-    return result;
+    let failedCalls = 0;
+    for await (const r of this.entryRows(q, jobId)) {
+      const e = parseStored(r.raw);
+      if (failedCallStatus(e) !== null) failedCalls++;
+      v.push(e);
+    }
+    const counted = { result: v.finish(), failed_calls: failedCalls };
+    if (key !== null) this.closedChains.set(key, counted);
+    return counted;
   }
 
   /**
@@ -105,7 +121,7 @@ export class TimelineVerificationService {
    */
   async verify(jobId: string): Promise<TimelineVerification> {
     const row = await this.get(jobId);
-    const result = await this.verifyEntries(this.db, jobId);
+    const { result, failed_calls } = await this.countedChain(this.db, jobId);
     const { rows, assessment } = await this.assess(this.db, jobId, result);
     const chosen = decidingCommitment(assessment);
     const excluded = assessment.truncation_excluded;
@@ -138,6 +154,7 @@ export class TimelineVerificationService {
       final_entry_digest: result.final_entry_digest,
       closed: result.closed,
       provenance: result.provenance,
+      failed_calls,
       commitment,
       commitment_assessment: assessment.status,
       commitments: assessment.commitments.map((a) => commitmentVerification(a, rows[a.index])),

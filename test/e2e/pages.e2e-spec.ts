@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { DatabaseService } from '../../src/database/database.service';
 import { DIALECTS, startApp, TestApp } from '../helpers/app';
 import { makeEntry } from '../reliability/helpers';
-import { ZERO_DIGEST } from '../../src/core/aer1';
+import { entryDigest, ZERO_DIGEST } from '../../src/core/aer1';
 
 type Vector = { id: string; kind: string; input: unknown };
 const corpus = JSON.parse(readFileSync(join(__dirname, '../vectors/aer1-public/aer1-vectors.json'), 'utf8')) as { vectors: Vector[] };
@@ -267,6 +267,49 @@ describe.each(DIALECTS)('page headlines lead with the verdict on %s (issue 12)',
     h = headline(gap.text);
     expect(h.tone).toBe('bad');
     expect(h.text).toBe('✗ This record does not match the ledger: it is not shown, and nothing about it is verified here.');
+  });
+
+  it('a failed call (status present and not ok) is marked on the job page and counted in the headline and the verify answer; the chain stays valid', async () => {
+    // Five entries: ok, error, a status with markup, none, and a non-string status on the closing entry.
+    const timeline = (job: string, statuses: unknown[]): string => {
+      const entries: Record<string, unknown>[] = [];
+      let prev = ZERO_DIGEST;
+      for (const [k, status] of statuses.entries()) {
+        const e = makeEntry(job, k + 1, prev, { close: k === statuses.length - 1 });
+        if (status !== undefined) e.status = status;
+        entries.push(e);
+        prev = entryDigest(e)!;
+      }
+      return JSON.stringify(entries);
+    };
+    expect((await put('/api/jobs/job-failing/timeline', timeline('job-failing', ['ok', 'error', '<b>boom</b>', undefined, 500]))).status).toBe(201);
+    expect((await put('/api/jobs/job-succeeding/timeline', timeline('job-succeeding', ['ok', undefined, 'ok']))).status).toBe(201);
+    const page = (await t.http.get('/jobs/job-failing')).text;
+    const h = headline(page);
+    // The failures lead, red; the chain's own (true) verdict follows them.
+    expect(h.tone).toBe('bad');
+    expect(h.lines).toEqual([
+      '✗ 3 of 5 calls failed (recorded status not ok): a valid chain proves only that the record is intact',
+      '✓ Chain valid — truncation excluded by a binding ledger-issued endpoint commitment',
+    ]);
+    const row = (seq: number) => new RegExp(`<tr id="entry-${seq}"[^>]*>[\\s\\S]*?</tr>`).exec(page)![0];
+    expect(row(1)).not.toContain('call failed');
+    expect(row(1)).not.toContain('failed-call');
+    expect(row(2)).toContain('class="failed-call"');
+    expect(row(2)).toContain('<span class="badge bad call-failed">call failed: <bdi>error</bdi></span>');
+    expect(row(3)).toContain('<span class="badge bad call-failed">call failed: <bdi>&lt;b&gt;boom&lt;/b&gt;</bdi></span>');
+    expect(page).not.toContain('<b>boom</b>');
+    expect(row(4)).not.toContain('call failed');
+    expect(row(5)).toContain('<span class="badge bad call-failed">call failed: <bdi>500</bdi></span>');
+    expect(page).toContain('<tr><th>Entries</th><td>5 <span class="bad">(3 failed calls)</span></td></tr>');
+
+    const v = await t.http.get('/api/jobs/job-failing/verify');
+    expect(v.body).toMatchObject({ verdict: 'valid', entry_count: 5, failed_calls: 3 });
+    expect((await t.http.get('/api/jobs/job-succeeding/verify')).body).toMatchObject({ verdict: 'valid', entry_count: 3, failed_calls: 0 });
+    const fine = (await t.http.get('/jobs/job-succeeding')).text;
+    expect(fine).not.toContain('call failed');
+    expect(fine).not.toContain('class="failed-call"');
+    expect(headline(fine).lines).toEqual(['✓ Chain valid — truncation excluded by a binding ledger-issued endpoint commitment']);
   });
 
   it('a workflow whose step receipts are not recorded leads with INCOMPLETE once, and links none of them', async () => {

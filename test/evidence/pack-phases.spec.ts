@@ -9,6 +9,9 @@ import { generateSignerKey, parseVerifierKey } from '../../src/core/tlog';
 import { parseJsonBytes } from '../../src/cli/input';
 import { parseLeaf } from '../../src/core/ledger/leaf';
 import { quorumCheck, TrustPolicy } from '../../src/core/tlog/quorum';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { packText } from '../../src/cli/commands/verify-pack';
 
 const deps: PackDeps = {
   parseJson: parseJsonBytes,
@@ -47,5 +50,47 @@ describe('checkPack over lines', () => {
       ['header', 'subject'],
     ]);
     for (const f of r.failures) expect(PACK_CHECKS).toContain(f.check);
+  });
+});
+
+describe('what a pack that does not verify says (the tampering vectors\' base pack, one line deleted)', () => {
+  const dir = join(__dirname, '../vectors/pack');
+  const base = readFileSync(join(dir, 'base.aer1pack.jsonl'), 'utf8').trimEnd();
+  const logPolicy = (): TrustPolicy => ({ log: parseVerifierKey(readFileSync(join(dir, 'log.vkey'), 'utf8').trim()), witnesses: [], quorum: 0 });
+  const kinds = (c: Record<string, number>) => c.header + c.log + c.events + c.receipts + c.entries + c.commitments + c.workflows + c.plans + c.reports + c.outcomes + c.other;
+
+  it('verified: the subject report\'s conclusion is established; the members line adds up to the total and, with the chunks, to the manifest passes', async () => {
+    const r = await checkPack(linesOf(base), logPolicy(), deps);
+    expect(r.verified).toBe(true);
+    expect(r.subject_result).toMatchObject({ established: true });
+    const c = r.counts as unknown as Record<string, number>;
+    expect([c.members, c.header, c.log, c.other, c.manifest_chunks]).toEqual([43, 1, 2, 0, 1]);
+    expect(kinds(c)).toBe(c.members);
+    expect(r.passed.manifest).toBe(c.members + c.manifest_chunks);
+    const text = packText(r, 'base.aer1pack.jsonl');
+    expect(text).toContain('Members: 43 (1 header, 2 log (key, checkpoint, timestamp), 20 events, 8 receipts, 8 entries, 2 commitments, 0 workflow receipts, 1 plan versions, 1 coverage reports, 0 outcome reports); with 1 manifest chunk and the final manifest\n');
+    expect(text).toContain('members and manifest chunks match the manifest (SHA-256): 44 passed');
+    expect(text).toMatch(/\nResult: VERIFIED .*\nSubject: coverage report \S+ concludes: /);
+    expect(text).not.toContain('not established');
+  });
+
+  it('a receipt line deleted: the conclusion is not established (text and JSON), the missing member is listed as not checked, the counts still add up', async () => {
+    const lines = base.split('\n');
+    const at = lines.findIndex((l) => l.startsWith('{"member":"receipt/'));
+    const gone = (JSON.parse(lines[at]) as { member: string }).member;
+    const r = await checkPack(linesOf(lines.filter((_, k) => k !== at).join('\n')), logPolicy(), deps);
+    expect([r.verified, r.failures.map((f) => [f.member, f.check])]).toEqual([false, [[gone, 'member_missing']]]);
+    expect(r.subject_result).toMatchObject({ result: r.subject_result!.result, established: false });
+    expect(r.not_checked).toContain(`${gone} (missing): listed in the manifest but not in the pack, so nothing it holds is checked`);
+    const c = r.counts as unknown as Record<string, number>;
+    expect([c.members, c.receipts]).toEqual([42, 7]);
+    expect(kinds(c)).toBe(c.members);
+    const text = packText(r, 'cut.aer1pack.jsonl');
+    const out = text.split('\n');
+    const result = out.findIndex((l) => l.startsWith('Result: NOT VERIFIED (1 failure)'));
+    expect(result).toBeGreaterThan(0);
+    expect(out[result + 1]).toMatch(new RegExp(`^Subject: coverage report ${r.subject_result!.report_id} states .+ — not established: this pack did not verify$`));
+    expect(text).not.toContain('concludes:');
+    expect(text).toContain(`Not checked:\n  – ${gone} (missing): listed in the manifest`);
   });
 });

@@ -34,7 +34,7 @@ export interface VerifyPackOptions {
 
 const CHECK_TITLES: [PackErrorCode, string][] = [
   ['member_missing', 'every member the manifest lists is in the pack'],
-  ['manifest', 'members match the manifest (SHA-256)'],
+  ['manifest', 'members and manifest chunks match the manifest (SHA-256)'],
   ['vkey', 'the pack names the --vkey log key'],
   ['checkpoint_signature', "checkpoint signed by the log's key"],
   ['cosignatures', 'witness cosignatures (quorum)'],
@@ -59,7 +59,7 @@ export function packText(r: PackReport, file: string): string {
   if (r.subject) out.push(`Subject: ${safe(r.subject.kind)} ${safe(r.subject.id)}`);
   if (r.checkpoint) out.push(`Checkpoint: ${safe(r.checkpoint.origin)} size ${r.checkpoint.size}, root ${r.checkpoint.root}`);
   const c = r.counts;
-  out.push(`Members: ${c.members} (${c.events} events, ${c.receipts} receipts, ${c.entries} entries, ${c.commitments} commitments, ${c.workflows} workflow receipts, ${c.plans} plan versions, ${c.reports} coverage reports, ${c.outcomes} outcome reports)`);
+  out.push(membersLine(c));
   out.push('');
   const failedChecks = new Map<string, number>();
   for (const f of r.failures) failedChecks.set(f.check, (failedChecks.get(f.check) ?? 0) + 1);
@@ -99,9 +99,34 @@ export function packText(r: PackReport, file: string): string {
   );
   // What the subject's report concludes, right under the result: an authentic pack of a report with findings is not green.
   const sr = r.subject_result;
-  if (sr) out.push(`Subject: coverage report ${safe(sr.report_id)} concludes: ${sr.headline !== null ? safe(sr.headline, 1200) : `result ${safe(sr.result)}`}${sr.result === 'full_coverage' ? '' : ' (the pack is authentic evidence of these findings, not of full coverage)'}`);
+  // A pack that did not verify establishes nothing: the report's words are only what it states.
+  const said = sr ? (sr.headline !== null ? safe(sr.headline, 1200) : `result ${safe(sr.result)}`) : '';
+  if (sr && !sr.established) out.push(`Subject: coverage report ${safe(sr.report_id)} states ${said} — not established: this pack did not verify`);
+  else if (sr) out.push(`Subject: coverage report ${safe(sr.report_id)} concludes: ${said}${sr.result === 'full_coverage' ? '' : ' (the pack is authentic evidence of these findings, not of full coverage)'}`);
   out.push('What this does not prove: that the recorded actions had the effects claimed, or that nothing happened outside the recorder (see each report\'s does_not_prove); who owns a key is the ledger\'s statement, not in the log.');
   return out.join('\n') + '\n';
+}
+
+/**
+ * The members line: every kind held, adding up to the total (the header, the
+ * log members, events, records, members of no known kind), then the manifest
+ * chunks, which are not members but are compared with the final manifest too.
+ */
+export function membersLine(c: PackReport['counts']): string {
+  const kinds: [number, string][] = [
+    [c.header, 'header'],
+    [c.log, 'log (key, checkpoint, timestamp)'],
+    [c.events, 'events'],
+    [c.receipts, 'receipts'],
+    [c.entries, 'entries'],
+    [c.commitments, 'commitments'],
+    [c.workflows, 'workflow receipts'],
+    [c.plans, 'plan versions'],
+    [c.reports, 'coverage reports'],
+    [c.outcomes, 'outcome reports'],
+  ];
+  if (c.other) kinds.push([c.other, 'of no known kind']);
+  return `Members: ${c.members} (${kinds.map(([n, what]) => `${n} ${what}`).join(', ')}); with ${c.manifest_chunks} manifest chunk${c.manifest_chunks === 1 ? '' : 's'} and the final manifest`;
 }
 
 /** The `--trusted-key` vkeys (Ed25519, type 0x01), as the server's TRUSTED_COMMITMENT_KEYS. Throws CliError naming a bad one. */

@@ -21,3 +21,4 @@ export * from './verify';
 export * from '../json/duplicate-members';
 export * from './workflow-findings';
 export * from './attestation';
+export * from './call-status';

@@ -62,6 +62,8 @@ export async function checkPack(lines: AsyncIterable<Buffer>, policy: PackPolicy
     };
   }
   const missing = read.manifest.missing;
+  // Each listed member the pack lacks is one failure (member_missing) and is itself not checked; what depends on it is listed by its phase.
+  for (const name of missing) t.notChecked.push(`${name} (missing): listed in the manifest but not in the pack, so nothing it holds is checked`);
   finishManifest(read.manifest, t.counts.members, t);
   if (!read.header) t.fail('header', 'format', 'the pack has no header');
   if (!cp.note) t.fail('log/checkpoint', 'checkpoint_signature', 'the pack has no checkpoint');
@@ -90,7 +92,7 @@ export async function checkPack(lines: AsyncIterable<Buffer>, policy: PackPolicy
     passed: t.passed,
     verdicts: { receipts: verdicts.receipts, timeline, workflow, outcomes: verdicts.outcomes },
     reports,
-    subject_result: subjectResult(subject, r.reports),
+    subject_result: subjectResult(subject, r.reports, verified),
     failures,
     not_checked: t.notChecked,
   };

@@ -58,6 +58,7 @@ export async function readPack(lines: AsyncIterable<Buffer>, policy: PackPolicy,
       continue;
     }
     if (name.startsWith('manifest/')) {
+      t.counts.manifest_chunks++;
       chunkRead(r.manifest, name, m, line, t);
       continue;
     }
@@ -67,6 +68,8 @@ export async function readPack(lines: AsyncIterable<Buffer>, policy: PackPolicy,
     memberRead(r.manifest, name, line);
     if (lineNo === 1 && name !== 'header') t.fail(name, 'format', 'the first line is not the header');
 
+    if (name === 'header') t.counts.header++;
+    else if (name === 'log/vkey' || name === 'log/checkpoint' || name === 'log/timestamp') t.counts.log++;
     if (name === 'header') {
       r.header = m;
       if (m.format !== PACK_FORMAT) t.fail(name, 'format', `format is ${JSON.stringify(m.format)}, not ${PACK_FORMAT}`);
@@ -76,7 +79,10 @@ export async function readPack(lines: AsyncIterable<Buffer>, policy: PackPolicy,
       if (r.checkpoint.stopped !== null) break;
     } else if (name === 'log/timestamp') await timestampMember(r.checkpoint, name, m, policy, deps, t);
     else if (name.startsWith('event/')) eventMember(r.events, name, m, r.checkpoint.cp, deps, t);
-    else if (!recordMember(r.records, name, m, t)) t.fail(name, 'format', 'an unknown member');
+    else if (!recordMember(r.records, name, m, t)) {
+      t.counts.other++;
+      t.fail(name, 'format', 'an unknown member');
+    }
   }
   return r;
 }

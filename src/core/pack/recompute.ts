@@ -99,7 +99,7 @@ export function recomputeReports(r: PackRecords, events: PackEvents, leaf: LeafD
 }
 
 /** {@link PackReport.subject_result}: the subject's report (a coverage_report pack), else the newest report held. */
-export function subjectResult(subject: { kind: string; id: string } | null, reports: PackRecords['reports']): PackReport['subject_result'] {
+export function subjectResult(subject: { kind: string; id: string } | null, reports: PackRecords['reports'], established: boolean): PackReport['subject_result'] {
   const own = subject?.kind === 'coverage_report' ? reports.find((r) => r.report_id === subject.id) : [...reports].sort((a, b) => b.position - a.position)[0];
   if (!own || !isObject(own.report)) return null;
   const c = own.report as Partial<CoverageReportContent>;
@@ -110,5 +110,5 @@ export function subjectResult(subject: { kind: string; id: string } | null, repo
   } catch {
     headline = null; // a malformed report (its digest check says so): its result alone is shown
   }
-  return { report_id: own.report_id, position: own.position, result: typeof c.result === 'string' ? c.result : String(c.result), headline };
+  return { report_id: own.report_id, position: own.position, result: typeof c.result === 'string' ? c.result : String(c.result), headline, established };
 }

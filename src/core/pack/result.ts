@@ -42,9 +42,17 @@ export interface PackFailure {
   detail: string;
 }
 
-/** Counts of members by kind, and of what was withheld or only stated. */
+/**
+ * Counts of members by kind, and of what was withheld or only stated.
+ * `members` is every member held except the manifest (its chunks and the
+ * final manifest): `header` + `log` + `events` + the record kinds + `other`.
+ */
 export interface PackCounts {
   members: number;
+  /** The header (1 in a well-formed pack). */
+  header: number;
+  /** `log/vkey`, `log/checkpoint`, `log/timestamp`. */
+  log: number;
   events: number;
   receipts: number;
   entries: number;
@@ -53,6 +61,10 @@ export interface PackCounts {
   plans: number;
   reports: number;
   outcomes: number;
+  /** Members of no kind the format names (each a `format` failure). */
+  other: number;
+  /** `manifest/<k>` chunks (not members: each is compared with the final manifest). */
+  manifest_chunks: number;
   withheld: number;
   withheld_records: number;
   not_recorded: number;
@@ -85,10 +97,12 @@ export interface PackReport {
    * states it: its `result` and the shared headline
    * (src/core/coverage/headline.ts). A verified pack with `result: findings`
    * is authentic evidence of findings, never of full coverage. Null: no report.
+   * `established`: whether this pack establishes it (true only when the pack
+   * is verified; otherwise the report's words are only what it states).
    */
-  subject_result: { report_id: string; position: number; result: string; headline: string | null } | null;
+  subject_result: { report_id: string; position: number; result: string; headline: string | null; established: boolean } | null;
   failures: PackFailure[];
-  /** What was not checked (withheld bytes, a token without --tsa-certs). */
+  /** What was not checked (withheld bytes, a token without --tsa-certs, a listed member the pack lacks and what depends on it). */
   not_checked: string[];
 }
 
@@ -139,7 +153,7 @@ export class Tally {
   readonly failures: PackFailure[] = [];
   readonly passed: Partial<Record<PackErrorCode, number>> = {};
   readonly notChecked: string[] = [];
-  readonly counts: PackCounts = { members: 0, events: 0, receipts: 0, entries: 0, commitments: 0, workflows: 0, plans: 0, reports: 0, outcomes: 0, withheld: 0, withheld_records: 0, not_recorded: 0 };
+  readonly counts: PackCounts = { members: 0, header: 0, log: 0, events: 0, receipts: 0, entries: 0, commitments: 0, workflows: 0, plans: 0, reports: 0, outcomes: 0, other: 0, manifest_chunks: 0, withheld: 0, withheld_records: 0, not_recorded: 0 };
 
   readonly fail = (member: string, check: PackErrorCode, detail: string): void => void this.failures.push({ member, check, detail });
   readonly pass = (check: PackErrorCode): void => void (this.passed[check] = (this.passed[check] ?? 0) + 1);

@@ -82,6 +82,8 @@ export interface TimelineVerification {
   final_entry_digest: string | null;
   closed: boolean;
   provenance: Record<string, number>;
+  /** Entries recording a failed call: a `status` member present and not `ok` (the chain may still be valid). */
+  failed_calls: number;
   commitment: CommitmentStatus;
   /** All recorded commitments judged together: `binding`, the first contradiction (`truncation_detected`, `final_entry_substituted`, `entry_substituted`), `non_binding` or `absent`. */
   commitment_assessment: CommitmentsStatus;

@@ -146,6 +146,7 @@ export const TIMELINE_SCHEMAS: Record<string, Schema> = {
       final_entry_digest: nullable({ ...digest }),
       closed: { type: 'boolean' },
       provenance: { type: 'object', additionalProperties: { type: 'integer' }, description: 'entries per provenance class' },
+      failed_calls: { type: 'integer', minimum: 0, description: 'entries recording a failed call: a status member present and not "ok" (the chain may still be valid)' },
       commitment: { type: 'object', additionalProperties: true, description: 'the deciding commitment (status absent when none)' },
       commitment_assessment: { type: 'string' },
       commitments: arrayOf({ type: 'object', additionalProperties: true }),
