@@ -24,7 +24,11 @@ async function linesOf(bytes: Buffer): Promise<Buffer[]> {
 function reference(bytes: Buffer): Buffer[] {
   const out: Buffer[] = [];
   let from = 0;
-  for (let k = 0; k < bytes.length; k++) if (bytes[k] === 0x0a) (out.push(bytes.subarray(from, k)), (from = k + 1));
+  for (let k = 0; k < bytes.length; k++) {
+    if (bytes[k] !== 0x0a) continue;
+    out.push(bytes.subarray(from, k));
+    from = k + 1;
+  }
   if (from < bytes.length) out.push(bytes.subarray(from));
   return out;
 }
