@@ -85,7 +85,7 @@ export class OtlpService {
    * transaction. An `invoke_agent` close sets `close: true` on the last tool
    * call of its job in this request; with none, the ledger writes its closing
    * marker (tool `aer1.job.close`, the span's receipt). Receipt ids name the
-   * sender's owner and the job ({@link spanReceiptId}). A span recorded before
+   * sender's owner and the job (`spanReceiptId`, otlp-spans.ts). A span recorded before
    * (for the same owner and job) with the same receipt bytes counts as a
    * duplicate; with other bytes it is rejected (`span_conflict`); a span
    * counts as seen in this request only once its job accepted it; spans
