@@ -17,7 +17,7 @@ import { LedgerService, NO_CONCURRENCY_CHECK, STREAM_DOES_NOT_EXIST } from '../l
 import { EventsRepository } from '../ledger/events.repository';
 import { streams } from '../ledger/streams';
 import type { Principal } from '../auth/api-keys.service';
-import { assertOwner, assertProvenance, recordedBy } from '../auth/permissions';
+import { assertOwner, assertProvenance, recordedBy, sameOwner } from '../auth/permissions';
 import { assertPlanOwner } from '../coverage/plan-owner';
 import { ReceiptsService } from '../receipts/receipts.service';
 import { ReceiptReads } from '../receipts/receipt-reads';
@@ -87,7 +87,9 @@ export class OtlpService {
    * marker (tool `aer1.job.close`, the span's receipt). Receipt ids name the
    * sender's owner and the job (`spanReceiptId`, otlp-spans.ts). A span recorded before
    * (for the same owner and job) with the same receipt bytes counts as a
-   * duplicate; with other bytes it is rejected (`span_conflict`); a span
+   * duplicate; with other bytes it is rejected (`span_conflict`); a receipt
+   * under that id written by a key of another owner (through
+   * `POST /api/receipts`) refuses it (`receipt_id_taken`); a span
    * counts as seen in this request only once its job accepted it; spans
    * of a closed job are rejected (`job_closed`), of an imported timeline
    * (`timeline_imported`), of another owner's job (`not_owner`,
@@ -122,7 +124,13 @@ export class OtlpService {
         let merged = 0;
         for (const it of items) {
           const r = it.record!;
-          const prior = stored.get(r.receipt_id)?.raw ?? seen.get(r.receipt_id);
+          const before = stored.get(r.receipt_id);
+          if (before && !(await this.ownReceipt(tx, before.position, by))) {
+            // Only a receipt posted elsewhere (POST /api/receipts) under the id this owner's span derives: neither a duplicate nor this span.
+            answer.rejected.push(rejection(r, 'receipt_id_taken', `span ${r.span.trace_id}/${r.span.span_id} (${JSON.stringify(r.span.name)}) of job ${JSON.stringify(jobId)} names receipt ${r.receipt_id}, which a key of another owner recorded; the span was not recorded`));
+            continue;
+          }
+          const prior = before?.raw ?? seen.get(r.receipt_id);
           if (prior === it.receipt_text) {
             answer.duplicates++;
             continue;
@@ -209,6 +217,12 @@ export class OtlpService {
       throw e;
     }
     return null;
+  }
+
+  /** The receipt recorded at `position` was written by `by` or a key of its owner. */
+  private async ownReceipt(tx: Tx, position: number | string, by: Principal): Promise<boolean> {
+    const writer = await this.events.writerAt(tx, Number(position));
+    return writer !== null && sameOwner(by, writer);
   }
 
   /** The last entry of an appended timeline, its head recomputed from its stored text (null: no entries). */

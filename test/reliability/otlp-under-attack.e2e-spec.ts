@@ -11,7 +11,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { adminKey, call, killAll, leaksInternals, makeEntry, Reply, ServerProcess } from './helpers';
+import { spanReceiptId } from '../../src/otlp/otlp-spans';
+import { adminKey, call, freshReceipt, killAll, leaksInternals, makeEntry, Reply, ServerProcess } from './helpers';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const pbRoot = require('@opentelemetry/otlp-transformer/build/src/generated/root');
@@ -178,6 +179,21 @@ describe('OTLP ingestion under attack (server process, SQLite)', () => {
     expect(t.body.entries[0].id).not.toBe(squatted);
     const again = await traces(acme, request([span({ trace, span: tool, parent: agent, job: victimJob, result: '{"hits":3}' })]));
     expect(again.body.aer1).toMatchObject({ recorded: 0, duplicates: 1, rejected: [] });
+  });
+
+  it("a receipt posted by another owner under the id an owner's span derives refuses that span by name (receipt_id_taken), never as a duplicate", async () => {
+    const trace = hex(16);
+    const id = hex(8);
+    const job = `taken-${hex(4)}`;
+    // Owner names, job ids and trace/span ids are not secrets: the attacker computes the id and posts a receipt under it first.
+    const taken = spanReceiptId('owner:acme', job, trace, id);
+    const posted = await call(url, 'POST', '/api/receipts', { key: evil, body: JSON.stringify({ ...JSON.parse(freshReceipt().text), id: taken }) });
+    expect(posted.status).toBe(201);
+    const r = await traces(acme, request([span({ trace, span: id, job, result: 'r' })]));
+    expect(r.status).toBe(200);
+    expect(r.body.aer1).toMatchObject({ recorded: 0, duplicates: 0 });
+    expect(r.body.aer1.rejected.map((x: { reason: string; job_id: string }) => [x.reason, x.job_id])).toEqual([['receipt_id_taken', job]]);
+    expect((await timeline(job)).status).toBe(404);
   });
 
   it('the same span ids and bytes under another job id (another owner) are recorded in the job they name, never answered as duplicates of another job', async () => {
