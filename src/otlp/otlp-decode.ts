@@ -7,19 +7,37 @@
  * decoded by hand. Errors: 400 `otlp_decode_failed` naming what did not
  * decode; 413 `too_many_spans` beyond {@link OTLP_MAX_SPANS}.
  */
+import { isUtf8 } from 'node:buffer';
+import { createRequire } from 'node:module';
 import { BadInputError, LedgerError } from '../common/errors';
 import { parseRequestJson } from '../common/raw-json';
 
+const GENERATED = '@opentelemetry/otlp-transformer/build/src/generated/root';
 // eslint-disable-next-line @typescript-eslint/no-require-imports
-const root = require('@opentelemetry/otlp-transformer/build/src/generated/root') as GeneratedRoot;
+const root = require(GENERATED) as GeneratedRoot;
 const collector = root.opentelemetry.proto.collector.trace.v1;
+/** The protobufjs runtime the generated definitions were built on (its Reader is the one their decode accepts). */
+const protobuf = createRequire(require.resolve(GENERATED))('protobufjs/minimal') as { Reader: { create(b: Uint8Array): PbReader } };
+
+/**
+ * Marks a protobuf `string` whose bytes are not UTF-8: a lone low surrogate,
+ * which no UTF-8 decoding yields, put before the lossy decoding (U+FFFD for
+ * each bad sequence) by {@link strictReader}. Read off by {@link pbText} and
+ * {@link pbValue}.
+ */
+const NOT_UTF8 = '\udc80';
 
 /** Spans one request may carry (all resource and scope groups together); more is 413 `too_many_spans`, nothing recorded. */
 export const OTLP_MAX_SPANS = 10_000;
 
-/** An attribute value as sent (OTLP `AnyValue`), its type kept: `string` is the only type the ledger reads its own attributes in. */
+/**
+ * An attribute value as sent (OTLP `AnyValue`), its type kept: `string` is
+ * the only type the ledger reads its own attributes in. `not_utf8`: a
+ * protobuf string whose bytes are not UTF-8 (`value` is then their lossy
+ * decoding, U+FFFD for each bad sequence, not what was sent).
+ */
 export type AttrValue =
-  | { type: 'string'; value: string }
+  | { type: 'string'; value: string; not_utf8?: true }
   | { type: 'bool'; value: boolean }
   | { type: 'int'; value: string }
   | { type: 'double'; value: number }
@@ -60,7 +78,7 @@ export function encodeResponse(rejected: number, message: string): Buffer {
 export function decodeProtobuf(body: Buffer): OtlpSpan[] {
   let req: PbRequest;
   try {
-    req = collector.ExportTraceServiceRequest.decode(body);
+    req = collector.ExportTraceServiceRequest.decode(strictReader(body));
   } catch (e) {
     throw new BadInputError('otlp_decode_failed', `the body is not a protobuf ExportTraceServiceRequest (${(e as Error).message}); nothing was recorded`);
   }
@@ -74,12 +92,12 @@ export function decodeProtobuf(body: Buffer): OtlpSpan[] {
           trace_id: pbId(s.traceId, 16, where, 'traceId'),
           span_id: pbId(s.spanId, 8, where, 'spanId'),
           parent_span_id: s.parentSpanId && s.parentSpanId.length > 0 ? pbId(s.parentSpanId, 8, where, 'parentSpanId') : null,
-          name: s.name ?? '',
+          name: pbText(s.name),
           start: BigInt(String(s.startTimeUnixNano ?? 0)),
           end: BigInt(String(s.endTimeUnixNano ?? 0)),
           status_code: s.status?.code ?? 0,
-          status_message: s.status?.message ?? '',
-          attributes: new Map((s.attributes ?? []).map((kv) => [kv.key ?? '', pbValue(kv.value)])),
+          status_message: pbText(s.status?.message),
+          attributes: new Map((s.attributes ?? []).map((kv) => [pbText(kv.key), pbValue(kv.value)])),
         });
       }
     }
@@ -92,15 +110,35 @@ function pbId(bytes: Uint8Array | null | undefined, length: number, where: strin
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('hex');
 }
 
+/**
+ * A protobufjs reader over `body` whose `string` fields keep whether their
+ * bytes are UTF-8: bytes that are not come back as {@link NOT_UTF8} and the
+ * lossy decoding (protobufjs alone decodes them lossy and says nothing).
+ */
+function strictReader(body: Buffer): PbReader {
+  const reader = protobuf.Reader.create(body);
+  reader.string = function string(this: PbReader): string {
+    const b = this.bytes();
+    const text = Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('utf8');
+    return isUtf8(b) ? text : NOT_UTF8 + text;
+  };
+  return reader;
+}
+
+/** A protobuf string field the ledger only shows (span name, status message, attribute key): bytes that are not UTF-8 as their lossy decoding. */
+function pbText(s: string | null | undefined): string {
+  return s?.startsWith(NOT_UTF8) ? s.slice(NOT_UTF8.length) : (s ?? '');
+}
+
 function pbValue(v: PbAnyValue | null | undefined): AttrValue {
   switch (v?.value) {
-    case 'stringValue': return { type: 'string', value: v.stringValue! };
+    case 'stringValue': return v.stringValue!.startsWith(NOT_UTF8) ? { type: 'string', value: v.stringValue!.slice(NOT_UTF8.length), not_utf8: true } : { type: 'string', value: v.stringValue! };
     case 'boolValue': return { type: 'bool', value: v.boolValue! };
     case 'intValue': return { type: 'int', value: String(v.intValue) };
     case 'doubleValue': return { type: 'double', value: v.doubleValue! };
     case 'bytesValue': return { type: 'bytes', value: Buffer.from(v.bytesValue!) };
     case 'arrayValue': return { type: 'array', value: (v.arrayValue!.values ?? []).map(pbValue) };
-    case 'kvlistValue': return { type: 'kvlist', value: (v.kvlistValue!.values ?? []).map((kv) => [kv.key ?? '', pbValue(kv.value)]) };
+    case 'kvlistValue': return { type: 'kvlist', value: (v.kvlistValue!.values ?? []).map((kv) => [pbText(kv.key), pbValue(kv.value)]) };
     default: return { type: 'empty' };
   }
 }
@@ -212,6 +250,10 @@ function isRecord(v: unknown): v is Record<string, unknown> {
 }
 
 /* The generated definitions' shapes, as far as they are read here. */
+interface PbReader {
+  bytes(): Uint8Array;
+  string(): string;
+}
 interface PbAnyValue {
   value?: string;
   stringValue?: string | null;
@@ -241,7 +283,7 @@ interface GeneratedRoot {
       collector: {
         trace: {
           v1: {
-            ExportTraceServiceRequest: { decode(bytes: Uint8Array): PbRequest };
+            ExportTraceServiceRequest: { decode(reader: PbReader): PbRequest };
             ExportTraceServiceResponse: { encode(message: object): { finish(): Uint8Array } };
           };
         };

@@ -8,7 +8,7 @@
  */
 import { createHash } from 'node:crypto';
 import { BadInputError } from '../common/errors';
-import { identifierProblem } from '../core/text';
+import { hasLoneSurrogate, identifierProblem } from '../core/text';
 import { CLOSE_MARKER_TOOL } from '../core/coverage/types';
 import { AttrValue, OtlpSpan, STATUS_ERROR } from './otlp-decode';
 
@@ -44,7 +44,7 @@ export interface SpanRecord {
   status: 'ok' | 'error';
   /** This entry closes the job's timeline. */
   close: boolean;
-  /** The receipt's id: a UUID derived from the trace and span ids ({@link spanReceiptId}). */
+  /** The receipt's id: a UUID derived from the sender's owner, the job and the trace and span ids ({@link spanReceiptId}). */
   receipt_id: string;
 }
 
@@ -67,18 +67,21 @@ export interface SpanPlan {
 }
 
 /**
- * Plan a request: every `execute_tool` span is a tool call of the job
- * `aer1.job_id`, else `gen_ai.conversation.id`, else the trace id (hex), in
- * span start order (ties: the order of the request); `aer1.job.close = true` closes
- * its job with that entry; an `invoke_agent` span closes the jobs of the
- * tool calls it encloses in this request, and its own job (the same rule)
- * when it names one or is a root span (records of tool {@link CLOSE_MARKER_TOOL},
- * after the tool calls). A tool call whose tool is the reserved
- * {@link CLOSE_MARKER_TOOL} is refused (`reserved_tool`). 400
- * `otlp_attribute_type` for an attribute of another type than documented,
- * in any span.
+ * Plan a request sent by a key of `sender` ({@link senderOf}): every
+ * `execute_tool` span is a tool call of the job `aer1.job_id`, else
+ * `gen_ai.conversation.id`, else the trace id (hex), in span start order
+ * (ties: the order of the request); `aer1.job.close = true` closes its job
+ * with that entry; an `invoke_agent` span closes the jobs of the tool calls
+ * it encloses in this request, and its own job (the same rule) when it names
+ * one or is a root span (records of tool {@link CLOSE_MARKER_TOOL}, after
+ * the tool calls). Refused alone, by name: a job id that is empty or not an
+ * identifier (`invalid_job_id`; the attribute that names it is used even
+ * when empty), a tool call whose tool is the reserved
+ * {@link CLOSE_MARKER_TOOL} (`reserved_tool`), a result that is not Unicode
+ * text (`result_not_utf8`). 400 `otlp_attribute_type` for an attribute of
+ * another type than documented, in any span.
  */
-export function planSpans(spans: readonly OtlpSpan[]): SpanPlan {
+export function planSpans(spans: readonly OtlpSpan[], sender: string): SpanPlan {
   spans.forEach(checkTypes);
   // Stable: spans that start at the same time keep the order of the request.
   const ordered = [...spans].sort((a, b) => (a.start < b.start ? -1 : a.start > b.start ? 1 : 0));
@@ -96,9 +99,9 @@ export function planSpans(spans: readonly OtlpSpan[]): SpanPlan {
     }
     const job = jobIdOf(s);
     const tool = str(s, ATTR.tool);
-    const problem = identifierProblem(ATTR.job, job);
+    const problem = jobIdProblem(job);
     if (problem) {
-      rejected.push(reject(s, null, 'invalid_job_id', `job id ${JSON.stringify(job)}: ${problem.message}`));
+      rejected.push(reject(s, null, 'invalid_job_id', `job id ${JSON.stringify(job)} (from ${jobSource(s)}): ${problem}; the span was not recorded`));
       continue;
     }
     if (tool === undefined || tool.length === 0) {
@@ -109,17 +112,21 @@ export function planSpans(spans: readonly OtlpSpan[]): SpanPlan {
       rejected.push(reject(s, job, 'reserved_tool', `the tool ${JSON.stringify(CLOSE_MARKER_TOOL)} is reserved for the ledger's closing marker; close with ${ATTR.close} = true or an invoke_agent span`));
       continue;
     }
-    records.push(record(s, 'tool_call', job, tool, s.attributes.get(ATTR.close)?.type === 'bool' && (s.attributes.get(ATTR.close) as { value: boolean }).value));
+    const result = s.attributes.get(ATTR.result);
+    if (result?.type === 'string' && (result.not_utf8 === true || hasLoneSurrogate(result.value))) {
+      const what = result.not_utf8 ? 'bytes that are not UTF-8 (protobuf)' : 'an unpaired UTF-16 surrogate (OTLP/JSON \\uD800-\\uDFFF escape)';
+      rejected.push(reject(s, job, 'result_not_utf8', `${ATTR.result} holds ${what}: its bytes cannot be recorded as sent; the span was not recorded`));
+      continue;
+    }
+    records.push(record(s, 'tool_call', job, tool, s.attributes.get(ATTR.close)?.type === 'bool' && (s.attributes.get(ATTR.close) as { value: boolean }).value, sender));
   }
   // Each agent span closes after every tool call of its jobs in this request.
   for (const a of agents) {
     const jobs = new Set(records.filter((r) => r.kind === 'tool_call' && encloses(a, r.span, byId)).map((r) => r.job_id));
     const own = jobIdOf(a);
-    if ((a.parent_span_id === null || str(a, ATTR.job) !== undefined || str(a, ATTR.conversation) !== undefined) && identifierProblem(ATTR.job, own) === null) jobs.add(own);
+    if ((a.parent_span_id === null || str(a, ATTR.job) !== undefined || str(a, ATTR.conversation) !== undefined) && jobIdProblem(own) === null) jobs.add(own);
     if (jobs.size === 0) notRecorded++;
-    for (const job of jobs) {
-      records.push(record(a, 'agent_close', job, CLOSE_MARKER_TOOL, true, jobs.size > 1 ? `:${job}` : ''));
-    }
+    for (const job of jobs) records.push(record(a, 'agent_close', job, CLOSE_MARKER_TOOL, true, sender));
   }
   return { records, rejected, not_recorded: notRecorded };
 }
@@ -127,6 +134,30 @@ export function planSpans(spans: readonly OtlpSpan[]): SpanPlan {
 /** The job a span belongs to: `aer1.job_id`, else `gen_ai.conversation.id`, else its trace id (hex). */
 export function jobIdOf(s: OtlpSpan): string {
   return str(s, ATTR.job) ?? str(s, ATTR.conversation) ?? s.trace_id;
+}
+
+/** Which attribute named a span's job (for messages). */
+function jobSource(s: OtlpSpan): string {
+  return str(s, ATTR.job) !== undefined ? ATTR.job : str(s, ATTR.conversation) !== undefined ? ATTR.conversation : 'the trace id';
+}
+
+/**
+ * Why `job` cannot name a job, or null: empty, or not an identifier
+ * ({@link identifierProblem}: controls, invisible characters, odd spaces,
+ * not NFC, too long).
+ */
+export function jobIdProblem(job: string): string | null {
+  if (job.length === 0) return 'a job id must not be empty';
+  return identifierProblem(ATTR.job, job)?.message ?? null;
+}
+
+/**
+ * Whose spans these are, as their receipt ids name it: `owner:<owner>` for a
+ * key with an owner (its owner's keys share their spans), else
+ * `key:<key id>` (the key alone).
+ */
+export function senderOf(by: { owner: string | null; key_id: string }): string {
+  return by.owner !== null ? `owner:${by.owner}` : `key:${by.key_id}`;
 }
 
 /** `agent` is an ancestor of `s` (same trace, through parents sent in this request). */
@@ -139,7 +170,7 @@ function encloses(agent: OtlpSpan, s: OtlpSpan, byId: Map<string, OtlpSpan>): bo
   return false;
 }
 
-function record(s: OtlpSpan, kind: SpanRecord['kind'], job: string, tool: string, close: boolean, idSuffix = ''): SpanRecord {
+function record(s: OtlpSpan, kind: SpanRecord['kind'], job: string, tool: string, close: boolean, sender: string): SpanRecord {
   const result = kind === 'tool_call' ? str(s, ATTR.result) : undefined;
   return {
     span: s,
@@ -150,7 +181,7 @@ function record(s: OtlpSpan, kind: SpanRecord['kind'], job: string, tool: string
     result_captured: result !== undefined,
     status: s.status_code === STATUS_ERROR ? 'error' : 'ok',
     close,
-    receipt_id: spanReceiptId(s.trace_id, s.span_id + idSuffix),
+    receipt_id: spanReceiptId(sender, job, s.trace_id, s.span_id),
   };
 }
 
@@ -182,11 +213,14 @@ function checkTypes(s: OtlpSpan, index: number): void {
 
 /**
  * A span's receipt id: the UUID (version 8, RFC 9562) made of the first 16
- * bytes of SHA-256(`aer1-otlp-span:` + trace id hex + span id hex), so the
- * same span sent again names the same receipt.
+ * bytes of SHA-256 over the UTF-8 of `aer1-otlp-span/2:` followed by the JSON
+ * array `[sender, job id, trace id hex, span id hex]` (JSON.stringify, no
+ * white space; `sender` from {@link senderOf}). The same span sent again by
+ * the same owner for the same job names the same receipt; a key of another
+ * owner, or another job, names another.
  */
-export function spanReceiptId(traceId: string, spanId: string): string {
-  const b = createHash('sha256').update(`aer1-otlp-span:${traceId}${spanId}`, 'utf8').digest().subarray(0, 16);
+export function spanReceiptId(sender: string, jobId: string, traceId: string, spanId: string): string {
+  const b = createHash('sha256').update(`aer1-otlp-span/2:${JSON.stringify([sender, jobId, traceId, spanId])}`, 'utf8').digest().subarray(0, 16);
   b[6] = (b[6] & 0x0f) | 0x80;
   b[8] = (b[8] & 0x3f) | 0x80;
   const h = b.toString('hex');

@@ -17,7 +17,7 @@ import { LedgerService, NO_CONCURRENCY_CHECK, STREAM_DOES_NOT_EXIST } from '../l
 import { EventsRepository } from '../ledger/events.repository';
 import { streams } from '../ledger/streams';
 import type { Principal } from '../auth/api-keys.service';
-import { assertOwner, assertProvenance, recordedBy } from '../auth/permissions';
+import { assertOwner, assertProvenance, recordedBy, sameOwner } from '../auth/permissions';
 import { assertPlanOwner } from '../coverage/plan-owner';
 import { ReceiptsService } from '../receipts/receipts.service';
 import { ReceiptReads } from '../receipts/receipt-reads';
@@ -27,7 +27,7 @@ import type { TimelineRow } from '../timelines/timelines.repository';
 import { TimelineReads } from '../timelines/timeline-reads';
 import { CommitmentsService } from '../timelines/commitments.service';
 import type { OtlpSpan } from './otlp-decode';
-import { planSpans, provenanceOf, receiptText, SpanRecord, SpanRejection, spanTime } from './otlp-spans';
+import { planSpans, provenanceOf, receiptText, senderOf, SpanRecord, SpanRejection, spanTime } from './otlp-spans';
 
 /** Spans recorded between two turns of the event loop on PostgreSQL. */
 const YIELD_EVERY = 64;
@@ -84,29 +84,27 @@ export class OtlpService {
    * Record the tool calls and closes of `spans` (docs/otlp.md) in one write
    * transaction. An `invoke_agent` close sets `close: true` on the last tool
    * call of its job in this request; with none, the ledger writes its closing
-   * marker (tool `aer1.job.close`, the span's receipt). A span recorded before with the same receipt bytes counts
-   * as a duplicate; with other bytes it is rejected (`span_conflict`); spans
+   * marker (tool `aer1.job.close`, the span's receipt). Receipt ids name the
+   * sender's owner and the job (`spanReceiptId`, otlp-spans.ts). A span recorded before
+   * (for the same owner and job) with the same receipt bytes counts as a
+   * duplicate; with other bytes it is rejected (`span_conflict`); a receipt
+   * under that id written by a key of another owner (through
+   * `POST /api/receipts`) refuses it (`receipt_id_taken`); a span
+   * counts as seen in this request only once its job accepted it; spans
    * of a closed job are rejected (`job_closed`), of an imported timeline
    * (`timeline_imported`), of another owner's job (`not_owner`,
    * `not_plan_owner`). 400 `otlp_attribute_type` before anything is read.
    */
   async export(spans: readonly OtlpSpan[], by: Principal): Promise<ExportAnswer> {
-    const plan = planSpans(spans);
+    const plan = planSpans(spans, senderOf(by));
     const provenance = provenanceOf(by);
     assertProvenance(by, provenance);
     const texts = plan.records.map((r) => receiptText(r, provenance));
     return this.db.write(async (tx) => {
       const answer: ExportAnswer = { recorded: 0, duplicates: 0, not_recorded: plan.not_recorded, rejected: [...plan.rejected], jobs: [] };
       const stored = await this.receiptRows.findRecorded(tx, plan.records.map((r) => r.receipt_id));
-      const seen = new Map<string, string>();
       const byJob = new Map<string, Item[]>();
       plan.records.forEach((r, k) => {
-        const prior = stored.get(r.receipt_id)?.raw ?? seen.get(r.receipt_id);
-        if (prior === texts[k]) return void answer.duplicates++;
-        if (prior !== undefined) {
-          return void answer.rejected.push(rejection(r, 'span_conflict', `span ${r.span.trace_id}/${r.span.span_id} (${JSON.stringify(r.span.name)}) is recorded already with other bytes (receipt ${r.receipt_id}); records are never altered (409)`));
-        }
-        seen.set(r.receipt_id, texts[k]);
         const items = byJob.get(r.job_id) ?? [];
         items.push({ receipt_id: r.receipt_id, receipt_text: texts[k], tool: r.tool, bytes: r.bytes, status: r.status, result_captured: r.result_captured, close: r.close, record: r });
         byJob.set(r.job_id, items);
@@ -121,9 +119,26 @@ export class OtlpService {
         const last = await this.lastEntry(tx, jobId);
         let closed = last?.head.closed ?? false;
         const accepted: Item[] = [];
+        // Receipts taken in this request (id → text), marked only once accepted: a receipt id names one job, so per job.
+        const seen = new Map<string, string>();
         let merged = 0;
         for (const it of items) {
           const r = it.record!;
+          const before = stored.get(r.receipt_id);
+          if (before && !(await this.ownReceipt(tx, before.position, by))) {
+            // Only a receipt posted elsewhere (POST /api/receipts) under the id this owner's span derives: neither a duplicate nor this span.
+            answer.rejected.push(rejection(r, 'receipt_id_taken', `span ${r.span.trace_id}/${r.span.span_id} (${JSON.stringify(r.span.name)}) of job ${JSON.stringify(jobId)} names receipt ${r.receipt_id}, which a key of another owner recorded; the span was not recorded`));
+            continue;
+          }
+          const prior = before?.raw ?? seen.get(r.receipt_id);
+          if (prior === it.receipt_text) {
+            answer.duplicates++;
+            continue;
+          }
+          if (prior !== undefined) {
+            answer.rejected.push(rejection(r, 'span_conflict', `span ${r.span.trace_id}/${r.span.span_id} (${JSON.stringify(r.span.name)}) of job ${JSON.stringify(jobId)} is recorded already with other bytes (receipt ${r.receipt_id}); records are never altered (409)`));
+            continue;
+          }
           if (closed || (r.kind === 'agent_close' && row === null && accepted.length === 0)) {
             // A close of a job already closed (or of a job with nothing recorded) records nothing; a tool call is refused by name.
             if (r.kind === 'agent_close') answer.not_recorded++;
@@ -131,6 +146,7 @@ export class OtlpService {
             continue;
           }
           const prev = accepted[accepted.length - 1];
+          seen.set(r.receipt_id, it.receipt_text);
           if (r.kind === 'agent_close' && prev !== undefined) {
             // The close comes with the job's last tool call (agent closes follow every tool call): that entry closes, no closing marker.
             prev.close = true;
@@ -201,6 +217,12 @@ export class OtlpService {
       throw e;
     }
     return null;
+  }
+
+  /** The receipt recorded at `position` was written by `by` or a key of its owner. */
+  private async ownReceipt(tx: Tx, position: number | string, by: Principal): Promise<boolean> {
+    const writer = await this.events.writerAt(tx, Number(position));
+    return writer !== null && sameOwner(by, writer);
   }
 
   /** The last entry of an appended timeline, its head recomputed from its stored text (null: no entries). */

@@ -7,6 +7,7 @@ import { attributesJson, planSpans, receiptText, spanReceiptId, spanTime } from 
 import { hexId, jsonRequest, protoRequest, readProtoResponse, SpanSpec } from './requests';
 
 const T1 = hexId(1, 16);
+const SENDER = 'owner:acme';
 const tool = (n: number, start: number, attrs: Record<string, string | number | boolean>, extra: Partial<SpanSpec> = {}): SpanSpec => ({
   trace: T1,
   span: hexId(n, 8),
@@ -55,6 +56,22 @@ describe('decoding', () => {
     expect(decodeProtobuf(protoRequest(many.slice(1)))).toHaveLength(OTLP_MAX_SPANS);
   });
 
+  test('a protobuf string whose bytes are not UTF-8 is flagged on the attribute value; names and keys read lossy', () => {
+    const body = protoRequest([{ ...tool(1, 1, { 'gen_ai.tool.call.result': 'QQQ', 'k-QQQ': 'x' }), name: 'span QQQ' }]);
+    const bad = Buffer.from(body.toString('latin1').split('QQQ').join('\xff\xfeA'), 'latin1');
+    expect(bad.length).toBe(body.length);
+    const [s] = decodeProtobuf(bad);
+    expect(s.attributes.get('gen_ai.tool.call.result')).toEqual({ type: 'string', value: '\ufffd\ufffdA', not_utf8: true });
+    expect(s.name).toBe('span \ufffd\ufffdA');
+    expect(s.attributes.get('k-\ufffd\ufffdA')).toEqual({ type: 'string', value: 'x' });
+    const plan = planSpans([s], SENDER);
+    expect(plan.rejected.map((r) => r.reason)).toEqual(['result_not_utf8']);
+    // Valid UTF-8, U+FFFD itself included, is taken as sent and not flagged.
+    const ok = decodeProtobuf(protoRequest([tool(1, 1, { 'gen_ai.tool.call.result': '\ufffd' })]))[0];
+    expect(ok.attributes.get('gen_ai.tool.call.result')).toEqual({ type: 'string', value: '\ufffd' });
+    expect(planSpans([ok], SENDER).records).toHaveLength(1);
+  });
+
   test('the answer encodes partial_success only when there is something to say', () => {
     expect(readProtoResponse(encodeResponse(0, ''))).toEqual({ rejected: 0, message: '' });
     expect(encodeResponse(0, '')).toHaveLength(0);
@@ -72,7 +89,7 @@ describe('planSpans', () => {
       { ...tool(4, 40, {}), parent: undefined },
       { trace: T1, span: hexId(9, 8), name: 'chat', start: 1, attrs: { 'gen_ai.operation.name': 'chat' } },
     ];
-    const plan = planSpans(decodeProtobuf(protoRequest(specs)));
+    const plan = planSpans(decodeProtobuf(protoRequest(specs)), SENDER);
     expect(plan.records.map((r) => [r.kind, r.job_id, r.tool, r.close])).toEqual([
       ['tool_call', 'conv-1', 't1', false],
       ['tool_call', 'conv-1', 't2', false],
@@ -92,36 +109,50 @@ describe('planSpans', () => {
 
   test('the result is taken exactly as sent, and an ERROR span is a failed call', () => {
     const result = '{ "b":1,  "a":"é\\u00e9" }\n';
-    const [r] = planSpans(decodeJson(Buffer.from(jsonRequest([tool(1, 1, { 'gen_ai.tool.call.result': result }, { error: 'timeout' })])))).records;
+    const [r] = planSpans(decodeJson(Buffer.from(jsonRequest([tool(1, 1, { 'gen_ai.tool.call.result': result }, { error: 'timeout' })]))), SENDER).records;
     expect(r.bytes.equals(Buffer.from(result, 'utf8'))).toBe(true);
     expect(r.status).toBe('error');
     const text = receiptText(r, 'LOGGED BY AGENT');
     const v = verifyReceipt(JSON.parse(text));
     expect(v.verdict).toBe('valid');
-    expect(JSON.parse(text)).toMatchObject({ id: spanReceiptId(T1, hexId(1, 8)), tool: 't1', status: 'error', provenance_class: 'LOGGED BY AGENT', output_hash: `sha256:${createHash('sha256').update(result, 'utf8').digest('hex')}`, tool_context: { error_message: 'timeout' } });
+    expect(JSON.parse(text)).toMatchObject({ id: spanReceiptId(SENDER, T1, T1, hexId(1, 8)), tool: 't1', status: 'error', provenance_class: 'LOGGED BY AGENT', output_hash: `sha256:${createHash('sha256').update(result, 'utf8').digest('hex')}`, tool_context: { error_message: 'timeout' } });
   });
 
   test('aer1.job.close = true closes with that entry', () => {
-    const [r] = planSpans(decodeProtobuf(protoRequest([tool(1, 1, { 'aer1.job.close': true })]))).records;
+    const [r] = planSpans(decodeProtobuf(protoRequest([tool(1, 1, { 'aer1.job.close': true })])), SENDER).records;
     expect(r.close).toBe(true);
   });
 
   test('an attribute the ledger reads with another type is 400 otlp_attribute_type, in any span', () => {
-    expect(codeOf(() => planSpans(decodeProtobuf(protoRequest([tool(1, 1, { 'gen_ai.tool.name': 42 })]))))).toBe('400 otlp_attribute_type');
-    expect(codeOf(() => planSpans(decodeProtobuf(protoRequest([tool(1, 1, { 'aer1.job_id': true })]))))).toBe('400 otlp_attribute_type');
-    expect(codeOf(() => planSpans(decodeProtobuf(protoRequest([tool(1, 1, { 'gen_ai.tool.call.result': 1.5 })]))))).toBe('400 otlp_attribute_type');
-    expect(codeOf(() => planSpans(decodeProtobuf(protoRequest([tool(1, 1, { 'aer1.job.close': 'true' })]))))).toBe('400 otlp_attribute_type');
-    expect(codeOf(() => planSpans(decodeProtobuf(protoRequest([{ ...agent, attrs: { 'gen_ai.operation.name': 7 } }]))))).toBe('400 otlp_attribute_type');
+    expect(codeOf(() => planSpans(decodeProtobuf(protoRequest([tool(1, 1, { 'gen_ai.tool.name': 42 })])), SENDER))).toBe('400 otlp_attribute_type');
+    expect(codeOf(() => planSpans(decodeProtobuf(protoRequest([tool(1, 1, { 'aer1.job_id': true })])), SENDER))).toBe('400 otlp_attribute_type');
+    expect(codeOf(() => planSpans(decodeProtobuf(protoRequest([tool(1, 1, { 'gen_ai.tool.call.result': 1.5 })])), SENDER))).toBe('400 otlp_attribute_type');
+    expect(codeOf(() => planSpans(decodeProtobuf(protoRequest([tool(1, 1, { 'aer1.job.close': 'true' })])), SENDER))).toBe('400 otlp_attribute_type');
+    expect(codeOf(() => planSpans(decodeProtobuf(protoRequest([{ ...agent, attrs: { 'gen_ai.operation.name': 7 } }])), SENDER))).toBe('400 otlp_attribute_type');
   });
 
   test('a span without a tool name or with a job id that is not an identifier is refused alone', () => {
-    const plan = planSpans(decodeProtobuf(protoRequest([tool(1, 1, { 'gen_ai.tool.name': '' }), tool(2, 2, { 'aer1.job_id': 'bad\u0007id' }), tool(3, 3, {})])));
+    const plan = planSpans(decodeProtobuf(protoRequest([tool(1, 1, { 'gen_ai.tool.name': '' }), tool(2, 2, { 'aer1.job_id': 'bad\u0007id' }), tool(3, 3, {})])), SENDER);
     expect(plan.rejected.map((r) => r.reason)).toEqual(['missing_tool_name', 'invalid_job_id']);
     expect(plan.records.map((r) => r.tool)).toEqual(['t3']);
   });
 
+  test('an empty job id is refused invalid_job_id whichever attribute names it; an agent span naming an empty job closes nothing', () => {
+    const plan = planSpans(decodeProtobuf(protoRequest([tool(1, 1, { 'aer1.job_id': '' }), tool(2, 2, { 'gen_ai.conversation.id': '' }), { ...agent, attrs: { 'gen_ai.operation.name': 'invoke_agent', 'aer1.job_id': '' } }])), SENDER);
+    expect(plan.rejected.map((r) => [r.reason, r.span_id])).toEqual([['invalid_job_id', hexId(1, 8)], ['invalid_job_id', hexId(2, 8)]]);
+    expect(plan.rejected[1].message).toContain('gen_ai.conversation.id');
+    expect(plan.records).toEqual([]);
+    expect(plan.not_recorded).toBe(1);
+  });
+
+  test('a result that is not Unicode text is refused alone: result_not_utf8 (an OTLP/JSON lone surrogate)', () => {
+    const plan = planSpans(decodeJson(Buffer.from(jsonRequest([tool(1, 1, { 'gen_ai.tool.call.result': 'a\ud800b' }), tool(2, 2, { 'gen_ai.tool.call.result': '\u{1F600}' })]))), SENDER);
+    expect(plan.rejected.map((r) => [r.reason, r.span_id])).toEqual([['result_not_utf8', hexId(1, 8)]]);
+    expect(plan.records.map((r) => r.bytes.toString('hex'))).toEqual([Buffer.from('\u{1F600}', 'utf8').toString('hex')]);
+  });
+
   test('a tool call named aer1.job.close (the ledger\'s closing marker) is refused alone: reserved_tool', () => {
-    const plan = planSpans(decodeProtobuf(protoRequest([tool(1, 1, { 'gen_ai.tool.name': 'aer1.job.close', 'aer1.job_id': 'job-r' }), tool(2, 2, { 'aer1.job_id': 'job-r' })])));
+    const plan = planSpans(decodeProtobuf(protoRequest([tool(1, 1, { 'gen_ai.tool.name': 'aer1.job.close', 'aer1.job_id': 'job-r' }), tool(2, 2, { 'aer1.job_id': 'job-r' })])), SENDER);
     expect(plan.rejected.map((r) => [r.reason, r.job_id, r.span_id])).toEqual([['reserved_tool', 'job-r', hexId(1, 8)]]);
     expect(plan.records.map((r) => [r.kind, r.tool])).toEqual([['tool_call', 't2']]);
   });
@@ -148,6 +179,21 @@ describe('documented forms', () => {
 
   test('span times are RFC 3339 with nine fraction digits; receipt ids are version-8 UUIDs', () => {
     expect(spanTime(1_790_000_000_123_456_789n)).toBe('2026-09-21T14:13:20.123456789Z');
-    expect(spanReceiptId(T1, hexId(1, 8))).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(spanReceiptId(SENDER, 'job-1', T1, hexId(1, 8))).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+  });
+
+  test('a receipt id is SHA-256 over the sender, the job, the trace and span ids: the same span of another owner or job names another receipt', () => {
+    const b = createHash('sha256').update(`aer1-otlp-span/2:${JSON.stringify([SENDER, 'job-1', T1, hexId(1, 8)])}`, 'utf8').digest();
+    b[6] = (b[6] & 0x0f) | 0x80;
+    b[8] = (b[8] & 0x3f) | 0x80;
+    expect(spanReceiptId(SENDER, 'job-1', T1, hexId(1, 8)).replace(/-/g, '')).toBe(b.subarray(0, 16).toString('hex'));
+    const ids = new Set([
+      spanReceiptId(SENDER, 'job-1', T1, hexId(1, 8)),
+      spanReceiptId('owner:evil', 'job-1', T1, hexId(1, 8)),
+      spanReceiptId(SENDER, 'job-2', T1, hexId(1, 8)),
+      spanReceiptId(SENDER, 'job-1', T1, hexId(2, 8)),
+    ]);
+    expect(ids.size).toBe(4);
+    expect(spanReceiptId(SENDER, 'job-1', T1, hexId(1, 8))).toBe(spanReceiptId(SENDER, 'job-1', T1, hexId(1, 8)));
   });
 });
