@@ -21,7 +21,7 @@ import { assertOwner, assertProvenance, recordedBy, sameOwner } from '../auth/pe
 import { assertPlanOwner } from '../coverage/plan-owner';
 import { ReceiptsService } from '../receipts/receipts.service';
 import { ReceiptReads } from '../receipts/receipt-reads';
-import { decideAppend, EMPTY_HEAD, EntryToAppend, TimelineHead } from '../timelines/timelines.decider';
+import { decideAppend, EMPTY_HEAD, EntryToAppend, headOfStored, TimelineHead } from '../timelines/timelines.decider';
 import { TimelineEvent } from '../timelines/timelines.events';
 import type { TimelineRow } from '../timelines/timelines.repository';
 import { TimelineReads } from '../timelines/timeline-reads';
@@ -228,11 +228,7 @@ export class OtlpService {
   /** The last entry of an appended timeline, its head recomputed from its stored text (null: no entries). */
   private async lastEntry(tx: Tx, jobId: string): Promise<{ head: TimelineHead; value: JsonObject } | null> {
     const last = await this.timelines.lastEntry(tx, jobId);
-    if (!last) return null;
-    const value = JSON.parse(last.raw) as JsonObject;
-    const digest = entryDigest(value);
-    if (digest === null) throw new Error(`stored head entry of job ${jobId} does not recompute`);
-    return { head: { seq: last.seq, digest, closed: value.close === true }, value };
+    return last ? headOfStored(jobId, last) : null;
   }
 
   /**

@@ -5,7 +5,7 @@
  * in, the events to append or a typed error (409) out. Whether an entry
  * extends the chain is the core's decision ({@link TimelineVerifier.continuing}).
  */
-import { JsonObject, TimelineVerifier, ZERO_DIGEST } from '../core/aer1';
+import { entryDigest, JsonObject, TimelineVerifier, ZERO_DIGEST } from '../core/aer1';
 import { ConflictError } from '../common/errors';
 import type { TimelineEntryAppended, TimelineImported, TimelineImportedData } from './timelines.events';
 
@@ -18,6 +18,19 @@ export interface TimelineHead {
 
 /** The head of a timeline with no entries. */
 export const EMPTY_HEAD: TimelineHead = Object.freeze({ seq: 0, digest: ZERO_DIGEST, closed: false });
+
+/**
+ * The head of an appended timeline from its stored last entry (`seq` and the
+ * entry's stored text): the S7.1 digest recomputed from the text, and whether
+ * it closes the job. Throws when the stored entry does not recompute (a
+ * stored head the ledger itself accepted always does).
+ */
+export function headOfStored(jobId: string, last: { seq: number; raw: string }): { head: TimelineHead; value: JsonObject } {
+  const value = JSON.parse(last.raw) as JsonObject;
+  const digest = entryDigest(value);
+  if (digest === null) throw new Error(`stored head entry of job ${jobId} does not recompute`);
+  return { head: { seq: last.seq, digest, closed: value.close === true }, value };
+}
 
 /** What an append is decided on. */
 export interface AppendState {

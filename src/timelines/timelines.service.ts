@@ -25,7 +25,7 @@ import type { RecordedBy } from '../core/ledger/event-hash';
 import { assertOwner, assertProvenance, mayReadWithheld, recordedBy } from '../auth/permissions';
 import { assertPlanOwner } from '../coverage/plan-owner';
 import { streams } from '../ledger/streams';
-import { decideAppend, decideImport, EMPTY_HEAD, TimelineHead } from './timelines.decider';
+import { decideAppend, decideImport, EMPTY_HEAD, headOfStored, TimelineHead } from './timelines.decider';
 import { TimelineEvent, TimelineImportedData } from './timelines.events';
 import { CommitmentRow, TimelineRow, TimelinesRepository } from './timelines.repository';
 import { attestationView } from './dto/timelines.answers';
@@ -112,11 +112,7 @@ export class TimelinesService {
   /** The last entry of an appended timeline and the head recomputed from its stored text (null when it has none). */
   private async lastEntry(q: Queryable, jobId: string): Promise<{ head: TimelineHead; value: JsonObject } | null> {
     const last = await this.timelines.lastEntry(q, jobId);
-    if (!last) return null;
-    const value = JSON.parse(last.raw) as JsonObject;
-    const digest = entryDigest(value);
-    if (digest === null) throw new Error(`stored head entry of job ${jobId} does not recompute`);
-    return { head: { seq: last.seq, digest, closed: value.close === true }, value };
+    return last ? headOfStored(jobId, last) : null;
   }
 
   /**
