@@ -12,8 +12,8 @@ import { ApiKeysService } from '../../src/auth/api-keys.service';
 import { DatabaseService } from '../../src/database/database.service';
 import { buildTimeline, commitmentFor, Entry, receiptFor } from '../coverage/fixtures';
 import { startApp, TestApp } from '../helpers/app';
-import { LedgerService } from '../../src/ledger/ledger.service';
 import { TreeRepository } from '../../src/log/tree.repository';
+import { TreeWriter } from '../../src/log/tree-writer';
 import { outcomeFor, PAYMENT_STEPS, paymentPlan } from '../outcomes/fixtures';
 import { call, listen, Reply, poisonWrites } from './helpers';
 
@@ -115,7 +115,8 @@ describe('group commit across two API processes on one PostgreSQL database', () 
   });
 
   it("a group whose shared tree integration fails: no call of it is acknowledged or kept; the next writes and verify are fine", async () => {
-    const nodes = (a.app.get(LedgerService) as unknown as { nodes: TreeRepository }).nodes;
+    // The tree's nodes are written by the log's LeafSink (src/log/tree-writer.ts) in the group's transaction.
+    const nodes = (a.app.get(TreeWriter) as unknown as { nodes: TreeRepository }).nodes;
     const insert = nodes.insert.bind(nodes);
     let failures = 1;
     const spy = jest.spyOn(nodes, 'insert').mockImplementation(async (q, batch) => {
