@@ -159,8 +159,8 @@ export function resolveLogKey(cfg: { keyFile?: string; stateFile?: string; origi
     }
     const statePath = cfg.stateFile ? resolve(cfg.stateFile) : source.path ? defaultCheckpointStatePath(resolve(source.path)) : null;
     // A key made before the rule: its origin is for ever, so it starts, with a warning (log-list-entry refuses it).
-    const scheme = originSchemeProblem(signer.name, `the signing key${source.path ? ` ${source.path}` : ''} is for the origin`);
-    if (scheme) warnings.push(`${scheme}; public witnesses may refuse this log: a new origin is a new log`);
+    const scheme = originSchemeProblem(signer.name, 'the origin');
+    if (scheme) warnings.push(`${scheme}; it is the name of the signing key${source.path ? ` ${source.path}` : ''}, fixed when the log began: public witnesses may refuse this log (a new origin is a new log)`);
     // A key found (not made now for this address): say so when the address moved since the log began.
     const moved = source.kind === 'file' ? originWarning(signer.name, source.path, cfg) : null;
     return { ok: true, identity: { origin: signer.name, signer, vkey: signer.vkey, source, statePath }, warnings, ...(moved ? { originWarning: moved } : {}) };
