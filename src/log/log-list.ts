@@ -55,6 +55,6 @@ export function logListEntry(opts: { vkey: string; origin: string; qpd: number; 
   if (!Number.isSafeInteger(opts.qpd) || opts.qpd < 1 || opts.qpd > MAX_QPD) throw new RangeError(`qpd must be in [1, 2^31), got ${opts.qpd}`);
   const contact = opts.contact.trim();
   if (contact === '') throw new RangeError('the contact is empty: give an email address or URL where witness operators reach you (--contact)');
-  if (/[\u0000-\u001f\u007f]/.test(contact)) throw new RangeError('the contact holds a control character (one line, no tabs)');
+  if (/\p{Cc}/u.test(contact)) throw new RangeError('the contact holds a control character (one line, no tabs)');
   return `vkey ${opts.vkey}\n${opts.origin === v.name ? '' : `origin ${opts.origin}\n`}qpd ${opts.qpd}\ncontact ${contact}\n`;
 }

@@ -88,7 +88,7 @@ export function parseWitnessPolicyFile(text: string): WitnessPolicyFile {
       throw new WitnessPolicyFileError(n, why);
     };
     const line = raw.endsWith('\r') ? raw.slice(0, -1) : raw;
-    const bad = /[\u0000-\u0008\u000a-\u001f\u007f]/.exec(line);
+    const bad = /(?!\t)\p{Cc}/u.exec(line);
     if (bad) fail(`control character 0x${bad[0].charCodeAt(0).toString(16).padStart(2, '0')}`);
     const hash = line.indexOf('#');
     const items = (hash >= 0 ? line.slice(0, hash) : line).split(/[ \t]+/).filter((s) => s.length > 0);
