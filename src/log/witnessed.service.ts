@@ -10,8 +10,10 @@ import { StoredCheckpoint, TreeRepository } from './tree.repository';
 import { loadWitnessPolicy, logKeyMismatch, parseTsaSettings, TsaSettings, WitnessingPolicy } from './witness-config';
 import { StoredCosignature, StoredTimestamp, WitnessRepository } from './witness.repository';
 
-/** Witnessed sizes looked at, newest first, before giving up on finding one whose stored cosignatures verify. */
+/** Witnessed sizes read per query, newest first, when looking for one whose stored cosignatures verify and meet the rule. */
 const WITNESSED_CANDIDATES = 8;
+/** Queries of {@link WITNESSED_CANDIDATES} made before giving up (64 candidates). */
+const WITNESSED_PAGES = 8;
 
 /**
  * The reads of witnessing and time anchors (issue 15), shared by the log's
@@ -107,14 +109,27 @@ export class WitnessedCheckpoints {
       return cp ? this.withCosignatures(cp, q) : null;
     }
     for (const floor of this.floor > 0 ? [this.floor, 0] : [0]) {
-      for (const size of await this.repo.witnessedSizes(q, this.counted, this.policy.quorum, WITNESSED_CANDIDATES, floor)) {
-        const cp = await this.tree.checkpoint(q, size);
-        if (!cp) continue;
-        const w = await this.withCosignatures(cp, q);
-        if (w) {
-          if (size > this.floor) this.floor = size;
-          return w;
+      let below: number | undefined;
+      for (let page = 0; page < WITNESSED_PAGES; page++) {
+        const sizes = await this.repo.witnessedSizes(q, this.counted, this.policy.quorum, WITNESSED_CANDIDATES, floor, below);
+        for (const size of sizes) {
+          const cp = await this.tree.checkpoint(q, size);
+          if (!cp) continue;
+          const w = await this.withCosignatures(cp, q);
+          if (w) {
+            if (size > this.floor) this.floor = size;
+            return w;
+          }
         }
+        if (sizes.length < WITNESSED_CANDIDATES) break;
+        below = sizes[sizes.length - 1];
+      }
+      if (floor > 0) {
+        // More candidates above the floor than were looked at (e.g. one group's witnesses cosigned a long run of
+        // checkpoints while another group was down): the floor was served as witnessed, and cosignatures stay.
+        const cp = await this.tree.checkpoint(q, floor);
+        const w = cp ? await this.withCosignatures(cp, q) : null;
+        if (w) return w;
       }
     }
     return null;

@@ -5,7 +5,9 @@
  * process (src/witness/server.ts). The quorum is reached with the optional
  * one down: /checkpoint carries the two required cosignatures, /health says
  * each witness's part and the policy's state. With A2 stopped, newer
- * checkpoints do not reach the quorum and /checkpoint stays where it was.
+ * checkpoints do not reach the quorum and /checkpoint stays where it was;
+ * so it does when one group of a group of groups is down for many
+ * checkpoints that the other group's witnesses all cosigned.
  * A policy naming another log, or a malformed one, stops the start (an
  * in-memory database there: the start fails before it is used).
  */
@@ -122,6 +124,51 @@ quorum auditors
     expect(size((await t.http.get('/checkpoint')).text)).toBe(3);
     const latest = await t.http.get('/checkpoint/latest');
     expect(size(latest.text)).toBe(5);
+  });
+
+  it('a group down for many checkpoints: /checkpoint stays at the newest one that met the rule', async () => {
+    await t?.close();
+    t = undefined;
+    const a = [await witness(a1, 'g-a1'), await witness(a2, 'g-a2')];
+    const b = await witness(optional, 'g-b');
+    const file = policyFile(
+      'groups',
+      `witness A1 ${a1.verifierKey} ${a[0].url}
+witness A2 ${a2.verifierKey} ${a[1].url}
+group A any A1 A2
+witness B ${optional.verifierKey} ${b.url}
+group both all A B
+quorum both
+`,
+    );
+    t = await startApp(dialect, { LEDGER_SIGNING_KEY_FILE: keyFile, LEDGER_CHECKPOINT_STATE_FILE: join(tmp.path, 'groups.checkpoint'), WITNESS_POLICY_FILE: file });
+    const signer = t.app.get(CheckpointSigner);
+    const coordinator = t.app.get(WitnessCoordinator);
+    /** Append one record, sign, and wait until the witnesses `up` (indexes into the health list) cosigned the new size. */
+    const step = async (n: number, up: number[]): Promise<void> => {
+      await append(1);
+      await signer.tick();
+      await waitUntil(`size ${n} cosigned by witnesses ${up.join(', ')}`, 20_000, async () => {
+        await coordinator.tick();
+        const h = coordinator.health();
+        return h?.newest_signed_size === n && up.every((i) => h.witnesses[i].cosigned_size === n);
+      });
+    };
+    await step(1, [0, 1, 2]);
+    expect(size((await t.http.get('/checkpoint')).text)).toBe(1);
+    await b.close();
+    // 12 checkpoints cosigned by both A witnesses (2 cosignatures, the rule's minimum) but not by B: more than
+    // one query's worth of candidates that do not meet the rule above the one that does.
+    for (let n = 2; n <= 13; n++) await step(n, [0, 1]);
+    const h = (await t.http.get('/health')).body.details.log.witnessing;
+    expect([h.quorum, h.policy.rule, h.policy.quorum_reached]).toEqual([2, 'all of (A: any of (A1, A2), B)', false]);
+    expect(h.witnesses.map((x: Record<string, unknown>) => [x.name, x.required, x.cosigned_size])).toEqual([
+      ['A1', true, 13],
+      ['A2', true, 13],
+      ['B', true, 1],
+    ]);
+    expect(size((await t.http.get('/checkpoint')).text)).toBe(1);
+    expect(size((await t.http.get('/checkpoint/latest')).text)).toBe(13);
   });
 
   it('does not start with a policy naming another log, or a malformed one (the line named)', async () => {
