@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { generateSignerKey, parseVerifierKey, SIG_COSIGNATURE_V1, verifyCheckpoint, verifyCosignatures } from '../../src/core/tlog';
 import { CheckpointSigner } from '../../src/log/checkpoint-signer';
 import { createSigningKeyFile } from '../../src/log/log-key';
-import { WitnessCoordinator } from '../../src/log/witnesses';
+import { WitnessCoordinator, WITNESS_LAG_SECONDS } from '../../src/log/witnesses';
 import { RunningWitness, startWitness } from '../../src/witness/server';
 import { WitnessStateStore } from '../../src/witness/state';
 import { DIALECTS, startApp, TestApp } from '../helpers/app';
@@ -109,6 +109,13 @@ quorum auditors
       ['partner', 'optional.witness.test', false, false, null],
     ]);
     expect(w.witnesses[2].last_error).toMatch(/^unreachable: /);
+    // A minute on, the optional witness is behind (not current) and /health is still ok: it never counts.
+    const now = Date.now();
+    const later = jest.spyOn(Date, 'now').mockReturnValue(now + (WITNESS_LAG_SECONDS + 5) * 1000);
+    await coordinator.tick();
+    const behind = await t.http.get('/health');
+    later.mockRestore();
+    expect([behind.body.status, behind.body.details.log.witnessing.policy.current_quorum, behind.body.details.log.witnessing.witnesses.map((x: Record<string, unknown>) => x.current)]).toEqual(['ok', true, [true, true, false]]);
 
     // A required witness down: newer checkpoints do not reach the quorum; /checkpoint stays at 3.
     await w2.close();
@@ -124,6 +131,17 @@ quorum auditors
     expect(size((await t.http.get('/checkpoint')).text)).toBe(3);
     const latest = await t.http.get('/checkpoint/latest');
     expect(size(latest.text)).toBe(5);
+    // A minute on, the required A2 is behind: the rule cannot be met by the current witnesses, /health degrades.
+    const then = Date.now();
+    const minute = jest.spyOn(Date, 'now').mockReturnValue(then + (WITNESS_LAG_SECONDS + 5) * 1000);
+    await coordinator.tick();
+    const degraded = await t.http.get('/health');
+    minute.mockRestore();
+    expect([degraded.body.status, degraded.body.details.log.status, degraded.body.details.log.witnessing.policy]).toEqual([
+      'degraded',
+      'down',
+      { source: 'WITNESS_POLICY_FILE', rule: 'all of (A1, A2)', quorum_reached: false, current_quorum: false },
+    ]);
   });
 
   it('a group down for many checkpoints: /checkpoint stays at the newest one that met the rule', async () => {
