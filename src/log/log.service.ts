@@ -88,7 +88,7 @@ export class LogService {
     if (!this.identity.current) throw new UnavailableError('log_unavailable', `this deployment signs no checkpoints: ${this.identity.reason}`);
     if (this.witnessed.enabled) {
       const { quorum, witnesses } = this.witnessed.policy;
-      throw new LedgerError(404, 'no_checkpoint', `no checkpoint has been cosigned by ${quorum} of the ${witnesses.length} configured witnesses yet; the newest log-signed one is at /checkpoint/latest`, { quorum, witnesses: witnesses.length });
+      throw new LedgerError(404, 'no_checkpoint', `no checkpoint has been cosigned by ${this.witnessed.quorumWords} yet; the newest log-signed one is at /checkpoint/latest`, { quorum, witnesses: witnesses.length });
     }
     throw new LedgerError(404, 'no_checkpoint', 'no checkpoint has been signed yet; try again in a second');
   }
@@ -113,7 +113,7 @@ export class LogService {
       if (this.signingStopped) throw this.stoppedError(what, cp);
       const left = deadline - performance.now();
       if (left <= 0 || signal?.aborted) {
-        const witnessed = this.witnessed.enabled ? ` cosigned by ${this.witnessed.policy.quorum} of the ${this.witnessed.policy.witnesses.length} configured witnesses` : '';
+        const witnessed = this.witnessed.enabled ? ` cosigned by ${this.witnessed.quorumWords}` : '';
         throw new LedgerError(503, 'no_checkpoint', `the ${what} is not yet in a signed checkpoint${witnessed} (newest: ${cp ? cp.size : 'none'}; waited ${Math.round(waitMs)} ms); retry after the Retry-After seconds`, {
           checkpoint_size: cp ? cp.size : null,
           retry_after_seconds: retryAfterSeconds,
@@ -291,7 +291,7 @@ export class LogService {
     if (!this.identity.current) return { ...base, status: 'unavailable', checkpoint: null, inclusion_proof: null, detail: `this deployment signs no checkpoints: ${this.identity.reason}` };
     const { cp, ts } = await this.proofCheckpoint(index);
     const anchor = this.witnessed.tsa ? { timestamp: ts ? this.timestampInfo(ts) : null } : {};
-    const pending = this.witnessed.enabled ? `not yet in a checkpoint cosigned by ${this.witnessed.policy.quorum} witnesses (checkpoints are signed within a second or so, then submitted to the witnesses)` : 'not yet in a signed checkpoint (one is signed within a second or so)';
+    const pending = this.witnessed.enabled ? `not yet in a checkpoint cosigned by ${this.witnessed.quorumWords} (checkpoints are signed within a second or so, then submitted to the witnesses)` : 'not yet in a signed checkpoint (one is signed within a second or so)';
     if (!cp || cp.size <= index) {
       // Not "pending" while signing is stopped: no checkpoint will come until an operator acts.
       if (this.signingStopped) return { ...base, status: 'unavailable', checkpoint: null, inclusion_proof: null, detail: `not in a signed checkpoint: checkpoint signing is stopped (${this.signingStopped.code}): ${this.signingStopped.reason}`, ...anchor };
