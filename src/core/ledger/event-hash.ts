@@ -196,7 +196,7 @@ export interface LedgerChainReport {
   checked: number;
   head: { position: number; event_hash: string } | null;
   /** The first position that does not verify, and why. */
-  first_failure: { position: number; reason: 'position_gap' | 'prev_hash_mismatch' | 'event_hash_mismatch' | 'payload_commitment_mismatch' | 'data_not_json' | 'bad_format'; detail: string } | null;
+  first_failure: { position: number; reason: 'position_gap' | 'prev_hash_mismatch' | 'event_hash_mismatch' | 'payload_commitment_mismatch' | 'payload_missing' | 'data_not_json' | 'bad_format'; detail: string } | null;
   /**
    * Events whose payload was erased (issue 29). `payload_erased`: format 3,
    * the leaf recomputed and checked, the payload no longer checkable.
@@ -222,6 +222,9 @@ export class LedgerChainVerifier {
   private failure: LedgerChainReport['first_failure'] = null;
   private head: LedgerChainReport['head'] = null;
   private readonly erased: LedgerChainReport['erased'] = { payload_erased: { count: 0, positions: [] }, leaf_not_recomputed: { count: 0, positions: [] } };
+  /** Every position whose payload is gone, and every position a PayloadsErased event names: the first must be within the second. */
+  private readonly gone: number[] = [];
+  private readonly named = new Set<number>();
 
   /** Returns false once a failure is found (later events are not checked). */
   push(e: StoredEvent): boolean {
@@ -237,6 +240,7 @@ export class LedgerChainVerifier {
       return false;
     }
     const state = payloadState(e);
+    if (state === 'erased') this.gone.push(position);
     if (state === 'erased' && Number(e.format ?? 1) !== 3) {
       // Format 1/2: the data was the leaf's; its hash cannot be recomputed any more. Named, and the chain goes on from the stored hash.
       note(this.erased.leaf_not_recomputed, position);
@@ -261,11 +265,16 @@ export class LedgerChainVerifier {
       this.failure = { position, reason: 'payload_commitment_mismatch', detail: `SHA-256(salt || payload) is not the leaf's payload_commitment ${String(e.payload_commitment)}: the payload or its salt was altered` };
       return false;
     }
+    let parsed: unknown;
     try {
-      JSON.parse(e.data);
+      parsed = JSON.parse(e.data);
     } catch {
       this.failure = { position, reason: 'data_not_json', detail: 'event data is not JSON' };
       return false;
+    }
+    if (e.type === 'PayloadsErased') {
+      const ps = (parsed as { positions?: unknown } | null)?.positions;
+      if (Array.isArray(ps)) for (const p of ps) if (typeof p === 'number') this.named.add(p);
     }
     return this.advance(position, recomputed);
   }
@@ -277,7 +286,16 @@ export class LedgerChainVerifier {
     return true;
   }
 
+  /**
+   * The report. A payload that is gone without a `PayloadsErased` event
+   * naming it (an erasure behind the ledger's back) is a failure,
+   * `payload_missing`, at the first such position.
+   */
   report(): LedgerChainReport {
+    if (this.failure === null) {
+      const unnamed = this.gone.find((p) => !this.named.has(p));
+      if (unnamed !== undefined) this.failure = { position: unnamed, reason: 'payload_missing', detail: `the payload of position ${unnamed} is gone and no PayloadsErased event names it: it was deleted behind the ledger` };
+    }
     return { ok: this.failure === null, checked: this.checked, head: this.head, first_failure: this.failure, erased: this.erased };
   }
 }
