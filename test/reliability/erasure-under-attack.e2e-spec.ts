@@ -14,7 +14,7 @@ import { ZERO_DIGEST } from '../../src/core/aer1';
 import { CheckpointSigner } from '../../src/log/checkpoint-signer';
 import { openSse } from '../helpers/sse';
 import { DIALECTS, digestOf, expectNoPartialErasure, Ledger, payloadsErased, startLedger, verify } from './erasure-fixtures';
-import { call, freshReceipt, leaksInternals, makeEntry } from './helpers';
+import { call, freshReceipt, leaksInternals, makeEntry, waitUntil } from './helpers';
 
 const WHY = { reason: 'customer request 4711', legal_basis: 'GDPR Art. 17(1)(a)' };
 
@@ -174,6 +174,33 @@ describe.each(DIALECTS)('erasure under attack on %s', (dialect) => {
     expect(page.text).toMatch(/Content erased on \d{4}-\d\d-\d\d[^<]* by [^<]*test-privacy[^<]*GDPR Art\. 17\(1\)\(a\)[^<]*customer request 99/);
     expect(page.text).toContain(String(e.body.erasure_position));
     expect(page.text).not.toMatch(/class="verdict (ok|bad)"/);
+  });
+
+  const label = (verdict: unknown): unknown => (verdict === 'valid' || verdict === 'invalid' ? verdict : 'neither');
+
+  it('an erased outcome verifier calls it neither valid nor invalid', async () => {
+    const job = await l.execute('outcome-honest');
+    expect((await l.erase({ job_ids: ['outcome-honest'], ...WHY })).status).toBe(201);
+    const o = await l.get(`/api/outcomes/${job.outcomeId}/verify`);
+    expect(o.status).toBeLessThan(500);
+    // Today: 422, verdict "invalid", reasons ["not_object"]: the empty erased text re-verified.
+    expect(label(o.body.verdict)).toBe('neither');
+  });
+
+  it('a verification batch over erased receipts and jobs records none of them as invalid (nor valid)', async () => {
+    const job = await l.execute('batch-honest');
+    expect((await l.erase({ job_ids: ['batch-honest'], ...WHY })).status).toBe(201);
+    const b = await l.post('/api/verification-batches', { scope: 'all' }, l.t.keys.auditor);
+    expect(b.status).toBe(202);
+    let done: { status: string; results: { id: string; verdict: string }[] } | undefined;
+    await waitUntil('the batch', 30_000, async () => {
+      done = (await l.get(`/api/verification-batches/${b.body.batch_id}?limit=1000`, l.t.keys.auditor)).body;
+      return done?.status === 'completed';
+    });
+    const erased = [...job.receiptIds, 'batch-honest'];
+    // Today: each erased receipt "invalid" (not_object), the job "invalid" (invalid_entry), recorded so in the ledger for good.
+    const verdicts = Object.fromEntries(done!.results.filter((r) => erased.includes(r.id)).map((r) => [r.id, label(r.verdict)]));
+    expect(verdicts).toEqual(Object.fromEntries(erased.map((id) => [id, 'neither'])));
   });
 
   it("erasing one owner's job does not erase another owner's receipt that the job's entries merely name", async () => {
