@@ -105,20 +105,37 @@ describe.each(DIALECTS)('erasure under attack on %s', (dialect) => {
     expect([copies.status, copies.body.positions?.length]).toEqual([201, 1]);
   });
 
-  it('positions of PayloadsErased, plan and non-erasable events are refused as not_erasable (422), naming them, and nothing is erased', async () => {
+  it('the position of a PayloadsErased event is refused as not_erasable (422), naming it; positions beyond the head 404; nothing is erased', async () => {
     const job = await l.execute('not-erasable');
     const first = await l.erase({ receipt_ids: [job.receiptIds[0]], ...WHY });
     expect(first.status).toBe(201);
-    const plan = Number((await l.db.query<{ position: number }>("SELECT position FROM events WHERE stream_id LIKE 'plan:%' ORDER BY position DESC LIMIT 1"))[0].position);
     const before = (await payloadsErased(l.db)).length;
-    for (const p of [first.body.erasure_position, plan]) {
-      const r = await l.erase({ positions: [p], receipt_ids: [job.receiptIds[1]], ...WHY });
-      expect([r.status, r.body.error, r.body.positions?.[0]?.position]).toEqual([422, 'not_erasable', p]);
-    }
+    const r = await l.erase({ positions: [first.body.erasure_position], receipt_ids: [job.receiptIds[1]], ...WHY });
+    expect([r.status, r.body.error, r.body.positions?.[0]?.position]).toEqual([422, 'not_erasable', first.body.erasure_position]);
     const head = (await l.get('/api/ledger/head')).body.position as number;
     const beyond = await l.erase({ positions: [head + 1000, Number.MAX_SAFE_INTEGER], receipt_ids: [job.receiptIds[1]], ...WHY });
     expect([beyond.status, beyond.body.error, beyond.body.unknown?.positions]).toEqual([404, 'erasure_target_not_found', [head + 1000, Number.MAX_SAFE_INTEGER]]);
     expect((await payloadsErased(l.db)).length).toBe(before);
+  });
+
+  it("a coverage report issued before a job's erasure keeps the erased outcome's output_hash and final entry digest: named by position, it is erased (issue 29: reports stay unless named by position)", async () => {
+    const job = await l.execute('report-kept');
+    const rep = await l.post('/api/coverage-reports', { job_id: 'report-kept' }, l.t.keys.auditor);
+    expect(rep.status).toBe(201);
+    expect((await l.erase({ job_ids: ['report-kept'], ...WHY })).status).toBe(201);
+    const leaked = async (): Promise<string[]> => {
+      const texts = [(await l.get(`/api/coverage-reports/${rep.body.report_id}`, l.t.keys.auditor)).text, (await l.get(`/coverage/${rep.body.report_id}`)).text];
+      return job.secrets.filter((s) => texts.some((t) => t.includes(s)));
+    };
+    // The report holds unsalted content hashes of what was just erased (today: the outcome's output_hash, the final entry digest).
+    const kept = await leaked();
+    if (kept.length > 0) {
+      const plan = Number((await l.db.query<{ position: number }>("SELECT position FROM events WHERE stream_id LIKE 'plan:%' ORDER BY position DESC LIMIT 1"))[0].position);
+      const report = Number((await l.db.query<{ position: number }>('SELECT position FROM events WHERE stream_id = ?', [`coverage:${rep.body.report_id}`]))[0].position);
+      const e = await l.erase({ positions: [report, plan], ...WHY });
+      expect({ kept, status: e.status, error: e.body.error }).toEqual({ kept, status: 201, error: undefined });
+      expect(await leaked()).toEqual([]);
+    }
   });
 
   it('job ids with SQL, LIKE, path and Unicode tricks match no other job: 404 naming them (400 for invisible characters), nothing erased', async () => {
