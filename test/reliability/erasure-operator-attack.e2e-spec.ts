@@ -16,7 +16,9 @@ import { run } from '../../src/cli/main';
 import { payloadCommitment } from '../../src/core/ledger/event-hash';
 import { EventsRepository } from '../../src/ledger/events.repository';
 import { DIALECTS, expectNoPartialErasure, Ledger, payloadsErased, startLedger, verify } from './erasure-fixtures';
-import { leaksInternals, requireBuild } from './helpers';
+import { buildTimeline } from '../coverage/fixtures';
+import { PAYMENT_STEPS } from '../outcomes/fixtures';
+import { call, leaksInternals, requireBuild } from './helpers';
 
 const WHY = { reason: 'customer request 4711', legal_basis: 'GDPR Art. 17(1)(a)' };
 
@@ -159,8 +161,14 @@ describe.each(DIALECTS)('erasure attacked by the operator on %s', (dialect) => {
     const a = await l.execute('rebuild-a');
     await l.execute('rebuild-b');
     await l.openJob('rebuild-open', 3);
+    // An imported timeline (JSON array) and one imported as NDJSON: their retained entries are parsed from the erased text.
+    const imported = buildTimeline('rebuild-import', PAYMENT_STEPS);
+    expect((await call(l.base, 'PUT', '/api/jobs/rebuild-import/timeline', { key: l.t.keys.producer, body: JSON.stringify(imported) })).status).toBe(201);
+    const nd = buildTimeline('rebuild-ndjson', PAYMENT_STEPS);
+    const ndPut = await call(l.base, 'PUT', '/api/jobs/rebuild-ndjson/timeline', { key: l.t.keys.producer, body: nd.map((e) => JSON.stringify(e)).join('\n') + '\n', contentType: 'application/x-ndjson' });
+    expect(ndPut.status).toBe(201);
     expect((await l.erase({ receipt_ids: [a.receiptIds[0]], ...WHY })).status).toBe(201);
-    expect((await l.erase({ job_ids: ['rebuild-b', 'rebuild-open'], ...WHY })).status).toBe(201);
+    expect((await l.erase({ job_ids: ['rebuild-b', 'rebuild-open', 'rebuild-import', 'rebuild-ndjson'], ...WHY })).status).toBe(201);
     expect((await l.erase({ job_ids: ['rebuild-a'], ...WHY })).status).toBe(201);
     const snapshot = async (): Promise<Record<string, string[]>> => {
       const out: Record<string, string[]> = {};
