@@ -6,7 +6,7 @@
  * operator's attacks (rows changed behind the ledger, forged PayloadsErased
  * events, rebuilds) are in erasure-operator-attack.e2e-spec.ts.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ApiKeysService } from '../../src/auth/api-keys.service';
@@ -301,6 +301,21 @@ describe.each(DIALECTS)('erasure under attack on %s', (dialect) => {
     const rows = await l.db.query<{ data: string }>('SELECT data FROM events WHERE stream_id = ?', [`receipt:${job.receiptIds[0]}`]);
     expect(rows.filter((x) => x.data.includes(String(JSON.parse(raw).canonical_bytes)))).toEqual([]);
     expect((await l.get(`/api/receipts/${job.receiptIds[0]}`)).body.raw).toBe('');
+  });
+
+  it('after a job is erased, no byte of its content is left in the SQLite file or its WAL (PostgreSQL: not in any row)', async () => {
+    const job = await l.execute('on-disk');
+    const files = [l.target, `${l.target}-wal`];
+    const onDisk = (): string[] => job.secrets.filter((x) => files.some((f) => existsSync(f) && readFileSync(f).includes(Buffer.from(x, 'latin1'))));
+    if (dialect === 'sqlite') expect(onDisk().length).toBeGreaterThan(0);
+    expect((await l.erase({ job_ids: ['on-disk'], ...WHY })).status).toBe(201);
+    if (dialect === 'sqlite') {
+      expect(onDisk()).toEqual([]);
+    }
+    for (const t of ['events', 'receipts', 'timeline_entries', 'timelines', 'commitments', 'outcomes', 'verification_results', 'webhook_events']) {
+      const rows = JSON.stringify(await l.db.query(`SELECT * FROM ${t}`));
+      for (const secret of job.secrets) expect([t, rows.includes(secret) ? secret : null]).toEqual([t, null]);
+    }
   });
 
   it('after a job is erased, no byte of its content is served: JSON, raw, pages, verifiers, export, evidence, leaves, proofs, search, SSE', async () => {
