@@ -5,6 +5,7 @@ import { COVERAGE_SCHEMAS } from '../coverage/dto/coverage.schemas';
 import { LEDGER_SCHEMAS } from '../ledger/ledger.schemas';
 import { LOG_SCHEMAS } from '../log/log.schemas';
 import { OUTCOME_SCHEMAS } from '../outcomes/dto/outcomes.schemas';
+import { ERASURE_SCHEMAS } from '../erasure/dto/erasure.schemas';
 import { RECEIPT_SCHEMAS } from '../receipts/dto/receipts.schemas';
 import { TIMELINE_SCHEMAS } from '../timelines/dto/timelines.schemas';
 import { BATCH_SCHEMAS } from '../verification-queue/dto/batches.schemas';
@@ -13,4 +14,4 @@ import { WORKFLOW_SCHEMAS } from '../workflows/dto/workflows.schemas';
 import { COMMON_SCHEMAS } from './common.schemas';
 import type { Schema } from './openapi';
 
-export const API_SCHEMAS: Record<string, Schema>[] = [COMMON_SCHEMAS, RECEIPT_SCHEMAS, TIMELINE_SCHEMAS, WORKFLOW_SCHEMAS, COVERAGE_SCHEMAS, BATCH_SCHEMAS, KEY_SCHEMAS, LEDGER_SCHEMAS, LOG_SCHEMAS, WEBHOOK_SCHEMAS, OUTCOME_SCHEMAS, EVIDENCE_SCHEMAS];
+export const API_SCHEMAS: Record<string, Schema>[] = [COMMON_SCHEMAS, RECEIPT_SCHEMAS, TIMELINE_SCHEMAS, WORKFLOW_SCHEMAS, COVERAGE_SCHEMAS, BATCH_SCHEMAS, KEY_SCHEMAS, LEDGER_SCHEMAS, LOG_SCHEMAS, WEBHOOK_SCHEMAS, OUTCOME_SCHEMAS, EVIDENCE_SCHEMAS, ERASURE_SCHEMAS];

@@ -39,16 +39,17 @@ export const ERROR_CODES = [
   // 401, 403
   'missing_key', 'invalid_key', 'invalid_authorization', 'key_revoked', 'forbidden_role', 'not_owner', 'provenance_not_permitted', 'system_not_permitted',
   // 404, 405
-  'not_found', 'method_not_allowed', 'no_checkpoint', 'checkpoint_not_found', 'tree_size_beyond_checkpoint',
+  'not_found', 'method_not_allowed', 'no_checkpoint', 'checkpoint_not_found', 'tree_size_beyond_checkpoint', 'erasure_target_not_found',
   // 409
   'receipt_id_conflict', 'workflow_id_conflict', 'correction_same_id', 'already_superseded', 'timeline_exists', 'timeline_imported', 'timeline_closed',
   'seq_not_contiguous', 'link_mismatch', 'genesis_prev_digest', 'timeline_not_closed', 'timeline_not_valid', 'plan_exists', 'plan_version_conflict', 'expected_version_conflict', 'tree_mismatch', 'projection_mismatch',
-  'outcome_id_conflict', 'webhook_limit_key', 'webhook_limit_owner',
+  'outcome_id_conflict', 'webhook_limit_key', 'webhook_limit_owner', 'already_erased', 'timeline_head_erased',
   // 413, 415
   'body_too_large', 'too_many_spans', 'unsupported_encoding', 'unsupported_media_type',
   // 422
   'verification_failed', 'invalid_commitment', 'job_id_mismatch', 'malformed_array', 'no_entries', 'invalid_plan', 'no_plan', 'position_beyond_head',
   'step_receipt_missing', 'duplicate_step_receipt_id', 'url_has_userinfo', 'not_http_url', 'invalid_role', 'invalid_name', 'invalid_key_options', 'receipt_not_recorded', 'receipt_not_in_job', 'reserved_tool',
+  'not_erasable', 'invalid_erasure',
   'invalid_webhook_url', 'webhook_address_refused', 'unknown_webhook_event', 'invalid_attestation', 'attestation_signature_invalid', 'attestation_key_untrusted',
   // 429, 5xx
   'rate_limited', 'quota_exceeded', 'stream_limit_key', 'stream_limit_server', 'server_busy', 'queue_unavailable', 'log_unavailable', 'internal_error',

@@ -67,6 +67,7 @@ export const LEDGER_ERROR_CODES = [
   'receipt_id_conflict',
   'receipt_not_in_job',
   'erasure_target_not_found',
+  'timeline_head_erased',
   'not_erasable',
   'already_erased',
   'invalid_erasure',

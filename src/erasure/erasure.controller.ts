@@ -1,11 +1,12 @@
-import { Controller, Get, Param, Post } from '@nestjs/common';
+import { Controller, Get, Param, Post, Res } from '@nestjs/common';
+import type { Response } from 'express';
 import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Caller } from '../auth/caller.decorator';
 import type { Principal } from '../auth/api-keys.service';
 import { Roles } from '../auth/roles.guard';
 import { NotFoundError } from '../common/errors';
 import { JsonBody } from '../common/json-body.decorator';
-import { ApiErrors, WRITE_ERRORS } from '../common/openapi';
+import { ApiAnswer, ApiCreated, ApiErrors, ApiJsonBody, WRITE_ERRORS } from '../common/openapi';
 import { PublicRead } from '../common/rate-limit';
 import { RawJson } from '../common/raw-json';
 import { PublicUrls } from '../common/urls';
@@ -33,22 +34,27 @@ export class ErasureController {
   @Roles('privacy')
   @ApiBearerAuth()
   @ApiOperation({ operationId: 'erasePayloads', summary: 'Erase the payloads of receipts, jobs or events for good (every proof stays valid)' })
+  @ApiJsonBody('ErasureRequest')
+  @ApiCreated('ErasureCreated', 'erased')
   @ApiErrors([...WRITE_ERRORS, 404, 409], {
     403: '`forbidden_role`: roles privacy and admin only.',
     404: '`erasure_target_not_found`: the unknown targets are named; nothing was erased.',
     409: '`already_erased`: every payload named was erased before.',
     422: '`invalid_erasure` (naming the member), `too_many_targets`, `not_erasable` (a position of a type that cannot be erased).',
   })
-  async create(@JsonBody() body: RawJson, @Caller() caller: Principal) {
+  async create(@JsonBody() body: RawJson, @Caller() caller: Principal, @Res({ passthrough: true }) res: Response) {
     const req = this.erasure.parse(body.value);
     const a = await this.erasure.erase(req, caller);
-    return { ...a, url: this.urls.erasure(a.erasure_id) };
+    const url = this.urls.erasure(a.erasure_id);
+    res.setHeader('Location', url);
+    return { ...a, url };
   }
 
   /** One erasure: who, when, why, on what basis, which positions, and the position of its `PayloadsErased` event. Public (it holds no content). 404 `not_found`. */
   @Get('api/erasures/:id')
   @PublicRead(1)
   @ApiOperation({ operationId: 'getErasure', summary: 'An erasure: who erased which payloads, when, why and on which basis' })
+  @ApiAnswer(200, 'Erasure', 'the erasure')
   @ApiErrors([404, 429])
   async get(@Param('id') id: string) {
     const e = await this.erasure.get(id);

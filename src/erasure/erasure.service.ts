@@ -1,13 +1,13 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import type { Principal } from '../auth/api-keys.service';
-import { recordedBy } from '../auth/permissions';
+import { recordedBy, sameOwner } from '../auth/permissions';
 import { ConflictError, LedgerError, UnprocessableError } from '../common/errors';
 import { isObject } from '../core/aer1';
 import { payloadState, RecordedBy, StoredEvent } from '../core/ledger/event-hash';
 import { ERASABLE_TYPES, retainedData } from '../core/ledger/retained';
 import { DatabaseService, Tx } from '../database/database.service';
-import type { Queryable } from '../database/rows';
+import { pages as pagesOf, Queryable } from '../database/rows';
 import { EventsRepository } from '../ledger/events.repository';
 import { LedgerService, STREAM_DOES_NOT_EXIST } from '../ledger/ledger.service';
 import { streams } from '../ledger/streams';
@@ -39,6 +39,8 @@ export interface ErasureAnswer {
   positions: number[];
   erased_at: string;
   erasure_position: number;
+  /** Receipts a named job's entries name but another owner recorded: not erased by the job (name them by receipt id). */
+  not_erased?: { receipt_ids: string[]; reason: string };
 }
 
 /**
@@ -104,11 +106,12 @@ export class ErasureService {
   async erase(req: ErasureRequest, by: Principal | RecordedBy, origin: PayloadsErasedData['origin'] = 'request'): Promise<ErasureAnswer> {
     const writer: RecordedBy = 'role' in by ? recordedBy(by) : by;
     const answer = await this.db.write(async (tx) => {
-      const positions = await this.resolve(tx, req);
+      const { positions, skipped } = await this.resolve(tx, req);
       const evs = await this.events.atPositions(tx, positions);
       const fresh = positions.filter((p) => payloadState(evs.get(p)!) !== 'erased');
       if (fresh.length === 0) throw new ConflictError('already_erased', 'every payload named was erased before', { positions: positions.slice(0, 100) });
-      return this.eraseIn(tx, fresh, evs, req, writer, origin);
+      const a = await this.eraseIn(tx, fresh, evs, req, writer, origin);
+      return skipped.length > 0 ? { ...a, not_erased: { receipt_ids: skipped, reason: 'recorded by another owner than the job\'s: name them by receipt id to erase them' } } : a;
     });
     // SQLite: the erased bytes are zeroed in the database file (secure_delete); the WAL still holds the pages written
     // before, until a checkpoint copies them back and truncates it. Checkpoint now rather than at the next automatic one.
@@ -134,8 +137,9 @@ export class ErasureService {
   }
 
   /** The positions `req` names, in order: 404 naming every unknown target, 422 for a position that cannot be erased. */
-  private async resolve(tx: Tx, req: ErasureRequest): Promise<number[]> {
+  private async resolve(tx: Tx, req: ErasureRequest): Promise<{ positions: number[]; skipped: string[] }> {
     const out = new Set<number>();
+    const skipped: string[] = [];
     const unknown: { receipt_ids: string[]; job_ids: string[]; positions: number[] } = { receipt_ids: [], job_ids: [], positions: [] };
     const receiptPositions = await this.receipts.positions(tx, req.receipt_ids);
     for (const id of req.receipt_ids) {
@@ -150,8 +154,21 @@ export class ErasureService {
       }
       // A job: its entries (or import) and commitments, the receipts its entries name, its outcome reports.
       for (const p of await this.events.positionsOfTypes(tx, streams.timeline(jobId), ['TimelineEntryAppended', 'TimelineImported', 'EndpointCommitmentRecorded'])) out.add(p);
+      // The receipts its entries name, when recorded by the job's own writers (same key or owner): an entry can name
+      // anyone's receipt, and erasing a job must not reach into another owner's records (those are listed, not erased).
       const ids = await this.timelines.receiptIds(tx, jobId);
-      for (const p of (await this.receipts.positions(tx, ids)).values()) out.add(p);
+      const jobWriters = await this.events.writersOfStreamsAsOf(tx, [streams.timeline(jobId)], Number.MAX_SAFE_INTEGER, ['TimelineEntryAppended', 'TimelineImported']);
+      const positions = await this.receipts.positions(tx, ids);
+      for (const page of pagesOf([...positions.keys()], 500)) {
+        const writers = await this.events.writersOfStreamsAsOf(tx, page.map((id) => streams.receipt(id)), Number.MAX_SAFE_INTEGER, ['ReceiptRecorded']);
+        const byStream = new Map(writers.map((w) => [w.stream_id, w]));
+        for (const id of page) {
+          const w = byStream.get(streams.receipt(id));
+          const own = w !== undefined && w.key_id !== null && jobWriters.some((j) => j.key_id !== null && sameOwner({ key_id: j.key_id, owner: j.owner }, { key_id: w.key_id as string, owner: w.owner }));
+          if (own) out.add(positions.get(id)!);
+          else skipped.push(id);
+        }
+      }
       for (const p of await this.outcomes.positionsOfJob(tx, jobId)) out.add(p);
       if (out.size > MAX_ERASED_EVENTS) throw new UnprocessableError('too_many_targets', `one erasure erases at most ${MAX_ERASED_EVENTS} events; name fewer jobs`, { limit: MAX_ERASED_EVENTS });
     }
@@ -174,7 +191,7 @@ export class ErasureService {
         positions: notErasable.slice(0, 100),
       });
     }
-    return [...out].sort((a, b) => a - b);
+    return { positions: [...out].sort((a, b) => a - b), skipped };
   }
 
   /** The erasures of those of `positions` that were erased, keyed by position (in the unit of work `q`, default the database). */

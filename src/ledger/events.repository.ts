@@ -77,7 +77,14 @@ export class EventsRepository {
     const out = new Map<number, unknown>();
     const rows = await q.query<{ data: string }>("SELECT data FROM events WHERE type = 'PayloadsErased' AND position <= ? ORDER BY position", [upTo]);
     for (const r of rows) {
-      const d = JSON.parse(r.data) as { retained?: Record<string, unknown> };
+      // A PayloadsErased event is never erased; one whose data is gone was cleared behind the ledger (the chain check names it).
+      if (r.data === '') continue;
+      let d: { retained?: Record<string, unknown> };
+      try {
+        d = JSON.parse(r.data) as { retained?: Record<string, unknown> };
+      } catch {
+        continue;
+      }
       for (const [k, v] of Object.entries(d.retained ?? {})) out.set(Number(k), v);
     }
     return out;

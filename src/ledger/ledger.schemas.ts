@@ -19,6 +19,13 @@ export const LEDGER_SCHEMAS: Record<string, Schema> = {
       expected_head: { type: 'object', additionalProperties: true, description: 'present when head_position and head_hash were given' },
       projections: ref('ProjectionAudit'),
       tree: ref('TreeAudit'),
+      erased: obj(
+        {
+          payload_erased: obj({ count: { type: 'integer' }, positions: { type: 'array', items: { type: 'integer' } } }, 'format 3 events whose payload was erased: leaf recomputed and checked, content gone (positions listed up to 1000)'),
+          leaf_not_recomputed: obj({ count: { type: 'integer' }, positions: { type: 'array', items: { type: 'integer' } } }, 'format 1/2 events whose data (part of their leaf) was erased: stored hash taken as it stands, named (up to 1000)'),
+        },
+        'issue 29: events whose payloads were erased, named; never counted as recomputed content',
+      ),
     },
     'The ledger hash chain recomputed and the read models audited against the events.',
     ['expected_head'],

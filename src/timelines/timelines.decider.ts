@@ -26,6 +26,10 @@ export const EMPTY_HEAD: TimelineHead = Object.freeze({ seq: 0, digest: ZERO_DIG
  * stored head the ledger itself accepted always does).
  */
 export function headOfStored(jobId: string, last: { seq: number; raw: string }): { head: TimelineHead; value: JsonObject } {
+  if (last.raw === '') {
+    // Issue 29: the head entry was erased, so the next entry's link to it cannot be checked: the job takes no more entries.
+    throw new ConflictError('timeline_head_erased', `the last entry (seq ${last.seq}) of job ${jobId.slice(0, 200)} was erased: its digest is gone, so no entry can be linked to it; start a new job`, { job_id: jobId.slice(0, 200), seq: last.seq });
+  }
   const value = JSON.parse(last.raw) as JsonObject;
   const digest = entryDigest(value);
   if (digest === null) throw new Error(`stored head entry of job ${jobId} does not recompute`);

@@ -36,6 +36,9 @@ const parseStored = parseStoredJson;
  * or duplicated chunk never records a result twice. A record that does not
  * verify is a result (verdict `invalid` with reasons), not a failed job.
  */
+/** The batch result of a record whose content was erased (issue 29): neither valid nor invalid. */
+const ERASED: { verdict: string; reasons: readonly string[] } = Object.freeze({ verdict: 'erased', reasons: ['content_erased'] });
+
 @Injectable()
 export class VerificationProcessor {
   private readonly log = new Logger('VerificationProcessor');
@@ -134,7 +137,7 @@ export class VerificationProcessor {
     return this.batches.recordedKeys(q, chunk.batch_id, Math.min(...seqs), Math.max(...seqs));
   }
 
-  /** Verify targets from the stored records (never the verdict stored at ingestion). */
+  /** Verify targets from the stored records (never the verdict stored at ingestion); erased content (issue 29) is `erased`, never valid or invalid. */
   async verifyTargets(targets: SeqTarget[]): Promise<ResultRecord[]> {
     const receipts = await this.rawById(targets.filter((t) => t.kind === 'receipt').map((t) => t.id));
     const out: ResultRecord[] = [];
@@ -142,7 +145,8 @@ export class VerificationProcessor {
       let result: { verdict: string; reasons: readonly string[] } | null;
       if (t.kind === 'receipt') {
         const raw = receipts.get(t.id);
-        result = raw === undefined ? null : verifyReceipt(parseStored(raw));
+        // Erased (issue 29): the content is gone; it is neither valid nor invalid now (its verdict at ingestion stays on its page).
+        result = raw === undefined ? null : raw === '' ? ERASED : verifyReceipt(parseStored(raw));
       } else if (t.kind === 'job') {
         result = await this.verifyJob(t.id);
       } else {
@@ -175,6 +179,7 @@ export class VerificationProcessor {
     let after = -2_147_483_648;
     for (;;) {
       const rows = await this.timelines.entryPage(this.db, jobId, after, 1000);
+      if (rows.some((r) => r.raw === '')) return ERASED; // entries erased (issue 29): the chain can no longer be re-verified whole
       for (const r of rows) v.push(parseStored(r.raw));
       if (rows.length < 1000) break;
       after = rows[rows.length - 1].seq;

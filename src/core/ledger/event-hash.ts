@@ -196,7 +196,7 @@ export interface LedgerChainReport {
   checked: number;
   head: { position: number; event_hash: string } | null;
   /** The first position that does not verify, and why. */
-  first_failure: { position: number; reason: 'position_gap' | 'prev_hash_mismatch' | 'event_hash_mismatch' | 'payload_commitment_mismatch' | 'payload_missing' | 'data_not_json' | 'bad_format'; detail: string } | null;
+  first_failure: { position: number; reason: 'position_gap' | 'prev_hash_mismatch' | 'event_hash_mismatch' | 'payload_commitment_mismatch' | 'payload_missing' | 'erased_payload_held' | 'data_not_json' | 'bad_format'; detail: string } | null;
   /**
    * Events whose payload was erased (issue 29). `payload_erased`: format 3,
    * the leaf recomputed and checked, the payload no longer checkable.
@@ -222,8 +222,9 @@ export class LedgerChainVerifier {
   private failure: LedgerChainReport['first_failure'] = null;
   private head: LedgerChainReport['head'] = null;
   private readonly erased: LedgerChainReport['erased'] = { payload_erased: { count: 0, positions: [] }, leaf_not_recomputed: { count: 0, positions: [] } };
-  /** Every position whose payload is gone, and every position a PayloadsErased event names: the first must be within the second. */
+  /** Every position whose payload is gone, and every position a PayloadsErased event names: the first must be within the second, and the second within the first. */
   private readonly gone: number[] = [];
+  private readonly goneSet = new Set<number>();
   private readonly named = new Set<number>();
 
   /** Returns false once a failure is found (later events are not checked). */
@@ -240,7 +241,10 @@ export class LedgerChainVerifier {
       return false;
     }
     const state = payloadState(e);
-    if (state === 'erased') this.gone.push(position);
+    if (state === 'erased') {
+      this.gone.push(position);
+      this.goneSet.add(position);
+    }
     if (state === 'erased' && Number(e.format ?? 1) !== 3) {
       // Format 1/2: the data was the leaf's; its hash cannot be recomputed any more. Named, and the chain goes on from the stored hash.
       note(this.erased.leaf_not_recomputed, position);
@@ -274,7 +278,17 @@ export class LedgerChainVerifier {
     }
     if (e.type === 'PayloadsErased') {
       const ps = (parsed as { positions?: unknown } | null)?.positions;
-      if (Array.isArray(ps)) for (const p of ps) if (typeof p === 'number') this.named.add(p);
+      if (Array.isArray(ps)) {
+        for (const p of ps) {
+          if (typeof p !== 'number') continue;
+          this.named.add(p);
+          if (p < position && !this.goneSet.has(p)) {
+            // Named as erased, yet its payload is held: an erasure undone behind the ledger (a restore from a backup).
+            this.failure = { position: p, reason: 'erased_payload_held', detail: `the PayloadsErased event at position ${position} erased the payload of position ${p}, which is held again: restored behind the ledger` };
+            return false;
+          }
+        }
+      }
     }
     return this.advance(position, recomputed);
   }
