@@ -53,6 +53,13 @@ const TIMELINE_COLUMNS = ['job_id', 'source', 'entry_count', 'head_digest', 'clo
 const HEAD_COLUMNS = ['entry_count', 'head_digest', 'closed', 'verdict', 'reasons', 'last_position'] as const;
 const ENTRY_COLUMNS = ['job_id', 'seq', 'raw', 'entry_digest', 'receipt_id', 'tool', 'provenance_class', 'close', 'position', 'publication'] as const;
 
+/**
+ * The largest `seq` a stored entry can have (PostgreSQL `INTEGER`). A read
+ * `after` a larger seq is bounded to it: the same rows (none), where the
+ * larger number bound as the column's type fails on PostgreSQL (22003, a 500).
+ */
+const MAX_SEQ = 2_147_483_647;
+
 /** Rows per multi-row INSERT of entries. */
 const ROWS_PER_INSERT = 100;
 /** Seqs per `IN (...)` look-up. */
@@ -190,12 +197,12 @@ export class TimelinesRepository {
 
   /** At most `limit` entries with seq > `after`, in seq order. */
   async entryPage(q: Queryable, jobId: string, after: number, limit: number): Promise<TimelineEntryRow[]> {
-    return (await q.query<Record<string, unknown>>('SELECT * FROM timeline_entries WHERE job_id = ? AND seq > ? ORDER BY seq LIMIT ?', [jobId, after, limit])).map(toEntry);
+    return (await q.query<Record<string, unknown>>('SELECT * FROM timeline_entries WHERE job_id = ? AND seq > ? ORDER BY seq LIMIT ?', [jobId, Math.min(after, MAX_SEQ), limit])).map(toEntry);
   }
 
   /** At most `limit` entries recorded by the event at `position` (an import) with seq > `after`, in seq order. */
   async entryPageAt(q: Queryable, jobId: string, position: number, after: number, limit: number): Promise<TimelineEntryRow[]> {
-    return (await q.query<Record<string, unknown>>('SELECT * FROM timeline_entries WHERE job_id = ? AND position = ? AND seq > ? ORDER BY seq LIMIT ?', [jobId, position, after, limit])).map(toEntry);
+    return (await q.query<Record<string, unknown>>('SELECT * FROM timeline_entries WHERE job_id = ? AND position = ? AND seq > ? ORDER BY seq LIMIT ?', [jobId, position, Math.min(after, MAX_SEQ), limit])).map(toEntry);
   }
 
   /** Which of `ids` (as written in entries) an entry of the job with seq below `beforeSeq` (null: any entry) names (the `receipt_id` index). */
