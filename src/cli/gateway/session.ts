@@ -23,6 +23,12 @@ export interface SessionOptions {
   job?: string;
   /** `queue`: spool receipts the ledger cannot take; `refuse` (default): refuse the call. */
   onLedgerDown: 'refuse' | 'queue';
+  /**
+   * Close the timeline of every job a session recorded calls in when the
+   * session ends (default true); false (`--no-close-on-exit`): the job
+   * continues across sessions, closed by something else.
+   */
+  closeOnExit?: boolean;
 }
 
 interface PendingCall {
@@ -36,6 +42,8 @@ export class GatewaySession {
   /** Agent-to-server messages are forwarded in the order they arrived (a check of the ledger may delay one). */
   private forwarding: Promise<unknown> = Promise.resolve();
   private initializeId: string | null = null;
+  /** The jobs this session recorded (or spooled) calls in: closed when it ends (see {@link SessionOptions.closeOnExit}). */
+  readonly jobs = new Set<string>();
 
   constructor(
     private readonly down: Transport,
@@ -131,6 +139,7 @@ export class GatewaySession {
 
   /** Record the receipt, or spool it; false when the call was refused instead. */
   private async record(call: PendingCall, receipt: GatewayReceipt): Promise<boolean> {
+    this.jobs.add(call.job);
     if (this.spool?.holds(call.job)) {
       this.spool.add(call.job, receipt); // earlier calls of the job wait in the spool: keep the order
       return true;
