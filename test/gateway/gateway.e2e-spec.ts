@@ -135,8 +135,8 @@ describe.each(DIALECTS)('aer1 gateway, ledger on %s', (dialect) => {
         [2, failed._receipt.id, 'fail', 'OBSERVED VIA GATEWAY'],
       ]);
       const jv = (await t.http.get(`/api/jobs/${encodeURIComponent(job)}/verify`)).body;
-      // Every link holds; the chain is open (the gateway never closes a job's timeline), which S7 reports as not_closed.
-      expect([jv.verdict, jv.reasons]).toEqual(['invalid', ['not_closed']]);
+      // Every link holds; the chain is open while the session runs, which S7 reports as not_closed. The failing tool is a failed call.
+      expect([jv.verdict, jv.reasons, jv.failed_calls]).toEqual(['invalid', ['not_closed'], 1]);
       const stored = await t.http.get(`/api/receipts/${failed._receipt.id}/verify`);
       expect(stored.status).toBe(200);
       expect(stored.body.verdict).toBe('valid');
