@@ -181,6 +181,18 @@ describe.each(DIALECTS)('aer1 gateway, ledger on %s', (dialect) => {
     } finally {
       await gw.close();
     }
+    // A closed job takes no more calls: refused before the tool runs, by this gateway's kind and by a fresh one (which reads the head first).
+    const ran = tools.calls.length;
+    const again = await gateway('http', 'http', { job });
+    try {
+      const { client } = await agent(again.gw, 'http');
+      await expect(client.callTool({ name: 'echo', arguments: { text: 'late' } })).rejects.toMatchObject({ code: LEDGER_UNAVAILABLE, data: { reason: 'timeline_closed', job_id: job } });
+      await client.close();
+    } finally {
+      await again.gw.close();
+    }
+    expect(tools.calls.length).toBe(ran);
+    expect((await timeline(job)).head.seq).toBe(4);
   });
 
   it('closeOnExit false (--no-close-on-exit): the job continues across sessions and stays open', async () => {

@@ -80,9 +80,24 @@ export class LedgerClient {
     return new LedgerRefusedError(`the ledger refused ${what}: ${r.status} ${code}${message ? `: ${message}` : ''}`, code);
   }
 
-  /** Check that the ledger answers for `jobId` (reads its head); throws {@link LedgerDownError} or {@link LedgerRefusedError}. */
+  /**
+   * Check that the ledger answers for `jobId` by reading its head, kept as
+   * the job's head when none is known yet (so {@link isClosed} knows it);
+   * throws {@link LedgerDownError} or {@link LedgerRefusedError}.
+   */
   async probe(jobId: string): Promise<void> {
-    await this.readHead(jobId, 0, null);
+    const { head } = await this.readHead(jobId, 0, null);
+    if (!this.heads.has(jobId)) this.heads.set(jobId, head);
+  }
+
+  /** True when this client holds a head of `jobId` (read, or moved by its own appends). */
+  knows(jobId: string): boolean {
+    return this.heads.has(jobId);
+  }
+
+  /** True when the head this client holds for `jobId` is closed: an entry would be refused (409 `timeline_closed`). */
+  isClosed(jobId: string): boolean {
+    return this.heads.get(jobId)?.closed === true;
   }
 
   /**
