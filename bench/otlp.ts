@@ -26,7 +26,7 @@ const PER_REQUEST = 512;
 const REPS = 3;
 
 /** `requests` protobuf ExportTraceServiceRequests of {@link PER_REQUEST} tool-call spans, each request one job. */
-function requests(n: number): Buffer[] {
+export function requests(n: number): Buffer[] {
   const out: Buffer[] = [];
   const start = BigInt(Date.now()) * 1_000_000n;
   for (let r = 0; r < n; r++) {

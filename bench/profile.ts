@@ -5,7 +5,9 @@
  *   node bench/out/build/bench/profile.js WORKLOAD [N]
  *
  * WORKLOAD: timeline | merkle | cli | coverage | ingest-batch-sqlite |
- * ingest-batch-postgres | ingest-single-sqlite | ingest-single-postgres.
+ * ingest-batch-postgres | ingest-single-sqlite | ingest-single-postgres |
+ * otlp-sqlite | otlp-postgres (N requests of 512 execute_tool spans; also
+ * prints the statements the server sent and the time it waited on them).
  * The ingestion workloads run the application in process (createApp, as
  * test/helpers/app.ts does) so that the profile covers the server; the
  * client's frames (undici) are listed too and are not the server's cost.
@@ -86,6 +88,53 @@ async function workload(name: string, n: number | undefined): Promise<void> {
         );
       }
       process.stdout.write(`${mode} ${dialect}: ${count} receipts in ${Date.now() - t0} ms\n`);
+      await app.close();
+      await db.drop();
+      return;
+    }
+    case 'otlp-sqlite':
+    case 'otlp-postgres': {
+      const dialect = name.split('-')[1] as 'sqlite' | 'postgres';
+      const { createApp } = await import('../src/app.factory');
+      const { ApiKeysService } = await import('../src/auth/api-keys.service');
+      const { StatementRunner } = await import('../src/database/statement-runner');
+      const { createDb } = await import('./lib/db');
+      const { requests } = await import('./otlp');
+      // Statements the server sends (single queries and queued-row INSERT runs) and the time spent awaiting them.
+      const counts = { queries: 0, runs: 0, ms: 0 };
+      const proto = StatementRunner.prototype as unknown as Record<'run' | 'writeRuns', (...a: unknown[]) => Promise<unknown>>;
+      for (const m of ['run', 'writeRuns'] as const) {
+        const orig = proto[m];
+        proto[m] = async function (this: unknown, ...a: unknown[]): Promise<unknown> {
+          const t = process.hrtime.bigint();
+          try {
+            return await orig.apply(this, a);
+          } finally {
+            counts.ms += Number(process.hrtime.bigint() - t) / 1e6;
+            if (m === 'run') counts.queries++;
+            else counts.runs++;
+          }
+        };
+      }
+      const db = await createDb(dialect, tmp, process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test');
+      const app = await createApp({ DATABASE_URL: db.url, LOG_LEVEL: 'warn', NODE_ENV: 'production', PUBLIC_BASE_URL: 'http://127.0.0.1' });
+      await app.init();
+      await app.listen(0, '127.0.0.1');
+      const port = (app.getHttpServer().address() as { port: number }).port;
+      const key = (await app.get(ApiKeysService).create('profile', 'producer')).key;
+      const bodies = requests((n ?? 40) + 1);
+      const post = async (body: Buffer): Promise<void> => {
+        const r = await fetch(`http://127.0.0.1:${port}/v1/traces`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/x-protobuf' }, body });
+        if (r.status !== 200) throw new Error(`otlp ${r.status}: ${await r.text()}`);
+        await r.arrayBuffer();
+      };
+      await post(bodies[0]); // warm-up
+      Object.assign(counts, { queries: 0, runs: 0, ms: 0 });
+      const t0 = Date.now();
+      for (const b of bodies.slice(1)) await post(b);
+      const ms = Date.now() - t0;
+      const spans = (bodies.length - 1) * 512;
+      process.stdout.write(`otlp ${dialect}: ${spans} spans in ${ms} ms (${Math.round((spans / ms) * 1000)} spans/s); per request: ${(counts.queries / (bodies.length - 1)).toFixed(1)} queries, ${(counts.runs / (bodies.length - 1)).toFixed(1)} queued-row writes, ${(counts.ms / (bodies.length - 1)).toFixed(0)} ms awaiting statements\n`);
       await app.close();
       await db.drop();
       return;

@@ -8,30 +8,15 @@ import { Injectable, OnApplicationShutdown } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import type BetterSqlite3 from 'better-sqlite3';
 import { Dialect } from './database-url';
-import { DeferredInserts, EAGER_ROWS, InsertRun } from './deferred-inserts';
+import { DeferredInserts, EAGER_ROWS, QueuedWrite } from './deferred-inserts';
 import { Queryable, toPostgresPlaceholders } from './rows';
 import { sqliteTx } from './scratch';
 import { StatementRunner } from './statement-runner';
-import { refuseNul, Tx } from './tx';
+import { refuseNul, Tx, WriteObserver } from './tx';
 
 export { toPostgresPlaceholders } from './rows';
 export * from './tx';
 export { runMigrationsLocked } from './migrate';
-
-/** What a write transaction reports to an observer of write transactions (the metrics, src/metrics/ledger-metrics.ts). */
-export interface WriteObserver {
-  /**
-   * One write transaction (a commit group, see {@link DatabaseService.write})
-   * ended, or one call of a group was rolled back to its savepoint alone.
-   * `txs` are the handles of the calls it covers, in order (on commit, the
-   * calls that committed; a rolled-back call alone is `[its tx]`). Times in
-   * seconds: `waited` each call's time in the in-process write queue before
-   * its group began, `total` from BEGIN to the end of COMMIT (or ROLLBACK;
-   * for a call rolled back alone, its own run), `commit` the COMMIT alone
-   * (its WAL flush; 0 on rollback).
-   */
-  writeFinished(txs: readonly object[], committed: boolean, times: { waited: readonly number[]; total: number; commit: number }): void;
-}
 
 /**
  * Group commit (issue 17): concurrent {@link DatabaseService.write} calls
@@ -133,7 +118,7 @@ export class DatabaseService implements OnApplicationShutdown {
     let failed: { error: unknown } | null = null;
     let closed = false;
     // Each write waits for the one before it (rows stay in order; a failure fails every later wait).
-    const write = (runs: InsertRun[]): Promise<void> => {
+    const write = (runs: QueuedWrite[]): Promise<void> => {
       const before = flushing;
       const p = (async () => {
         if (before) await before;
@@ -152,6 +137,13 @@ export class DatabaseService implements OnApplicationShutdown {
       );
       return p;
     };
+    /** The queue of this write call, once `values` pass {@link refuseNul}. */
+    const queue = (what: string, values: readonly unknown[]): DeferredInserts => {
+      if (!deferred) throw new Error(`${what} outside a write transaction`);
+      if (closed) throw new Error(`${what} after its write call ended`);
+      refuseNul(values);
+      return deferred;
+    };
     const flush = async (): Promise<void> => {
       if (deferred && !deferred.empty) await write(deferred.take()).catch(() => undefined);
       else if (flushing) await flushing.catch(() => undefined);
@@ -164,12 +156,10 @@ export class DatabaseService implements OnApplicationShutdown {
       whenKept: (fn) => (hooks ? void hooks.kept.push(fn) : outside('whenKept')),
       beforeGroupCommit: (hook) => (hooks ? void hooks.group.beforeCommit.push(hook) : outside('beforeGroupCommit')),
       insertLater: (table, columns, values) => {
-        if (!deferred) throw new Error('insertLater outside a write transaction');
-        if (closed) throw new Error('insertLater after its write call ended');
-        refuseNul(values);
         // Enough rows for a statement: sent now, not awaited (see EAGER_ROWS).
-        if (deferred.add(table, columns, values) >= eager && eager > 0) void write(deferred.takeFull(eager));
+        if (queue('insertLater', values).add(table, columns, values) >= eager && eager > 0) void write(deferred!.takeFull(eager));
       },
+      updateLater: (table, columns, values, key, keyValues) => queue('updateLater', [...values, ...keyValues]).update(table, columns, values, key, keyValues),
       query: async <T>(sql: string, params: unknown[] = []): Promise<T[]> => {
         refuseNul(params);
         // Read-your-writes: the rows queued so far are written before anything else runs.

@@ -43,16 +43,40 @@ export interface InsertRun {
 }
 
 /**
+ * One row's queued UPDATE ({@link Tx.updateLater}):
+ * `UPDATE table SET columns = ... WHERE key = ...`, the last values queued
+ * for the row.
+ */
+export interface QueuedUpdate {
+  readonly table: string;
+  readonly columns: readonly string[];
+  readonly key: readonly string[];
+  /** The values of `columns`, then those of `key`. */
+  values: readonly unknown[];
+}
+
+/** What a flush writes: insert runs, then row updates. */
+export type QueuedWrite = InsertRun | QueuedUpdate;
+
+/** Whether `w` is a row update (else an insert run). */
+export function isUpdate(w: QueuedWrite): w is QueuedUpdate {
+  return 'key' in w;
+}
+
+/**
  * The rows queued on one write call's {@link Tx}, one run per table and
  * column list. Rows of a run are written in their queued order (`events`
  * keeps position order); runs are written in the order each was first
  * queued, but a run's first rows may be sent early ({@link EAGER_ROWS}), so
  * no order holds between rows of different tables: a queued row must not
  * depend (foreign key, trigger) on a row of another table queued in the same
- * call. No table of this schema has a foreign key.
+ * call. No table of this schema has a foreign key. Queued row updates are
+ * written after every queued insert (so an update may name a row inserted in
+ * the same call), one statement per row, the last values queued for it.
  */
 export class DeferredInserts {
   private runs = new Map<string, InsertRun>();
+  private updates = new Map<string, QueuedUpdate>();
 
   /**
    * Queue one row; `values` must match `columns` one for one (a mismatch
@@ -71,8 +95,22 @@ export class DeferredInserts {
     return run.rows.push(values);
   }
 
+  /**
+   * Queue an update of the row whose `key` columns hold `keyValues`
+   * (`values` one for one with `columns`, else it throws at once, a bug). An
+   * update already queued for the same table, columns and row is replaced:
+   * the row gets the last values queued, in one statement.
+   */
+  update(table: string, columns: readonly string[], values: readonly unknown[], key: readonly string[], keyValues: readonly unknown[]): void {
+    if (values.length !== columns.length || keyValues.length !== key.length) throw new Error(`updateLater ${table}: values do not match the columns`);
+    const id = `${table}(${columns.join(',')})(${key.join(',')})${JSON.stringify(keyValues)}`;
+    const queued = this.updates.get(id);
+    if (queued) queued.values = [...values, ...keyValues];
+    else this.updates.set(id, { table, columns, key, values: [...values, ...keyValues] });
+  }
+
   get empty(): boolean {
-    return this.runs.size === 0;
+    return this.runs.size === 0 && this.updates.size === 0;
   }
 
   /**
@@ -88,11 +126,12 @@ export class DeferredInserts {
     return out;
   }
 
-  /** Every queued run, in order; the buffer is empty afterwards. */
-  take(): InsertRun[] {
-    const runs = [...this.runs.values()];
+  /** Every queued run, in order, then every queued row update, in first-queued order; the buffer is empty afterwards. */
+  take(): QueuedWrite[] {
+    const out: QueuedWrite[] = [...this.runs.values(), ...this.updates.values()];
     this.runs = new Map();
-    return runs;
+    this.updates = new Map();
+    return out;
   }
 }
 
@@ -141,4 +180,12 @@ export function multiRowInsertSql(dialect: Dialect, table: string, columns: read
     }
   }
   return `INSERT INTO ${table} (${columns.join(', ')}) VALUES ${tuples.join(', ')}`;
+}
+
+/** `UPDATE table SET c1 = ?, ... WHERE k1 = ? AND ...` (`$n` placeholders on PostgreSQL), parameters: the set values, then the key's. */
+export function updateSql(dialect: Dialect, table: string, columns: readonly string[], key: readonly string[]): string {
+  let n = 0;
+  const mark = (): string => (dialect === 'postgres' ? `$${++n}` : '?');
+  const set = columns.map((c) => `${c} = ${mark()}`).join(', ');
+  return `UPDATE ${table} SET ${set} WHERE ${key.map((k) => `${k} = ${mark()}`).join(' AND ')}`;
 }

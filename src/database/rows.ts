@@ -64,3 +64,16 @@ export async function insertRow(q: Queryable, table: string, columns: readonly s
   if (later) return later.call(q, table, columns, values);
   await q.query(`INSERT INTO ${table} (${columns.join(', ')}) VALUES (${placeholders(columns.length)})`, [...values]);
 }
+
+/**
+ * Update one row of `table` (`columns` set to `values` where the `key`
+ * columns hold `keyValues`): queued with {@link Tx.updateLater} when `q` is a
+ * write transaction (written after the call's queued inserts, before
+ * anything else reads; an update queued again for the row replaces it),
+ * else one UPDATE now.
+ */
+export async function updateRow(q: Queryable, table: string, columns: readonly string[], values: readonly unknown[], key: readonly string[], keyValues: readonly unknown[]): Promise<void> {
+  const later = (q as Partial<Pick<Tx, 'updateLater'>>).updateLater;
+  if (later) return later.call(q, table, columns, values, key, keyValues);
+  await q.query(`UPDATE ${table} SET ${columns.map((c) => `${c} = ?`).join(', ')} WHERE ${key.map((k) => `${k} = ?`).join(' AND ')}`, [...values, ...keyValues]);
+}

@@ -49,6 +49,9 @@ export function sqliteTx(db: BetterSqlite3.Database): Tx {
     insertLater: (table, columns, values) => {
       statement(`INSERT INTO ${table} (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`).run(...bindable([...values]));
     },
+    updateLater: (table, columns, values, key, keyValues) => {
+      statement(`UPDATE ${table} SET ${columns.map((c) => `${c} = ?`).join(', ')} WHERE ${key.map((k) => `${k} = ?`).join(' AND ')}`).run(...bindable([...values, ...keyValues]));
+    },
     // Replays into a scratch database write read models only: no event is appended, so no hook is ever needed.
     beforeCommit: () => {
       throw new Error('a scratch database has no commit hooks');

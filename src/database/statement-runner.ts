@@ -2,13 +2,14 @@
  * How statements reach the driver on a transaction's connection: one query
  * (a driver error a request caused mapped to its 400), and the rows queued
  * with `Tx.insertLater` as prepared INSERT statements (single-row on
- * SQLite, named multi-row on PostgreSQL).
+ * SQLite, named multi-row on PostgreSQL), then the row updates queued with
+ * `Tx.updateLater` as prepared UPDATE statements.
  */
 import { createHash } from 'node:crypto';
 import type BetterSqlite3 from 'better-sqlite3';
 import { EntityManager, QueryFailedError } from 'typeorm';
 import type { Dialect } from './database-url';
-import { chunkSizes, InsertRun, multiRowInsertSql } from './deferred-inserts';
+import { chunkSizes, isUpdate, multiRowInsertSql, QueuedWrite, updateSql } from './deferred-inserts';
 import { inputError } from './tx';
 
 /** Statements on a transaction's connection, for one dialect; caches prepared INSERTs per connection. */
@@ -30,11 +31,16 @@ export class StatementRunner {
    * Write queued runs (see {@link Tx.insertLater}), rows in order, as
    * statements of the sizes {@link chunkSizes} gives: multi-row named
    * statements on PostgreSQL; on SQLite single-row statements (MAX_ROWS),
-   * prepared once per connection and run directly on it.
+   * prepared once per connection and run directly on it. A queued row
+   * update ({@link Tx.updateLater}) is one prepared UPDATE, in its place.
    */
-  async writeRuns(manager: EntityManager, runs: InsertRun[]): Promise<void> {
+  async writeRuns(manager: EntityManager, runs: readonly QueuedWrite[]): Promise<void> {
     if (this.dialect === 'sqlite') return this.writeRunsSqlite(manager, runs);
     for (const run of runs) {
+      if (isUpdate(run)) {
+        await this.runNamed(manager, this.statement(`u:${run.table}(${run.columns.join(',')})(${run.key.join(',')})`, () => updateSql(this.dialect, run.table, run.columns, run.key)), [...run.values]);
+        continue;
+      }
       let i = 0;
       for (const k of chunkSizes(this.dialect, run.columns.length, run.rows.length)) {
         const params: unknown[] = [];
@@ -49,18 +55,19 @@ export class StatementRunner {
   private readonly sqliteInserts = new WeakMap<BetterSqlite3.Database, Map<string, BetterSqlite3.Statement>>();
 
   /** {@link writeRuns} on SQLite; a driver error is raised as TypeORM raises it (QueryFailedError), then mapped as {@link run} maps it. */
-  private async writeRunsSqlite(manager: EntityManager, runs: InsertRun[]): Promise<void> {
+  private async writeRunsSqlite(manager: EntityManager, runs: readonly QueuedWrite[]): Promise<void> {
     const runner = manager.queryRunner as unknown as { connect(): Promise<BetterSqlite3.Database> } | undefined;
     if (!runner) throw new Error('insertLater rows outside a query runner');
     const handle = await runner.connect();
     let cache = this.sqliteInserts.get(handle);
     if (!cache) this.sqliteInserts.set(handle, (cache = new Map()));
     for (const run of runs) {
-      const key = `${run.table}(${run.columns.join(',')})`;
-      const text = multiRowInsertSql('sqlite', run.table, run.columns, 1);
+      const update = isUpdate(run);
+      const key = update ? `u:${run.table}(${run.columns.join(',')})(${run.key.join(',')})` : `${run.table}(${run.columns.join(',')})`;
+      const text = update ? updateSql('sqlite', run.table, run.columns, run.key) : multiRowInsertSql('sqlite', run.table, run.columns, 1);
       let st = cache.get(key);
       if (!st) cache.set(key, (st = handle.prepare(text)));
-      for (const values of run.rows) {
+      for (const values of update ? [run.values] : run.rows) {
         try {
           st.run(values as unknown[]);
         } catch (e) {
@@ -70,16 +77,20 @@ export class StatementRunner {
     }
   }
 
-  /** Multi-row INSERT texts by table, columns and rows, with a PostgreSQL statement name for each (a handful per table). */
+  /** Multi-row INSERT texts by table, columns and rows (and row UPDATE texts), with a PostgreSQL statement name for each (a handful per table). */
   private readonly insertStatements = new Map<string, { text: string; name: string }>();
 
   private insertStatement(table: string, columns: readonly string[], rows: number): { text: string; name: string } {
-    const key = `${table}(${columns.join(',')})${rows}`;
+    return this.statement(`${table}(${columns.join(',')})${rows}`, () => multiRowInsertSql(this.dialect, table, columns, rows));
+  }
+
+  /** The named statement cached under `key`, its text made by `text` the first time. */
+  private statement(key: string, text: () => string): { text: string; name: string } {
     let st = this.insertStatements.get(key);
     if (!st) {
-      const text = multiRowInsertSql(this.dialect, table, columns, rows);
+      const t = text();
       // The name stands for the text (pg refuses one name for two texts on a connection); 26 characters, under PostgreSQL's 63.
-      st = { text, name: `aer1i_${createHash('sha256').update(text).digest('hex').slice(0, 20)}` };
+      st = { text: t, name: `aer1i_${createHash('sha256').update(t).digest('hex').slice(0, 20)}` };
       this.insertStatements.set(key, st);
     }
     return st;

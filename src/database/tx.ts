@@ -60,6 +60,34 @@ export interface Tx {
    * the INSERT at once.
    */
   insertLater(table: string, columns: readonly string[], values: readonly unknown[]): void;
+  /**
+   * Queue `UPDATE table SET columns = values WHERE key = keyValues` for one
+   * row instead of running it now: written with the rows queued by
+   * {@link insertLater}, after them (so it may update a row queued in the
+   * same call), before any other statement of this Tx runs and at the
+   * latest when the call's own work is done. An update queued again for the
+   * same table, columns and row replaces the one queued: a row whose state
+   * moves many times in one call (a timeline's head, once per entry) is
+   * written once, with its last values. Errors and the {@link refuseNul}
+   * check as for {@link insertLater}. Only a write transaction queues:
+   * elsewhere this throws; a scratch database's Tx runs the UPDATE at once.
+   */
+  updateLater(table: string, columns: readonly string[], values: readonly unknown[], key: readonly string[], keyValues: readonly unknown[]): void;
+}
+
+/** What a write transaction reports to an observer of write transactions (the metrics, src/metrics/ledger-metrics.ts). */
+export interface WriteObserver {
+  /**
+   * One write transaction (a commit group, see `DatabaseService.write`)
+   * ended, or one call of a group was rolled back to its savepoint alone.
+   * `txs` are the handles of the calls it covers, in order (on commit, the
+   * calls that committed; a rolled-back call alone is `[its tx]`). Times in
+   * seconds: `waited` each call's time in the in-process write queue before
+   * its group began, `total` from BEGIN to the end of COMMIT (or ROLLBACK;
+   * for a call rolled back alone, its own run), `commit` the COMMIT alone
+   * (its WAL flush; 0 on rollback).
+   */
+  writeFinished(txs: readonly object[], committed: boolean, times: { waited: readonly number[]; total: number; commit: number }): void;
 }
 
 /**

@@ -36,6 +36,13 @@ export class TimelinesProjection implements Projection<TimelineEvent> {
     }
   }
 
+  /**
+   * One appended entry: the timeline's row (inserted at seq 1, else its head
+   * moved) and the entry's row. In a write transaction both are queued
+   * (Tx.insertLater, Tx.updateLater), so a run of entries of one timeline
+   * costs one multi-row INSERT and one UPDATE of the head, not two
+   * statements (and a flush of the queued rows) per entry.
+   */
   private async appended(tx: Tx, position: number, d: TimelineEntryAppendedData): Promise<void> {
     const head = appendedHead(d);
     if (d.seq === 1) {
@@ -43,7 +50,7 @@ export class TimelinesProjection implements Projection<TimelineEvent> {
     } else {
       await this.timelines.updateHead(tx, d.job_id, { entry_count: d.seq, ...head }, position);
     }
-    await this.timelines.insertEntries(tx, [appendedEntryRow(position, d)]);
+    await this.timelines.insertEntry(tx, appendedEntryRow(position, d));
   }
 
   private async imported(tx: Tx, position: number, d: TimelineImportedData): Promise<void> {

@@ -1,4 +1,4 @@
-import { bool, boolParam, int, pages, placeholders, Queryable } from '../database/rows';
+import { bool, boolParam, insertRow, int, pages, placeholders, Queryable, updateRow } from '../database/rows';
 import type { RecordedBy } from '../core/ledger/event-hash';
 import type { Writer } from '../ledger/events.repository';
 import type { StoredAttestation } from '../core/aer1/attestation';
@@ -49,6 +49,17 @@ export interface CommitmentRow {
   issued_by: 'ledger' | null;
 }
 
+const TIMELINE_COLUMNS = ['job_id', 'source', 'entry_count', 'head_digest', 'closed', 'verdict', 'reasons', 'construction', 'first_position', 'last_position'] as const;
+const HEAD_COLUMNS = ['entry_count', 'head_digest', 'closed', 'verdict', 'reasons', 'last_position'] as const;
+const ENTRY_COLUMNS = ['job_id', 'seq', 'raw', 'entry_digest', 'receipt_id', 'tool', 'provenance_class', 'close', 'position', 'publication'] as const;
+
+/**
+ * The largest `seq` a stored entry can have (PostgreSQL `INTEGER`). A read
+ * `after` a larger seq is bounded to it: the same rows (none), where the
+ * larger number bound as the column's type fails on PostgreSQL (22003, a 500).
+ */
+const MAX_SEQ = 2_147_483_647;
+
 /** Rows per multi-row INSERT of entries. */
 const ROWS_PER_INSERT = 100;
 /** Seqs per `IN (...)` look-up. */
@@ -82,6 +93,11 @@ function toEntry(r: Record<string, unknown>): TimelineEntryRow {
     position: int(r.position),
     publication: (r.publication as string | undefined) ?? 'full',
   };
+}
+
+/** An entry row's values, one per {@link ENTRY_COLUMNS}. */
+function entryValues(r: TimelineEntryRow): unknown[] {
+  return [r.job_id, r.seq, r.raw, r.entry_digest, r.receipt_id, r.tool, r.provenance_class, boolParam(r.close), r.position, r.publication];
 }
 
 function toCommitment(r: Record<string, unknown>): CommitmentRow {
@@ -132,26 +148,26 @@ export class TimelinesRepository {
     }
   }
 
-  /** Insert a timeline's summary row (`first_position` = `last_position` = the event's position). */
+  /**
+   * Insert a timeline's summary row (`first_position` = `last_position` = the
+   * event's position); in a write transaction, queued ({@link insertRow}).
+   */
   async insertTimeline(q: Queryable, t: Omit<TimelineRow, 'first_position' | 'last_position'>, position: number): Promise<void> {
-    await q.query(
-      `INSERT INTO timelines (job_id, source, entry_count, head_digest, closed, verdict, reasons, construction, first_position, last_position)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      [t.job_id, t.source, t.entry_count, t.head_digest, boolParam(t.closed), t.verdict, JSON.stringify(t.reasons), t.construction, position, position],
-    );
+    await insertRow(q, 'timelines', TIMELINE_COLUMNS, [t.job_id, t.source, t.entry_count, t.head_digest, boolParam(t.closed), t.verdict, JSON.stringify(t.reasons), t.construction, position, position]);
   }
 
-  /** Move an appended timeline's head to its new last entry. */
+  /**
+   * Move an appended timeline's head to its new last entry; in a write
+   * transaction, queued ({@link updateRow}): the entries a call appends to
+   * one timeline move its head with one UPDATE, the last one's.
+   */
   async updateHead(q: Queryable, jobId: string, head: { entry_count: number; head_digest: string; closed: boolean; verdict: string; reasons: string[] }, position: number): Promise<void> {
-    await q.query('UPDATE timelines SET entry_count = ?, head_digest = ?, closed = ?, verdict = ?, reasons = ?, last_position = ? WHERE job_id = ?', [
-      head.entry_count,
-      head.head_digest,
-      boolParam(head.closed),
-      head.verdict,
-      JSON.stringify(head.reasons),
-      position,
-      jobId,
-    ]);
+    await updateRow(q, 'timelines', HEAD_COLUMNS, [head.entry_count, head.head_digest, boolParam(head.closed), head.verdict, JSON.stringify(head.reasons), position], ['job_id'], [jobId]);
+  }
+
+  /** Insert one entry row; in a write transaction, queued ({@link insertRow}: the entries of a call go in multi-row INSERTs). */
+  async insertEntry(q: Queryable, r: TimelineEntryRow): Promise<void> {
+    await insertRow(q, 'timeline_entries', ENTRY_COLUMNS, entryValues(r));
   }
 
   /** Insert entry rows, {@link ROWS_PER_INSERT} per statement. */
@@ -159,8 +175,8 @@ export class TimelinesRepository {
     for (let start = 0; start < rows.length; start += ROWS_PER_INSERT) {
       const part = rows.slice(start, start + ROWS_PER_INSERT);
       const params: unknown[] = [];
-      for (const r of part) params.push(r.job_id, r.seq, r.raw, r.entry_digest, r.receipt_id, r.tool, r.provenance_class, boolParam(r.close), r.position, r.publication);
-      await q.query(`INSERT INTO timeline_entries (job_id, seq, raw, entry_digest, receipt_id, tool, provenance_class, close, position, publication) VALUES ${part.map(() => '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ')}`, params);
+      for (const r of part) params.push(...entryValues(r));
+      await q.query(`INSERT INTO timeline_entries (${ENTRY_COLUMNS.join(', ')}) VALUES ${part.map(() => `(${placeholders(ENTRY_COLUMNS.length)})`).join(', ')}`, params);
     }
   }
 
@@ -196,12 +212,12 @@ export class TimelinesRepository {
 
   /** At most `limit` entries with seq > `after`, in seq order. */
   async entryPage(q: Queryable, jobId: string, after: number, limit: number): Promise<TimelineEntryRow[]> {
-    return (await q.query<Record<string, unknown>>('SELECT * FROM timeline_entries WHERE job_id = ? AND seq > ? ORDER BY seq LIMIT ?', [jobId, after, limit])).map(toEntry);
+    return (await q.query<Record<string, unknown>>('SELECT * FROM timeline_entries WHERE job_id = ? AND seq > ? ORDER BY seq LIMIT ?', [jobId, Math.min(after, MAX_SEQ), limit])).map(toEntry);
   }
 
   /** At most `limit` entries recorded by the event at `position` (an import) with seq > `after`, in seq order. */
   async entryPageAt(q: Queryable, jobId: string, position: number, after: number, limit: number): Promise<TimelineEntryRow[]> {
-    return (await q.query<Record<string, unknown>>('SELECT * FROM timeline_entries WHERE job_id = ? AND position = ? AND seq > ? ORDER BY seq LIMIT ?', [jobId, position, after, limit])).map(toEntry);
+    return (await q.query<Record<string, unknown>>('SELECT * FROM timeline_entries WHERE job_id = ? AND position = ? AND seq > ? ORDER BY seq LIMIT ?', [jobId, position, Math.min(after, MAX_SEQ), limit])).map(toEntry);
   }
 
   /** Which of `ids` (as written in entries) an entry of the job with seq below `beforeSeq` (null: any entry) names (the `receipt_id` index). */

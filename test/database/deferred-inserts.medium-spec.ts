@@ -12,8 +12,8 @@ import { Client } from 'pg';
 import { DataSource, QueryFailedError } from 'typeorm';
 import { dataSourceOptions } from '../../src/database/database-url';
 import { DatabaseService, StorageInputError, Tx } from '../../src/database/database.service';
-import { chunkSizes, EAGER_ROWS, MAX_PARAMETERS, multiRowInsertSql, rowsPerStatement } from '../../src/database/deferred-inserts';
-import { insertRow } from '../../src/database/rows';
+import { chunkSizes, EAGER_ROWS, MAX_PARAMETERS, multiRowInsertSql, rowsPerStatement, updateSql } from '../../src/database/deferred-inserts';
+import { insertRow, updateRow } from '../../src/database/rows';
 import { createPgDatabase, DIALECTS } from '../helpers/app';
 
 describe('multi-row INSERT text', () => {
@@ -34,6 +34,13 @@ describe('multi-row INSERT text', () => {
     expect(chunkSizes('sqlite', 17, 513)).toEqual(Array(513).fill(1));
     expect(chunkSizes('sqlite', 17, 0)).toEqual([]);
     for (const n of [1, 255, 256, 1000, 4097]) expect(chunkSizes('sqlite', 5, n).reduce((a, b) => a + b, 0)).toBe(n);
+  });
+});
+
+describe('row UPDATE text', () => {
+  it('numbers PostgreSQL placeholders, set values first, then the key', () => {
+    expect(updateSql('postgres', 't', ['a', 'b'], ['k'])).toBe('UPDATE t SET a = $1, b = $2 WHERE k = $3');
+    expect(updateSql('sqlite', 't', ['a'], ['k', 'j'])).toBe('UPDATE t SET a = ? WHERE k = ? AND j = ?');
   });
 });
 
@@ -271,5 +278,42 @@ describe.each(DIALECTS)('Tx.insertLater on %s', (dialect) => {
     // Outside a write, a repository's insert runs at once.
     await insertRow(db, table, cols, [11, 'now', null]);
     expect(await ns()).toEqual([11]);
+  });
+
+  it('updateLater: one UPDATE per row with its last values, after the queued inserts (a row queued in the same call), before the next statement', async () => {
+    const upd = (): string[] => sent.filter((x) => x.startsWith(`UPDATE ${table} `));
+    await db.write(async (tx) => void tx.insertLater(table, cols, [1, 'stored', null]));
+    sent = [];
+    const seen = await db.write(async (tx) => {
+      tx.insertLater(table, cols, [2, 'queued', null]);
+      for (let i = 1; i <= 50; i++) {
+        tx.updateLater(table, ['a', 'b'], [`one-${i}`, String(i)], ['n'], [1]);
+        tx.updateLater(table, ['a', 'b'], [`two-${i}`, null], ['n'], [2]);
+      }
+      expect(upd()).toEqual([]); // queued, nothing sent yet
+      return (await tx.query<{ n: number | string; a: string; b: string | null }>(`SELECT n, a, b FROM ${table} ORDER BY n`)).map((r) => [Number(r.n), r.a, r.b]);
+    });
+    expect(seen).toEqual([
+      [1, 'one-50', '50'],
+      [2, 'two-50', null],
+    ]);
+    // Two UPDATEs (one a row), after the INSERT of the row queued in the same call, before the read.
+    expect(upd()).toEqual([updateSql(dialect, table, ['a', 'b'], ['n']), updateSql(dialect, table, ['a', 'b'], ['n'])]);
+    const at = (s: string): number => sent.indexOf(s);
+    expect(at(inserts(table)[0])).toBeLessThan(at(upd()[0]));
+    expect(sent.lastIndexOf(upd()[1])).toBeLessThan(sent.findIndex((x) => x.startsWith(`SELECT n, a, b FROM ${table}`)));
+    // Queued at the end of a call: written before it commits; NUL refused at once; outside a write, at once.
+    await db.write(async (tx) => void tx.updateLater(table, ['a'], ['last'], ['n'], [2]));
+    await expect(db.write(async (tx) => void tx.updateLater(table, ['a'], ['a\u0000b'], ['n'], [2]))).rejects.toMatchObject({ code: 'unsupported_character' });
+    await updateRow(db, table, ['b'], ['now'], ['n'], [1]);
+    expect((await db.query<{ a: string; b: string | null }>(`SELECT a, b FROM ${table} ORDER BY n`)).map((r) => [r.a, r.b])).toEqual([
+      ['one-50', 'now'],
+      ['last', null],
+    ]);
+    let kept: Tx | undefined;
+    await db.write(async (tx) => {
+      kept = tx;
+    });
+    expect(() => kept!.updateLater(table, ['a'], ['x'], ['n'], [1])).toThrow('updateLater after its write call ended');
   });
 });

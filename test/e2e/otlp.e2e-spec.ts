@@ -299,6 +299,35 @@ describe.each(DIALECTS)('OTLP traces in on %s', (dialect) => {
     expect(await head()).toBe(before);
     expect((await t.http.get('/api/jobs/job-reserved/timeline')).status).toBe(404);
   });
+
+  it('runs of entries of several jobs in one request (each head moved once per call): the read models are what replaying the events gives', async () => {
+    const jobs = ['runs-a', 'runs-b', 'runs-c'];
+    const spans = (from: number, n: number, close: boolean): SpanSpec[] =>
+      Array.from({ length: n }, (_, k) => {
+        const i = from + k;
+        const job = jobs[i % 3];
+        const last = close && k >= n - 3;
+        return { trace: hexId(40 + (i % 3), 16), span: hexId(1000 + i, 8), name: `execute_tool t${i}`, start: i + 1, attrs: { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': `t${i % 5}`, 'aer1.job_id': job, 'gen_ai.tool.call.result': `r${i}`, ...(last ? { 'aer1.job.close': true } : {}) } };
+      });
+    // Interleaved jobs, a first request and a second one extending the same timelines, the last entries closing them.
+    for (const [from, n, close] of [[0, 150, false], [150, 150, true]] as const) {
+      const r = await post(jsonRequest(spans(from, n, close)), 'application/json');
+      expect([r.status, r.body.aer1.recorded, r.body.aer1.rejected]).toEqual([200, n, []]);
+    }
+    for (const job of jobs) {
+      const tl = await timeline(job);
+      expect(tl.head).toMatchObject({ seq: 100, closed: true });
+      expect(tl.entries.map((e) => e.seq)).toEqual(Array.from({ length: 100 }, (_, k) => k + 1));
+      expect((await t.http.get(`/api/jobs/${job}/verify`)).body.verdict).toBe('valid');
+    }
+    const { LedgerService } = await import('../../src/ledger/ledger.service');
+    const ledger = t.app.get(LedgerService);
+    const audit = await ledger.auditProjections();
+    expect([audit.ok, audit.replay_failure, audit.tables.filter((x) => !x.ok)]).toEqual([true, null, []]);
+    const before = await Promise.all(jobs.map((j) => t.http.get(`/api/jobs/${j}/timeline`).then((r) => r.body)));
+    await ledger.rebuildProjections();
+    expect(await Promise.all(jobs.map((j) => t.http.get(`/api/jobs/${j}/timeline`).then((r) => r.body)))).toEqual(before);
+  });
 });
 
 /** A span the agent sent, to send again by hand exactly (ids, times, attributes). */

@@ -155,6 +155,9 @@ describe.each(DIALECTS)('timelines and endpoint commitments on %s', (dialect) =>
       const page = await t.http.get('/api/jobs/job-eight/timeline?after=2&limit=3');
       expect(page.body.entries.map((e: Entry) => e.seq)).toEqual([3, 4, 5]);
       expect(page.body.next_after).toBe(5);
+      // After any seq there can be (the head alone, as the MCP gateway reads it): no entries, not a 500 on PostgreSQL (seq is an INTEGER column).
+      const past = await t.http.get(`/api/jobs/job-eight/timeline?after=${Number.MAX_SAFE_INTEGER}`);
+      expect([past.status, past.body.entries, past.body.head.seq]).toEqual([200, [], 8]);
     });
 
     // Issue 15 changed this: the close makes the ledger issue its own commitment, so a closed appended

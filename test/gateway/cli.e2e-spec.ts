@@ -38,8 +38,13 @@ describe('aer1 gateway as a process', () => {
     expect(r.content[0].text).toBe('echo: from a process');
     expect(r._receipt).toMatchObject({ provenance_class: 'OBSERVED VIA GATEWAY', status: 'ok' });
     await client.close();
+    // The agent closed the gateway's stdin: the session ended and the gateway closed the job before it exited.
     const tl = await t.http.get('/api/jobs/cli-job/timeline');
-    expect(tl.body.entries.map((e: { id: string }) => e.id)).toEqual([r._receipt.id]);
+    expect(tl.body.entries.map((e: { id: string; tool: string }) => [e.id === r._receipt.id, e.tool])).toEqual([
+      [true, 'echo'],
+      [false, 'aer1.job.close'],
+    ]);
+    expect(tl.body.head.closed).toBe(true);
   });
 
   it('usage errors exit 2 with one line', async () => {

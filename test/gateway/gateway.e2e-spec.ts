@@ -75,7 +75,16 @@ describe.each(DIALECTS)('aer1 gateway, ledger on %s', (dialect) => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  const timeline = async (job: string) => (await t.http.get(`/api/jobs/${encodeURIComponent(job)}/timeline`)).body as { entries: { id: string; seq: number; tool: string; provenance_class: string }[]; head: { seq: number } };
+  const timeline = async (job: string) =>
+    (await t.http.get(`/api/jobs/${encodeURIComponent(job)}/timeline`)).body as {
+      entries: { id: string; seq: number; tool: string; provenance_class: string; close?: boolean }[];
+      head: { seq: number; closed: boolean };
+      commitments: { issued_by: string | null; binding_at_record: boolean }[];
+    };
+  const verdict = async (job: string) => {
+    const v = (await t.http.get(`/api/jobs/${encodeURIComponent(job)}/verify`)).body as { verdict: string; reasons: string[] };
+    return [v.verdict, v.reasons];
+  };
 
   async function gateway(up: Side, down: Side, extra: Partial<GatewayOptions> = {}): Promise<{ gw: RunningGateway; stdio?: StreamClientTransport }> {
     const stdio = down === 'stdio' ? new StreamClientTransport() : undefined;
@@ -126,8 +135,8 @@ describe.each(DIALECTS)('aer1 gateway, ledger on %s', (dialect) => {
         [2, failed._receipt.id, 'fail', 'OBSERVED VIA GATEWAY'],
       ]);
       const jv = (await t.http.get(`/api/jobs/${encodeURIComponent(job)}/verify`)).body;
-      // Every link holds; the chain is open (the gateway never closes a job's timeline), which S7 reports as not_closed.
-      expect([jv.verdict, jv.reasons]).toEqual(['invalid', ['not_closed']]);
+      // Every link holds; the chain is open while the session runs, which S7 reports as not_closed. The failing tool is a failed call.
+      expect([jv.verdict, jv.reasons, jv.failed_calls]).toEqual(['invalid', ['not_closed'], 1]);
       const stored = await t.http.get(`/api/receipts/${failed._receipt.id}/verify`);
       expect(stored.status).toBe(200);
       expect(stored.body.verdict).toBe('valid');
@@ -137,6 +146,75 @@ describe.each(DIALECTS)('aer1 gateway, ledger on %s', (dialect) => {
     } finally {
       await gw.close();
     }
+    // The session ended (stdio: the agent closed stdin; HTTP: the gateway stopped): the ledger closed the job with its
+    // closing marker, recorded with the gateway's key, and issued its endpoint commitment.
+    const tl = await timeline(job);
+    expect(tl.entries.map((e) => [e.seq, e.tool, e.provenance_class, e.close ?? false])).toEqual([
+      [1, 'echo', 'OBSERVED VIA GATEWAY', false],
+      [2, 'fail', 'OBSERVED VIA GATEWAY', false],
+      [3, 'aer1.job.close', 'OBSERVED VIA GATEWAY', true],
+    ]);
+    expect(tl.head).toMatchObject({ seq: 3, closed: true });
+    expect(tl.commitments).toMatchObject([{ issued_by: 'ledger', binding_at_record: true }]);
+    expect(await verdict(job)).toEqual(['valid', []]);
+  });
+
+  it('closes a job when the last session recording in it ends (HTTP DELETE), not while another session still records in it', async () => {
+    const job = `gw-shared-${dialect}`;
+    const { gw } = await gateway('http', 'http', { job });
+    try {
+      const a = await agent(gw, 'http');
+      const b = await agent(gw, 'http');
+      await a.client.callTool({ name: 'echo', arguments: { text: 'a' } });
+      await b.client.callTool({ name: 'echo', arguments: { text: 'b' } });
+      await (a.client.transport as StreamableHTTPClientTransport).terminateSession();
+      await a.client.close();
+      // b still records in the job: it stays open, and b's next call is appended.
+      await b.client.callTool({ name: 'count', arguments: {} });
+      expect((await timeline(job)).head).toMatchObject({ seq: 3, closed: false });
+      await (b.client.transport as StreamableHTTPClientTransport).terminateSession();
+      await b.client.close();
+      // The close runs after b's session ended, before gw.close returns; wait for it here, the gateway still up.
+      for (let i = 0; i < 100 && !(await timeline(job)).head.closed; i++) await new Promise((r) => setTimeout(r, 50));
+      expect((await timeline(job)).entries.map((e) => e.tool)).toEqual(['echo', 'echo', 'count', 'aer1.job.close']);
+      expect(await verdict(job)).toEqual(['valid', []]);
+    } finally {
+      await gw.close();
+    }
+    // A closed job takes no more calls: refused before the tool runs, by this gateway's kind and by a fresh one (which reads the head first).
+    const ran = tools.calls.length;
+    const again = await gateway('http', 'http', { job });
+    try {
+      const { client } = await agent(again.gw, 'http');
+      await expect(client.callTool({ name: 'echo', arguments: { text: 'late' } })).rejects.toMatchObject({ code: LEDGER_UNAVAILABLE, data: { reason: 'timeline_closed', job_id: job } });
+      await client.close();
+    } finally {
+      await again.gw.close();
+    }
+    expect(tools.calls.length).toBe(ran);
+    expect((await timeline(job)).head.seq).toBe(4);
+  });
+
+  it('closeOnExit false (--no-close-on-exit): the job continues across sessions and stays open', async () => {
+    const job = `gw-continues-${dialect}`;
+    for (const text of ['first session', 'second session']) {
+      const { gw, stdio } = await gateway('stdio', 'stdio', { job, closeOnExit: false });
+      try {
+        const { client } = await agent(gw, 'stdio', stdio);
+        await client.callTool({ name: 'echo', arguments: { text } });
+        await client.close();
+        await gw.done;
+      } finally {
+        await gw.close();
+      }
+    }
+    const tl = await timeline(job);
+    expect(tl.entries.map((e) => [e.seq, e.tool])).toEqual([
+      [1, 'echo'],
+      [2, 'echo'],
+    ]);
+    expect(tl.head.closed).toBe(false);
+    expect(await verdict(job)).toEqual(['invalid', ['not_closed']]);
   });
 
   it('takes the job from X-AER1-Job, then params._meta["aer1/job_id"], else the MCP session id', async () => {
@@ -269,6 +347,8 @@ describe.each(DIALECTS)('aer1 gateway, ledger on %s', (dialect) => {
     } finally {
       await first.gw.close();
     }
+    // The session ended with its receipts in the spool: the close of its job waits there, after them.
+    expect(first.gw.spool!.size).toBe(4);
     const copy = join(dir, 'gateway-copy.spool');
     copyFileSync(spool, copy);
 
@@ -286,14 +366,16 @@ describe.each(DIALECTS)('aer1 gateway, ledger on %s', (dialect) => {
       expect(second.gw.spool!.size).toBe(0);
       await second.gw.close();
       const tl = await timeline(job);
-      expect(tl.entries.map((e) => e.id)).toEqual(ids);
-      // A spool delivered before a crash could write `done` is delivered again: nothing is recorded twice.
+      expect(tl.entries.slice(0, 3).map((e) => e.id)).toEqual(ids);
+      expect(tl.entries.map((e) => [e.tool, e.close ?? false])).toEqual([['echo', false], ['echo', false], ['fail', false], ['aer1.job.close', true]]);
+      expect(await verdict(job)).toEqual(['valid', []]);
+      // A spool delivered before a crash could write `done` is delivered again: nothing is recorded twice (the job is closed already: the close counts as delivered).
       const third = await gateway('stdio', 'http', { server: down, job, onLedgerDown: 'queue', spool: copy, retryMs: 60_000 });
-      expect(third.gw.spool!.size).toBe(3);
+      expect(third.gw.spool!.size).toBe(4);
       await third.gw.spool!.flush();
       expect(third.gw.spool!.size).toBe(0);
       await third.gw.close();
-      expect((await timeline(job)).entries.map((e) => e.id)).toEqual(ids);
+      expect((await timeline(job)).entries.map((e) => e.id)).toEqual(tl.entries.map((e) => e.id));
       for (const id of ids) expect((await t.http.get(`/api/receipts/${id}/verify`)).status).toBe(200);
     } finally {
       proxy.close();

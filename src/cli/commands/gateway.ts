@@ -1,9 +1,10 @@
 /**
  * `aer1 gateway (--upstream URL [--upstream-header H] | --stdio -- COMMAND ARGS...) [--listen HOST:PORT] [--job ID]
- *  [--on-ledger-down refuse|queue] [--spool FILE] [--retry-ms N]`
+ *  [--on-ledger-down refuse|queue] [--spool FILE] [--retry-ms N] [--no-close-on-exit]`
  *
  * An MCP proxy that records every `tools/call` in the ledger as an
- * `OBSERVED VIA GATEWAY` receipt (docs/gateway.md). Ledger and key from
+ * `OBSERVED VIA GATEWAY` receipt (docs/gateway.md), and closes the jobs
+ * of a session when it ends (unless `--no-close-on-exit`). Ledger and key from
  * AER1_SERVER and AER1_KEY (a producer key created with `--gateway`). The
  * proxy is loaded only when this command runs, so the verifier's start-up
  * does not load the MCP SDK. Runs until SIGINT or SIGTERM (stdio: until the
@@ -22,6 +23,7 @@ interface GatewayFlags {
   onLedgerDown: 'refuse' | 'queue';
   spool: string;
   retryMs: string;
+  closeOnExit: boolean;
 }
 
 export function registerGateway(program: Command, ctx: RunContext): void {
@@ -37,6 +39,7 @@ export function registerGateway(program: Command, ctx: RunContext): void {
     .addOption(new Option('--on-ledger-down <mode>', 'refuse the call, or forward it and queue the receipt in the spool').choices(['refuse', 'queue']).default('refuse'))
     .option('--spool <file>', 'the spool file of --on-ledger-down queue', 'aer1-gateway.spool')
     .option('--retry-ms <ms>', 'milliseconds between deliveries of spooled receipts', '2000')
+    .option('--no-close-on-exit', 'keep the jobs open when a session ends (the job continues across sessions); by default each job a session recorded in is closed (POST /api/jobs/{id}/close) when it ends')
     .addHelpText('after', '\nEnvironment: AER1_SERVER (the ledger, default http://localhost:3000) and AER1_KEY (a producer key created with --gateway).')
     .action(async (command: string[], flags: GatewayFlags) => {
       if ((flags.upstream === undefined) === (flags.stdio !== true)) throw new CliError('give either --upstream URL or --stdio -- COMMAND ARGS...');
@@ -64,6 +67,7 @@ export function registerGateway(program: Command, ctx: RunContext): void {
           onLedgerDown: flags.onLedgerDown,
           spool: flags.spool,
           retryMs,
+          closeOnExit: flags.closeOnExit,
           warn: (line) => void ctx.io.stderr.write(line + '\n'),
         });
       } catch (err) {

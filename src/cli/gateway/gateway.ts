@@ -3,6 +3,8 @@
  * serves the agent over Streamable HTTP (`listen`, one upstream connection
  * per MCP session) or over this process's stdin and stdout; upstream it
  * speaks Streamable HTTP to `upstream` or stdio to a command it starts.
+ * When a session ends, the jobs it recorded calls in are closed (unless
+ * `closeOnExit` is false or another live session records in the job).
  */
 import { randomUUID } from 'node:crypto';
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
@@ -10,7 +12,7 @@ import { AddressInfo } from 'node:net';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { LedgerClient } from './ledger-client';
+import { LedgerClient, LedgerDownError } from './ledger-client';
 import { GatewaySession, SessionOptions } from './session';
 import { Spool } from './spool';
 import { httpUpstream, RawResults, StdioUpstream } from './upstream';
@@ -40,6 +42,7 @@ export interface RunningGateway {
   spool: Spool | null;
   /** Resolves when the stdio agent went away (never for HTTP). */
   done: Promise<void>;
+  /** End every session (closing their jobs, see {@link SessionOptions.closeOnExit}), the spool and the HTTP server. */
   close(): Promise<void>;
 }
 
@@ -58,6 +61,28 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
   const spool = o.onLedgerDown === 'queue' ? new Spool(o.spool ?? 'aer1-gateway.spool', ledger, warn) : null;
   spool?.start(o.retryMs ?? 2000);
   const sessions = new Set<GatewaySession>();
+  const closing = new Set<Promise<void>>();
+
+  /** Close the timeline of `job` (after its spooled receipts when some wait, or into the spool when the ledger is down in queue mode). */
+  const closeJob = async (job: string): Promise<void> => {
+    if (spool?.holds(job)) return spool.addClose(job);
+    try {
+      const closed = await ledger.close(job);
+      if (closed) warn(`aer1 gateway: closed job ${JSON.stringify(job)} at seq ${closed.seq} (the ledger's endpoint commitment ${closed.commitment ?? 'none'})`);
+    } catch (err) {
+      if (err instanceof LedgerDownError && spool) return spool.addClose(job);
+      warn(`aer1 gateway: job ${JSON.stringify(job)} was not closed: ${(err as Error).message} (close it with POST /api/jobs/{id}/close)`);
+    }
+  };
+  /** A session ended: close the jobs it recorded in that no other live session records in. */
+  const ended = (session: GatewaySession): void => {
+    if (!sessions.delete(session) || o.closeOnExit === false) return;
+    for (const job of session.jobs) {
+      if ([...sessions].some((s) => s.jobs.has(job))) continue;
+      const p = closeJob(job).finally(() => closing.delete(p));
+      closing.add(p);
+    }
+  };
 
   const connect = async (down: Transport, sessionId: () => string): Promise<GatewaySession> => {
     const raw = new RawResults();
@@ -66,7 +91,7 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
     sessions.add(session);
     up.onclose = () => void down.close();
     down.onclose = () => {
-      sessions.delete(session);
+      ended(session);
       void up.close();
     };
     await up.start();
@@ -76,6 +101,7 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
 
   const closeAll = async () => {
     await Promise.allSettled([...sessions].map((s) => s.close()));
+    await Promise.allSettled([...closing]);
     await spool?.close();
   };
 

@@ -3,9 +3,10 @@
  * receipt (`POST /api/receipts`, idempotent by id: the same bytes again
  * answer 200) and append its chain entry to the job's timeline (`POST
  * /api/jobs/{id}/entries`, each entry extending the head the gateway
- * holds). Appends are serialized per job in this process; a head moved by
- * another writer is read again, and an entry already there (by receipt id)
- * is not appended twice.
+ * holds), and close the job's timeline when its session ends (`POST
+ * /api/jobs/{id}/close`). Appends and closes are serialized per job in this
+ * process; a head moved by another writer is read again, and an entry
+ * already there (by receipt id) is not appended twice.
  */
 import { ZERO_DIGEST } from '../../core/aer1';
 import { entryFor, GatewayReceipt } from './receipt';
@@ -79,9 +80,24 @@ export class LedgerClient {
     return new LedgerRefusedError(`the ledger refused ${what}: ${r.status} ${code}${message ? `: ${message}` : ''}`, code);
   }
 
-  /** Check that the ledger answers for `jobId` (reads its head); throws {@link LedgerDownError} or {@link LedgerRefusedError}. */
+  /**
+   * Check that the ledger answers for `jobId` by reading its head, kept as
+   * the job's head when none is known yet (so {@link isClosed} knows it);
+   * throws {@link LedgerDownError} or {@link LedgerRefusedError}.
+   */
   async probe(jobId: string): Promise<void> {
-    await this.readHead(jobId, 0, null);
+    const { head } = await this.readHead(jobId, 0, null);
+    if (!this.heads.has(jobId)) this.heads.set(jobId, head);
+  }
+
+  /** True when this client holds a head of `jobId` (read, or moved by its own appends). */
+  knows(jobId: string): boolean {
+    return this.heads.has(jobId);
+  }
+
+  /** True when the head this client holds for `jobId` is closed: an entry would be refused (409 `timeline_closed`). */
+  isClosed(jobId: string): boolean {
+    return this.heads.get(jobId)?.closed === true;
   }
 
   /**
@@ -116,8 +132,34 @@ export class LedgerClient {
    * (a delivery that may have landed before a crash). Resolves to the seq.
    */
   append(jobId: string, receipt: GatewayReceipt, checkFirst = false): Promise<number> {
+    return this.inOrder(jobId, () => this.appendNow(jobId, receipt, checkFirst));
+  }
+
+  /**
+   * Close the timeline of `jobId` after every append queued before it:
+   * `POST /api/jobs/{id}/close` (docs/otlp.md), the ledger appending its
+   * closing marker (tool `aer1.job.close`, provenance of this key) and
+   * issuing its endpoint commitment. Resolves to the closing entry's seq and
+   * the commitment's id, or null when there was nothing to close (no
+   * timeline: 404; closed already: 409 `timeline_closed`). Throws
+   * {@link LedgerDownError} or {@link LedgerRefusedError} (any other 4xx).
+   */
+  close(jobId: string): Promise<{ seq: number; commitment: string | null } | null> {
+    return this.inOrder(jobId, async () => {
+      const r = await this.call('POST', `/api/jobs/${encodeURIComponent(jobId)}/close`);
+      if (r.status === 404 || (r.status === 409 && r.json.error === 'timeline_closed')) return null;
+      if (r.status !== 201) throw this.refused(`the close of job ${JSON.stringify(jobId)}`, r);
+      const h = r.json.head as { seq: number; entry_digest: string };
+      this.heads.set(jobId, { seq: Number(h.seq), digest: h.entry_digest, closed: true });
+      const c = r.json.ledger_commitment as { id?: unknown } | null | undefined;
+      return { seq: Number(h.seq), commitment: typeof c?.id === 'string' ? c.id : null };
+    });
+  }
+
+  /** Run `fn` after every append or close of `jobId` queued before it. */
+  private inOrder<T>(jobId: string, fn: () => Promise<T>): Promise<T> {
     const prev = this.queues.get(jobId) ?? Promise.resolve();
-    const run = prev.catch(() => undefined).then(() => this.appendNow(jobId, receipt, checkFirst));
+    const run = prev.catch(() => undefined).then(fn);
     this.queues.set(jobId, run);
     void run.finally(() => {
       if (this.queues.get(jobId) === run) this.queues.delete(jobId);

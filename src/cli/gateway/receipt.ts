@@ -54,7 +54,8 @@ export function gatewayReceipt(tool: string, jobId: string, rawText: string, sta
   };
 }
 
-/** The chain entry (S7.2) that records `r` as entry `seq` of `jobId`, linked to `prevDigest` (S7.1). */
-export function entryFor(r: GatewayReceipt, jobId: string, seq: number, prevDigest: string): ChainEntry {
-  return { seq, job_id: jobId, id: r.id, tool: r.tool, provenance_class: r.provenance_class, canonical_bytes: r.canonical_bytes, prev_digest: prevDigest };
+/** The chain entry (S7.2) that records `r` as entry `seq` of `jobId`, linked to `prevDigest` (S7.1), with the call's `status`. */
+export function entryFor(r: GatewayReceipt, jobId: string, seq: number, prevDigest: string): ChainEntry & { status: CallStatus } {
+  // `status` as OTLP entries carry it: the job page and verifier count an entry whose status is not `ok` as a failed call.
+  return { seq, job_id: jobId, id: r.id, tool: r.tool, provenance_class: r.provenance_class, canonical_bytes: r.canonical_bytes, prev_digest: prevDigest, status: r.status };
 }

@@ -10,7 +10,7 @@
  */
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { isJSONRPCErrorResponse, isJSONRPCRequest, isJSONRPCResultResponse, JSONRPCMessage, MessageExtraInfo, RequestId } from '@modelcontextprotocol/sdk/types.js';
-import { LedgerClient, LedgerDownError } from './ledger-client';
+import { LedgerClient, LedgerDownError, LedgerRefusedError } from './ledger-client';
 import { CallStatus, gatewayReceipt, GatewayReceipt } from './receipt';
 import { Spool } from './spool';
 import { idKey, RawResults } from './upstream';
@@ -23,6 +23,12 @@ export interface SessionOptions {
   job?: string;
   /** `queue`: spool receipts the ledger cannot take; `refuse` (default): refuse the call. */
   onLedgerDown: 'refuse' | 'queue';
+  /**
+   * Close the timeline of every job a session recorded calls in when the
+   * session ends (default true); false (`--no-close-on-exit`): the job
+   * continues across sessions, closed by something else.
+   */
+  closeOnExit?: boolean;
 }
 
 interface PendingCall {
@@ -36,6 +42,8 @@ export class GatewaySession {
   /** Agent-to-server messages are forwarded in the order they arrived (a check of the ledger may delay one). */
   private forwarding: Promise<unknown> = Promise.resolve();
   private initializeId: string | null = null;
+  /** The jobs this session recorded (or spooled) calls in: closed when it ends (see {@link SessionOptions.closeOnExit}). */
+  readonly jobs = new Set<string>();
 
   constructor(
     private readonly down: Transport,
@@ -74,13 +82,17 @@ export class GatewaySession {
     if (isJSONRPCRequest(m) && m.method === 'tools/call') {
       const params = m.params as Record<string, unknown> | undefined;
       const call: PendingCall = { id: m.id, tool: typeof params?.name === 'string' ? params.name : '', job: this.jobOf(params, extra) };
-      if (this.options.onLedgerDown === 'refuse' && !this.ledger.healthy) {
+      // Check the ledger first while it has not answered (refuse mode), and read the head of a job not seen yet (a closed job is refused unforwarded).
+      if (this.ledger.healthy ? !this.ledger.knows(call.job) : this.options.onLedgerDown === 'refuse') {
         try {
           await this.ledger.probe(call.job);
         } catch (err) {
-          await this.refuse(call, `not forwarded: ${(err as Error).message}`);
-          return;
+          // Queue mode forwards through an outage (the receipt is spooled); a refusal by the ledger is never forwarded.
+          if (this.options.onLedgerDown === 'refuse' || err instanceof LedgerRefusedError) return this.refuse(call, `not forwarded: ${(err as Error).message}`);
         }
+      }
+      if (this.ledger.isClosed(call.job)) {
+        return this.refuse(call, `not forwarded: the timeline of job ${JSON.stringify(call.job)} is closed (409 timeline_closed); a closed job takes no more calls: use another job id, or --no-close-on-exit for a job that continues across sessions`, 'timeline_closed');
       }
       this.calls.set(idKey(m.id), call);
     }
@@ -94,9 +106,10 @@ export class GatewaySession {
     }
   }
 
-  private async refuse(call: PendingCall, why: string): Promise<void> {
+  /** Answer the call with the JSON-RPC error {@link LEDGER_UNAVAILABLE}: `why` in its message, `reason` in its data. */
+  private async refuse(call: PendingCall, why: string, reason = 'ledger_unavailable'): Promise<void> {
     await this.down.send(
-      { jsonrpc: '2.0', id: call.id, error: { code: LEDGER_UNAVAILABLE, message: `aer1 gateway: the ledger cannot record this call (${why})`, data: { reason: 'ledger_unavailable', job_id: call.job } } },
+      { jsonrpc: '2.0', id: call.id, error: { code: LEDGER_UNAVAILABLE, message: `aer1 gateway: the ledger cannot record this call (${why})`, data: { reason, job_id: call.job } } },
       { relatedRequestId: call.id },
     );
   }
@@ -131,6 +144,7 @@ export class GatewaySession {
 
   /** Record the receipt, or spool it; false when the call was refused instead. */
   private async record(call: PendingCall, receipt: GatewayReceipt): Promise<boolean> {
+    this.jobs.add(call.job);
     if (this.spool?.holds(call.job)) {
       this.spool.add(call.job, receipt); // earlier calls of the job wait in the spool: keep the order
       return true;

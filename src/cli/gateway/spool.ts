@@ -8,16 +8,21 @@
  * append), so a crash between delivering and writing `done` records
  * nothing twice.
  *
- * Lines: `{"add":{"job":J,"receipt":R}}`, `{"done":ID}`, `{"refused":ID,"reason":TEXT}`.
+ * The close of a job whose session ended while some of its receipts wait
+ * here is spooled too, after them (delivered as `POST /api/jobs/{id}/close`;
+ * a job closed already, or with no timeline, counts as delivered).
+ *
+ * Lines: `{"add":{"job":J,"receipt":R}}`, `{"close":{"job":J,"id":ID}}`, `{"done":ID}`, `{"refused":ID,"reason":TEXT}`.
  */
+import { randomUUID } from 'node:crypto';
 import { closeSync, existsSync, fsyncSync, ftruncateSync, openSync, readFileSync, writeSync } from 'node:fs';
 import { GatewayReceipt } from './receipt';
 import { LedgerClient, LedgerRefusedError } from './ledger-client';
 
-interface Spooled {
-  job: string;
-  receipt: GatewayReceipt;
-}
+/** A receipt to record and append, or the close of a job (`close`: its id in the file). */
+type Spooled = { job: string; receipt: GatewayReceipt } | { job: string; close: string };
+
+const idOf = (x: Spooled): string => ('receipt' in x ? x.receipt.id : x.close);
 
 export class Spool {
   private readonly pending: Spooled[] = [];
@@ -45,20 +50,21 @@ export class Spool {
     const adds: Spooled[] = [];
     for (const line of text.split('\n')) {
       if (line.trim() === '') continue;
-      let v: { add?: Spooled; done?: string; refused?: string };
+      let v: { add?: { job: string; receipt: GatewayReceipt }; close?: { job: string; id: string }; done?: string; refused?: string };
       try {
         v = JSON.parse(line) as typeof v;
       } catch {
         continue; // a line torn by a crash before its fsync: never acknowledged
       }
       if (v.add) adds.push(v.add);
+      else if (v.close) adds.push({ job: v.close.job, close: v.close.id });
       else if (typeof v.done === 'string') finished.add(v.done);
       else if (typeof v.refused === 'string') {
         finished.add(v.refused);
         this.refusals++;
       }
     }
-    this.pending.push(...adds.filter((a) => !finished.has(a.receipt.id)));
+    this.pending.push(...adds.filter((a) => !finished.has(idOf(a))));
   }
 
   /** Append one line (`null`: only the line end) and fsync it. */
@@ -67,7 +73,7 @@ export class Spool {
     fsyncSync(this.fd);
   }
 
-  /** Receipts not yet delivered. */
+  /** Receipts (and closes) not yet delivered. */
   get size(): number {
     return this.pending.length;
   }
@@ -84,6 +90,14 @@ export class Spool {
     void this.flush();
   }
 
+  /** Keep the close of `job` on disk (fsynced), after its receipts waiting here, until delivered. */
+  addClose(job: string): void {
+    const id = randomUUID();
+    this.writeLine({ close: { job, id } });
+    this.pending.push({ job, close: id });
+    void this.flush();
+  }
+
   /** Try to deliver every waiting receipt in order; stops at the first that cannot reach the ledger. */
   flush(): Promise<void> {
     this.flushing ??= this.deliver().finally(() => {
@@ -94,16 +108,20 @@ export class Spool {
 
   private async deliver(): Promise<void> {
     while (this.pending.length > 0) {
-      const { job, receipt } = this.pending[0];
+      const next = this.pending[0];
+      const { job } = next;
       try {
-        await this.ledger.recordReceipt(receipt, JSON.stringify(receipt));
-        await this.ledger.append(job, receipt, true);
-        this.writeLine({ done: receipt.id });
+        if ('receipt' in next) {
+          await this.ledger.recordReceipt(next.receipt, JSON.stringify(next.receipt));
+          await this.ledger.append(job, next.receipt, true);
+        } else await this.ledger.close(job);
+        this.writeLine({ done: idOf(next) });
       } catch (err) {
         if (!(err instanceof LedgerRefusedError)) return; // down: try again later
-        this.writeLine({ refused: receipt.id, reason: err.message });
+        this.writeLine({ refused: idOf(next), reason: err.message });
         this.refusals++;
-        this.warn(`aer1 gateway: spooled receipt ${receipt.id} (job ${JSON.stringify(job)}) was refused by the ledger and stays only in ${this.path}: ${err.message}`);
+        const what = 'receipt' in next ? `spooled receipt ${next.receipt.id} (job ${JSON.stringify(job)}) was refused by the ledger and stays only in ${this.path}` : `the spooled close of job ${JSON.stringify(job)} was refused by the ledger`;
+        this.warn(`aer1 gateway: ${what}: ${err.message}`);
       }
       this.pending.shift();
     }
