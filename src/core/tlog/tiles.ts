@@ -61,7 +61,7 @@ export function parseTilePath(path: string): TileRef {
   if (digits.length > 15) throw bad('the index is too large');
   const index = Number(digits);
   const width = m[4] === undefined ? TILE_WIDTH : Number(m[4]);
-  if (width >= TILE_WIDTH) throw bad('a partial width is 1..255');
+  if (m[4] !== undefined && width >= TILE_WIDTH) throw bad('a partial width is 1..255');
   const t: TileRef = { level, index, width };
   if (tilePath(t) !== path) throw bad('the index is not in its canonical encoding');
   return t;
