@@ -88,6 +88,7 @@ export class TilesController {
   @Get('leaf/*path')
   @FreeRead()
   @ApiOperation({ operationId: 'getLargeLeaf', summary: 'A public leaf too large for an entry bundle (over 65,535 bytes), its exact bytes' })
+  @ApiParam({ name: 'path', description: 'the leaf index in tile path elements, e.g. 067, x001/234/067', schema: { type: 'string' } })
   @ApiResponse({ status: 200, description: 'the leaf bytes', content: { [OCTETS]: { schema: { type: 'string', format: 'binary' } } } })
   @ApiErrors([400, 404, 409, 429, 503])
   async largeLeaf(@Req() req: Request, @Res() res: Response): Promise<void> {
