@@ -19,8 +19,9 @@ export class StaticTiles {
   private readonly logger = new Logger('StaticTiles');
   private readonly dir: TilesDir | null;
   private running: Promise<TilesWriteReport | null> | null = null;
-  /** The last failure, for /health-style reporting and tests (null after a good run). */
-  lastError: string | null = null;
+  /** The last failure (null after a good run), and the size of the checkpoint last written. */
+  lastError: { message: string; at: string } | null = null;
+  private writtenSize: number | null = null;
 
   constructor(
     private readonly db: DatabaseService,
@@ -37,6 +38,12 @@ export class StaticTiles {
     return this.dir?.root ?? null;
   }
 
+  /** What /health shows (null without TILES_DIR): the size of the checkpoint in the folder, and the last failure. */
+  health(): { checkpoint_size: number | null; last_error?: { message: string; at: string } } | null {
+    if (!this.dir) return null;
+    return { checkpoint_size: this.writtenSize, ...(this.lastError ? { last_error: this.lastError } : {}) };
+  }
+
   /** Bring the folder to the served checkpoint (one run at a time; a call during a run shares it). Never throws. */
   sync(): Promise<TilesWriteReport | null> {
     const dir = this.dir;
@@ -47,9 +54,11 @@ export class StaticTiles {
         if (!cp) return null;
         const r = await dir.write(this.db, cp);
         this.lastError = null;
+        this.writtenSize = r.size;
         return r;
       } catch (e) {
-        this.lastError = (e as Error).message;
+        // Shown by /health to anyone: the folder is named by its role, not its path.
+        this.lastError = { message: (e as Error).message.split(dir.root).join('TILES_DIR'), at: new Date().toISOString() };
         this.logger.error(`the static copy in TILES_DIR was not brought up to date: ${(e as Error).message}`);
         return null;
       } finally {

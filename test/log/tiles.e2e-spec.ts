@@ -9,7 +9,7 @@
  * withheld leaves are zero-length entries. Then the tile bandwidth budget,
  * apart from the public read budget.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { eventHashInput, StoredEvent, SYSTEM } from '../../src/core/ledger/event-hash';
@@ -122,6 +122,7 @@ describe.each(DIALECTS)('tlog-tiles on %s', (dialect) => {
     await bulk(t, 343);
     await checkAt(600);
     expect(prefixChecks).toBeGreaterThanOrEqual(8);
+    expect((await t.http.get('/health')).body.details.log.tiles_dir).toEqual({ checkpoint_size: 600 });
   });
 
   it('GET /tile/0/000 of the 256-leaf tree is the 256 leaf hashes; a partial tile of an earlier checkpoint stays served', async () => {
@@ -165,16 +166,26 @@ describe.each(DIALECTS)('tlog-tiles on %s', (dialect) => {
   });
 });
 
-describe('tile bandwidth budget (TILE_BANDWIDTH_KIB_PER_MINUTE), apart from the public read budget', () => {
+describe('tile bandwidth budget (TILE_BANDWIDTH_KIB_PER_MINUTE), apart from the public read budget; a TILES_DIR that cannot be written', () => {
   jest.setTimeout(60_000);
   let t: TestApp;
+  let dir: string;
   beforeAll(async () => {
-    t = await startApp('sqlite', { TILE_BANDWIDTH_KIB_PER_MINUTE: '16', VERIFY_RATE_LIMIT: '1' });
+    dir = mkdtempSync(join(tmpdir(), 'aer1-tiles-bad-'));
+    writeFileSync(join(dir, 'a-file'), 'not a folder');
+    t = await startApp('sqlite', { TILE_BANDWIDTH_KIB_PER_MINUTE: '16', VERIFY_RATE_LIMIT: '1', TILES_DIR: join(dir, 'a-file', 'copy') });
     await bulk(t, 256);
     await t.app.get(CheckpointSigner).tick();
   });
   afterAll(async () => {
     await t?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('a static copy that cannot be written is shown in /health (no path) and stops nothing', async () => {
+    const log = (await t.http.get('/health')).body.details.log;
+    expect(log).toMatchObject({ signing: 'active', checkpoint_size: 256, tiles_dir: { checkpoint_size: null, last_error: { message: expect.stringContaining('TILES_DIR') } } });
+    expect(log.tiles_dir.last_error.message).not.toContain(dir);
   });
 
   it('serves 16 KiB of tiles a minute to a client, then 429 bandwidth_exceeded; tiles spend none of the read budget', async () => {
