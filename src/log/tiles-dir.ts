@@ -52,13 +52,31 @@ export class TilesDir {
     this.reads = new TileReads(events);
   }
 
-  /** The tree size of the checkpoint in the folder (0 when none or unreadable: everything is written again, full tiles kept). */
-  private async sizeInFolder(): Promise<number> {
+  /**
+   * The checkpoint in the folder (size 0 when none or unreadable: everything
+   * is written again, full tiles kept). Throws when it is another log's
+   * (another origin), or another tree at the size of `cp`.
+   */
+  private async folderSize(cp: StoredCheckpoint): Promise<number> {
+    let text: string;
     try {
-      return parseCheckpoint(parseNote(await readFile(join(this.root, 'checkpoint'), 'utf8')).text).size;
+      text = await readFile(join(this.root, 'checkpoint'), 'utf8');
     } catch {
       return 0;
     }
+    let theirs: { origin: string; size: number; root: string };
+    let mine: { origin: string; size: number; root: string };
+    try {
+      const t = parseCheckpoint(parseNote(text).text);
+      const m = parseCheckpoint(parseNote(cp.note).text);
+      theirs = { origin: t.origin, size: t.size, root: t.rootHash.toString('base64') };
+      mine = { origin: m.origin, size: m.size, root: m.rootHash.toString('base64') };
+    } catch {
+      return 0;
+    }
+    if (theirs.origin !== mine.origin) throw new Error(`the folder holds a checkpoint of another log (origin ${theirs.origin}, not ${mine.origin}): not written into`);
+    if (theirs.size === mine.size && theirs.root !== mine.root) throw new Error(`the folder holds another tree of size ${theirs.size} (root ${theirs.root}, not ${mine.root}): not written into`);
+    return theirs.size;
   }
 
   /**
@@ -70,7 +88,7 @@ export class TilesDir {
   async write(q: Queryable, cp: StoredCheckpoint): Promise<TilesWriteReport> {
     const report: TilesWriteReport = { size: cp.size, files: 0, bytes: 0, kept: 0 };
     if (this.lastNote === cp.note) return report;
-    const from = await this.sizeInFolder();
+    const from = await this.folderSize(cp);
     if (cp.size < from) throw new Error(`the folder holds a checkpoint of size ${from}, larger than ${cp.size}: not written back`);
     for (const t of tilesBetween(from, cp.size)) {
       const file = join(this.root, tilePath(t));

@@ -8,7 +8,7 @@
  * 5,000 checkpoint, the same proofs as the JSON API, a tampered tile refused.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -108,6 +108,18 @@ describe.each(DIALECTS)('static tiles copy of a 10,000-entry ledger on %s', (dia
     for (const f of files) expect([f, readFileSync(join(live, f)).equals(readFileSync(join(exported, f)))]).toEqual([f, true]);
     expect(filesOf(live)).toContain('tile/0/019.p/136');
     expect(parseCheckpoint(parseNote(readFileSync(join(exported, 'checkpoint'), 'utf8')).text).size).toBe(10_000);
+  });
+
+  it('export-tiles refuses a folder that holds another log\'s checkpoint (exit 1, nothing written)', () => {
+    const other = join(work, 'other');
+    mkdirSync(other);
+    const note = `other.test\n5\n${Buffer.alloc(32, 7).toString('base64')}\n\n\u2014 other.test ${Buffer.alloc(68, 1).toString('base64')}\n`;
+    writeFileSync(join(other, 'checkpoint'), note);
+    const env: Record<string, string> = { ...(process.env as Record<string, string>), DATABASE_URL: t.databaseUrl, LOG_LEVEL: 'error', PUBLIC_BASE_URL: 'https://ledger.test' };
+    delete env.LEDGER_SIGNING_KEY_FILE;
+    const x = spawnSync(process.execPath, [LEDGER_CLI, 'export-tiles', '--out', other], { env, encoding: 'utf8', timeout: 120_000 });
+    expect([x.status, x.stderr]).toEqual([1, expect.stringContaining('a checkpoint of another log (origin other.test, not ledger.test)')]);
+    expect(filesOf(other)).toEqual(['checkpoint']);
   });
 
   it('aer1 log monitor --tiles verifies the copy: first use, then consistent from the 5,000 checkpoint', async () => {
