@@ -17,6 +17,7 @@ import { LogTreeModule } from './log/log-tree.module';
 import { ProjectionsModule } from './projections';
 import { ReceiptsModule } from './receipts/receipts.module';
 import { OutcomesModule } from './outcomes/outcomes.module';
+import { ErasureModule } from './erasure/erasure.module';
 import { CoverageModule } from './coverage/coverage.module';
 import { WorkflowsModule } from './workflows/workflows.module';
 import { PublicPagesModule } from './public-pages/public-pages.module';
@@ -73,6 +74,7 @@ export class AppModule {
         AuthModule,
         ReceiptsModule,
         OutcomesModule,
+        ErasureModule,
         CoverageModule,
         WorkflowsModule,
         PublicPagesModule,

@@ -13,6 +13,10 @@
  *   export-tiles --out DIR               write the log's static copy (C2SP tlog-tiles: checkpoint,
  *                                        tiles, entry bundles) up to the served checkpoint into DIR,
  *                                        as TILES_DIR does while the server runs (docs/tiles.md)
+ *   log-list-entry --contact CONTACT [--qpd N]
+ *                                        print this log's entry in the witness network's log-list
+ *                                        format (vkey, qpd, contact: src/log/log-list.ts); reads the
+ *                                        signing key the server would use, creates nothing
  *   verify                               recompute the ledger hash chain and audit every
  *                                        projection row against the events: the check of
  *                                        `aer1 ledger verify --database "$DATABASE_URL"`
@@ -30,11 +34,12 @@ import { LedgerService } from './ledger/ledger.service';
 import { LedgerError } from './common/errors';
 import { DEFAULT_DATABASE_URL } from './database/database-url';
 import { verifyLedgerDatabase } from './ledger/offline-verify';
-import { createSigningKeyFile, defaultOrigin, LogKeyError } from './log/log-key';
 import { DatabaseService } from './database/database.service';
 import { EventsRepository } from './ledger/events.repository';
 import { LogService } from './log/log.service';
 import { TilesDir } from './log/tiles-dir';
+import { createSigningKeyFile, defaultOrigin, LogKeyError, readLogKey } from './log/log-key';
+import { defaultQpd, logListEntry, parseQpd } from './log/log-list';
 
 /**
  * Warnings and errors go to stderr, one line each: stdout carries only the
@@ -112,6 +117,33 @@ export async function main(argv: string[]): Promise<number> {
         return new TilesDir(o.out, app.get(EventsRepository)).write(app.get(DatabaseService), cp);
       });
       process.stdout.write(`${JSON.stringify({ out: o.out, ...r })}\n`);
+    });
+  program
+    .command('log-list-entry')
+    .description("print this log's entry in the witness network's log list (vkey, qpd, contact), to send to its maintainers (docs/witnesses.md)")
+    .option('--contact <contact>', 'how witness operators reach you: an email address or URL (required by the format)')
+    .option('--qpd <n>', 'add-checkpoint requests per day the log may make (default: 86400000 / CHECKPOINT_INTERVAL_MS, the most it makes)')
+    .action((o: { contact?: string; qpd?: string }) => {
+      const interval = Number(process.env.CHECKPOINT_INTERVAL_MS || 1000);
+      const most = defaultQpd(interval);
+      let qpd: number;
+      try {
+        qpd = o.qpd === undefined ? most : parseQpd(o.qpd);
+      } catch (e) {
+        throw new LogKeyError((e as Error).message);
+      }
+      if (o.contact === undefined) throw new LogKeyError('--contact is required: the log list\'s contact line is how witness operators reach you (an email address or URL)');
+      const { signer } = readLogKey({ keyFile: process.env.LEDGER_SIGNING_KEY_FILE || undefined, origin: process.env.LEDGER_ORIGIN || undefined, databaseUrl: process.env.DATABASE_URL || DEFAULT_DATABASE_URL });
+      let entry: string;
+      try {
+        entry = logListEntry({ vkey: signer.vkey, origin: signer.name, qpd, contact: o.contact });
+      } catch (e) {
+        throw new LogKeyError((e as Error).message);
+      }
+      process.stdout.write(entry);
+      if (qpd < most) {
+        process.stderr.write(`ledger: warning: with CHECKPOINT_INTERVAL_MS=${interval} the ledger may send each witness up to ${most} add-checkpoint requests a day, more than --qpd ${qpd}; set CHECKPOINT_INTERVAL_MS=${Math.ceil(86_400_000 / qpd)} or more\n`);
+      }
     });
   program.command('verify').description('recompute the ledger hash chain and audit the read models against the events').action(async () => {
     const r = await verifyLedgerDatabase(process.env.DATABASE_URL || DEFAULT_DATABASE_URL);

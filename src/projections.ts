@@ -12,6 +12,8 @@ import { CoverageProjection } from './coverage/coverage.projection';
 import { PlansRepository } from './coverage/plans.repository';
 import type { Projection } from './ledger/projections';
 import { ProjectionRegistry } from './ledger/projections';
+import { ErasureProjection } from './erasure/erasure.projection';
+import { ErasuresRepository } from './erasure/erasures.repository';
 import { OutcomesProjection } from './outcomes/outcomes.projection';
 import { OutcomesRepository } from './outcomes/outcomes.repository';
 import { ReceiptsProjection } from './receipts/receipts.projection';
@@ -32,6 +34,7 @@ export function createProjections(): Projection[] {
     new CoverageProjection(new PlansRepository(), new CoverageReportsRepository()),
     new VerificationProjection(new VerificationBatchesRepository()),
     new OutcomesProjection(new OutcomesRepository()),
+    new ErasureProjection(new ErasuresRepository()),
   ] as unknown as Projection[];
 }
 

@@ -11,7 +11,7 @@ import { AppConfig } from '../config/configuration';
  * `outcome` (issue 18): a system that owns effects (a payment ledger, a CRM)
  * reporting what it observed; it speaks only for the systems in its list.
  */
-export const ROLES = ['producer', 'compliance', 'auditor', 'admin', 'outcome'] as const;
+export const ROLES = ['producer', 'compliance', 'auditor', 'admin', 'outcome', 'privacy'] as const;
 export type Role = (typeof ROLES)[number];
 
 /**

@@ -9,7 +9,7 @@
 import { createReadStream } from 'node:fs';
 import { checkPack as checkPackLines, PackDeps, PackReport } from '../core/pack/check';
 import type * as Rfc3161 from '../core/timestamp';
-import { parseLeaf } from '../core/ledger/leaf';
+import { parseLeaf, withPayload } from '../core/ledger/leaf';
 import { quorumCheck, TrustPolicy } from '../core/tlog/quorum';
 import { parseJsonBytes } from './input';
 
@@ -44,6 +44,7 @@ export async function* fileLines(file: string): AsyncGenerator<Buffer> {
 const deps: PackDeps = {
   parseJson: parseJsonBytes,
   parseLeaf,
+  withPayload,
   quorumCheck: (note, policy) => quorumCheck(note, policy as TrustPolicy),
   timestamp: rfc3161,
 };

@@ -46,6 +46,10 @@ export class PublicUrls {
   planVersion(planId: string, version: number): string {
     return `${this.base}/api/plans/${planId}/versions/${version}`;
   }
+  /** An erasure (issue 29): who erased which payloads, when, why. */
+  erasure(id: string): string {
+    return `${this.base}/api/erasures/${id.toLowerCase()}`;
+  }
   coverageReport(id: string): string {
     return `${this.base}/api/coverage-reports/${id}`;
   }

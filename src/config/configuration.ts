@@ -6,7 +6,8 @@ import { availableParallelism } from 'node:os';
 import { plainToInstance, Transform } from 'class-transformer';
 import { IsBoolean, IsIn, IsInt, IsOptional, IsString, Matches, Max, Min, MinLength, validateSync } from 'class-validator';
 import { DEFAULT_DATABASE_URL } from '../database/database-url';
-import { parseTsaSettings, parseWitnessPolicy } from '../log/witness-config';
+import { loadWitnessPolicy, parseTsaSettings } from '../log/witness-config';
+import { originSchemeProblem } from '../log/log-key';
 import { parseTrustedKeys } from '../core/aer1/attestation';
 
 /** PDF_WORKERS when unset: one less than the CPUs, at least 1, at most 4. */
@@ -139,7 +140,7 @@ export class AppConfig {
   /**
    * The log's origin (C2SP tlog-checkpoint), a schema-less URL such as `ledger.example.com/aer1`: the
    * first line of every checkpoint and the name of its signature. Default: the signing key's name, or
-   * PUBLIC_BASE_URL without its scheme.
+   * PUBLIC_BASE_URL without its scheme. One with a URL scheme (`https://...`) stops the start.
    */
   @IsOptional()
   @IsString()
@@ -350,6 +351,15 @@ export class AppConfig {
   @Min(1)
   WITNESS_QUORUM?: number;
 
+  /**
+   * A witness policy file in the Sigsum policy format (`witness`, `group`, `quorum` lines; k-of-n groups of
+   * groups; witnesses outside the quorum's tree are asked but optional): see docs/witnesses.md. Instead of
+   * WITNESSES / WITNESS_QUORUM (both set: the server does not start); a malformed file stops the start naming its line.
+   */
+  @IsOptional()
+  @IsString()
+  WITNESS_POLICY_FILE?: string;
+
   /** RFC 3161 time-stamping authority URL (S10 time anchors); set together with TSA_CERTS. */
   @IsOptional()
   @IsString()
@@ -383,7 +393,9 @@ export function validateConfig(env: Record<string, unknown>): AppConfig {
   if (config.TRUST_PROXY !== undefined) trustProxy(config.TRUST_PROXY);
   try {
     parseTrustedKeys(config.TRUSTED_COMMITMENT_KEYS);
-    parseWitnessPolicy(config.WITNESSES, config.WITNESS_QUORUM);
+    const scheme = config.LEDGER_ORIGIN !== undefined ? originSchemeProblem(config.LEDGER_ORIGIN) : null;
+    if (scheme) throw new Error(scheme);
+    loadWitnessPolicy(config);
     parseTsaSettings(config.TSA_URL, config.TSA_CERTS, config.TSA_INTERVAL_MS);
   } catch (e) {
     throw new Error(`invalid configuration: ${(e as Error).message}`);

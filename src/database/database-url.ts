@@ -41,6 +41,8 @@ export function dataSourceOptions(url: string, migrations: MigrationClass[]): Da
       prepareDatabase: (db: { pragma(s: string): unknown }) => {
         db.pragma('synchronous = FULL');
         db.pragma('foreign_keys = ON');
+        // Issue 29: an erased payload's bytes are overwritten with zeros in the file, not left in free pages.
+        db.pragma('secure_delete = ON');
       },
       migrations,
       migrationsRun: false, // run by DatabaseModule under a lock (runMigrationsLocked)

@@ -5,7 +5,9 @@ import type { Principal } from '../auth/api-keys.service';
 import { mayReadWithheld } from '../auth/permissions';
 import { LedgerError, NotFoundError } from '../common/errors';
 import { has, isObject, isUuid } from '../core/aer1';
-import { eventLeafOrNull, StoredEvent } from '../core/ledger/event-hash';
+import { ERASED_LEAF_NOTE, payloadState, StoredEvent, storedLeaf } from '../core/ledger/event-hash';
+import { ErasureService } from '../erasure/erasure.service';
+import type { ErasureRow } from '../erasure/erasures.repository';
 import { leafHash } from '../core/tlog';
 import {
   CheckpointMember,
@@ -91,6 +93,7 @@ export class EvidenceService {
     private readonly workflows: WorkflowReads,
     private readonly coverage: CoverageReads,
     private readonly outcomes: OutcomeReads,
+    private readonly erasure: ErasureService,
     private readonly config: ConfigService<AppConfig, true>,
     @Optional() @Inject(CHECKPOINT_EVIDENCE) private readonly cpEvidence?: CheckpointEvidence,
   ) {}
@@ -241,21 +244,44 @@ export class EvidenceService {
       size,
     );
     const withheld = await this.events.withheldAmong(this.db, evs.map((e) => e.position));
+    const erased = evs.some((e) => payloadState(e) === 'erased') ? await this.erasure.erasuresOf(evs.map((e) => e.position)) : new Map<number, ErasureRow>();
+    const gone = evs.filter((e) => storedLeaf(e).erased);
+    const goneHashes = new Map<number, Buffer>();
+    if (gone.length > 0) (await this.log.storedLeafHashes(gone.map((e) => e.position - 1))).forEach((h, i) => goneHashes.set(gone[i].position, h));
     let out = '';
     evs.forEach((e, k) => {
-      const leaf = eventLeafOrNull(e);
-      if (leaf === null) throw new LedgerError(409, 'tree_mismatch', `the event at position ${e.position} cannot be serialized (its stored format or key was changed): no pack is served`, { position: e.position });
+      const state = payloadState(e);
+      // A format 1/2 leaf whose data was erased cannot be rebuilt: its stated hash and proof still place it (issue 29).
+      const leaf = storedLeaf(e).leaf;
+      if (leaf === null && state !== 'erased') throw new LedgerError(409, 'tree_mismatch', `the event at position ${e.position} cannot be serialized (its stored format or key was changed): no pack is served`, { position: e.position });
       const why = leafWithheld(e.type, withheld.has(e.position), viewer);
-      const m: EventMember = {
-        member: memberName.event(e.position),
-        position: e.position,
-        leaf_index: e.position - 1,
-        type: e.type,
-        leaf: why ? null : leaf.toString('base64'),
-        leaf_hash: leafHash(leaf).toString('base64'),
-        proof: proofs[k],
-        ...(why ? { withheld: why } : {}),
-      };
+      const x = erased.get(e.position);
+      const erasure = x ? { erasure_id: x.erasure_id, position: x.position, erased_at: x.erased_at, by: x.key_name, legal_basis: x.legal_basis, reason: x.reason } : undefined;
+      const m: EventMember =
+        Number(e.format) === 3
+          ? {
+              // Format 3: the leaf holds no content and is always served; the payload follows the publication rules (issue 29).
+              member: memberName.event(e.position),
+              position: e.position,
+              leaf_index: e.position - 1,
+              type: e.type,
+              leaf: leaf!.toString('base64'),
+              leaf_hash: leafHash(leaf!).toString('base64'),
+              proof: proofs[k],
+              payload: state === 'held' && !why ? Buffer.from(e.data, 'utf8').toString('base64') : null,
+              payload_salt: state === 'held' && !why ? (e.payload_salt as string) : null,
+              ...(state === 'erased' && erasure ? { erased: erasure } : why ? { withheld: why } : {}),
+            }
+          : {
+              member: memberName.event(e.position),
+              position: e.position,
+              leaf_index: e.position - 1,
+              type: e.type,
+              leaf: why || leaf === null ? null : leaf.toString('base64'),
+              leaf_hash: leaf === null ? (goneHashes.get(e.position) ?? Buffer.alloc(32)).toString('base64') : leafHash(leaf).toString('base64'),
+              proof: proofs[k],
+              ...(leaf === null ? { withheld: ERASED_LEAF_NOTE, ...(erasure ? { erased: erasure } : {}) } : why ? { withheld: why } : {}),
+            };
       out += w.member(m);
     });
     return out;

@@ -42,15 +42,20 @@ export type HealthAnswer = Omit<HealthCheckResult, 'status'> & { status: HealthC
  * - With TILES_DIR, `details.log.tiles_dir` gives the size of the checkpoint
  *   last written to the static copy and its last failure (`last_error:
  *   {message, at}`, the folder named TILES_DIR); informational only.
- * - With WITNESSES configured, `details.log.witnessing` gives the quorum k,
- *   how many witnesses are `current` and, per witness, its last cosigned
- *   size (`cosigned_size`, `cosigned_at`), its lag (`lag_sizes` behind the
- *   newest signed checkpoint, `lag_seconds` that checkpoint has waited for
- *   it) and the last error. A witness is current when it cosigned the newest
- *   signed checkpoint or lags by less than 60 s (WITNESS_LAG_SECONDS);
- *   fewer than k current witnesses makes `details.log.status` "down" and
- *   the answer "degraded" (GET /checkpoint then stays at the last witnessed
- *   size). With TSA_URL, `details.log.timestamps` gives the newest token's
+ * - With WITNESSES or WITNESS_POLICY_FILE configured, `details.log.witnessing`
+ *   gives the quorum (the fewest cosignatures that can meet it), how many
+ *   witnesses are `current`, `policy: {source, rule, quorum_reached,
+ *   current_quorum}` (the rule in words; whether the newest signed
+ *   checkpoint's cosignatures meet it; whether the current required
+ *   witnesses can) and, per witness, its name, `required` (false: optional,
+ *   never counted), `reachable`, its last cosigned size (`cosigned_size`,
+ *   `cosigned_at`), its lag (`lag_sizes` behind the newest signed
+ *   checkpoint, `lag_seconds` that checkpoint has waited for it) and the
+ *   last error. A witness is current when it cosigned the newest signed
+ *   checkpoint or lags by less than 60 s (WITNESS_LAG_SECONDS); when the
+ *   current required witnesses cannot meet the rule, `details.log.status`
+ *   is "down" and the answer "degraded" (GET /checkpoint then stays at the
+ *   last witnessed size). With TSA_URL, `details.log.timestamps` gives the newest token's
  *   size, genTime and TSA, and the last refusal (informational only).
  * - 503 `status: "error"`: the database does not answer.
  */
@@ -99,7 +104,7 @@ export class HealthController {
         const timestamps = this.timestamper.health();
         const tilesDir = this.staticTiles.health(); // informational: a copy that falls behind never takes the log down
         const all = { ...info, ...(witnessing ? { witnessing } : {}), ...(timestamps ? { timestamps } : {}), ...(tilesDir ? { tiles_dir: tilesDir } : {}) };
-        const witnessed = !witnessing || witnessing.current >= witnessing.quorum;
+        const witnessed = !witnessing || witnessing.policy.current_quorum;
         return st.signing === 'active' && !st.last_error && witnessed ? i.up(all) : i.down(all);
       },
       async () => {

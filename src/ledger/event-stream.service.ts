@@ -5,7 +5,7 @@ import { ApiKeysService, KEY_CACHE_MS, Principal } from '../auth/api-keys.servic
 import { mayReadWithheld } from '../auth/permissions';
 import { LedgerError } from '../common/errors';
 import { AppConfig } from '../config/configuration';
-import type { StoredEvent } from '../core/ledger/event-hash';
+import { payloadState, StoredEvent } from '../core/ledger/event-hash';
 import { DatabaseService } from '../database/database.service';
 import { parseStoredJson } from '../database/rows';
 import { EventsRepository } from './events.repository';
@@ -37,11 +37,20 @@ export interface StreamedEvent {
   event_hash: string;
   data: string | null;
   data_withheld?: true;
+  /** Format 3 (issue 29): the fields of the leaf beyond format 2, and the payload's salt when `data` is sent (so the commitment can be checked). */
+  stream_prev?: number | null;
+  public_ids?: string | null;
+  payload_commitment?: string | null;
+  payload_salt?: string | null;
+  /** The payload was erased (issue 29): `data` is null; the leaf fields still let the hash be recomputed (format 3). */
+  data_erased?: true;
 }
 
 /** The stream form of a stored event (see {@link StreamedEvent}). */
 export function streamedEvent(e: StoredEvent, mayReadWithheldContent: boolean): StreamedEvent {
-  const withheld = !mayReadWithheldContent && (parseStoredJson(e.data) as { publication?: unknown } | undefined)?.publication === 'metadata';
+  const erased = payloadState(e) === 'erased';
+  const withheld = !erased && !mayReadWithheldContent && (parseStoredJson(e.data) as { publication?: unknown } | undefined)?.publication === 'metadata';
+  const f3 = Number(e.format ?? 1) === 3;
   return {
     position: e.position,
     stream_id: e.stream_id,
@@ -53,8 +62,10 @@ export function streamedEvent(e: StoredEvent, mayReadWithheldContent: boolean): 
     key_name: e.key_name ?? null,
     prev_hash: e.prev_hash,
     event_hash: e.event_hash,
-    data: withheld ? null : e.data,
+    data: withheld || erased ? null : e.data,
     ...(withheld ? { data_withheld: true as const } : {}),
+    ...(erased ? { data_erased: true as const } : {}),
+    ...(f3 ? { stream_prev: e.stream_prev ?? null, public_ids: e.public_ids ?? null, payload_commitment: e.payload_commitment ?? null, payload_salt: withheld || erased ? null : (e.payload_salt ?? null) } : {}),
   };
 }
 

@@ -16,13 +16,19 @@ export interface Writer extends RecordedBy {
 }
 
 /** The columns {@link EventsRepository.insert} writes, in its values' order. */
-const EVENT_COLUMNS = ['position', 'stream_id', 'stream_position', 'type', 'data', 'recorded_at', 'prev_hash', 'event_hash', 'format', 'key_id', 'key_name'] as const;
+const EVENT_COLUMNS = ['position', 'stream_id', 'stream_position', 'type', 'data', 'recorded_at', 'prev_hash', 'event_hash', 'format', 'key_id', 'key_name', 'stream_prev', 'public_ids', 'payload_commitment', 'payload_salt'] as const;
 
 /** Ids per `IN (...)` list (well under SQLite's and PostgreSQL's bound-parameter limits). */
 const IN_PAGE = 500;
 
 function toStored(r: StoredEvent): StoredEvent {
-  return { ...r, position: int(r.position), stream_position: int(r.stream_position), format: r.format === undefined || r.format === null ? 1 : int(r.format) };
+  return {
+    ...r,
+    position: int(r.position),
+    stream_position: int(r.stream_position),
+    format: r.format === undefined || r.format === null ? 1 : int(r.format),
+    stream_prev: r.stream_prev === undefined || r.stream_prev === null ? null : int(r.stream_prev),
+  };
 }
 
 function toDataRow(r: { position: number | string; stream_id: string; type: string; data: string }): EventDataRow {
@@ -37,7 +43,70 @@ function toDataRow(r: { position: number | string; stream_id: string; type: stri
 export class EventsRepository {
   /** Write one event (hash already computed); in a write transaction, queued ({@link insertRow}) and written before the next statement. */
   async insert(q: Queryable, ev: StoredEvent): Promise<void> {
-    await insertRow(q, 'events', EVENT_COLUMNS, [ev.position, ev.stream_id, ev.stream_position, ev.type, ev.data, ev.recorded_at, ev.prev_hash, ev.event_hash, ev.format, ev.key_id, ev.key_name]);
+    await insertRow(q, 'events', EVENT_COLUMNS, [
+      ev.position,
+      ev.stream_id,
+      ev.stream_position,
+      ev.type,
+      ev.data,
+      ev.recorded_at,
+      ev.prev_hash,
+      ev.event_hash,
+      ev.format,
+      ev.key_id,
+      ev.key_name,
+      ev.stream_prev ?? null,
+      ev.public_ids ?? null,
+      ev.payload_commitment ?? null,
+      ev.payload_salt ?? null,
+    ]);
+  }
+
+  /** A stream's version (its highest `stream_position`, 0 when empty) and the ledger position of its newest event (0 when empty), in one read. */
+  async streamHead(q: Queryable, streamId: string): Promise<{ version: number; position: number }> {
+    const rows = await q.query<{ v: number | string; p: number | string }>('SELECT stream_position AS v, position AS p FROM events WHERE stream_id = ? ORDER BY stream_position DESC LIMIT 1', [streamId]);
+    return rows[0] ? { version: int(rows[0].v), position: int(rows[0].p) } : { version: 0, position: 0 };
+  }
+
+  /**
+   * The retained data of every erased event at or below `upTo` (issue 29), by
+   * position: what each `PayloadsErased` event keeps of the events it erased,
+   * for replaying them (src/ledger/projections.ts).
+   */
+  async retainedPayloads(q: Queryable, upTo = Number.MAX_SAFE_INTEGER): Promise<Map<number, unknown>> {
+    const out = new Map<number, unknown>();
+    const rows = await q.query<{ data: string }>("SELECT data FROM events WHERE type = 'PayloadsErased' AND position <= ? ORDER BY position", [upTo]);
+    for (const r of rows) {
+      const d = JSON.parse(r.data) as { retained?: Record<string, unknown> };
+      for (const [k, v] of Object.entries(d.retained ?? {})) out.set(Number(k), v);
+    }
+    return out;
+  }
+
+  /** The events at `positions` (any order; pages of ids), keyed by position; absent positions are missing from the map. */
+  async atPositions(q: Queryable, positions: readonly number[]): Promise<Map<number, StoredEvent>> {
+    const out = new Map<number, StoredEvent>();
+    for (const page of pages([...new Set(positions)], IN_PAGE)) {
+      const rows = await q.query<StoredEvent>(`SELECT * FROM events WHERE position IN (${placeholders(page.length)})`, page);
+      for (const r of rows) out.set(int(r.position), toStored(r));
+    }
+    return out;
+  }
+
+  /**
+   * Erase the payloads of the events at `positions` (issue 29): `data` becomes
+   * '' and `payload_salt` NULL; nothing else of the row changes (the
+   * append-only trigger allows exactly this UPDATE). Run in the write that
+   * appends the `PayloadsErased` event naming them.
+   */
+  async erasePayloads(q: Queryable, positions: readonly number[]): Promise<void> {
+    for (const page of pages([...positions], IN_PAGE)) await q.query(`UPDATE events SET data = '', payload_salt = NULL WHERE position IN (${placeholders(page.length)})`, page);
+  }
+
+  /** Positions of events of `streamId` whose type is one of `types`, in order. */
+  async positionsOfTypes(q: Queryable, streamId: string, types: readonly string[]): Promise<number[]> {
+    const rows = await q.query<{ position: number | string }>(`SELECT position FROM events WHERE stream_id = ? AND type IN (${placeholders(types.length)}) ORDER BY position`, [streamId, ...types]);
+    return rows.map((r) => int(r.position));
   }
 
   /** The number of events in a stream (its highest `stream_position`; 0 when empty). */

@@ -2,7 +2,9 @@ import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { DatabaseService, emptyTable, Tx } from '../database/database.service';
 import { ExpectedVersionConflictError, UnavailableError } from '../common/errors';
 import { AnyEvent, ExpectedVersion, NO_CONCURRENCY_CHECK, STREAM_DOES_NOT_EXIST } from './event';
-import { CURRENT_EVENT_FORMAT, eventHashInput, LEDGER_GENESIS_HASH, LedgerChainReport, LedgerChainVerifier, RecordedBy, StoredEvent } from '../core/ledger/event-hash';
+import { randomBytes } from 'node:crypto';
+import { CURRENT_EVENT_FORMAT, eventHashInput, LEDGER_GENESIS_HASH, LedgerChainReport, LedgerChainVerifier, payloadCommitment, publicIdsText, RecordedBy, StoredEvent } from '../core/ledger/event-hash';
+import { publicIdsOf } from '../core/ledger/public-ids';
 import { sha256Hex } from '../core/aer1';
 import { EventsRepository } from './events.repository';
 import { ProjectionRegistry } from './projections';
@@ -60,8 +62,11 @@ export class LedgerService {
 
   /**
    * Append `events` to `streamId` inside `tx` (call from {@link DatabaseService.write}),
-   * written by `by` (the caller's API key, or {@link SYSTEM}): the key is stored and
-   * hashed with each event (format 2). `E` is the stream's event union
+   * written by `by` (the caller's API key, or {@link SYSTEM}): each event is
+   * written in format 3 (issue 29): the leaf carries the key, the stream's
+   * previous position, the record's public identifiers and `payload_commitment`
+   * = SHA-256(salt || data) with 32 fresh random bytes of salt per event; the
+   * data (the payload) and its salt are stored beside the leaf, never in it. `E` is the stream's event union
    * (`<module>.events.ts`): only its members can be appended. `expectedVersion`
    * is one of {@link ExpectedVersion}: a number that differs from the stream's
    * version is 409 `expected_version_conflict`. Returns the stored events; the
@@ -70,7 +75,8 @@ export class LedgerService {
   async append<E extends AnyEvent>(tx: Tx, streamId: string, expectedVersion: ExpectedVersion, events: readonly E[], by: RecordedBy): Promise<StoredEvent[]> {
     const refused = this.gate?.refusal;
     if (refused) throw new UnavailableError('log_unavailable', refused);
-    const version = expectedVersion === STREAM_DOES_NOT_EXIST ? 0 : await this.streamVersion(tx, streamId);
+    const streamHead = expectedVersion === STREAM_DOES_NOT_EXIST ? null : await this.events.streamHead(tx, streamId);
+    const version = streamHead?.version ?? 0;
     if (expectedVersion !== NO_CONCURRENCY_CHECK && expectedVersion !== STREAM_DOES_NOT_EXIST && version !== expectedVersion) throw new ExpectedVersionConflictError(streamId, expectedVersion, version);
     // Inside one write no one else appends (writes are serialized), so the head this write last
     // wrote is still the head: remembered per Tx, not re-read. Each write of a commit group has a
@@ -84,19 +90,29 @@ export class LedgerService {
     const recordedAt = new Date().toISOString();
     const stored: StoredEvent[] = [];
     let streamPosition = version;
-    for (const e of events) {
+    let streamPrev = streamHead?.position ?? 0;
+    const salts = events.length > 0 ? randomBytes(32 * events.length) : Buffer.alloc(0);
+    for (let i = 0; i < events.length; i++) {
+      const e = events[i];
+      const data = JSON.stringify(e.data);
+      const salt = salts.subarray(32 * i, 32 * i + 32);
       const base = {
         position: ++position,
         stream_id: streamId,
         stream_position: ++streamPosition,
         type: e.type,
-        data: JSON.stringify(e.data),
+        data,
         recorded_at: recordedAt,
         prev_hash: prevHash,
         format: CURRENT_EVENT_FORMAT,
         key_id: by.key_id,
         key_name: by.name,
+        stream_prev: streamPrev,
+        public_ids: publicIdsText(publicIdsOf(e.type, e.data)),
+        payload_commitment: payloadCommitment(salt, data),
+        payload_salt: salt.toString('hex'),
       };
+      streamPrev = position;
       const input = eventHashInput(base);
       const ev: StoredEvent = { ...base, event_hash: sha256Hex(input) };
       this.leaves.add(tx, ev, input);
@@ -207,8 +223,9 @@ export class LedgerService {
         names.push(p.name);
       }
       let count = 0;
+      const retained = await this.events.retainedPayloads(tx);
       for await (const e of this.readAll({ tx })) {
-        await this.projections.apply(tx, e);
+        await this.projections.apply(tx, e, undefined, retained);
         count++;
       }
       return { events: count, projections: names };

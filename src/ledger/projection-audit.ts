@@ -68,7 +68,7 @@ export interface ProjectionAuditReport {
 /** What the audit replays through: the registered projections (their tables, and one apply for all). */
 export interface ProjectionSet {
   tables(): string[];
-  apply(tx: Tx, event: StoredEvent): Promise<void>;
+  apply(tx: Tx, event: StoredEvent, data?: unknown, retained?: ReadonlyMap<number, unknown>): Promise<void>;
 }
 
 const PAGE = 2000;
@@ -209,6 +209,7 @@ export async function auditProjections(live: Queryable, dialect: Dialect, projec
   try {
     let replayed = 0;
     let replayFailure: ProjectionAuditReport['replay_failure'] = null;
+    const retained = await events.retainedPayloads(live, head);
     scratch.begin();
     for (let after = 0; after < head; ) {
       const page = await events.page(live, after, head, 5000);
@@ -217,7 +218,7 @@ export async function auditProjections(live: Queryable, dialect: Dialect, projec
         // Each event in a savepoint: one the projections cannot apply leaves nothing half-written.
         await scratch.tx.query('SAVEPOINT ev');
         try {
-          await projections.apply(scratch.tx, e);
+          await projections.apply(scratch.tx, e, undefined, retained);
           await scratch.tx.query('RELEASE ev');
           replayed++;
         } catch (err) {

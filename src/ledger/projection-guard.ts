@@ -27,7 +27,7 @@ import type { Queryable } from '../database/rows';
 import { migrateSqlite, sqliteTx } from '../database/scratch';
 import { EventsRepository } from './events.repository';
 import { normalised, rowPosition } from './projection-audit';
-import { ProjectionRegistry, UNCHECKED } from './projections';
+import { ErasedPayloadError, ProjectionRegistry, RetainedPayloads, UNCHECKED } from './projections';
 import { recordedEvent } from './event';
 import type { StoredEvent } from '../core/ledger/event-hash';
 
@@ -130,7 +130,9 @@ export class ProjectionGuard {
       if (kept && parts.every((p, i) => rowsDigest(READ_MODEL_KEYS[p.table], rows[i], kept[i].unchecked) === kept[i].digest)) return rows;
       // Not seen at this version, or something differs: compare with the events themselves (and name what differs).
       const events = (await this.events.streamForReplay(q, streamId)).filter((e) => e.stream_position <= version);
-      const expected = await this.expected(events, parts);
+      // Erased events (issue 29, data '') replay from what their PayloadsErased event retains.
+      const retained = events.some((e) => e.data === '') ? await this.events.retainedPayloads(q) : undefined;
+      const expected = await this.expected(events, parts, retained);
       for (let i = 0; i < parts.length; i++) this.compare(parts[i], rows[i], expected[i]);
       this.fingerprints.set(
         key,
@@ -145,12 +147,19 @@ export class ProjectionGuard {
    * `expectedRows` when it has one (no database), else by replaying the
    * events into a copy of the template database.
    */
-  private async expected(events: ReplayEvent[], parts: RecordPart[]): Promise<Record<string, unknown>[][]> {
+  private async expected(events: ReplayEvent[], parts: RecordPart[], retained?: RetainedPayloads): Promise<Record<string, unknown>[][]> {
     const owner = this.registry.owner(parts[0].table);
     if (owner?.expectedRows && parts.every((p) => owner.tables.includes(p.table))) {
       let made: Record<string, Record<string, unknown>[]>;
       try {
-        made = owner.expectedRows(events.map((e) => recordedEvent(e as StoredEvent)));
+        made = owner.expectedRows(
+          events.map((e) => {
+            if (e.data !== '') return recordedEvent(e as StoredEvent);
+            const kept = retained?.get(e.position);
+            if (kept === undefined) throw new ErasedPayloadError(e.position);
+            return recordedEvent(e as StoredEvent, { value: kept });
+          }),
+        );
       } catch (err) {
         return this.fail(parts[0].table, events[0]?.position ?? null, `the events of this record cannot be applied: ${err instanceof Error ? err.message : String(err)}`, { kind: 'replay_failed' });
       }
@@ -163,7 +172,7 @@ export class ProjectionGuard {
       db.exec('BEGIN');
       for (const e of events) {
         try {
-          await this.registry.apply(tx, e as StoredEvent);
+          await this.registry.apply(tx, e as StoredEvent, undefined, retained);
         } catch (err) {
           return this.fail(parts[0].table, e.position, `the events of this record cannot be applied: ${err instanceof Error ? err.message : String(err)}`, { kind: 'replay_failed' });
         }

@@ -1,6 +1,6 @@
 import { Tx } from '../database/database.service';
 import { AnyEvent, isJsonClean, RecordedEvent, recordedEvent } from './event';
-import { StoredEvent } from '../core/ledger/event-hash';
+import { payloadState, StoredEvent } from '../core/ledger/event-hash';
 
 /**
  * A read model built from events (Emmett's projection): `evolve` applies one
@@ -25,6 +25,24 @@ export interface Projection<E extends AnyEvent = AnyEvent> {
    * replays through `evolve`, and the tampering tests check both).
    */
   expectedRows?(events: readonly RecordedEvent<E>[]): Record<string, Record<string, unknown>[]>;
+  /**
+   * Optional (issue 29): clear the content of the rows written for the events
+   * at `positions`, whose payloads a `PayloadsErased` event erased, to exactly
+   * what `evolve` writes from their retained data (src/core/ledger/retained.ts):
+   * `raw` '' and content hashes null. Idempotent: on a replay the rows were
+   * already written from the retained data.
+   */
+  erasePayloads?(tx: Tx, positions: readonly number[]): Promise<void>;
+}
+
+/** The retained data of erased events by position (from the `PayloadsErased` events), for replaying them. */
+export type RetainedPayloads = ReadonlyMap<number, unknown>;
+
+/** A replayed event whose payload was erased, with no `PayloadsErased` event retaining its data: it cannot be replayed. */
+export class ErasedPayloadError extends Error {
+  constructor(readonly position: number) {
+    super(`the payload of the event at position ${position} was erased and no PayloadsErased event retains its data`);
+  }
 }
 
 /** A column value the per-record guard does not compare (see {@link Projection.expectedRows}). */
@@ -69,10 +87,21 @@ export class ProjectionRegistry {
    * {@link isJsonClean} (it equals what parsing the text gives), else the
    * text is parsed, as a rebuild from the ledger does.
    */
-  async apply(tx: Tx, event: StoredEvent, data?: unknown): Promise<void> {
+  async apply(tx: Tx, event: StoredEvent, data?: unknown, retained?: RetainedPayloads): Promise<void> {
     let parsed: RecordedEvent<AnyEvent> | undefined;
+    if (data === undefined && payloadState(event) === 'erased') {
+      // Erased (issue 29): replayed from the data its PayloadsErased event retains.
+      const kept = retained?.get(Number(event.position));
+      if (kept === undefined) throw new ErasedPayloadError(Number(event.position));
+      parsed = recordedEvent(event, { value: kept });
+    }
     for (const p of this.projections) {
       if (p.eventTypes.includes(event.type)) await p.evolve(tx, (parsed ??= recordedEvent(event, data !== undefined && isJsonClean(data) ? { value: data } : undefined)));
+    }
+    if (event.type === 'PayloadsErased') {
+      parsed ??= recordedEvent(event, data !== undefined && isJsonClean(data) ? { value: data } : undefined);
+      const positions = (parsed.data as { positions?: unknown }).positions;
+      if (Array.isArray(positions)) for (const p of this.projections) if (p.erasePayloads) await p.erasePayloads(tx, positions as number[]);
     }
   }
 }

@@ -36,6 +36,8 @@ export const READ_MODEL_KEYS: Readonly<Record<string, readonly KeyColumn[]>> = {
   ],
   coverage_reports: [['report_id', 'text']],
   outcomes: [['outcome_id', 'text']],
+  erasures: [['erasure_id', 'text']],
+  erased_events: [['position', 'int']],
   verification_batches: [['batch_id', 'text']],
   verification_results: [
     ['batch_id', 'text'],

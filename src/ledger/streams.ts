@@ -1,6 +1,6 @@
 /**
  * Stream ids come from these helpers only: `receipt:<id>`, `timeline:<job_id>`,
- * `workflow:<id>`, `plan:<id>`, `coverage:<id>`, `batch:<id>`, `outcome:<id>`. Receipt and
+ * `workflow:<id>`, `plan:<id>`, `coverage:<id>`, `batch:<id>`, `outcome:<id>`, `erasure:<id>`. Receipt and
  * workflow ids are UUIDs, compared case-insensitively, so they are lowercased.
  */
 export const streams = {
@@ -12,4 +12,6 @@ export const streams = {
   batch: (batchId: string): string => `batch:${batchId}`,
   /** An outcome report (issue 18); outcome ids are UUIDs, lowercased. */
   outcome: (outcomeId: string): string => `outcome:${outcomeId.toLowerCase()}`,
+  /** An erasure of payloads (issue 29); erasure ids are UUIDs, lowercased. */
+  erasure: (erasureId: string): string => `erasure:${erasureId.toLowerCase()}`,
 };

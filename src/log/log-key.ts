@@ -45,6 +45,20 @@ export type LogKeyResolution = { ok: true; identity: LogIdentity; warnings: stri
 /** A configuration the service cannot start with (a bad key file, an origin that is not the key's). */
 export class LogKeyError extends Error {}
 
+/**
+ * Why `origin` is not a schema-less URL, or null. C2SP tlog-checkpoint
+ * ("Note text": the origin SHOULD be a schema-less URL such as
+ * `example.com/log42`) and the witness network's log guidelines
+ * (witness-network.org/participate: "We recommend using a schema-less URL")
+ * ask for one; public witnesses key their state by the origin, so it is
+ * checked before a log begins under it.
+ */
+export function originSchemeProblem(origin: string, what = 'LEDGER_ORIGIN'): string | null {
+  const m = /^([A-Za-z][A-Za-z0-9.-]*):\/\//.exec(origin);
+  if (!m) return null;
+  return `${what} ${origin} starts with a URL scheme (${m[1]}://): a log origin is a schema-less URL (C2SP tlog-checkpoint, and the witness network's rule), e.g. ${origin.slice(m[0].length).replace(/\/+$/, '') || 'ledger.example.com/aer1'}`;
+}
+
 /** The default origin when none is set: the PUBLIC_BASE_URL without its scheme, or `localhost:<port>`. */
 export function defaultOrigin(publicBaseUrl: string | undefined, port: number): string {
   const base = publicBaseUrl ? publicBaseUrl.replace(/^https?:\/\//, '').replace(/\/+$/, '') : `localhost:${port}`;
@@ -103,6 +117,8 @@ export function readSigningKeyFile(path: string): { signer: NoteSigner; warnings
  */
 export function createSigningKeyFile(out: string, origin: string): NoteSigner {
   if (!isValidKeyName(origin)) throw new LogKeyError(`the origin ${JSON.stringify(String(origin).slice(0, 200))} is not a valid key name (non-empty, no spaces, no +)`);
+  const scheme = originSchemeProblem(origin, 'the origin');
+  if (scheme) throw new LogKeyError(scheme);
   const { signer } = generateSignerKey(origin, SIG_ED25519);
   let fd: number;
   try {
@@ -130,8 +146,10 @@ function sqliteFile(databaseUrl: string): string | null {
 /**
  * Find or make the log key for this configuration (see the module comment).
  * Throws {@link LogKeyError} for a configuration that must not start: an
- * unreadable or wrong key file, or `LEDGER_ORIGIN` differing from the key's
- * name (a new origin is a new log: make a new key).
+ * unreadable or wrong key file, `LEDGER_ORIGIN` differing from the key's
+ * name (a new origin is a new log: make a new key), or `LEDGER_ORIGIN` with
+ * a URL scheme ({@link originSchemeProblem}). A key file whose name has a
+ * scheme (made before the rule) starts with a warning: its origin is fixed.
  */
 export function resolveLogKey(cfg: { keyFile?: string; stateFile?: string; origin?: string; databaseUrl: string; publicBaseUrl?: string; port: number }): LogKeyResolution {
   const warnings: string[] = [];
@@ -140,11 +158,16 @@ export function resolveLogKey(cfg: { keyFile?: string; stateFile?: string; origi
       throw new LogKeyError(`LEDGER_ORIGIN is ${cfg.origin} but the signing key${source.path ? ` ${source.path}` : ''} is for ${signer.name}: a log keeps its origin (a new origin needs a new key)`);
     }
     const statePath = cfg.stateFile ? resolve(cfg.stateFile) : source.path ? defaultCheckpointStatePath(resolve(source.path)) : null;
+    // A key made before the rule: its origin is for ever, so it starts, with a warning (log-list-entry refuses it).
+    const scheme = originSchemeProblem(signer.name, 'the origin');
+    if (scheme) warnings.push(`${scheme}; it is the name of the signing key${source.path ? ` ${source.path}` : ''}, fixed when the log began: public witnesses may refuse this log (a new origin is a new log)`);
     // A key found (not made now for this address): say so when the address moved since the log began.
     const moved = source.kind === 'file' ? originWarning(signer.name, source.path, cfg) : null;
     return { ok: true, identity: { origin: signer.name, signer, vkey: signer.vkey, source, statePath }, warnings, ...(moved ? { originWarning: moved } : {}) };
   };
   if (cfg.origin !== undefined && !isValidKeyName(cfg.origin)) throw new LogKeyError('LEDGER_ORIGIN must be non-empty, without spaces or +');
+  const scheme = cfg.origin !== undefined ? originSchemeProblem(cfg.origin) : null;
+  if (scheme) throw new LogKeyError(scheme);
   if (cfg.keyFile) {
     const r = readSigningKeyFile(cfg.keyFile);
     warnings.push(...r.warnings);
@@ -167,15 +190,41 @@ export function resolveLogKey(cfg: { keyFile?: string; stateFile?: string; origi
 
 /**
  * Check, before the service starts, what {@link resolveLogKey} would refuse
- * (an unreadable or wrong key file, an origin that is not the key's), without
+ * (an unreadable or wrong key file, an origin that is not the key's, a
+ * LEDGER_ORIGIN with a URL scheme), without
  * creating anything: the start fails with one readable line. Throws {@link LogKeyError}.
  */
 export function checkLogKeyConfig(cfg: { keyFile?: string; origin?: string; databaseUrl: string }): void {
   if (cfg.origin !== undefined && !isValidKeyName(cfg.origin)) throw new LogKeyError('LEDGER_ORIGIN must be non-empty, without spaces or +');
+  const scheme = cfg.origin !== undefined ? originSchemeProblem(cfg.origin) : null;
+  if (scheme) throw new LogKeyError(scheme);
   const file = cfg.keyFile ?? (sqliteFile(cfg.databaseUrl) !== null ? defaultSigningKeyPath(sqliteFile(cfg.databaseUrl) as string) : null);
   if (file === null || (!cfg.keyFile && !existsSync(file))) return;
   const { signer } = readSigningKeyFile(file);
   if (cfg.origin !== undefined && cfg.origin !== signer.name) {
     throw new LogKeyError(`LEDGER_ORIGIN is ${cfg.origin} but the signing key ${file} is for ${signer.name}: a log keeps its origin (a new origin needs a new key: npm run ledger -- create-signing-key --out FILE --origin ${cfg.origin})`);
   }
+}
+
+/**
+ * The log's signing key as the server would find it, read only (nothing is
+ * created): LEDGER_SIGNING_KEY_FILE, else the SQLite database's default key
+ * file. Throws {@link LogKeyError} when there is none to read (an in-memory
+ * database, PostgreSQL without LEDGER_SIGNING_KEY_FILE, a SQLite log that
+ * has not started yet), the file is not a log key, or LEDGER_ORIGIN is not
+ * its name.
+ */
+export function readLogKey(cfg: { keyFile?: string; origin?: string; databaseUrl: string }): { signer: NoteSigner; path: string } {
+  checkLogKeyConfig(cfg);
+  const file = sqliteFile(cfg.databaseUrl);
+  const path = cfg.keyFile || (file !== null ? defaultSigningKeyPath(file) : null);
+  if (path === null) {
+    throw new LogKeyError(
+      cfg.databaseUrl.startsWith('sqlite:')
+        ? 'an in-memory database has a key only for the life of its process: set DATABASE_URL to the ledger\'s database, or LEDGER_SIGNING_KEY_FILE'
+        : 'no LEDGER_SIGNING_KEY_FILE: with PostgreSQL the log key is the file every replica is started with; set it',
+    );
+  }
+  if (!cfg.keyFile && !existsSync(path)) throw new LogKeyError(`no log signing key at ${path} yet: start the ledger once on ${cfg.databaseUrl} (it creates the key), or set LEDGER_SIGNING_KEY_FILE`);
+  return { signer: readSigningKeyFile(path).signer, path };
 }

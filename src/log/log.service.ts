@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { BadInputError, LedgerError, NotFoundError, UnavailableError } from '../common/errors';
-import { eventLeafOrNull, StoredEvent } from '../core/ledger/event-hash';
+import { ERASED_LEAF_NOTE, StoredEvent, storedLeaf } from '../core/ledger/event-hash';
 import {
   parseVerifierKey,
   assembleHashes,
@@ -88,7 +88,7 @@ export class LogService {
     if (!this.identity.current) throw new UnavailableError('log_unavailable', `this deployment signs no checkpoints: ${this.identity.reason}`);
     if (this.witnessed.enabled) {
       const { quorum, witnesses } = this.witnessed.policy;
-      throw new LedgerError(404, 'no_checkpoint', `no checkpoint has been cosigned by ${quorum} of the ${witnesses.length} configured witnesses yet; the newest log-signed one is at /checkpoint/latest`, { quorum, witnesses: witnesses.length });
+      throw new LedgerError(404, 'no_checkpoint', `no checkpoint has been cosigned by ${this.witnessed.quorumWords} yet; the newest log-signed one is at /checkpoint/latest`, { quorum, witnesses: witnesses.length });
     }
     throw new LedgerError(404, 'no_checkpoint', 'no checkpoint has been signed yet; try again in a second');
   }
@@ -113,7 +113,7 @@ export class LogService {
       if (this.signingStopped) throw this.stoppedError(what, cp);
       const left = deadline - performance.now();
       if (left <= 0 || signal?.aborted) {
-        const witnessed = this.witnessed.enabled ? ` cosigned by ${this.witnessed.policy.quorum} of the ${this.witnessed.policy.witnesses.length} configured witnesses` : '';
+        const witnessed = this.witnessed.enabled ? ` cosigned by ${this.witnessed.quorumWords}` : '';
         throw new LedgerError(503, 'no_checkpoint', `the ${what} is not yet in a signed checkpoint${witnessed} (newest: ${cp ? cp.size : 'none'}; waited ${Math.round(waitMs)} ms); retry after the Retry-After seconds`, {
           checkpoint_size: cp ? cp.size : null,
           retry_after_seconds: retryAfterSeconds,
@@ -220,7 +220,12 @@ export class LogService {
     const stored = await this.tree.level(this.db, 0, start, start + rows.length);
     const withheld = await this.events.withheldPositions(this.db, start, start + rows.length);
     return rows.map((e, i) => {
-      const leaf = eventLeafOrNull(e);
+      const l = storedLeaf(e);
+      if (l.erased && stored[i]?.idx === e.position - 1) {
+        // A format 1/2 leaf whose data was erased (issue 29): only its stored hash remains.
+        return { index: e.position - 1, position: e.position, leaf: null, leaf_hash: stored[i].hash.toString('base64'), withheld: ERASED_LEAF_NOTE };
+      }
+      const leaf = l.leaf;
       if (leaf === null) throw new LedgerError(409, 'tree_mismatch', `the event at position ${e.position} cannot be serialized (its stored format or key was changed): it is not served as a leaf`, { index: e.position - 1 });
       const h = leafHash(leaf);
       if (!stored[i] || stored[i].idx !== e.position - 1 || !stored[i].hash.equals(h)) {
@@ -229,6 +234,11 @@ export class LogService {
       const why = leafWithheld(e.type, withheld.has(e.position), viewer);
       return { index: e.position - 1, position: e.position, leaf: why ? null : leaf.toString('base64'), leaf_hash: h.toString('base64'), ...(why ? { withheld: why } : {}) };
     });
+  }
+
+  /** The stored leaf hashes (level 0 of the tree) at `indexes`, in order (issue 29: what stands for a format 1/2 leaf whose data was erased). */
+  storedLeafHashes(indexes: readonly number[], q: Queryable = this.db): Promise<Buffer[]> {
+    return this.tree.hashes(q, indexes.map((index) => ({ level: 0, index })));
   }
 
   /** The public URL of the proof file of the event at `position`. */
@@ -266,7 +276,13 @@ export class LogService {
     const ev = event ?? (await this.events.at(this.db, position));
     if (!ev) throw new NotFoundError('event', String(position));
     const index = position - 1;
-    const leaf = eventLeafOrNull(ev);
+    const l = storedLeaf(ev);
+    if (l.erased) {
+      // Issue 29: a format 1/2 leaf whose data was erased is located by its stored leaf hash, said so.
+      const [stored] = await this.tree.hashes(this.db, [{ level: 0, index }]);
+      return { leaf_index: index, position, leaf_hash: stored.toString('base64'), proof_url: proofUrl, status: 'unavailable', checkpoint: null, inclusion_proof: null, detail: ERASED_LEAF_NOTE };
+    }
+    const leaf = l.leaf;
     if (leaf === null) {
       return { leaf_index: index, position, leaf_hash: '', proof_url: proofUrl, status: 'failed', checkpoint: null, inclusion_proof: null, detail: `the record's event (position ${position}) cannot be serialized: its stored format or key was changed behind the ledger` };
     }
@@ -275,7 +291,7 @@ export class LogService {
     if (!this.identity.current) return { ...base, status: 'unavailable', checkpoint: null, inclusion_proof: null, detail: `this deployment signs no checkpoints: ${this.identity.reason}` };
     const { cp, ts } = await this.proofCheckpoint(index);
     const anchor = this.witnessed.tsa ? { timestamp: ts ? this.timestampInfo(ts) : null } : {};
-    const pending = this.witnessed.enabled ? `not yet in a checkpoint cosigned by ${this.witnessed.policy.quorum} witnesses (checkpoints are signed within a second or so, then submitted to the witnesses)` : 'not yet in a signed checkpoint (one is signed within a second or so)';
+    const pending = this.witnessed.enabled ? `not yet in a checkpoint cosigned by ${this.witnessed.quorumWords} (checkpoints are signed within a second or so, then submitted to the witnesses)` : 'not yet in a signed checkpoint (one is signed within a second or so)';
     if (!cp || cp.size <= index) {
       // Not "pending" while signing is stopped: no checkpoint will come until an operator acts.
       if (this.signingStopped) return { ...base, status: 'unavailable', checkpoint: null, inclusion_proof: null, detail: `not in a signed checkpoint: checkpoint signing is stopped (${this.signingStopped.code}): ${this.signingStopped.reason}`, ...anchor };
@@ -305,16 +321,18 @@ export class LogService {
     const { cp: found, ts } = await this.proofCheckpoint(index);
     const cp = found as StoredCheckpoint;
     if (cp.size <= index) throw new LedgerError(404, 'no_checkpoint', `the event at position ${position} is not yet in a ${this.witnessed.enabled ? 'witnessed' : 'signed'} checkpoint (newest: ${cp.size}); try again in a second`, { position, checkpoint_size: cp.size });
-    const leaf = eventLeafOrNull(ev);
-    if (leaf === null) throw new LedgerError(409, 'tree_mismatch', `the event at position ${position} cannot be serialized (its stored format or key was changed): no proof is served for it`, { position });
-    const h = leafHash(leaf);
+    const l = storedLeaf(ev);
+    if (l.leaf === null && !l.erased) throw new LedgerError(409, 'tree_mismatch', `the event at position ${position} cannot be serialized (its stored format or key was changed): no proof is served for it`, { position });
+    const leaf = l.leaf;
+    // A format 1/2 leaf whose data was erased (issue 29): the proof is of its stored leaf hash, and says so.
+    const h = leaf ? leafHash(leaf) : (await this.tree.hashes(this.db, [{ level: 0, index }]))[0];
     const proof = await this.run(this.db, inclusionProofPlan(index, cp.size));
     try {
       verifyInclusion(index, cp.size, h, proof, Buffer.from(cp.root, 'base64'));
     } catch (e) {
       throw new LedgerError(409, 'tree_mismatch', `the event at position ${position} is not proven by checkpoint ${cp.size}: ${(e as Error).message}`, { position });
     }
-    const why = leafWithheld(ev.type, (await this.events.withheldPositions(this.db, position - 1, position)).has(position), viewer);
+    const why = leaf === null ? ERASED_LEAF_NOTE : leafWithheld(ev.type, (await this.events.withheldPositions(this.db, position - 1, position)).has(position), viewer);
     if (format === 'tlog-proof') {
       // Without the leaf bytes (withheld) the file proves the leaf hash only: the verifier must be given the leaf.
       return { type: 'text/plain; charset=utf-8', body: formatProofFile({ extra: why ? null : leaf, index, proof, checkpoint: cp.note }) };
@@ -325,7 +343,7 @@ export class LogService {
       log_vkey: this.identity.current?.vkey ?? null,
       leaf_index: index,
       position,
-      leaf: why ? null : leaf.toString('base64'),
+      leaf: why || !leaf ? null : leaf.toString('base64'),
       ...(why ? { withheld: why } : {}),
       leaf_hash: h.toString('base64'),
       tree_size: cp.size,

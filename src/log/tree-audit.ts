@@ -6,8 +6,8 @@
  * its signature under the log's key. Streams in pages (flat memory) up to
  * the head seen when it starts, so concurrent appends cannot disturb it.
  */
-import { eventLeafOrNull } from '../core/ledger/event-hash';
-import { NoteVerifier, TreeIntegrator, verifyCheckpoint } from '../core/tlog';
+import { storedLeaf } from '../core/ledger/event-hash';
+import { leafHash, NoteVerifier, TreeIntegrator, verifyCheckpoint } from '../core/tlog';
 import { Queryable } from '../database/rows';
 import { EventsRepository } from '../ledger/events.repository';
 import { TreeRepository } from './tree.repository';
@@ -19,6 +19,8 @@ export interface TreeAuditReport {
   ok: boolean;
   /** Leaves (events) checked, and stored nodes compared. */
   leaves_checked: number;
+  /** Format 1/2 leaves whose data was erased (issue 29): their stored leaf hash was taken as it stands (not recomputable). */
+  leaves_erased?: number;
   nodes_checked: number;
   checkpoints_checked: number;
   /** The rebuilt root at the size checked (base64). */
@@ -82,7 +84,19 @@ export async function auditTree(q: Queryable, size: number, opts: { logKey?: Not
       const slice = rows.slice(i, i + take);
       const from = rebuilt.size;
       // A row that cannot be serialized has no leaf: an empty one stands in, so its stored leaf is reported as not matching.
-      const batch = rebuilt.appendLeaves(slice.map((e) => eventLeafOrNull(e) ?? Buffer.alloc(0))).nodes;
+      // A format 1/2 leaf whose data was erased (issue 29) cannot be rebuilt: its stored leaf hash stands in, counted in leaves_erased.
+      const leafHashes: Buffer[] = [];
+      const erasedIdx = slice.flatMap((e) => (storedLeaf(e).erased ? [e.position - 1] : []));
+      const storedLeafHash = new Map<number, Buffer>();
+      if (erasedIdx.length > 0) for (const n of await tree.level(q, 0, erasedIdx[0], erasedIdx[erasedIdx.length - 1] + 1)) storedLeafHash.set(n.idx, n.hash);
+      for (const e of slice) {
+        const l = storedLeaf(e);
+        if (l.erased) {
+          r.leaves_erased = (r.leaves_erased ?? 0) + 1;
+          leafHashes.push(storedLeafHash.get(e.position - 1) ?? Buffer.alloc(32));
+        } else leafHashes.push(leafHash(l.leaf ?? Buffer.alloc(0)));
+      }
+      const batch = rebuilt.appendLeafHashes(leafHashes).nodes;
       i += take;
       r.leaves_checked += slice.length;
       if (!r.node_failure) {

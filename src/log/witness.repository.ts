@@ -56,12 +56,12 @@ export class WitnessRepository {
     return rows.map(toCosig);
   }
 
-  /** The largest sizes of at least `floor` (newest first, at most `limit`) that carry cosignatures by at least `k` of `vkeys`. */
-  async witnessedSizes(q: Queryable, vkeys: readonly string[], k: number, limit: number, floor = 0): Promise<number[]> {
+  /** The largest sizes of at least `floor` and below `below` (when given; newest first, at most `limit`) that carry cosignatures by at least `k` of `vkeys`. */
+  async witnessedSizes(q: Queryable, vkeys: readonly string[], k: number, limit: number, floor = 0, below?: number): Promise<number[]> {
     if (vkeys.length === 0) return [];
     const rows = await q.query<{ size: number | string }>(
-      `SELECT size FROM checkpoint_cosignatures WHERE size >= ? AND witness_vkey IN (${placeholders(vkeys.length)}) GROUP BY size HAVING COUNT(*) >= ? ORDER BY size DESC LIMIT ?`,
-      [floor, ...vkeys, k, limit],
+      `SELECT size FROM checkpoint_cosignatures WHERE size >= ?${below === undefined ? '' : ' AND size < ?'} AND witness_vkey IN (${placeholders(vkeys.length)}) GROUP BY size HAVING COUNT(*) >= ? ORDER BY size DESC LIMIT ?`,
+      [floor, ...(below === undefined ? [] : [below]), ...vkeys, k, limit],
     );
     return rows.map((r) => int(r.size));
   }

@@ -2,6 +2,7 @@ import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown, Opti
 import { ConfigService } from '@nestjs/config';
 import { AppConfig } from '../config/configuration';
 import { addSignatureLines, assembleHashes, consistencyProofPlan, verifyCosignatures } from '../core/tlog';
+import { describeQuorum, quorumReached } from '../core/tlog/quorum';
 import { DatabaseService } from '../database/database.service';
 import { WebhookDispatcher } from '../webhooks/webhook.dispatcher';
 import { submitToWitness } from '../witness/client';
@@ -29,8 +30,15 @@ const MAX_CONFLICTS = 3;
 
 /** One witness as /health shows it. */
 export interface WitnessHealth {
+  /** Its name in WITNESS_POLICY_FILE; with WITNESSES, its key name. */
   name: string;
+  /** The name in its vkey (the name its cosignature lines carry). */
+  key_name: string;
   url: string;
+  /** Counts toward the quorum; false: optional (asked, never counted). */
+  required: boolean;
+  /** Its last exchange got an HTTP answer (true), or none did (false: unreachable, timed out); null before the first. */
+  reachable: boolean | null;
   /** Size of the newest checkpoint this witness cosigned (stored here), or null. */
   cosigned_size: number | null;
   /** RFC 3339 time its newest cosignature was received, or null. */
@@ -47,12 +55,24 @@ export interface WitnessHealth {
 
 /** What /health shows of witnessing. */
 export interface WitnessingHealth {
+  /** The fewest valid cosignatures that can meet the policy (k of WITNESSES; 0 for `quorum none`). */
   quorum: number;
   witnesses: WitnessHealth[];
-  /** Witnesses that are current. */
+  /** Witnesses that are current (required and optional). */
   current: number;
   /** Size of the newest checkpoint signed by the log. */
   newest_signed_size: number | null;
+  /** The quorum policy and its state. */
+  policy: {
+    /** Where it is configured. */
+    source: 'WITNESSES' | 'WITNESS_POLICY_FILE';
+    /** The rule in words, e.g. `all of (eu: 2 of (w1, w2, w3), us: any of (w4, w5))`. */
+    rule: string;
+    /** The cosignatures stored on the newest signed checkpoint meet the rule (false before the first). */
+    quorum_reached: boolean;
+    /** The current required witnesses can meet the rule; false makes /health degraded. */
+    current_quorum: boolean;
+  };
 }
 
 interface Runtime {
@@ -67,6 +87,8 @@ interface Runtime {
   lastError: string | null;
   /** The last answer was a refusal (4xx, or a size beyond ours): not current until it cosigns again. */
   refused: boolean;
+  /** The last exchange got an HTTP answer; null before the first. */
+  reachable: boolean | null;
   alerted: string | null;
 }
 
@@ -103,7 +125,7 @@ export class WitnessCoordinator implements OnApplicationBootstrap, OnApplication
     private readonly config: ConfigService<AppConfig, true>,
     @Optional() private readonly webhooks?: WebhookDispatcher,
   ) {
-    this.runtimes = witnessed.policy.witnesses.map((cfg) => ({ cfg, known: null, cosigned: null, lagSince: null, busy: false, failures: 0, retryAt: 0, lastError: null, refused: false, alerted: null }));
+    this.runtimes = witnessed.policy.witnesses.map((cfg) => ({ cfg, known: null, cosigned: null, lagSince: null, busy: false, failures: 0, retryAt: 0, lastError: null, refused: false, reachable: null, alerted: null }));
   }
 
   onApplicationBootstrap(): void {
@@ -122,16 +144,25 @@ export class WitnessCoordinator implements OnApplicationBootstrap, OnApplication
     await Promise.all([...this.inflight]);
   }
 
-  /** Witnessing for /health; null when no witnesses are configured. */
+  /**
+   * Witnessing for /health; null when no witnesses are configured. The
+   * policy is judged by its rule: `quorum_reached` over the witnesses whose
+   * stored cosignature covers the newest signed checkpoint, `current_quorum`
+   * over the current ones (optional witnesses never count).
+   */
   health(): WitnessingHealth | null {
     if (this.runtimes.length === 0) return null;
     const newest = this.newest;
+    const policy = this.witnessed.policy;
     const witnesses = this.runtimes.map((r): WitnessHealth => {
       const lagSizes = newest ? Math.max(0, newest.size - (r.cosigned?.size ?? 0)) : 0;
       const lagSeconds = lagSizes === 0 || !r.lagSince ? 0 : Math.max(0, Math.round((Date.now() - Date.parse(r.lagSince)) / 1000));
       return {
-        name: r.cfg.verifier.name,
+        name: r.cfg.name,
+        key_name: r.cfg.verifier.name,
         url: r.cfg.url,
+        required: r.cfg.required,
+        reachable: r.reachable,
         cosigned_size: r.cosigned?.size ?? null,
         cosigned_at: r.cosigned?.at ?? null,
         lag_sizes: lagSizes,
@@ -140,7 +171,21 @@ export class WitnessCoordinator implements OnApplicationBootstrap, OnApplication
         ...(r.lastError ? { last_error: r.lastError } : {}),
       };
     });
-    return { quorum: this.witnessed.policy.quorum, witnesses, current: witnesses.filter((w) => w.current).length, newest_signed_size: newest?.size ?? null };
+    const keys = (pick: (r: Runtime, i: number) => boolean): Set<string> => new Set(this.runtimes.filter(pick).map((r) => r.cfg.vkey));
+    const cosignedNewest = keys((r) => newest !== null && (r.cosigned?.size ?? -1) >= newest.size);
+    const current = keys((_, i) => witnesses[i].current);
+    return {
+      quorum: policy.quorum,
+      witnesses,
+      current: current.size,
+      newest_signed_size: newest?.size ?? null,
+      policy: {
+        source: policy.source.kind === 'WITNESS_POLICY_FILE' ? 'WITNESS_POLICY_FILE' : 'WITNESSES',
+        rule: describeQuorum(policy.rule),
+        quorum_reached: newest !== null && quorumReached(policy.rule, cosignedNewest),
+        current_quorum: quorumReached(policy.rule, current),
+      },
+    };
   }
 
   /** Look at the newest signed checkpoint and submit it to every witness that has not cosigned it (each at most once at a time). */
@@ -221,6 +266,7 @@ export class WitnessCoordinator implements OnApplicationBootstrap, OnApplication
         if (++conflicts > MAX_CONFLICTS) return this.failed(r, `the witness answered 409 ${MAX_CONFLICTS + 1} times (last size ${res.size})`);
         continue;
       }
+      r.reachable = res.status !== 'unreachable';
       if (res.status === 'unreachable') return this.failed(r, `unreachable: ${res.error}`);
       if (res.status === 'rejected') {
         const body = res.body.trim().slice(0, 300);

@@ -12,6 +12,11 @@ import { OutcomeRow, OutcomesRepository } from './outcomes.repository';
 export class OutcomeReads {
   constructor(private readonly outcomes: OutcomesRepository) {}
 
+  /** The ledger positions of the outcome reports of job `jobId` (issue 29: erasing a job erases them). */
+  positionsOfJob(q: Queryable, jobId: string): Promise<number[]> {
+    return this.outcomes.positionsOfJob(q, jobId);
+  }
+
   /** The outcomes answering any of `receiptIds` recorded at or below ledger position `asOf`, in ledger order. */
   ofReceiptsAsOf(q: Queryable, receiptIds: string[], asOf: number): Promise<OutcomeRow[]> {
     return this.outcomes.ofReceiptsAsOf(q, receiptIds, asOf);

@@ -14,6 +14,11 @@ export class OutcomesProjection implements Projection<OutcomeEvent> {
     private readonly outcomes: OutcomesRepository,
   ) {}
 
+  /** Issue 29: the rows of erased payloads keep only what their retained data replays. */
+  erasePayloads(tx: Tx, positions: readonly number[]): Promise<void> {
+    return this.outcomes.erasePayloads(tx, positions);
+  }
+
   async evolve(tx: Tx, e: RecordedEvent<OutcomeEvent>): Promise<void> {
     switch (e.type) {
       case 'OutcomeReported':

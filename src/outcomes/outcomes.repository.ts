@@ -36,6 +36,16 @@ export class OutcomesRepository {
   }
 
   /** The row of outcome `id` (lowercase), or null. */
+  /** Erase the content of the outcome reports recorded at `positions` (issue 29): `raw` and `output_hash` '', as their retained data replays. */
+  async erasePayloads(q: Queryable, positions: readonly number[]): Promise<void> {
+    for (const page of pages([...positions], LOOKUP_PAGE)) await q.query(`UPDATE outcomes SET raw = '', output_hash = '' WHERE position IN (${placeholders(page.length)})`, page);
+  }
+
+  /** The ledger positions of the outcome reports of job `jobId`, in order. */
+  async positionsOfJob(q: Queryable, jobId: string): Promise<number[]> {
+    return (await q.query<{ position: number | string }>('SELECT position FROM outcomes WHERE job_id = ? ORDER BY position', [jobId])).map((r) => int(r.position));
+  }
+
   async get(q: Queryable, id: string): Promise<OutcomeRow | null> {
     const row = (await q.query<OutcomeRow>('SELECT * FROM outcomes WHERE outcome_id = ?', [id]))[0];
     return row ? toRow(row) : null;

@@ -14,6 +14,11 @@ export class ReceiptsProjection implements Projection<ReceiptEvent> {
     private readonly receipts: ReceiptsRepository,
   ) {}
 
+  /** Issue 29: the rows of erased payloads keep only what their retained data replays. */
+  erasePayloads(tx: Tx, positions: readonly number[]): Promise<void> {
+    return this.receipts.erasePayloads(tx, positions);
+  }
+
   async evolve(tx: Tx, e: RecordedEvent<ReceiptEvent>): Promise<void> {
     switch (e.type) {
       case 'ReceiptRecorded':

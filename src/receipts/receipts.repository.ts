@@ -84,6 +84,11 @@ export class ReceiptsRepository {
     ]);
   }
 
+  /** Erase the content of the receipts recorded at `positions` (issue 29): `raw` '' and `output_hash` NULL, as their retained data replays. */
+  async erasePayloads(q: Queryable, positions: readonly number[]): Promise<void> {
+    for (const page of pages([...positions], LOOKUP_PAGE)) await q.query(`UPDATE receipts SET raw = '', output_hash = NULL WHERE position IN (${placeholders(page.length)})`, page);
+  }
+
   /** Mark receipt `id` superseded by `supersededBy` (both lowercased). */
   async markSuperseded(q: Queryable, id: string, supersededBy: string): Promise<void> {
     await q.query('UPDATE receipts SET superseded_by = ? WHERE id = ?', [supersededBy.toLowerCase(), id.toLowerCase()]);

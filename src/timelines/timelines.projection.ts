@@ -1,4 +1,5 @@
 import { verifyTimeline } from '../core/aer1';
+import type { RetainedImportEntry } from '../core/ledger/retained';
 import { ndjsonTexts, splitJsonArray } from '../common/raw-json';
 import { Tx } from '../database/database.service';
 import { RecordedEvent } from '../ledger/event';
@@ -16,6 +17,11 @@ export class TimelinesProjection implements Projection<TimelineEvent> {
   constructor(
     private readonly timelines: TimelinesRepository,
   ) {}
+
+  /** Issue 29: the rows of erased payloads keep only what their retained data replays. */
+  erasePayloads(tx: Tx, positions: readonly number[]): Promise<void> {
+    return this.timelines.erasePayloads(tx, positions);
+  }
 
   async evolve(tx: Tx, e: RecordedEvent<TimelineEvent>): Promise<void> {
     switch (e.type) {
@@ -41,6 +47,13 @@ export class TimelinesProjection implements Projection<TimelineEvent> {
   }
 
   private async imported(tx: Tx, position: number, d: TimelineImportedData): Promise<void> {
+    const kept = retainedEntries(d);
+    if (kept) {
+      // Erased (issue 29): the entries as their PayloadsErased event retains them, no content.
+      await this.timelines.insertTimeline(tx, importedTimeline(d, kept.length > 0 && kept[kept.length - 1].close), position);
+      await this.timelines.insertEntries(tx, kept.map((k, i) => retainedEntryRow(position, d, k, i)));
+      return;
+    }
     const { texts, values } = importedValues(position, d);
     // Per-entry digests are recomputed by the core from the stored texts (deterministic on replay).
     const result = verifyTimeline(values, { collectEntries: true });
@@ -85,6 +98,12 @@ export class TimelinesProjection implements Projection<TimelineEvent> {
           break;
         }
         case 'TimelineImported': {
+          const kept = retainedEntries(e.data);
+          if (kept) {
+            timeline = stored(importedTimeline(e.data, kept.length > 0 && kept[kept.length - 1].close), e.position, e.position);
+            kept.forEach((k, i) => entries.push(storedEntry(retainedEntryRow(e.position, e.data, k, i))));
+            break;
+          }
           const { texts, values } = importedValues(e.position, e.data);
           const last = values[values.length - 1];
           // The closing rule of S7.2 as verifyTimeline applies it: the last entry closes the chain.
@@ -107,6 +126,16 @@ export class TimelinesProjection implements Projection<TimelineEvent> {
 }
 
 /** The head an appended entry moves the timeline to. Appends are checked to extend a -07 chain, so the only rule a timeline built this way can still fail is closing (S7.2). */
+/** The entries an erased import retains (src/core/ledger/retained.ts), or null when its content is held. */
+function retainedEntries(d: TimelineImportedData): RetainedImportEntry[] | null {
+  const e = (d as TimelineImportedData & { erased?: boolean; entries?: RetainedImportEntry[] });
+  return e.erased === true && Array.isArray(e.entries) ? e.entries : null;
+}
+
+function retainedEntryRow(position: number, d: TimelineImportedData, k: RetainedImportEntry, i: number): TimelineEntryRow {
+  return { job_id: d.job_id, seq: k.seq ?? i + 1, raw: '', entry_digest: null, receipt_id: k.receipt_id, tool: k.tool, provenance_class: k.provenance_class, close: k.close, position, publication: d.publication ?? 'full' };
+}
+
 function appendedHead(d: TimelineEntryAppendedData): { head_digest: string; closed: boolean; verdict: string; reasons: string[] } {
   return { head_digest: d.entry_digest, closed: d.close, verdict: d.close ? 'valid' : 'invalid', reasons: d.close ? [] : ['not_closed'] };
 }

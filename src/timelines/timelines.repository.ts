@@ -1,4 +1,4 @@
-import { bool, boolParam, int, placeholders, Queryable } from '../database/rows';
+import { bool, boolParam, int, pages, placeholders, Queryable } from '../database/rows';
 import type { RecordedBy } from '../core/ledger/event-hash';
 import type { Writer } from '../ledger/events.repository';
 import type { StoredAttestation } from '../core/aer1/attestation';
@@ -116,6 +116,21 @@ export interface JobRow {
  */
 export class TimelinesRepository {
   // ------------------------------------------------------------ writes (projection)
+
+  /**
+   * Erase the content of the rows written for the events at `positions`
+   * (issue 29), to what their retained data replays: entries' `raw` '' and
+   * `entry_digest` NULL; a timeline whose head came from one of them loses
+   * its `head_digest`; commitments' `raw` '' and `attestation` NULL.
+   */
+  async erasePayloads(q: Queryable, positions: readonly number[]): Promise<void> {
+    for (const page of pages([...positions], 500)) {
+      const inList = placeholders(page.length);
+      await q.query(`UPDATE timeline_entries SET raw = '', entry_digest = NULL WHERE position IN (${inList})`, page);
+      await q.query(`UPDATE timelines SET head_digest = NULL WHERE last_position IN (${inList})`, page);
+      await q.query(`UPDATE commitments SET raw = '', attestation = NULL WHERE position IN (${inList})`, page);
+    }
+  }
 
   /** Insert a timeline's summary row (`first_position` = `last_position` = the event's position). */
   async insertTimeline(q: Queryable, t: Omit<TimelineRow, 'first_position' | 'last_position'>, position: number): Promise<void> {

@@ -93,7 +93,7 @@ describe.each(DIALECTS)('live event stream on %s', (dialect) => {
     // Every stored column: the chain recomputes from what the stream sent.
     let prev = '0'.repeat(64);
     for (const e of got1) {
-      expect(e).toMatchObject({ stream_id: 'timeline:job-sse-a', type: 'TimelineEntryAppended', format: 2, key_name: 'test-producer', prev_hash: prev });
+      expect(e).toMatchObject({ stream_id: 'timeline:job-sse-a', type: 'TimelineEntryAppended', format: 3, key_name: 'test-producer', prev_hash: prev });
       expect(eventHash({ ...e, data: e.data as string })).toBe(e.event_hash);
       prev = e.event_hash;
     }

@@ -51,6 +51,7 @@ describe.each(DIALECTS)('ledger on %s', (dialect) => {
       checked: receipts.length,
       head,
       first_failure: null,
+      erased: { payload_erased: { count: 0, positions: [] }, leaf_not_recomputed: { count: 0, positions: [] } },
       tree: expect.objectContaining({ ok: true, leaves_checked: receipts.length, node_failure: null, extra_leaves: 0, checkpoint_failure: null }),
       projections: expect.objectContaining({ ok: true, as_of_position: head.position, events_replayed: head.position }),
     });
@@ -121,16 +122,21 @@ describe.each(DIALECTS)('ledger on %s', (dialect) => {
     const head = (await t.http.get('/api/ledger/head')).body as { position: number; event_hash: string };
     if (dialect === 'sqlite') await db.unsafeQuery('DROP TRIGGER events_no_update');
     else await db.unsafeQuery('ALTER TABLE events DISABLE TRIGGER events_no_update');
-    const row = (await db.query<{ data: string }>('SELECT data FROM events WHERE position = 3'))[0];
+    const row = (await db.query<{ data: string; payload_salt: string }>('SELECT data, payload_salt FROM events WHERE position = 3'))[0];
     await db.unsafeQuery('UPDATE events SET data = ? WHERE position = 3', [row.data.replace('"verdict":"valid"', '"verdict":"valid" ')]);
     const online = (await t.http.get('/api/ledger/verify')).body;
     expect(online.ok).toBe(false);
-    expect(online.first_failure).toMatchObject({ position: 3, reason: 'event_hash_mismatch' });
-    // The tree rebuilt from the events no longer matches the stored leaf of position 3.
-    expect(online.tree.node_failure).toMatchObject({ level: 0, index: 2, reason: 'node_mismatch' });
+    // Format 3 (issue 29): the data is a payload committed to by the leaf, so an edit breaks the commitment, not the leaf.
+    expect(online.first_failure).toMatchObject({ position: 3, reason: 'payload_commitment_mismatch' });
+    expect(online.tree.node_failure).toBeNull();
     const offline = await verifyLedgerDatabase(dialect === 'sqlite' ? join(dir, 'ledger.sqlite') : t.databaseUrl);
     expect(offline.ok).toBe(false);
-    expect(offline.first_failure).toMatchObject({ position: 3, reason: 'event_hash_mismatch' });
+    expect(offline.first_failure).toMatchObject({ position: 3, reason: 'payload_commitment_mismatch' });
+    // A payload deleted behind the ledger (no PayloadsErased event names it) is named too.
+    await db.unsafeQuery("UPDATE events SET data = '', payload_salt = NULL WHERE position = 3");
+    const gone = (await t.http.get('/api/ledger/verify')).body;
+    expect(gone.first_failure).toMatchObject({ position: 3, reason: 'payload_missing' });
+    await db.unsafeQuery('UPDATE events SET payload_salt = ? WHERE position = 3', [row.payload_salt]);
     // A deleted newest event is invisible to the chain alone, but not to the tree (it still holds its leaf), to
     // the projection audit (its receipt row is made by no event), nor to a head published earlier.
     await db.unsafeQuery('UPDATE events SET data = ? WHERE position = 3', [row.data]);

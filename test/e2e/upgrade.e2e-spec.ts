@@ -92,7 +92,7 @@ describe.each(DIALECTS)('upgrade from the previous release on %s', (dialect) => 
     const rows = await t.app.get(DatabaseService).query<{ position: number | string; format: number | string; key_name: string | null }>('SELECT position, format, key_name FROM events ORDER BY position');
     expect(rows.map((x) => [Number(x.position), Number(x.format), x.key_name])).toEqual([
       [1, 1, null],
-      [2, 2, 'test-producer'],
+      [2, 3, 'test-producer'],
     ]);
     expect((await t.http.get('/api/ledger/verify')).body).toMatchObject({ ok: true, checked: 2 });
   });

@@ -196,17 +196,24 @@ describe.each(DIALECTS)('evidence packs with outcome evidence on %s', (dialect) 
     ]);
   });
 
-  it("the outcome's event data changed fails its leaf hash (the log holds the confirmation, not the forgery)", async () => {
+  it("the outcome's event payload changed fails its payload commitment (the log commits to the confirmation, not the forgery)", async () => {
     const ms = lines(reportPack);
-    const ev = eventOf(ms, `outcome:${id(settled)}`);
-    // The event's data (a JSON string inside the leaf array) says failed instead of confirmed, in its fields and its raw bytes.
-    const forged = leafText(ev).replace(/confirmed/g, 'failed');
-    expect(forged).not.toBe(leafText(ev));
-    ev.leaf = Buffer.from(forged, 'utf8').toString('base64');
+    const ev = eventOf(ms, `outcome:${id(settled)}`) as ReturnType<typeof eventOf> & { payload: string };
+    // Format 3 (issue 29): the event's data is its payload, committed to by the leaf; the forgery says failed instead of confirmed.
+    const payload = Buffer.from(ev.payload, 'base64').toString('utf8');
+    const forged = payload.replace(/confirmed/g, 'failed');
+    expect(forged).not.toBe(payload);
+    ev.payload = Buffer.from(forged, 'utf8').toString('base64');
     const j = await verify(repack(ms));
     expect([j.code, j.verified]).toEqual([1, false]);
-    expect(j.failures).toEqual(expect.arrayContaining([{ member: ev.member, check: 'leaf_hash' }]));
+    expect(j.failures).toEqual(expect.arrayContaining([{ member: ev.member, check: 'payload_commitment' }]));
     expect(j.failures.every((f) => f.member === ev.member || f.member === `outcome/${id(settled)}` || f.member === `report/${reportId}`)).toBe(true);
+    // The leaf itself, edited, fails its hash as before.
+    const ms2 = lines(reportPack);
+    const ev2 = eventOf(ms2, `outcome:${id(settled)}`);
+    ev2.leaf = Buffer.from(leafText(ev2).replace('"OutcomeReported"', '"OutcomeReportet"'), 'utf8').toString('base64');
+    const k = await verify(repack(ms2));
+    expect(k.failures).toEqual(expect.arrayContaining([{ member: ev2.member, check: 'leaf_hash' }]));
   });
 
   it("another job's genuine outcome added to the pack fails the subject check; its event alone, too", async () => {

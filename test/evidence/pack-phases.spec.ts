@@ -7,7 +7,7 @@ import { checkPack, PACK_CHECKS, PackDeps } from '../../src/core/pack/check';
 import { PackWriter } from '../../src/core/pack/format';
 import { generateSignerKey, parseVerifierKey } from '../../src/core/tlog';
 import { parseJsonBytes } from '../../src/cli/input';
-import { parseLeaf } from '../../src/core/ledger/leaf';
+import { parseLeaf, withPayload } from '../../src/core/ledger/leaf';
 import { quorumCheck, TrustPolicy } from '../../src/core/tlog/quorum';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -16,6 +16,7 @@ import { packText } from '../../src/cli/commands/verify-pack';
 const deps: PackDeps = {
   parseJson: parseJsonBytes,
   parseLeaf,
+  withPayload,
   quorumCheck: (note, policy) => quorumCheck(note, policy as TrustPolicy),
   timestamp: () => Promise.reject(new Error('no token in these packs')),
 };

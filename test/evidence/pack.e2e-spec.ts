@@ -203,7 +203,8 @@ describe.each(DIALECTS)('evidence packs on %s', (dialect) => {
     const ms = lines(withheldPackText);
     const entries = ms.filter((m) => m.member.startsWith('entry/'));
     expect(entries.map((e) => [e.raw, e.withheld])).toEqual([[null, 'withheld'], [null, 'withheld']]);
-    expect(ms.filter((m) => m.member.startsWith('event/')).every((e) => e.leaf === null && typeof e.withheld === 'string')).toBe(true);
+    // Format 3 (issue 29): the leaf holds no content and is served; the payload is what is withheld.
+    expect(ms.filter((m) => m.member.startsWith('event/')).every((e) => typeof e.leaf === 'string' && e.payload === null && typeof e.withheld === 'string')).toBe(true);
     const file = tmp.write('withheld.jsonl', withheldPackText);
     const r = await cli(['verify-pack', file, '--vkey', vkey]);
     expect(r.code).toBe(1);

@@ -90,7 +90,7 @@ export async function startApp(dialect: TestDialect, env: Record<string, string>
   await app.init();
   const svc = app.get(ApiKeysService);
   const keys = {} as Record<Role, string>;
-  for (const role of ['producer', 'compliance', 'auditor', 'admin'] as Role[]) keys[role] = (await svc.create(`test-${role}`, role)).key;
+  for (const role of ['producer', 'compliance', 'auditor', 'admin', 'privacy'] as Role[]) keys[role] = (await svc.create(`test-${role}`, role)).key;
   return {
     app,
     http: request(app.getHttpServer()),

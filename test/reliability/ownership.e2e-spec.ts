@@ -42,14 +42,14 @@ describe.each(DIALECTS)('ownership and attribution on %s', (dialect) => {
   });
   afterAll(async () => t.close());
 
-  it('records the key that wrote each event (format 2, hashed with the event) and shows it', async () => {
+  it('records the key that wrote each event (format 3, hashed with the event) and shows it', async () => {
     const a = await key('agent-a', 'producer');
     const r = receipt('EXECUTED BY LEDGER');
     const res = await post('/api/receipts', a.key, r.text);
     expect(res.status).toBe(201);
     const db = t.app.get(DatabaseService);
     const ev = (await db.query<{ format: number | string; key_id: string; key_name: string }>('SELECT format, key_id, key_name FROM events WHERE position = ?', [res.body.position]))[0];
-    expect({ ...ev, format: Number(ev.format) }).toEqual({ format: 2, key_id: a.id, key_name: 'agent-a' });
+    expect({ ...ev, format: Number(ev.format) }).toEqual({ format: 3, key_id: a.id, key_name: 'agent-a' });
     const verify = await t.http.get(`/api/receipt/${r.id}/verify`);
     expect(verify.body.recorded_by).toEqual({ key_id: a.id, name: 'agent-a' });
     const page = await t.http.get(`/run/${r.id}`);

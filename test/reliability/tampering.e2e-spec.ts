@@ -123,7 +123,13 @@ describe.each(DIALECTS)('tampering on %s', (dialect) => {
       expect((await call(l.base, 'GET', '/api/ledger/verify')).body.ok).toBe(true);
       const d = await row(l.db, 2);
       await l.db.query('UPDATE events SET data = ? WHERE position = 2', [d.data.replace('"verdict":"valid"', '"verdict":"invalid"')]);
-      await expectCaught(l, 2, 'event_hash_mismatch');
+      // Format 3 (issue 29): the data is the payload the leaf commits to.
+      await expectCaught(l, 2, 'payload_commitment_mismatch');
+      await l.db.query('UPDATE events SET data = ?, payload_salt = ? WHERE position = 2', [d.data, 'ab'.repeat(32)]);
+      await expectCaught(l, 2, 'payload_commitment_mismatch');
+      await l.db.query("UPDATE events SET data = '', payload_salt = NULL WHERE position = 2");
+      await expectCaught(l, 2, 'payload_missing');
+      await l.db.query('UPDATE events SET payload_salt = ? WHERE position = 2', [d.payload_salt]);
       await l.db.query('UPDATE events SET data = ? WHERE position = 2', [d.data]);
       expect((await call(l.base, 'GET', '/api/ledger/verify')).body.ok).toBe(true);
       // A relinked event: its prev_hash no longer names its predecessor.
@@ -145,7 +151,7 @@ describe.each(DIALECTS)('tampering on %s', (dialect) => {
     const l = await ledger('attribution');
     try {
       const e = await row(l.db, 3);
-      expect([Number(e.format), e.key_name]).toEqual([2, 'test-producer']);
+      expect([Number(e.format), e.key_name]).toEqual([3, 'test-producer']);
       await l.db.query('UPDATE events SET key_name = ? WHERE position = 3', ['test-admin']);
       await expectCaught(l, 3, 'event_hash_mismatch');
       await l.db.query('UPDATE events SET key_name = ?, key_id = ? WHERE position = 3', [e.key_name, 'someone-else']);
@@ -156,7 +162,14 @@ describe.each(DIALECTS)('tampering on %s', (dialect) => {
       await expectCaught(l, 3, 'bad_format');
       await l.db.query('UPDATE events SET format = 2, key_id = NULL WHERE position = 3');
       await expectCaught(l, 3, 'bad_format');
-      await l.db.query('UPDATE events SET key_id = ? WHERE position = 3', [e.key_id]);
+      await l.db.query('UPDATE events SET key_id = ?, format = 3 WHERE position = 3', [e.key_id]);
+      expect((await call(l.base, 'GET', '/api/ledger/verify')).body.ok).toBe(true);
+      // Format 3 (issue 29): the public ids and the stream's previous position are hashed too.
+      await l.db.query('UPDATE events SET public_ids = ? WHERE position = 3', ['{}']);
+      await expectCaught(l, 3, 'event_hash_mismatch');
+      await l.db.query('UPDATE events SET public_ids = ?, stream_prev = ? WHERE position = 3', [e.public_ids, Number(e.stream_prev) + 1]);
+      await expectCaught(l, 3, 'event_hash_mismatch');
+      await l.db.query('UPDATE events SET stream_prev = ? WHERE position = 3', [e.stream_prev]);
       expect((await call(l.base, 'GET', '/api/ledger/verify')).body.ok).toBe(true);
     } finally {
       await l.close();

@@ -27,6 +27,7 @@
  */
 import { isObject } from '../aer1';
 import { finishManifest } from './manifest';
+import { checkErasures } from './events';
 import { readPack } from './read';
 import { recomputeReports, subjectResult } from './recompute';
 import { checkRecords, LeafData } from './records';
@@ -69,6 +70,7 @@ export async function checkPack(lines: AsyncIterable<Buffer>, policy: PackPolicy
   if (!cp.note) t.fail('log/checkpoint', 'checkpoint_signature', 'the pack has no checkpoint');
 
   const { records: r, events } = read;
+  checkErasures(events, t);
   const leaf = new LeafData(events, missing, t);
   const verdicts = checkRecords(r, events, leaf, deps, t);
   const timeline = timelineVerdict(r, subject, missing, t);

@@ -72,6 +72,12 @@ export interface EventMember {
   leaf_hash: string;
   proof: string[];
   withheld?: string;
+  /** Format 3: the payload's exact bytes, base64 (null when withheld or erased). */
+  payload?: string | null;
+  /** Format 3: the 32-byte salt of the payload commitment, lowercase hex (null when withheld or erased). */
+  payload_salt?: string | null;
+  /** Format 3, payload erased (issue 29): when, by whom, on what basis, and the position of the `PayloadsErased` event. */
+  erased?: { erasure_id: string; position: number; erased_at: string; by: string; legal_basis: string; reason: string };
 }
 
 /**

@@ -51,6 +51,7 @@ function recompute(stored: CoverageReportContent, recordersIn: unknown, otherJob
   const id = (subj.job_id ?? subj.workflow_id) as string;
   const evs = [...events.entries()].filter(([p]) => p <= asOf).sort((a, b) => a[0] - b[0]);
   if (evs.some(([, e]) => e === null)) return { ok: false, why: 'an event it reads is withheld from this pack' };
+  if (evs.some(([, e]) => e!.data === null)) return { ok: false, why: 'an event it reads was erased (issue 29): its content can no longer be re-read' };
   const rin = isObject(recordersIn) ? (recordersIn as { record?: unknown; receipts?: unknown }) : {};
   const recorders = {
     record: (rin.record ?? null) as Recorders | null,
@@ -60,7 +61,7 @@ function recompute(stored: CoverageReportContent, recordersIn: unknown, otherJob
   if (others && !others.ok) return others;
   const subject: PlanSubject = kind === 'job' ? { kind, id } : { kind, id: id.toLowerCase() };
   const assembled = assembleReportInput(
-    evs.map(([, e]) => e!),
+    evs.map(([, e]) => ({ ...e!, data: e!.data as string })),
     { subject, asOf, trust, recorders, ...(others ? { otherJobs: others.jobs } : {}) },
   );
   if (!assembled.ok) return { ok: false, why: 'no plan version at or below its position is in the pack' };

@@ -35,6 +35,7 @@ export class LeafData {
       return null;
     }
     if (ev === null) return null; // withheld: said above
+    if (ev.data === null) return null; // erased (issue 29): listed by the events phase, never checked as content
     const types = Array.isArray(type) ? type : [type];
     if (!types.includes(ev.type)) {
       this.t.fail(ref.member, 'leaf_bytes', `the event at position ${ref.position} is a ${ev.type}, not ${types.join(' or ')}`);

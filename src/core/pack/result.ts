@@ -22,6 +22,7 @@ export const PACK_CHECKS = [
   'leaf_hash',
   'inclusion',
   'leaf_event',
+  'payload_commitment',
   'member_name',
   'duplicate',
   'subject',
@@ -66,6 +67,8 @@ export interface PackCounts {
   /** `manifest/<k>` chunks (not members: each is compared with the final manifest). */
   manifest_chunks: number;
   withheld: number;
+  /** Format 3 events whose payload was erased (issue 29): leaf and inclusion checked, content gone. */
+  erased: number;
   withheld_records: number;
   not_recorded: number;
 }
@@ -126,8 +129,12 @@ export interface PackLeafEvent {
   stream_position: number;
   type: string;
   key_name: string | null;
-  /** The event data as JSON text, exactly as hashed. */
-  data: string;
+  /** The event data as JSON text, exactly as hashed (format 1/2) or committed to (format 3, once its payload is checked); null for a format 3 leaf without its payload. */
+  data: string | null;
+  format: number;
+  payload_commitment: string | null;
+  /** Set when the pack says this format 3 event's payload was erased (checked against the `PayloadsErased` event it names). */
+  erased?: { erasure_id: string; position: number; erased_at: string; by: string; legal_basis: string; reason: string };
 }
 
 /**
@@ -140,6 +147,8 @@ export interface PackDeps {
   parseJson(bytes: Buffer): { ok: true; value: unknown } | { ok: false; detail: string };
   /** Throws an Error saying why when the leaf is not a canonical ledger event. */
   parseLeaf(leaf: Buffer): PackLeafEvent;
+  /** A format 3 event with its payload, once SHA-256(salt || payload) equals its commitment (src/core/ledger/leaf.ts `withPayload`). */
+  withPayload(e: PackLeafEvent, payload: Buffer, salt: Buffer): { ok: true; event: PackLeafEvent } | { ok: false; code: string; message: string };
   quorumCheck(note: string, policy: PackPolicy): { check: { ok: boolean | null; detail: string }; valid: readonly { name: string; timestamp: number }[] };
   /** RFC 3161, loaded only when a token is checked. */
   timestamp(): Promise<{
@@ -153,7 +162,7 @@ export class Tally {
   readonly failures: PackFailure[] = [];
   readonly passed: Partial<Record<PackErrorCode, number>> = {};
   readonly notChecked: string[] = [];
-  readonly counts: PackCounts = { members: 0, header: 0, log: 0, events: 0, receipts: 0, entries: 0, commitments: 0, workflows: 0, plans: 0, reports: 0, outcomes: 0, other: 0, manifest_chunks: 0, withheld: 0, withheld_records: 0, not_recorded: 0 };
+  readonly counts: PackCounts = { members: 0, header: 0, log: 0, events: 0, receipts: 0, entries: 0, commitments: 0, workflows: 0, plans: 0, reports: 0, outcomes: 0, other: 0, manifest_chunks: 0, withheld: 0, erased: 0, withheld_records: 0, not_recorded: 0 };
 
   readonly fail = (member: string, check: PackErrorCode, detail: string): void => void this.failures.push({ member, check, detail });
   readonly pass = (check: PackErrorCode): void => void (this.passed[check] = (this.passed[check] ?? 0) + 1);

@@ -44,3 +44,55 @@ export function quorumCheck(note: string, policy: TrustPolicy): { check: LogChec
     return { check: { name: 'cosignatures', ok: false, code: f.code, detail: f.message }, valid: [] };
   }
 }
+
+/**
+ * A quorum rule over witnesses (the Sigsum policy's quorum: a witness, or a
+ * group that holds when at least `k` of its members hold, each member a
+ * witness or a group; git.glasklar.is/sigsum/core/sigsum-go doc/policy.md).
+ * A witness is named by its key (the vkey string). A group with no members
+ * and k = 0 is the Sigsum `none`: it always holds.
+ */
+export type QuorumRule = { readonly kind: 'witness'; readonly name: string; readonly key: string } | { readonly kind: 'group'; readonly name: string; readonly k: number; readonly members: readonly QuorumRule[] };
+
+/** The rule that needs no cosignature (Sigsum `quorum none`). */
+export const QUORUM_NONE: QuorumRule = { kind: 'group', name: 'none', k: 0, members: [] };
+
+/** k of `keys` (each a witness named by its key), as one group: the rule of WITNESSES / WITNESS_QUORUM. */
+export function kOfN(name: string, k: number, witnesses: readonly { name: string; key: string }[]): QuorumRule {
+  return { kind: 'group', name, k, members: witnesses.map((w) => ({ kind: 'witness', name: w.name, key: w.key })) };
+}
+
+/** True when the witnesses whose keys are in `cosigned` satisfy `rule`. */
+export function quorumReached(rule: QuorumRule, cosigned: ReadonlySet<string>): boolean {
+  if (rule.kind === 'witness') return cosigned.has(rule.key);
+  let held = 0;
+  for (const m of rule.members) {
+    if (quorumReached(m, cosigned) && ++held >= rule.k) return true;
+  }
+  return held >= rule.k;
+}
+
+/**
+ * The fewest cosignatures that can satisfy `rule` (0 for `none`): a witness
+ * needs 1, a k-of-n group the sum of its k cheapest members. Members are
+ * disjoint (each name is a member of one group at most), so the sum is exact.
+ */
+export function quorumMinimum(rule: QuorumRule): number {
+  if (rule.kind === 'witness') return 1;
+  const costs = rule.members.map(quorumMinimum).sort((a, b) => a - b);
+  return costs.slice(0, rule.k).reduce((a, b) => a + b, 0);
+}
+
+/** The keys of the witnesses in `rule`'s tree: those whose cosignatures count. */
+export function quorumKeys(rule: QuorumRule): string[] {
+  return rule.kind === 'witness' ? [rule.key] : rule.members.flatMap(quorumKeys);
+}
+
+/** The rule in words, e.g. `all of (eu: 2 of (w1, w2, w3), us: any of (w4, w5))`; `none` for no cosignature. */
+export function describeQuorum(rule: QuorumRule, top = true): string {
+  if (rule.kind === 'witness') return rule.name;
+  if (rule.members.length === 0) return 'none';
+  const k = rule.k === rule.members.length ? 'all' : rule.k === 1 ? 'any' : String(rule.k);
+  const inner = `${k} of (${rule.members.map((m) => describeQuorum(m, false)).join(', ')})`;
+  return top ? inner : `${rule.name}: ${inner}`;
+}
