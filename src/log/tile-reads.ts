@@ -1,12 +1,12 @@
 /**
  * The bytes of C2SP tlog-tiles resources read from the ledger's database
  * (docs/tiles.md): hash tiles from `tree_nodes`, entry bundles from the
- * events (each leaf recomputed with `eventLeafOrNull` and checked against
+ * events (each leaf rebuilt with `storedLeaf` and checked against
  * the stored leaf hash before it is served). Shared by `GET /tile/...`,
  * the static copy (TILES_DIR) and `npm run ledger -- export-tiles`.
  */
 import { LedgerError } from '../common/errors';
-import { eventLeafOrNull } from '../core/ledger/event-hash';
+import { storedLeaf } from '../core/ledger/event-hash';
 import { encodeBundle, HASH_SIZE, leafHash, MAX_BUNDLE_ENTRY, TileRef, tileNodes } from '../core/tlog';
 import { Queryable } from '../database/rows';
 import { EventsRepository } from '../ledger/events.repository';
@@ -14,7 +14,7 @@ import { leafWithheld } from './log-answers';
 import { TreeRepository } from './tree.repository';
 
 /** Why an entry of a bundle is empty instead of its leaf. */
-export type EmptiedEntry = 'withheld' | 'too_large';
+export type EmptiedEntry = 'withheld' | 'erased' | 'too_large';
 
 /** A bundle and the entries in it that are empty (index within the bundle, and why). */
 export interface BundleBytes {
@@ -49,8 +49,9 @@ export class TileReads {
    * uint16 length-prefixed. A leaf anyone may read is its exact bytes; a
    * leaf withheld from the public (a `metadata` publication key, or an
    * event type served to compliance, auditor and admin keys only:
-   * {@link leafWithheld}) and a leaf over 65,535 bytes are a zero-length
-   * entry (a leaf is never empty: docs/tiles.md). 409 `tree_mismatch` when
+   * {@link leafWithheld}), a format 1/2 leaf whose data was erased (issue
+   * 29: it can no longer be rebuilt) and a leaf over 65,535 bytes are a
+   * zero-length entry (a leaf is never empty: docs/tiles.md). 409 `tree_mismatch` when
    * a leaf recomputed from its event does not hash to the stored leaf hash.
    */
   async bundle(q: Queryable, t: TileRef): Promise<BundleBytes> {
@@ -61,7 +62,13 @@ export class TileReads {
     const withheld = await this.events.withheldPositions(q, start, start + t.width);
     const emptied: BundleBytes['emptied'] = [];
     const entries = rows.map((e, i) => {
-      const leaf = eventLeafOrNull(e);
+      const l = storedLeaf(e);
+      if (l.erased && stored[i].idx === e.position - 1) {
+        // A format 1/2 leaf whose data was erased (issue 29): its bytes are gone, its stored hash stands in the tile.
+        emptied.push({ index: i, why: 'erased' });
+        return Buffer.alloc(0);
+      }
+      const leaf = l.leaf;
       if (leaf === null || stored[i].idx !== e.position - 1 || !leafHash(leaf).equals(stored[i].hash)) {
         throw new LedgerError(409, 'tree_mismatch', `leaf ${e.position - 1} computed from its event does not match the stored tree: entry bundle ${t.index} is not served`, { index: e.position - 1 });
       }

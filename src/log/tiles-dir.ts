@@ -15,7 +15,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, open, readFile, rename, stat, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { encodeTileIndex, parseCheckpoint, parseNote, TILE_WIDTH, TileRef, tilePath, tilesBetween } from '../core/tlog';
-import { eventLeafOrNull } from '../core/ledger/event-hash';
+import { storedLeaf } from '../core/ledger/event-hash';
 import { Queryable } from '../database/rows';
 import { EventsRepository } from '../ledger/events.repository';
 import { TileReads } from './tile-reads';
@@ -119,7 +119,7 @@ export class TilesDir {
     const file = join(this.root, largeLeafPath(index));
     if (await exists(file)) return;
     const [e] = await this.events.page(q, index, index + 1, 1);
-    const leaf = e ? eventLeafOrNull(e) : null;
+    const leaf = e ? storedLeaf(e).leaf : null;
     if (!leaf) return; // the bundle was checked against the tree just before: not reached
     await this.put(file, leaf);
     report.files++;

@@ -4,7 +4,7 @@ import type { Request, Response } from 'express';
 import { BadInputError, LedgerError } from '../common/errors';
 import { ApiErrors } from '../common/openapi';
 import { FreeRead } from '../common/rate-limit';
-import { eventLeafOrNull } from '../core/ledger/event-hash';
+import { storedLeaf } from '../core/ledger/event-hash';
 import { isTlogError, leafHash, MAX_BUNDLE_ENTRY, parseTilePath, TILE_WIDTH, TileRef, tileWidth } from '../core/tlog';
 import { DatabaseService } from '../database/database.service';
 import { EventsRepository } from '../ledger/events.repository';
@@ -104,7 +104,7 @@ export class TilesController {
     const notFound = new LedgerError(404, 'leaf_not_found', `leaf ${index} is not a public leaf over ${MAX_BUNDLE_ENTRY} bytes within the served checkpoint (size ${cp.size})`, { index });
     if (index >= cp.size) throw notFound;
     const [e] = await this.events.page(this.db, index, index + 1, 1);
-    const leaf = e ? eventLeafOrNull(e) : null;
+    const leaf = e ? storedLeaf(e).leaf : null;
     if (!e || !leaf || leaf.length <= MAX_BUNDLE_ENTRY) throw notFound;
     const [stored] = await this.tree.level(this.db, 0, index, index + 1);
     if (!stored || !stored.hash.equals(leafHash(leaf))) throw new LedgerError(409, 'tree_mismatch', `leaf ${index} computed from its event does not match the stored tree`, { index });
