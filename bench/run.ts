@@ -7,7 +7,7 @@
  *   --quick          small sizes (1/10 to 1/20), a whole run in about 2 minutes; its figures are
  *                    not comparable with the targets: written to bench/out/RESULTS-quick.md,
  *                    never over bench/RESULTS.md
- *   --only a,b       run only these figures: timeline, cli, batch, startup, merkle, tlog, ingest, otlp, coverage, queue, pack, gateway
+ *   --only a,b       run only these figures: timeline, cli, batch, startup, merkle, tlog, ingest, otlp, coverage, queue, pack, gateway, tiles
  *                    (cli needs timeline's in-process rate and runs it too)
  *   --reps N         repetitions of the in-process and CLI timings (best reported; default 5, quick 3)
  *   --out FILE       where to write the report (default bench/RESULTS.md)
@@ -37,8 +37,9 @@ import { benchStartup } from './startup';
 import { benchTimeline, timelineSize } from './timeline';
 import { benchTlogProofs } from './tlog-proofs';
 import { benchTlogIntegrate } from './tlog-integrate';
+import { benchTiles } from './tiles';
 
-const FIGURES = ['timeline', 'cli', 'batch', 'startup', 'merkle', 'tlog', 'ingest', 'otlp', 'coverage', 'queue', 'pack', 'gateway'] as const;
+const FIGURES = ['timeline', 'cli', 'batch', 'startup', 'merkle', 'tlog', 'ingest', 'otlp', 'coverage', 'queue', 'pack', 'gateway', 'tiles'] as const;
 type FigureName = (typeof FIGURES)[number];
 
 /** 127.0.0.1 only: refuse anything else. */
@@ -245,6 +246,9 @@ async function main(): Promise<void> {
     }
     if (a.only.has('gateway')) {
       await guard('gateway', () => [notMeasured('gateway: added latency per tools/call, p50', 'ms', 'reported (issue 31)', ''), notMeasured('gateway: added latency per tools/call, p99', 'ms', 'reported (issue 31)', '')], async () => add(await benchGateway(ctx)));
+    }
+    if (a.only.has('tiles')) {
+      await guard('tiles', () => [notMeasured('tiles: one full tile (GET /tile/0/000, 8 KiB) from the API', 'requests/s', 'reported (issue 32)', ''), notMeasured('tiles: static copy write cost, per 1,000,000 entries', 's per 1,000,000 entries', 'reported (issue 32)', '')], async () => add(await benchTiles(ctx)));
     }
   } finally {
     rmSync(tmp, { recursive: true, force: true });

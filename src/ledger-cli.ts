@@ -10,6 +10,9 @@
  *   create-signing-key --out FILE [--origin ORIGIN]
  *                                        write a new log signing key (Ed25519, mode 0600, never
  *                                        overwritten) for LEDGER_SIGNING_KEY_FILE; prints its vkey
+ *   export-tiles --out DIR               write the log's static copy (C2SP tlog-tiles: checkpoint,
+ *                                        tiles, entry bundles) up to the served checkpoint into DIR,
+ *                                        as TILES_DIR does while the server runs (docs/tiles.md)
  *   log-list-entry --contact CONTACT [--qpd N]
  *                                        print this log's entry in the witness network's log-list
  *                                        format (vkey, qpd, contact: src/log/log-list.ts); reads the
@@ -31,6 +34,10 @@ import { LedgerService } from './ledger/ledger.service';
 import { LedgerError } from './common/errors';
 import { DEFAULT_DATABASE_URL } from './database/database-url';
 import { verifyLedgerDatabase } from './ledger/offline-verify';
+import { DatabaseService } from './database/database.service';
+import { EventsRepository } from './ledger/events.repository';
+import { LogService } from './log/log.service';
+import { TilesDir } from './log/tiles-dir';
 import { createSigningKeyFile, defaultOrigin, LogKeyError, readLogKey } from './log/log-key';
 import { defaultQpd, logListEntry, parseQpd } from './log/log-list';
 
@@ -98,6 +105,18 @@ export async function main(argv: string[]): Promise<number> {
       const signer = createSigningKeyFile(o.out, origin);
       process.stdout.write(`${signer.vkey}\n`);
       process.stderr.write(`ledger: wrote ${o.out} (mode 0600) for origin ${origin}; start the server with LEDGER_SIGNING_KEY_FILE=${o.out}, give auditors the vkey above\n`);
+    });
+  program
+    .command('export-tiles')
+    .description("write the log's static copy (C2SP tlog-tiles) up to the checkpoint GET /checkpoint serves; full tiles already in DIR are kept")
+    .requiredOption('--out <dir>', 'the folder (created when missing); serve it as the log prefix, see docs/tiles.md')
+    .action(async (o: { out: string }) => {
+      const r = await withLedger(async (app) => {
+        const cp = await app.get(LogService).latest();
+        if (!cp) throw new Error('the log has no checkpoint to export yet (start the server with a signing key once, or wait for the first checkpoint)');
+        return new TilesDir(o.out, app.get(EventsRepository)).write(app.get(DatabaseService), cp);
+      });
+      process.stdout.write(`${JSON.stringify({ out: o.out, ...r })}\n`);
     });
   program
     .command('log-list-entry')

@@ -12,17 +12,17 @@ const MAX_ANSWER_BYTES = 4 * 1024 * 1024;
 /** Default HTTP timeout, in seconds. */
 export const DEFAULT_TIMEOUT_S = 30;
 
-/** `--url`: an http(s) base URL, without a trailing slash. */
-export function baseUrl(url: string | undefined): string {
-  if (url === undefined) throw new CliError('--url BASE (the ledger, e.g. http://localhost:3000) is required');
+/** `--url` (or `flag`): an http(s) base URL, without a trailing slash. */
+export function baseUrl(url: string | undefined, flag = '--url'): string {
+  if (url === undefined) throw new CliError(`${flag} BASE (the ledger, e.g. http://localhost:3000) is required`);
   let u: URL;
   try {
     u = new URL(url);
   } catch {
-    throw new CliError(`--url must be a URL such as http://localhost:3000, got ${JSON.stringify(url.slice(0, 200))}`);
+    throw new CliError(`${flag} must be a URL such as http://localhost:3000, got ${JSON.stringify(url.slice(0, 200))}`);
   }
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new CliError(`--url must be http or https, got ${u.protocol}`);
-  if (u.search || u.hash) throw new CliError('--url is a base URL, without ?query or #fragment');
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new CliError(`${flag} must be http or https, got ${u.protocol}`);
+  if (u.search || u.hash) throw new CliError(`${flag} is a base URL, without ?query or #fragment`);
   return url.replace(/\/+$/, '');
 }
 

@@ -35,11 +35,11 @@ export const ERROR_CODES = [
   // 400
   'empty_body', 'malformed_json', 'invalid_utf8', 'duplicate_member', 'too_deep', 'not_object', 'lone_surrogate', 'invalid_body', 'invalid_request', 'invalid_query',
   'invalid_targets', 'too_many_targets', 'invalid_scope', 'invalid_version', 'wrapped_workflow', 'unsupported_character', 'value_too_large', 'invalid_content_encoding',
-  'request_aborted', 'bad_request', 'repeated_parameter', 'request_timeout', 'headers_too_large', 'leaf_index_out_of_range', 'otlp_decode_failed', 'otlp_attribute_type',
+  'request_aborted', 'bad_request', 'repeated_parameter', 'request_timeout', 'headers_too_large', 'leaf_index_out_of_range', 'tile_path_invalid', 'otlp_decode_failed', 'otlp_attribute_type',
   // 401, 403
   'missing_key', 'invalid_key', 'invalid_authorization', 'key_revoked', 'forbidden_role', 'not_owner', 'provenance_not_permitted', 'system_not_permitted',
   // 404, 405
-  'not_found', 'method_not_allowed', 'no_checkpoint', 'checkpoint_not_found', 'tree_size_beyond_checkpoint', 'erasure_target_not_found',
+  'not_found', 'method_not_allowed', 'no_checkpoint', 'checkpoint_not_found', 'tree_size_beyond_checkpoint', 'tile_not_found', 'leaf_not_found', 'erasure_target_not_found',
   // 409
   'receipt_id_conflict', 'workflow_id_conflict', 'correction_same_id', 'already_superseded', 'timeline_exists', 'timeline_imported', 'timeline_closed',
   'seq_not_contiguous', 'link_mismatch', 'genesis_prev_digest', 'timeline_not_closed', 'timeline_not_valid', 'plan_exists', 'plan_version_conflict', 'expected_version_conflict', 'tree_mismatch', 'projection_mismatch',
@@ -52,7 +52,7 @@ export const ERROR_CODES = [
   'not_erasable', 'invalid_erasure',
   'invalid_webhook_url', 'webhook_address_refused', 'unknown_webhook_event', 'invalid_attestation', 'attestation_signature_invalid', 'attestation_key_untrusted',
   // 429, 5xx
-  'rate_limited', 'quota_exceeded', 'stream_limit_key', 'stream_limit_server', 'server_busy', 'queue_unavailable', 'log_unavailable', 'internal_error',
+  'rate_limited', 'quota_exceeded', 'stream_limit_key', 'stream_limit_server', 'server_busy', 'bandwidth_exceeded', 'queue_unavailable', 'log_unavailable', 'internal_error',
 ] as const;
 
 /** The body of every error (src/common/error.filter.ts). */
@@ -78,7 +78,7 @@ const STATUS_TEXT: Record<number, string> = {
   413: '`body_too_large`: the body exceeds BODY_LIMIT_BYTES; the rest is not read.',
   415: '`unsupported_encoding` / `unsupported_media_type`: a Content-Encoding, charset or Content-Type the endpoint does not take.',
   422: 'Well-formed but does not verify or breaks a rule: `error` is the code, `reasons` the AER-1 reason codes. Nothing was recorded.',
-  429: '`rate_limited` (public read budget: VERIFY_RATE_LIMIT per minute per client, KEY_READ_RATE_LIMIT per key), `quota_exceeded` (REPORT_QUOTA_PER_HOUR per key), `stream_limit_key` / `stream_limit_server` (open event streams, SSE_MAX_PER_KEY / SSE_MAX_STREAMS), or `server_busy` (HEAVY_READ_CONCURRENCY heavy reads already running in this process); see Retry-After.',
+  429: '`rate_limited` (public read budget: VERIFY_RATE_LIMIT per minute per client, KEY_READ_RATE_LIMIT per key), `quota_exceeded` (REPORT_QUOTA_PER_HOUR per key), `stream_limit_key` / `stream_limit_server` (open event streams, SSE_MAX_PER_KEY / SSE_MAX_STREAMS), `server_busy` (HEAVY_READ_CONCURRENCY heavy reads already running in this process), or `bandwidth_exceeded` (tiles: TILE_BANDWIDTH_KIB_PER_MINUTE per client); see Retry-After.',
   503: '`queue_unavailable`: the verification queue (Redis) does not answer; nothing was recorded.',
 };
 

@@ -179,6 +179,26 @@ export class AppConfig {
   @Max(3_600_000)
   CHECKPOINT_INTERVAL_MS = 1000;
 
+  /**
+   * A folder the API process keeps a static copy of the log's read path in (C2SP tlog-tiles: `checkpoint`,
+   * `tile/<L>/<N>[.p/<W>]`, `tile/entries/<N>[.p/<W>]`), written after each checkpoint it serves (docs/tiles.md).
+   * Unset: no copy.
+   */
+  @IsOptional()
+  @IsString()
+  @MinLength(1)
+  TILES_DIR?: string;
+
+  /**
+   * Bandwidth budget of `GET /tile/...` per client (an IPv4 address or an IPv6 /64) per minute, in KiB, counted
+   * in 8 KiB units (one full hash tile); past it: 429 `bandwidth_exceeded` with Retry-After. Tiles do not spend
+   * the public read budget (VERIFY_RATE_LIMIT). Default 65536 (64 MiB a minute); 0: no budget.
+   */
+  @Transform(({ value }) => (value === undefined || value === '' ? 65_536 : Number(value)))
+  @IsInt()
+  @Min(0)
+  TILE_BANDWIDTH_KIB_PER_MINUTE = 65_536;
+
   /** Live event stream (GET /api/ledger/events/stream): a heartbeat comment line every this many ms (default 15000). */
   @Transform(({ value }) => (value === undefined || value === '' ? 15_000 : Number(value)))
   @IsInt()

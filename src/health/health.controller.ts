@@ -7,6 +7,7 @@ import type { Response } from 'express';
 import { DatabaseService } from '../database/database.service';
 import { BatchDispatcher } from '../verification-queue/dispatchers';
 import { CheckpointSigner } from '../log/checkpoint-signer';
+import { StaticTiles } from '../log/static-tiles';
 import { LogIdentityService } from '../log/log-identity.service';
 import { WitnessCoordinator } from '../log/witnesses';
 import { CheckpointTimestamper } from '../log/timestamps';
@@ -38,6 +39,9 @@ export type HealthAnswer = Omit<HealthCheckResult, 'status'> & { status: HealthC
  *   unreachable; tried again next tick, cleared once a run succeeds). Reads and writes go on; proofs stay at the last
  *   checkpoint. `details.log` also gives the origin, the newest checkpoint's
  *   size and age in seconds.
+ * - With TILES_DIR, `details.log.tiles_dir` gives the size of the checkpoint
+ *   last written to the static copy and its last failure (`last_error:
+ *   {message, at}`, the folder named TILES_DIR); informational only.
  * - With WITNESSES or WITNESS_POLICY_FILE configured, `details.log.witnessing`
  *   gives the quorum (the fewest cosignatures that can meet it), how many
  *   witnesses are `current`, `policy: {source, rule, quorum_reached,
@@ -67,6 +71,7 @@ export class HealthController {
     private readonly identity: LogIdentityService,
     private readonly witnesses: WitnessCoordinator,
     private readonly timestamper: CheckpointTimestamper,
+    private readonly staticTiles: StaticTiles,
   ) {}
 
   @Get()
@@ -97,7 +102,8 @@ export class HealthController {
         };
         const witnessing = this.witnesses.health();
         const timestamps = this.timestamper.health();
-        const all = { ...info, ...(witnessing ? { witnessing } : {}), ...(timestamps ? { timestamps } : {}) };
+        const tilesDir = this.staticTiles.health(); // informational: a copy that falls behind never takes the log down
+        const all = { ...info, ...(witnessing ? { witnessing } : {}), ...(timestamps ? { timestamps } : {}), ...(tilesDir ? { tiles_dir: tilesDir } : {}) };
         const witnessed = !witnessing || witnessing.policy.current_quorum;
         return st.signing === 'active' && !st.last_error && witnessed ? i.up(all) : i.down(all);
       },

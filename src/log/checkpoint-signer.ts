@@ -14,6 +14,7 @@ import { AppendGate } from '../ledger/append-gate';
 import { dirname } from 'node:path';
 import { CheckpointStateError, CheckpointStateStore, FileCheckpointState, MemoryCheckpointState, SignedState } from './checkpoint-state';
 import { MissingNodeError } from './tree.repository';
+import { StaticTiles } from './static-tiles';
 
 /** Leaves integrated per checkpoint at most: a long backlog (an upgraded ledger) is signed in steps. */
 const MAX_LEAVES_PER_CHECKPOINT = 100_000;
@@ -107,6 +108,7 @@ export class CheckpointSigner implements OnApplicationBootstrap, OnApplicationSh
     private readonly config: ConfigService<AppConfig, true>,
     @Optional() private readonly metrics?: LedgerMetrics,
     @Optional() private readonly gate?: AppendGate,
+    @Optional() private readonly staticTiles?: StaticTiles,
   ) {
     this.leaves = new LeafRecomputer(db.connectionTarget, db);
     const id = identity.current;
@@ -175,6 +177,8 @@ export class CheckpointSigner implements OnApplicationBootstrap, OnApplicationSh
         this.lastError = { message: this.withoutPaths((e as Error).message), at: new Date().toISOString() };
         this.logger.error(`checkpoint not signed this time: ${(e as Error).message}`);
       }
+      // TILES_DIR: the static copy follows the checkpoint /checkpoint serves (never throws).
+      await this.staticTiles?.sync();
     });
     this.queued = run;
     this.chain = run;

@@ -109,6 +109,8 @@ export class LogController {
       endpoints: {
         checkpoint: `${b}/checkpoint`,
         checkpoint_latest: `${b}/checkpoint/latest`,
+        tile: `${b}/tile/{L}/{N}[.p/{W}]`,
+        entry_bundle: `${b}/tile/entries/{N}[.p/{W}]`,
         checkpoints: `${b}/api/ledger/checkpoints/{size}`,
         checkpoint_timestamp: `${b}/api/ledger/checkpoints/{size}/timestamp`,
         leaf: `${b}/api/ledger/leaves/{index}`,

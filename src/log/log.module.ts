@@ -13,6 +13,9 @@ import { CommitmentTrustService } from './commitment-trust.service';
 import { CheckpointTimestamper } from './timestamps';
 import { WitnessCoordinator } from './witnesses';
 import { WitnessedCheckpoints } from './witnessed.service';
+import { StaticTiles } from './static-tiles';
+import { TileBandwidth } from './tile-bandwidth';
+import { TilesController } from './tiles.controller';
 
 /** The verifiable log's reads (LogService, global to the pages and verifiers), and the tree audit the ledger's `/verify` calls (`TREE_AUDIT`). */
 @Global()
@@ -23,6 +26,6 @@ import { WitnessedCheckpoints } from './witnessed.service';
 })
 export class LogReadModule {}
 
-/** The verifiable log over HTTP, the checkpoint signer, the witness coordinator and the timestamper (the API process only; workers append, never sign). */
-@Module({ imports: [LogReadModule, AuthModule, ReceiptsRepositoryModule, CoverageRepositoryModule, WorkflowsRepositoryModule], controllers: [LogController], providers: [CheckpointSigner, WitnessCoordinator, CheckpointTimestamper], exports: [CheckpointSigner, WitnessCoordinator, CheckpointTimestamper] })
+/** The verifiable log over HTTP (JSON API and C2SP tiles), the checkpoint signer, the static copy (TILES_DIR), the witness coordinator and the timestamper (the API process only; workers append, never sign). */
+@Module({ imports: [LogReadModule, AuthModule, ReceiptsRepositoryModule, CoverageRepositoryModule, WorkflowsRepositoryModule], controllers: [LogController, TilesController], providers: [CheckpointSigner, WitnessCoordinator, CheckpointTimestamper, TileBandwidth, StaticTiles], exports: [CheckpointSigner, WitnessCoordinator, CheckpointTimestamper, StaticTiles] })
 export class LogModule {}

@@ -21,7 +21,7 @@ export const UNMATCHED_ROUTE = 'unmatched';
 /** Distinct witness labels kept; later names share the label `other`. */
 export const MAX_WITNESS_LABELS = 32;
 /** Which budget refused a request (src/common/rate-limit.ts). */
-export type RateLimiter = 'public_read' | 'key_read' | 'heavy_read' | 'coverage_reports' | 'verification_batches';
+export type RateLimiter = 'public_read' | 'key_read' | 'heavy_read' | 'coverage_reports' | 'verification_batches' | 'tile_bandwidth';
 /** Chunks of verification batches, by state (BullMQ's counts with REDIS_URL; in process: waiting and active). */
 export type QueueState = 'waiting' | 'active' | 'delayed' | 'failed';
 /** What {@link LedgerMetrics.setQueueDepthSource} reads at each scrape. */

@@ -101,9 +101,9 @@ describe.each(DIALECTS)('OpenAPI contract on %s', (dialect) => {
         if (status === '204') continue;
         // A success may be NDJSON (the timeline export), JSON Lines (evidence packs), Server-Sent Events (the live event stream) or a signed note
         // (checkpoints: text/plain, exactly as signed) or an RFC 3161 token (DER, application/timestamp-reply), each documented
-        // (or a PDF of a coverage report, or an SVG badge) with its own media type and schema; /metrics answers the Prometheus text format.
+        // (or a PDF of a coverage report, or an SVG badge, or tlog-tiles bytes) with its own media type and schema; /metrics answers the Prometheus text format.
         const text = path === '/metrics' && status === '200' ? r.content?.['text/plain']?.schema : undefined;
-        const json = r.content?.['application/json']?.schema ?? (status.startsWith('2') ? (r.content?.['application/x-ndjson'] ?? r.content?.['application/jsonl'] ?? r.content?.['text/event-stream'] ?? r.content?.['text/plain; charset=utf-8'] ?? r.content?.['application/timestamp-reply'] ?? r.content?.['application/pdf'] ?? r.content?.['image/svg+xml'])?.schema ?? text : undefined);
+        const json = r.content?.['application/json']?.schema ?? (status.startsWith('2') ? (r.content?.['application/x-ndjson'] ?? r.content?.['application/jsonl'] ?? r.content?.['text/event-stream'] ?? r.content?.['text/plain; charset=utf-8'] ?? r.content?.['application/timestamp-reply'] ?? r.content?.['application/pdf'] ?? r.content?.['image/svg+xml'] ?? r.content?.['application/octet-stream'])?.schema ?? text : undefined);
         if (!json) problems.push(`${where} ${status}: no JSON schema`);
         else if (!refOk(json)) problems.push(`${where} ${status}: dangling $ref`);
         // Errors answer the Error body; only a verifier's 422 (its full answer, verdict not valid), the ledger verifier's 409 and /health's 503 differ.

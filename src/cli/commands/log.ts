@@ -8,7 +8,7 @@
  *   `--receipt ID` / `--position N` name the record the file must prove
  *   (`leaf_is_record`). Exit 0 verified; 1 a check failed (each failing check
  *   is named); 2 usage error, or a file that cannot be read or is not a proof file.
- * - `aer1 log monitor --url BASE --vkey VKEY --state FILE [--watch SECONDS] [--witness VKEY]... [--quorum K] [--json]`:
+ * - `aer1 log monitor (--url BASE | --tiles URL) --vkey VKEY --state FILE [--watch SECONDS] [--witness VKEY]... [--quorum K] [--json]`:
  *   fetch `GET BASE/checkpoint`, check its signature (and the witness
  *   quorum), check it is consistent with the checkpoint saved in FILE
  *   (`GET BASE/api/ledger/proof/consistency`), then save it (temp file,
@@ -17,64 +17,37 @@
  *   a rollback (smaller than the saved one), a bad signature or a missing
  *   quorum: both checkpoints are printed and FILE is never overwritten;
  *   2 usage error, unusable state file, or the log could not be reached or
- *   answered nonsense. With `--watch S` it checks every S seconds until
+ *   answered nonsense. With `--tiles URL` the checkpoint and tiles come from a
+ *   C2SP tlog-tiles copy (docs/tiles.md): its tiles must give the signed
+ *   root (else exit 2) and the consistency proof is computed from them.
+ *   With `--watch S` it checks every S seconds until
  *   SIGINT or SIGTERM and exits with the worst result seen (1 over 2 over 0).
- * - `aer1 log inclusion --url BASE --vkey VKEY (--receipt ID | --index I) [--witness VKEY]... [--quorum K] [--json]`:
+ * - `aer1 log inclusion (--url BASE | --tiles URL [--url BASE]) --vkey VKEY (--receipt ID | --index I) [--witness VKEY]... [--quorum K] [--json]`:
  *   fetch the checkpoint, the inclusion proof and the leaf, check them as
  *   verify-proof does. Exit 0 included; 1 a check failed, the receipt is not
- *   recorded, or the leaf is not yet under the checkpoint; 2 usage or network.
+ *   recorded, or the leaf is not yet under the checkpoint; 2 usage or network
+ *   (log-inclusion.ts).
  */
 import { Command } from 'commander';
 import { readFileSync } from 'node:fs';
-import { decodeStrictBase64, isObject } from '../../core/aer1';
 import { Checkpoint, compareCheckpoints, judgeGrowth, verifyCheckpoint } from '../../core/tlog';
 import { CliError, CliIo, errorText, EXIT_NOT_VALID, EXIT_OK, EXIT_USAGE, RunContext, writeAll } from '../io';
-import { checkProof, JSON_PROOF_FORMAT, malformedReport, NotAProofFile, ProofParts, ProofReport, readProofFile } from '../../core/tlog/log-proof';
+import { checkProof, malformedReport, NotAProofFile, ProofReport, readProofFile } from '../../core/tlog/log-proof';
 import { quorumCheck, TrustPolicy } from '../../core/tlog/quorum';
 import { safe } from '../report';
 import { parseJsonBytes } from '../input';
 import { refuseErrorAnswer } from '../recognise';
-import { baseUrl, DEFAULT_TIMEOUT_S, getJson, getOk, hashList, httpGet, LogUnreachable, shortBody } from '../log-client';
+import { baseUrl, DEFAULT_TIMEOUT_S, getJson, getOk, hashList, httpGet, LogUnreachable } from '../log-client';
+import { checkTilesRoot, consistencyFromTiles } from '../tiles-client';
 import { collect, trustPolicy, wholeNumber } from '../log-options';
 import { readState, saveAtomically } from '../monitor-state';
+import { indent, PolicyOptions, proofJson, proofText } from './log-output';
+import { inclusionCommand, InclusionOptions } from './log-inclusion';
 
-// ---------------------------------------------------------------- output
-
-const MARK = (ok: boolean | null): string => (ok === true ? '✓' : ok === false ? '✗' : '–');
-
-/** The readable report of a proof. */
-export function proofText(r: ProofReport, source: string): string {
-  const form = r.form === 'json' ? JSON_PROOF_FORMAT : r.form === 'tlog-proof' ? 'c2sp.org/tlog-proof' : 'checkpoint, inclusion proof and leaf fetched now';
-  const out = [`${r.form === 'fetched' ? 'Inclusion' : 'Proof'}: ${safe(source)} (${form})`];
-  for (const c of r.checks) out.push(`  ${MARK(c.ok)} ${c.name}: ${safe(c.detail, 400)}${c.ok === false && c.code ? ` [${c.code}]` : ''}`);
-  if (r.record) {
-    const e = r.record;
-    out.push(`Record: position ${e.position}, stream ${safe(e.stream_id)} #${e.stream_position}, type ${safe(e.type)}, recorded ${safe(e.recorded_at)}, by ${e.key_id === null ? 'an unattributed writer (format 1)' : `key ${safe(e.key_id)} (${safe(e.key_name ?? '')})`}`);
-  }
-  if (r.receipt) out.push(`Receipt: ${safe(r.receipt.id ?? '(no id)')}: AER-1 verdict ${r.receipt.verdict.toUpperCase()}${r.receipt.reasons.length ? ` (${r.receipt.reasons.map((x) => safe(x)).join(', ')})` : ''}`);
-  if (r.verified) {
-    const cp = r.checkpoint!;
-    const extra = r.checks.some((c) => c.name === 'timestamp' && c.ok === null) ? ' (the timestamp was not checked)' : '';
-    out.push(`Result: VERIFIED: leaf ${r.leaf_index} is in log ${safe(cp.origin)} at tree size ${cp.size}${extra}`);
-  } else {
-    out.push(`Result: NOT VERIFIED: ${r.failed.length ? `failed: ${r.failed.join(', ')}` : 'a required check could not be made'}`);
-  }
-  return out.join('\n') + '\n';
-}
-
-function proofJson(r: ProofReport, extra: Record<string, unknown> = {}): string {
-  return JSON.stringify({ ...extra, ...r }, null, 2) + '\n';
-}
+export { proofText };
 
 // ---------------------------------------------------------------- verify-proof
 
-interface PolicyOptions {
-  vkey?: string;
-  witness?: string[];
-  quorum?: number;
-  tsaCerts?: string;
-  json?: boolean;
-}
 
 interface VerifyProofOptions extends PolicyOptions {
   /** The receipt the file must prove (its `ReceiptRecorded` event on stream `receipt:<id lowercase>`). */
@@ -134,84 +107,6 @@ export async function verifyProofCommand(file: string, opts: VerifyProofOptions,
   return report.verified ? EXIT_OK : EXIT_NOT_VALID;
 }
 
-// ---------------------------------------------------------------- inclusion
-
-interface InclusionOptions extends PolicyOptions {
-  url?: string;
-  receipt?: string;
-  index?: number;
-  timeout?: number;
-}
-
-/** `aer1 log inclusion`: returns the exit code. */
-export async function inclusionCommand(opts: InclusionOptions, io: CliIo): Promise<number> {
-  const policy = trustPolicy(opts);
-  const base = baseUrl(opts.url);
-  if ((opts.receipt === undefined) === (opts.index === undefined)) throw new CliError('give exactly one of --receipt ID and --index I');
-  const t = opts.timeout ?? DEFAULT_TIMEOUT_S;
-  const say = async (text: string, json: Record<string, unknown>): Promise<number> => {
-    await writeAll(io.stdout, opts.json ? JSON.stringify(json, null, 2) + '\n' : text + '\n');
-    return EXIT_NOT_VALID;
-  };
-  let index: number;
-  if (opts.receipt !== undefined) {
-    const url = `${base}/api/receipts/${encodeURIComponent(opts.receipt)}/proof`;
-    const a = await httpGet(url, t, 'application/json');
-    if (a.status === 404) return say(`Result: NOT VERIFIED: the log holds no receipt ${safe(opts.receipt)} (404)`, { verified: false, failed: ['not_found'], receipt_id: opts.receipt });
-    if (a.status !== 200) throw new LogUnreachable(`${url} answered ${a.status}${shortBody(a.body)}`);
-    let doc: unknown;
-    try {
-      doc = JSON.parse(a.body.toString('utf8'));
-    } catch {
-      doc = null;
-    }
-    if (!isObject(doc) || typeof doc.leaf_index !== 'number' || !Number.isSafeInteger(doc.leaf_index) || doc.leaf_index < 0) throw new LogUnreachable(`${url} did not answer a proof file with a leaf_index`);
-    index = doc.leaf_index;
-  } else index = opts.index as number;
-
-  const note = (await getOk(`${base}/checkpoint`, t, 'text/plain')).toString('utf8');
-  let cp: Checkpoint;
-  try {
-    cp = verifyCheckpoint(note, [policy.log], policy.log.name).checkpoint;
-  } catch (e) {
-    return say(`Result: NOT VERIFIED: the log's checkpoint does not verify with --vkey: ${safe(errorText(e), 300)}\nCheckpoint served at ${base}/checkpoint:\n${indent(note)}`, {
-      verified: false,
-      failed: ['checkpoint_signature'],
-      error: errorText(e),
-      served_checkpoint: note,
-    });
-  }
-  if (index >= cp.size) {
-    return say(`Result: NOT VERIFIED: leaf ${index} is not under the latest checkpoint yet (size ${cp.size}); try again after the next checkpoint`, { verified: false, failed: ['not_yet_in_checkpoint'], leaf_index: index, tree_size: cp.size });
-  }
-  const proofUrl = `${base}/api/ledger/proof/inclusion?index=${index}&tree_size=${cp.size}`;
-  const proof = await getJson(proofUrl, t);
-  if (proof.index !== index || proof.tree_size !== cp.size) throw new LogUnreachable(`${proofUrl} answered a proof for index ${String(proof.index)} and tree size ${String(proof.tree_size)}`);
-  const leafUrl = `${base}/api/ledger/leaves/${index}`;
-  const leafDoc = await getJson(leafUrl, t);
-  const leaf = decodeStrictBase64(leafDoc.leaf);
-  if (leaf === null || leaf.length === 0) throw new LogUnreachable(`${leafUrl}: "leaf" is not base64`);
-  const statedLeafHash = decodeStrictBase64(leafDoc.leaf_hash);
-  const proofLeafHash = decodeStrictBase64(proof.leaf_hash);
-  if (statedLeafHash === null || statedLeafHash.length !== 32) throw new LogUnreachable(`${leafUrl}: "leaf_hash" is not base64 of 32 bytes`);
-  if (proofLeafHash !== null && !proofLeafHash.equals(statedLeafHash)) {
-    return say(`Result: NOT VERIFIED: the inclusion proof is for leaf hash ${proofLeafHash.toString('base64')}, the leaf served is ${statedLeafHash.toString('base64')}`, { verified: false, failed: ['leaf_hash'] });
-  }
-  const parts: ProofParts = { form: 'fetched', index, leaf, statedLeafHash, statedTreeSize: null, proof: hashList(proof.proof, proofUrl), checkpoint: note, timestamp: null };
-  const report = await checkProof(parts, policy);
-  if (opts.receipt !== undefined) {
-    // The leaf must be the receipt asked for, not some other event.
-    const ok = report.record !== null && report.record.stream_id === `receipt:${opts.receipt}` && report.receipt !== null && report.receipt.id === opts.receipt;
-    report.checks.push({ name: 'leaf_is_receipt', ok, ...(ok ? {} : { code: 'not_this_receipt' }), detail: ok ? `the leaf is receipt ${opts.receipt}'s ReceiptRecorded event` : `the leaf is not the ReceiptRecorded event of receipt ${opts.receipt}` });
-    if (!ok) {
-      report.verified = false;
-      report.failed.push('leaf_is_receipt');
-    }
-  }
-  await writeAll(io.stdout, opts.json ? proofJson(report, { url: base }) : proofText(report, `${base}, leaf ${index}`));
-  return report.verified ? EXIT_OK : EXIT_NOT_VALID;
-}
-
 // ---------------------------------------------------------------- monitor
 
 /** The outcome of one monitor round. */
@@ -219,6 +114,8 @@ export type MonitorResult = 'first_use' | 'consistent' | 'fork' | 'rollback' | '
 
 interface MonitorOptions extends PolicyOptions {
   url?: string;
+  /** A C2SP tlog-tiles prefix (static copy or the API's base), read instead of the JSON API. */
+  tiles?: string;
   state?: string;
   watch?: number;
   timeout?: number;
@@ -233,20 +130,13 @@ interface Round {
   json: Record<string, unknown>;
 }
 
-function indent(note: string): string {
-  return note
-    .replace(/\n$/, '')
-    .split('\n')
-    .map((l) => (l === '' ? '' : `    ${safe(l, 400)}`))
-    .join('\n');
-}
 
 function summary(cp: Checkpoint): { origin: string; size: number; root: string } {
   return { origin: cp.origin, size: cp.size, root: cp.rootHash.toString('base64') };
 }
 
 /** One monitor check. Network and state problems throw CliError (exit 2). */
-async function monitorRound(base: string, file: string, policy: TrustPolicy, timeoutS: number): Promise<Round> {
+async function monitorRound(base: string, file: string, policy: TrustPolicy, timeoutS: number, tiles: boolean): Promise<Round> {
   const saved = readState(file, policy.log);
   const url = `${base}/checkpoint`;
   const fetchedNote = (await getOk(url, timeoutS, 'text/plain')).toString('utf8');
@@ -261,6 +151,8 @@ async function monitorRound(base: string, file: string, policy: TrustPolicy, tim
     return { result: 'bad_signature', exit: EXIT_NOT_VALID, message: msg, evidence: both('the served checkpoint is not signed by the log key'), json: { result: 'bad_signature', error: errorText(e), saved: saved ? summary(saved.cp) : null, ...evidenceJson } };
   }
   const current = summary(fetched);
+  // A tiles copy: its tiles must give the signed root before anything is saved or proven from them (else exit 2).
+  if (tiles) await checkTilesRoot({ base, timeoutS }, fetched);
   if (policy.witnesses.length > 0) {
     const q = quorumCheck(fetchedNote, policy);
     if (q.check.ok !== true) {
@@ -305,10 +197,13 @@ async function monitorRound(base: string, file: string, policy: TrustPolicy, tim
     return { result: 'consistent', exit: EXIT_OK, message: `CONSISTENT: ${safe(fetched.origin)} unchanged at size ${fetched.size} (same root)`, json: { result: 'consistent', saved: summary(old), fetched: current } };
   }
   if (step.result === 'needs_proof') {
-    const proofUrl = `${base}/api/ledger/proof/consistency?first=${step.first}&second=${step.second}`;
-    const body = await getJson(proofUrl, timeoutS);
-    if (body.first !== step.first || body.second !== step.second) throw new LogUnreachable(`${proofUrl} answered a proof from ${String(body.first)} to ${String(body.second)}`);
-    step = judgeGrowth(old, fetched, hashList(body.proof, proofUrl));
+    if (tiles) step = judgeGrowth(old, fetched, await consistencyFromTiles({ base, timeoutS }, step.first, fetched));
+    else {
+      const proofUrl = `${base}/api/ledger/proof/consistency?first=${step.first}&second=${step.second}`;
+      const body = await getJson(proofUrl, timeoutS);
+      if (body.first !== step.first || body.second !== step.second) throw new LogUnreachable(`${proofUrl} answered a proof from ${String(body.first)} to ${String(body.second)}`);
+      step = judgeGrowth(old, fetched, hashList(body.proof, proofUrl));
+    }
   }
   if (step.result === 'fork') return fork(step.detail);
   saveAtomically(file, fetchedNote);
@@ -328,14 +223,15 @@ function worse(a: number, b: number): number {
  */
 export async function monitorCommand(opts: MonitorOptions, io: CliIo, stop?: AbortSignal): Promise<number> {
   const policy = trustPolicy(opts);
-  const base = baseUrl(opts.url);
+  if (opts.tiles !== undefined && opts.url !== undefined) throw new CliError('give one of --url BASE (the JSON API) and --tiles URL (a tiles copy)');
+  const base = opts.tiles !== undefined ? baseUrl(opts.tiles, '--tiles') : baseUrl(opts.url);
   if (opts.state === undefined) throw new CliError('--state FILE (where the last checkpoint seen is kept) is required');
   const file = opts.state;
   const t = opts.timeout ?? DEFAULT_TIMEOUT_S;
   const once = async (): Promise<number> => {
     let round: Round;
     try {
-      round = await monitorRound(base, file, policy, t);
+      round = await monitorRound(base, file, policy, t, opts.tiles !== undefined);
     } catch (e) {
       if (!(e instanceof CliError) || opts.watch === undefined) throw e;
       // In a watch loop, an unreachable log is reported and the loop goes on.
@@ -411,6 +307,7 @@ export function registerLog(program: Command, ctx: RunContext): void {
       .command('monitor')
       .description("check the log's checkpoint is signed and consistent with the one saved in FILE, then save it")
       .option('--url <base>', 'the ledger, e.g. https://ledger.example.com')
+      .option('--tiles <url>', 'read a C2SP tlog-tiles copy instead of the JSON API: its prefix (the static copy, or the ledger base); the tiles must give the signed root')
       .option('--state <file>', 'where the last checkpoint seen is kept (created on the first run: trust on first use)')
       .option('--watch <seconds>', 'check again every SECONDS until SIGINT or SIGTERM', wholeNumber(1, 'seconds'))
       .option('--timeout <seconds>', `HTTP timeout (default ${DEFAULT_TIMEOUT_S})`, wholeNumber(1, 'seconds')),
@@ -433,6 +330,7 @@ From cron:  */10 * * * * aer1 log monitor --url URL --vkey VKEY --state /var/lib
       .command('inclusion')
       .description("fetch the log's checkpoint, an inclusion proof and the leaf of one record, and check them")
       .option('--url <base>', 'the ledger, e.g. https://ledger.example.com')
+      .option('--tiles <url>', 'read the checkpoint, proof and leaf from a C2SP tlog-tiles copy (its prefix); with --receipt, --url finds the leaf index')
       .option('--receipt <id>', 'the receipt to prove')
       .option('--index <i>', 'the leaf index (ledger position - 1)', wholeNumber(0, 'a leaf index'))
       .option('--timeout <seconds>', `HTTP timeout (default ${DEFAULT_TIMEOUT_S})`, wholeNumber(1, 'seconds')),

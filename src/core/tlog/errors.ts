@@ -51,7 +51,11 @@ export type TlogErrorCode =
   // proof files (c2sp.org/tlog-proof)
   | 'proof_file_malformed'
   // witness protocol bodies (c2sp.org/tlog-witness)
-  | 'witness_request_malformed';
+  | 'witness_request_malformed'
+  // tiles and entry bundles (c2sp.org/tlog-tiles)
+  | 'tile_path_invalid'
+  | 'tile_malformed'
+  | 'bundle_malformed';
 
 /** A typed failure: `code` is stable (tests and HTTP mapping use it), `details` names what failed. */
 export class TlogError extends Error {
