@@ -40,6 +40,15 @@ export function leafWithheld(type: string, keyWithholds: boolean, viewer: Pick<P
 }
 
 /**
+ * Why `viewer` may not read the leaf bytes of the stored event `e` (null: it
+ * may). A format 3 leaf holds no content (issue 29), so it is never withheld:
+ * only its payload is, by {@link leafWithheld}'s rules.
+ */
+export function leafBytesWithheld(e: { type: string; format?: number | string | null }, keyWithholds: boolean, viewer: Pick<Principal, 'role'> | null): string | null {
+  return Number(e.format ?? 1) === 3 ? null : leafWithheld(e.type, keyWithholds, viewer);
+}
+
+/**
  * Where a record's event sits in the log, as a verifier or page shows it:
  * its leaf, and (once a signed checkpoint covers it) the inclusion proof
  * against the newest checkpoint, checked here before it is shown.

@@ -20,7 +20,7 @@ import { Queryable } from '../database/rows';
 import { EventsRepository } from '../ledger/events.repository';
 import { ReceiptReads } from '../receipts/receipt-reads';
 import type { Principal } from '../auth/api-keys.service';
-import { COVERING_POLL_MS, LeafAnswer, leafWithheld, LogLocation, MAX_LEAVES_BYTES, MAX_LEAVES_PER_PAGE, TimestampInfo } from './log-answers';
+import { COVERING_POLL_MS, LeafAnswer, leafBytesWithheld, LogLocation, MAX_LEAVES_BYTES, MAX_LEAVES_PER_PAGE, TimestampInfo } from './log-answers';
 import { LogIdentityService } from './log-identity.service';
 import { auditTree, TreeAuditReport } from './tree-audit';
 import { StoredCheckpoint, TreeRepository } from './tree.repository';
@@ -231,7 +231,7 @@ export class LogService {
       if (!stored[i] || stored[i].idx !== e.position - 1 || !stored[i].hash.equals(h)) {
         throw new LedgerError(409, 'tree_mismatch', `leaf ${e.position - 1} computed from its event does not match the stored tree`, { index: e.position - 1 });
       }
-      const why = leafWithheld(e.type, withheld.has(e.position), viewer);
+      const why = leafBytesWithheld(e, withheld.has(e.position), viewer);
       return { index: e.position - 1, position: e.position, leaf: why ? null : leaf.toString('base64'), leaf_hash: h.toString('base64'), ...(why ? { withheld: why } : {}) };
     });
   }
@@ -332,7 +332,7 @@ export class LogService {
     } catch (e) {
       throw new LedgerError(409, 'tree_mismatch', `the event at position ${position} is not proven by checkpoint ${cp.size}: ${(e as Error).message}`, { position });
     }
-    const why = leaf === null ? ERASED_LEAF_NOTE : leafWithheld(ev.type, (await this.events.withheldPositions(this.db, position - 1, position)).has(position), viewer);
+    const why = leaf === null ? ERASED_LEAF_NOTE : leafBytesWithheld(ev, (await this.events.withheldPositions(this.db, position - 1, position)).has(position), viewer);
     if (format === 'tlog-proof') {
       // Without the leaf bytes (withheld) the file proves the leaf hash only: the verifier must be given the leaf.
       return { type: 'text/plain; charset=utf-8', body: formatProofFile({ extra: why ? null : leaf, index, proof, checkpoint: cp.note }) };

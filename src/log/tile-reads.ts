@@ -10,7 +10,7 @@ import { storedLeaf } from '../core/ledger/event-hash';
 import { encodeBundle, HASH_SIZE, leafHash, MAX_BUNDLE_ENTRY, TileRef, tileNodes } from '../core/tlog';
 import { Queryable } from '../database/rows';
 import { EventsRepository } from '../ledger/events.repository';
-import { leafWithheld } from './log-answers';
+import { leafBytesWithheld } from './log-answers';
 import { TreeRepository } from './tree.repository';
 
 /** Why an entry of a bundle is empty instead of its leaf. */
@@ -72,7 +72,7 @@ export class TileReads {
       if (leaf === null || stored[i].idx !== e.position - 1 || !leafHash(leaf).equals(stored[i].hash)) {
         throw new LedgerError(409, 'tree_mismatch', `leaf ${e.position - 1} computed from its event does not match the stored tree: entry bundle ${t.index} is not served`, { index: e.position - 1 });
       }
-      if (leafWithheld(e.type, withheld.has(e.position), null)) {
+      if (leafBytesWithheld(e, withheld.has(e.position), null)) {
         emptied.push({ index: i, why: 'withheld' });
         return Buffer.alloc(0);
       }

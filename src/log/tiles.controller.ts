@@ -8,7 +8,7 @@ import { storedLeaf } from '../core/ledger/event-hash';
 import { isTlogError, leafHash, MAX_BUNDLE_ENTRY, parseTilePath, TILE_WIDTH, TileRef, tileWidth } from '../core/tlog';
 import { DatabaseService } from '../database/database.service';
 import { EventsRepository } from '../ledger/events.repository';
-import { leafWithheld } from './log-answers';
+import { leafBytesWithheld } from './log-answers';
 import { LogService } from './log.service';
 import { TileBandwidth } from './tile-bandwidth';
 import { TileReads } from './tile-reads';
@@ -109,7 +109,7 @@ export class TilesController {
     const [stored] = await this.tree.level(this.db, 0, index, index + 1);
     if (!stored || !stored.hash.equals(leafHash(leaf))) throw new LedgerError(409, 'tree_mismatch', `leaf ${index} computed from its event does not match the stored tree`, { index });
     const withheld = await this.events.withheldPositions(this.db, index, index + 1);
-    if (leafWithheld(e.type, withheld.has(e.position), null)) throw notFound;
+    if (leafBytesWithheld(e, withheld.has(e.position), null)) throw notFound;
     await this.bandwidth.spend(req, leaf.length);
     res.status(200).type(OCTETS).setHeader('Cache-Control', IMMUTABLE);
     res.send(leaf);
