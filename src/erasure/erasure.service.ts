@@ -1,20 +1,20 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { randomUUID } from 'node:crypto';
 import type { Principal } from '../auth/api-keys.service';
 import { recordedBy } from '../auth/permissions';
 import { ConflictError, LedgerError, UnprocessableError } from '../common/errors';
 import { isObject } from '../core/aer1';
-import { payloadState, RecordedBy, StoredEvent } from '../core/ledger/event-hash';
-import { ERASABLE_TYPES, retainedData } from '../core/ledger/retained';
-import { DatabaseService, Tx } from '../database/database.service';
+import { RecordedBy } from '../core/ledger/event-hash';
+import { ERASABLE_TYPES } from '../core/ledger/retained';
+import { DatabaseService } from '../database/database.service';
 import type { Queryable } from '../database/rows';
 import { EventsRepository } from '../ledger/events.repository';
-import { LedgerService, STREAM_DOES_NOT_EXIST } from '../ledger/ledger.service';
+import { LedgerService } from '../ledger/ledger.service';
 import { streams } from '../ledger/streams';
 import { OutcomeReads } from '../outcomes/outcome-reads';
 import { ReceiptReads } from '../receipts/receipt-reads';
 import { TimelineReads } from '../timelines/timeline-reads';
-import { ErasureEvent, PayloadsErasedData } from './erasure.events';
+import { PayloadsErasedData } from './erasure.events';
+import { ERASURE_PAGE, erasureTargets, PagedErasure } from './erasure-pages';
 import { ErasureRow, ErasuresRepository } from './erasures.repository';
 
 /** At most this many receipt ids, job ids and positions together in one request. */
@@ -33,18 +33,23 @@ export interface ErasureRequest {
   legal_basis: string;
 }
 
-/** The answer of an erasure: its id, the positions erased (in order), when, and the position of its `PayloadsErased` event. */
+/**
+ * The answer of an erasure: its id, the positions erased (in order), when
+ * (its first page), and the positions of its `PayloadsErased` events (one per
+ * page of at most {@link ERASURE_PAGE}; `erasure_position` is the first).
+ */
 export interface ErasureAnswer {
   erasure_id: string;
   positions: number[];
   erased_at: string;
   erasure_position: number;
+  erasure_positions: number[];
 }
 
 /**
  * Erasure (issue 29): the payloads (and salts) of the named events are
- * deleted for good, in the write that appends one `PayloadsErased` event
- * recording who erased what, when, why and on which basis. Format 3 leaves
+ * deleted for good, page by page, each in the write that appends one
+ * `PayloadsErased` event recording who erased what, when, why and on which basis. Format 3 leaves
  * hold no content, so every leaf, proof, checkpoint and cosignature stays
  * valid; a format 1/2 event erased keeps its stored hash, and every check
  * names it as no longer recomputable.
@@ -99,42 +104,43 @@ export class ErasureService {
    * Erase what `req` names, as `by`. 404 `erasure_target_not_found` naming
    * every unknown target (nothing erased); 422 `not_erasable` for a position
    * of a type that cannot be erased; 409 `already_erased` when everything
-   * named was erased before. `origin`: `request` or `retention`.
+   * named was erased before. `origin`: `request` or `retention`. The targets
+   * are resolved and their retained data computed on a read snapshot, without
+   * the write lock; the payloads are then erased in pages of
+   * {@link ERASURE_PAGE} (one write and one `PayloadsErased` event each, see
+   * {@link PagedErasure}), so other writes go on meanwhile.
    */
   async erase(req: ErasureRequest, by: Principal | RecordedBy, origin: PayloadsErasedData['origin'] = 'request'): Promise<ErasureAnswer> {
     const writer: RecordedBy = 'role' in by ? recordedBy(by) : by;
-    const answer = await this.db.write(async (tx) => {
-      const positions = await this.resolve(tx, req);
-      const evs = await this.events.atPositions(tx, positions);
-      const fresh = positions.filter((p) => payloadState(evs.get(p)!) !== 'erased');
-      if (fresh.length === 0) throw new ConflictError('already_erased', 'every payload named was erased before', { positions: positions.slice(0, 100) });
-      return this.eraseIn(tx, fresh, evs, req, writer, origin);
+    const targets = await this.db.snapshot(async (q) => {
+      const positions = await this.resolve(q, req);
+      const held = erasureTargets((await this.events.atPositions(q, positions)).values());
+      if (held.length === 0) throw new ConflictError('already_erased', 'every payload named was erased before', { positions: positions.slice(0, 100) });
+      return held;
     });
-    // SQLite: the erased bytes are zeroed in the database file (secure_delete); the WAL still holds the pages written
-    // before, until a checkpoint copies them back and truncates it. Checkpoint now rather than at the next automatic one.
-    if (this.db.dialect === 'sqlite') {
-      await this.db.unsafeQuery('PRAGMA wal_checkpoint(TRUNCATE)').catch((e: unknown) => this.logger.warn(`wal_checkpoint after erasure ${answer.erasure_id}: ${e instanceof Error ? e.message : String(e)}`));
-    }
-    return answer;
+    const run = this.pagedErasure(req, writer, origin);
+    await run.eraseAll(targets);
+    if (run.erasedAt === null) throw new ConflictError('already_erased', 'every payload named was erased before', { positions: targets.slice(0, 100).map((t) => t.position) });
+    await this.checkpointWal(run.erasure_id);
+    return { erasure_id: run.erasure_id, positions: run.positions, erased_at: run.erasedAt, erasure_position: run.eventPositions[0], erasure_positions: run.eventPositions };
   }
 
-  /** Erase `positions` (held payloads of erasable types, all in `evs`) inside `tx`: one `PayloadsErased` event, then the payloads cleared. */
-  async eraseIn(tx: Tx, positions: number[], evs: ReadonlyMap<number, StoredEvent>, req: Pick<ErasureRequest, 'reason' | 'legal_basis'>, by: RecordedBy, origin: PayloadsErasedData['origin']): Promise<ErasureAnswer> {
-    const retained: Record<string, Record<string, unknown>> = {};
-    for (const p of positions) {
-      const e = evs.get(p)!;
-      retained[String(p)] = retainedData(e.type, JSON.parse(e.data) as unknown)!;
-    }
-    const erasure_id = randomUUID();
-    const erased_at = new Date().toISOString();
-    const data: PayloadsErasedData = { erasure_id, positions, reason: req.reason, legal_basis: req.legal_basis, erased_at, erased_by: { key_id: by.key_id, name: by.name }, origin, retained };
-    const [ev] = await this.ledger.append<ErasureEvent>(tx, streams.erasure(erasure_id), STREAM_DOES_NOT_EXIST, [{ type: 'PayloadsErased', data }], by);
-    await this.events.erasePayloads(tx, positions);
-    return { erasure_id, positions, erased_at, erasure_position: ev.position };
+  /** A new erasure (its id drawn now) to write in pages: for {@link erase} and the retention run. */
+  pagedErasure(why: Pick<ErasureRequest, 'reason' | 'legal_basis'>, by: RecordedBy, origin: PayloadsErasedData['origin']): PagedErasure {
+    return new PagedErasure(this.db, this.ledger, this.events, { reason: why.reason, legal_basis: why.legal_basis }, by, origin);
+  }
+
+  /**
+   * SQLite: the erased bytes are zeroed in the database file (secure_delete); the WAL still holds the pages written
+   * before, until a checkpoint copies them back and truncates it. Checkpoint now rather than at the next automatic one.
+   */
+  async checkpointWal(erasureId: string): Promise<void> {
+    if (this.db.dialect !== 'sqlite') return;
+    await this.db.unsafeQuery('PRAGMA wal_checkpoint(TRUNCATE)').catch((e: unknown) => this.logger.warn(`wal_checkpoint after erasure ${erasureId}: ${e instanceof Error ? e.message : String(e)}`));
   }
 
   /** The positions `req` names, in order: 404 naming every unknown target, 422 for a position that cannot be erased. */
-  private async resolve(tx: Tx, req: ErasureRequest): Promise<number[]> {
+  private async resolve(tx: Queryable, req: ErasureRequest): Promise<number[]> {
     const out = new Set<number>();
     const unknown: { receipt_ids: string[]; job_ids: string[]; positions: number[] } = { receipt_ids: [], job_ids: [], positions: [] };
     const receiptPositions = await this.receipts.positions(tx, req.receipt_ids);
@@ -188,8 +194,8 @@ export class ErasureService {
   }
 
   /** One erasure by id with the positions it erased, or null. */
-  async get(erasureId: string): Promise<(ErasureRow & { positions: number[] }) | null> {
+  async get(erasureId: string): Promise<(ErasureRow & { positions: number[]; event_positions: number[] }) | null> {
     const row = await this.erasures.get(this.db, erasureId);
-    return row ? { ...row, positions: await this.erasures.positionsOf(this.db, erasureId) } : null;
+    return row ? { ...row, positions: await this.erasures.positionsOf(this.db, erasureId), event_positions: await this.erasures.eventPositionsOf(this.db, erasureId) } : null;
   }
 }
