@@ -14,7 +14,7 @@ import { OutcomeReads } from '../outcomes/outcome-reads';
 import { ReceiptReads } from '../receipts/receipt-reads';
 import { TimelineReads } from '../timelines/timeline-reads';
 import { PayloadsErasedData } from './erasure.events';
-import { ERASURE_PAGE, erasureTargets, PagedErasure } from './erasure-pages';
+import { erasureTargets, PagedErasure } from './erasure-pages';
 import { ErasureRow, ErasuresRepository } from './erasures.repository';
 
 /** At most this many receipt ids, job ids and positions together in one request. */
@@ -36,7 +36,7 @@ export interface ErasureRequest {
 /**
  * The answer of an erasure: its id, the positions erased (in order), when
  * (its first page), and the positions of its `PayloadsErased` events (one per
- * page of at most {@link ERASURE_PAGE}; `erasure_position` is the first).
+ * page of at most `ERASURE_PAGE` (1000); `erasure_position` is the first).
  */
 export interface ErasureAnswer {
   erasure_id: string;
@@ -107,7 +107,7 @@ export class ErasureService {
    * named was erased before. `origin`: `request` or `retention`. The targets
    * are resolved and their retained data computed on a read snapshot, without
    * the write lock; the payloads are then erased in pages of
-   * {@link ERASURE_PAGE} (one write and one `PayloadsErased` event each, see
+   * `ERASURE_PAGE` (1000) (one write and one `PayloadsErased` event each, see
    * {@link PagedErasure}), so other writes go on meanwhile.
    */
   async erase(req: ErasureRequest, by: Principal | RecordedBy, origin: PayloadsErasedData['origin'] = 'request'): Promise<ErasureAnswer> {
