@@ -7,7 +7,7 @@
  *   --quick          small sizes (1/10 to 1/20), a whole run in about 2 minutes; its figures are
  *                    not comparable with the targets: written to bench/out/RESULTS-quick.md,
  *                    never over bench/RESULTS.md
- *   --only a,b       run only these figures: timeline, cli, batch, startup, merkle, tlog, ingest, otlp, coverage, queue, pack, gateway
+ *   --only a,b       run only these figures: timeline, cli, batch, startup, merkle, tlog, ingest, otlp, coverage, queue, pack, gateway, erasure
  *                    (cli needs timeline's in-process rate and runs it too)
  *   --reps N         repetitions of the in-process and CLI timings (best reported; default 5, quick 3)
  *   --out FILE       where to write the report (default bench/RESULTS.md)
@@ -24,6 +24,7 @@ import { dirname, join, resolve } from 'node:path';
 import { benchBatch } from './batch';
 import { benchCli } from './cli';
 import { benchCoverage } from './coverage';
+import { benchErasure } from './erasure';
 import { benchGateway } from './gateway';
 import { benchIngest } from './ingest';
 import { BenchContext, FigureResult, notMeasured } from './lib/figure';
@@ -38,7 +39,7 @@ import { benchTimeline, timelineSize } from './timeline';
 import { benchTlogProofs } from './tlog-proofs';
 import { benchTlogIntegrate } from './tlog-integrate';
 
-const FIGURES = ['timeline', 'cli', 'batch', 'startup', 'merkle', 'tlog', 'ingest', 'otlp', 'coverage', 'queue', 'pack', 'gateway'] as const;
+const FIGURES = ['timeline', 'cli', 'batch', 'startup', 'merkle', 'tlog', 'ingest', 'otlp', 'coverage', 'queue', 'pack', 'gateway', 'erasure'] as const;
 type FigureName = (typeof FIGURES)[number];
 
 /** 127.0.0.1 only: refuse anything else. */
@@ -245,6 +246,9 @@ async function main(): Promise<void> {
     }
     if (a.only.has('gateway')) {
       await guard('gateway', () => [notMeasured('gateway: added latency per tools/call, p50', 'ms', 'reported (issue 31)', ''), notMeasured('gateway: added latency per tools/call, p99', 'ms', 'reported (issue 31)', '')], async () => add(await benchGateway(ctx)));
+    }
+    if (a.only.has('erasure')) {
+      await guard('erasure', () => [notMeasured('erase one job of 10,000 entries', 's', 'reported; concurrent write p99 during < 500 ms (not held)', ''), notMeasured('retention over 100,000 events, extrapolated to 1,000,000', 's per 1M (extrapolated)', 'reported; concurrent write p99 during < 500 ms (not held)', '')], async () => add(await benchErasure(ctx)));
     }
   } finally {
     rmSync(tmp, { recursive: true, force: true });
