@@ -96,7 +96,9 @@ class Bench {
 async function withApp<T>(ctx: BenchContext, dialect: Dialect, writes: number, fn: (b: Bench) => Promise<T>): Promise<T> {
   const db = await createDb(dialect, ctx.tmp, ctx.pgAdminUrl);
   // Retention is run by the bench itself (its hourly check would not fire during a run).
-  const app = await createApp({ ...process.env, NODE_ENV: 'test', LOG_LEVEL: 'silent', PUBLIC_BASE_URL: 'https://ledger.test', VERIFY_RATE_LIMIT: '1000000', BODY_LIMIT_BYTES: String(64 * 1024 * 1024), RETENTION_PERIOD: 'PT1H', DATABASE_URL: db.url, REDIS_URL: '' });
+  const env: Record<string, string | undefined> = { ...process.env, NODE_ENV: 'test', LOG_LEVEL: 'silent', PUBLIC_BASE_URL: 'https://ledger.test', VERIFY_RATE_LIMIT: '1000000', BODY_LIMIT_BYTES: String(64 * 1024 * 1024), RETENTION_PERIOD: 'PT1H', DATABASE_URL: db.url };
+  delete env.REDIS_URL; // retention in process: the bench calls its runs
+  const app = await createApp(env);
   try {
     await app.listen(0, '127.0.0.1');
     const port = (app.getHttpServer().address() as { port: number }).port;

@@ -6,6 +6,7 @@
  * PayloadsErased event names it), whichever process wrote it or ran the job.
  */
 import { Queue } from 'bullmq';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -91,5 +92,25 @@ describe.each(DIALECTS)('retention across two API processes on %s (REDIS_URL)', 
       await db.close();
     }
     for (const s of servers) expect(s.exited).toBe(false);
+  });
+});
+
+describe('npm run ledger -- create-key --retention', () => {
+  it('records the key\'s own period; a period that is not an ISO 8601 duration is refused (exit 2), nothing created', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'aer1-retention-cli-'));
+    try {
+      const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', DATABASE_URL: `sqlite:${join(dir, 'l.sqlite')}`, LOG_LEVEL: 'warn' };
+      const cli = (...args: string[]) => spawnSync(process.execPath, [join(__dirname, '../../dist/src/ledger-cli.js'), ...args], { env, encoding: 'utf8', timeout: 60_000 });
+      const ok = cli('create-key', '--role', 'producer', '--name', 'support-bot', '--retention', 'P30D');
+      expect(ok.status).toBe(0);
+      expect(JSON.parse(ok.stdout.trim().split('\n').pop()!)).toMatchObject({ name: 'support-bot', retention_period: 'P30D' });
+      const bad = cli('create-key', '--role', 'producer', '--name', 'other', '--retention', '30d');
+      expect(bad.status).toBe(2);
+      expect(bad.stderr).toContain('retention_period: a retention period is an ISO 8601 duration');
+      const listed = cli('list-keys');
+      expect(listed.stdout.trim().split('\n').map((l) => (JSON.parse(l) as { name: string; retention_period: string | null }).retention_period)).toEqual(['P30D']);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -1,10 +1,11 @@
 /** Request and answer schemas of key management (shapes of ApiKeysService). */
 import { arrayOf, nullable, obj, Schema } from '../../common/openapi';
+import { ROLES } from '../api-keys.service';
 
 const profile: Record<string, Schema> = {
   id: { type: 'string', format: 'uuid' },
   name: { type: 'string' },
-  role: { type: 'string', enum: ['producer', 'compliance', 'auditor', 'admin', 'outcome'] },
+  role: { type: 'string', enum: [...ROLES] },
   owner: nullable({ type: 'string' }),
   systems: nullable(arrayOf({ type: 'string' })),
   gateway: { type: 'boolean' },
@@ -19,7 +20,7 @@ export const KEY_SCHEMAS: Record<string, Schema> = {
     additionalProperties: false,
     properties: {
       name: { type: 'string' },
-      role: { type: 'string', enum: ['producer', 'compliance', 'auditor', 'admin', 'outcome'] },
+      role: { type: 'string', enum: [...ROLES] },
       owner: { type: 'string', description: 'groups keys that may act on each other\'s records' },
       systems: arrayOf({ type: 'string' }, 'restricts `EXECUTED BY <system>` to these systems (a producer key); the systems an outcome key speaks for (required for role outcome)'),
       gateway: { type: 'boolean', description: 'permits `OBSERVED VIA GATEWAY` on a restricted key' },
