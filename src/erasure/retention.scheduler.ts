@@ -64,7 +64,7 @@ export class RetentionScheduler implements OnApplicationBootstrap, OnApplication
     this.queue.on('error', (e: Error) => this.logger.debug?.(`redis: ${e.message}`));
     this.worker = new Worker(RETENTION_QUEUE, async () => this.runOnce(true), { connection: workerConnection(url), prefix: this.options.prefix, concurrency: 1, lockDuration: 60_000 });
     this.worker.on('error', (e: Error) => this.logger.warn(`redis: ${e.message}`));
-    await this.schedule();
+    void this.schedule(); // not awaited: a Redis that does not answer never holds the start
   }
 
   /** Upsert the job scheduler (every replica does; one scheduler results); retried every interval while Redis does not answer. */
