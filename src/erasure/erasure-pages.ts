@@ -65,6 +65,7 @@ export class PagedErasure {
   async erasePage(targets: readonly ErasureTarget[]): Promise<number[]> {
     if (targets.length > ERASURE_PAGE) throw new Error(`an erasure page holds at most ${ERASURE_PAGE} targets`);
     if (targets.length === 0) return [];
+    // A group of its own: a concurrent write never shares (and waits in) the page's transaction.
     const written = await this.db.write(async (tx) => {
       const held = await this.events.heldHashes(tx, targets.map((t) => t.position));
       const fresh = targets.filter((t) => held.get(t.position) === t.event_hash);
@@ -78,7 +79,7 @@ export class PagedErasure {
       const [ev] = await this.ledger.append<ErasureEvent>(tx, streams.erasure(this.erasure_id), version, [{ type: 'PayloadsErased', data }], this.by);
       await this.events.erasePayloads(tx, positions);
       return { positions, erased_at, position: ev.position };
-    });
+    }, { alone: true });
     if (!written) return [];
     this.erasedAt ??= written.erased_at;
     this.eventPositions.push(written.position);

@@ -14,7 +14,7 @@ import { OutcomeReads } from '../outcomes/outcome-reads';
 import { ReceiptReads } from '../receipts/receipt-reads';
 import { TimelineReads } from '../timelines/timeline-reads';
 import { PayloadsErasedData } from './erasure.events';
-import { erasureTargets, PagedErasure } from './erasure-pages';
+import { ERASURE_PAGE, ErasureTarget, erasureTargets, PagedErasure } from './erasure-pages';
 import { ErasureRow, ErasuresRepository } from './erasures.repository';
 
 /** At most this many receipt ids, job ids and positions together in one request. */
@@ -114,7 +114,12 @@ export class ErasureService {
     const writer: RecordedBy = 'role' in by ? recordedBy(by) : by;
     const targets = await this.db.snapshot(async (q) => {
       const positions = await this.resolve(q, req);
-      const held = erasureTargets((await this.events.atPositions(q, positions)).values());
+      const held: ErasureTarget[] = [];
+      // Read and prepared a page at a time, yielding between pages: SQLite reads block the event loop while they run.
+      for (let i = 0; i < positions.length; i += ERASURE_PAGE) {
+        held.push(...erasureTargets((await this.events.atPositions(q, positions.slice(i, i + ERASURE_PAGE))).values()));
+        await new Promise((resolve) => setImmediate(resolve));
+      }
       if (held.length === 0) throw new ConflictError('already_erased', 'every payload named was erased before', { positions: positions.slice(0, 100) });
       return held;
     });

@@ -11,7 +11,7 @@ import { ErasureService } from './erasure.service';
 import { parseRetentionPeriod, RetentionPeriod, retentionCutoff, shorterThanSixMonths } from './retention-period';
 
 /** Positions read per query while looking for payloads past their retention. */
-export const RETENTION_SCAN_WINDOW = 10_000;
+export const RETENTION_SCAN_WINDOW = 2_000;
 
 /** One retention policy: a period, and the legal basis its erasures name. */
 interface Policy {
@@ -109,6 +109,7 @@ export class RetentionService {
       const to = Math.min(head, from + RETENTION_SCAN_WINDOW - 1);
       const rows: StoredEvent[] = await this.events.heldBefore(this.db, from, to, [...ERASABLE_TYPES], latest);
       result.scanned = to;
+      await new Promise((resolve) => setImmediate(resolve)); // SQLite reads block the event loop while they run: let requests in between
       for (const e of rows) {
         const p = (e.key_id ? byKey.get(e.key_id) : undefined) ?? globalPolicy;
         if (!p || e.recorded_at >= p.cutoff) continue;
