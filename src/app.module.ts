@@ -18,6 +18,7 @@ import { ProjectionsModule } from './projections';
 import { ReceiptsModule } from './receipts/receipts.module';
 import { OutcomesModule } from './outcomes/outcomes.module';
 import { ErasureModule } from './erasure/erasure.module';
+import { RetentionModule } from './erasure/retention.module';
 import { CoverageModule } from './coverage/coverage.module';
 import { WorkflowsModule } from './workflows/workflows.module';
 import { PublicPagesModule } from './public-pages/public-pages.module';
@@ -75,6 +76,7 @@ export class AppModule {
         ReceiptsModule,
         OutcomesModule,
         ErasureModule,
+        RetentionModule.forRoot(env),
         CoverageModule,
         WorkflowsModule,
         PublicPagesModule,

@@ -2,7 +2,7 @@
  * Operator commands, run as `npm run ledger -- <command>` against the
  * configured DATABASE_URL:
  *   rebuild-projections                 replay every event into fresh read models
- *   create-key --role ROLE --name NAME [--owner O] [--systems A,B] [--gateway] [--publication full|metadata]
+ *   create-key --role ROLE --name NAME [--owner O] [--systems A,B] [--gateway] [--publication full|metadata] [--retention P30D]
  *     (`--role outcome --systems PAYMENTS`: a key of the system that owns an effect, issue 18)
  *                                        print a new API key (shown once)
  *   revoke-key ID                        revoke a key
@@ -80,10 +80,11 @@ export async function main(argv: string[]): Promise<number> {
     .option('--systems <list>', 'comma-separated systems: a producer key may claim them as "EXECUTED BY <system>" (restricts the key; "" for none); an outcome key speaks for them (required with --role outcome)')
     .option('--gateway', 'a restricted key may also claim "OBSERVED VIA GATEWAY"')
     .option('--publication <setting>', 'full (default) or metadata: canonical bytes served to auditors only')
-    .action(async (o: { role: string; name: string; owner?: string; systems?: string; gateway?: boolean; publication?: string }) => {
+    .option('--retention <period>', 'ISO 8601 duration (P30D): payloads of the key\'s records older than it are erased by the ledger, instead of RETENTION_PERIOD')
+    .action(async (o: { role: string; name: string; owner?: string; systems?: string; gateway?: boolean; publication?: string; retention?: string }) => {
       const systems = o.systems === undefined ? undefined : o.systems.split(',').map((s) => s.trim()).filter((s) => s.length > 0);
       const k = await withLedger((app) =>
-        app.get(ApiKeysService).create(o.name, o.role as Role, { owner: o.owner, systems, gateway: o.gateway === true ? true : undefined, publication: o.publication as Publication | undefined }),
+        app.get(ApiKeysService).create(o.name, o.role as Role, { owner: o.owner, systems, gateway: o.gateway === true ? true : undefined, publication: o.publication as Publication | undefined, retention_period: o.retention }),
       );
       process.stdout.write(`${JSON.stringify(k)}\n`);
     });

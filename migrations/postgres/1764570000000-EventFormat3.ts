@@ -6,7 +6,9 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
  * append-only trigger function now allows exactly one UPDATE: erasing a
  * payload (data to '', salt to NULL, every other column unchanged); DELETE
  * and TRUNCATE stay refused. `erasures` and `erased_events` are the read
- * model of `PayloadsErased` events; `api_keys.retention_period` a key's own
+ * model of `PayloadsErased` events (one `erasures` row per erasure, whose
+ * pages are several events; `erased_events.erasure_position` the event that
+ * erased it); `api_keys.retention_period` a key's own
  * retention. Frozen as the literal SQL it runs.
  */
 export class EventFormat3Postgres1764570000000 implements MigrationInterface {
@@ -24,7 +26,7 @@ export class EventFormat3Postgres1764570000000 implements MigrationInterface {
         RAISE EXCEPTION 'events are append-only: % rejected', TG_OP;
       END $$`);
     await q.query(`CREATE TABLE erasures (erasure_id TEXT PRIMARY KEY, position BIGINT NOT NULL, erased_at TEXT NOT NULL, key_id TEXT NOT NULL, key_name TEXT NOT NULL, reason TEXT NOT NULL, legal_basis TEXT NOT NULL, event_count INTEGER NOT NULL)`);
-    await q.query(`CREATE TABLE erased_events (position BIGINT PRIMARY KEY, erasure_id TEXT NOT NULL)`);
+    await q.query(`CREATE TABLE erased_events (position BIGINT PRIMARY KEY, erasure_id TEXT NOT NULL, erasure_position BIGINT NOT NULL)`);
     await q.query(`CREATE INDEX erased_events_erasure ON erased_events (erasure_id)`);
     await q.query(`ALTER TABLE api_keys ADD COLUMN retention_period TEXT`);
   }

@@ -7,7 +7,8 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
  * NULLs). The append-only trigger is replaced by one that allows exactly one
  * UPDATE: erasing a payload (data to '', salt to NULL, every other column
  * unchanged). `erasures` and `erased_events` are the read model of
- * `PayloadsErased` events; `api_keys.retention_period` a key's own
+ * `PayloadsErased` events (one `erasures` row per erasure, whose pages are
+ * several events; `erased_events.erasure_position` the event that erased it); `api_keys.retention_period` a key's own
  * retention. ADD COLUMN rewrites no row. Frozen as the literal SQL it runs.
  */
 const UP = [
@@ -22,7 +23,7 @@ const UP = [
     AND NEW.payload_commitment IS OLD.payload_commitment)
     BEGIN SELECT RAISE(ABORT, 'events are append-only: UPDATE rejected (only erasing a payload is allowed)'); END`,
   `CREATE TABLE erasures (erasure_id TEXT PRIMARY KEY, position BIGINT NOT NULL, erased_at TEXT NOT NULL, key_id TEXT NOT NULL, key_name TEXT NOT NULL, reason TEXT NOT NULL, legal_basis TEXT NOT NULL, event_count INTEGER NOT NULL)`,
-  `CREATE TABLE erased_events (position BIGINT PRIMARY KEY, erasure_id TEXT NOT NULL)`,
+  `CREATE TABLE erased_events (position BIGINT PRIMARY KEY, erasure_id TEXT NOT NULL, erasure_position BIGINT NOT NULL)`,
   `CREATE INDEX erased_events_erasure ON erased_events (erasure_id)`,
   `ALTER TABLE api_keys ADD COLUMN retention_period TEXT`,
 ];

@@ -9,11 +9,12 @@ interface KeyRow {
   systems: string | null;
   gateway: number | string | boolean;
   publication: string;
+  retention_period: string | null;
   created_at: string;
   revoked_at: string | null;
 }
 
-const KEY_COLUMNS = 'id, name, role, owner, systems, gateway, publication, created_at, revoked_at';
+const KEY_COLUMNS = 'id, name, role, owner, systems, gateway, publication, retention_period, created_at, revoked_at';
 
 function toRecord(r: KeyRow): KeyRecord {
   return {
@@ -24,6 +25,7 @@ function toRecord(r: KeyRow): KeyRecord {
     systems: r.systems === null || r.systems === undefined ? null : (JSON.parse(r.systems) as string[]),
     gateway: bool(r.gateway),
     publication: r.publication === 'metadata' ? 'metadata' : 'full',
+    retention_period: r.retention_period ?? null,
     created_at: r.created_at,
     revoked_at: r.revoked_at ?? null,
   };
@@ -33,7 +35,7 @@ function toRecord(r: KeyRow): KeyRecord {
 export class ApiKeysRepository {
   /** Insert a key (not revoked). */
   async insert(q: Queryable, k: Omit<KeyRecord, 'revoked_at'> & { key_hash: string }): Promise<void> {
-    await q.query('INSERT INTO api_keys (id, name, role, key_hash, created_at, revoked_at, owner, systems, gateway, publication) VALUES (?, ?, ?, ?, ?, NULL, ?, ?, ?, ?)', [
+    await q.query('INSERT INTO api_keys (id, name, role, key_hash, created_at, revoked_at, owner, systems, gateway, publication, retention_period) VALUES (?, ?, ?, ?, ?, NULL, ?, ?, ?, ?, ?)', [
       k.id,
       k.name,
       k.role,
@@ -43,6 +45,7 @@ export class ApiKeysRepository {
       k.systems === null ? null : JSON.stringify(k.systems),
       boolParam(k.gateway),
       k.publication,
+      k.retention_period,
     ]);
   }
 
@@ -81,5 +84,11 @@ export class ApiKeysRepository {
       for (const r of rows) out.set(r.id, { name: r.name, owner: r.owner ?? null });
     }
     return out;
+  }
+
+  /** Retention (issue 29): the ids of keys with a retention period of their own, with it. Revoked keys too: their records age all the same. */
+  async retentionPeriods(q: Queryable): Promise<Map<string, string>> {
+    const rows = await q.query<{ id: string; retention_period: string }>('SELECT id, retention_period FROM api_keys WHERE retention_period IS NOT NULL');
+    return new Map(rows.map((r) => [r.id, r.retention_period]));
   }
 }

@@ -6,6 +6,7 @@ import { ApiKeysRepository } from './api-keys.repository';
 import { LedgerError, NotFoundError } from '../common/errors';
 import { assertIdentifier, IDENTIFIER_MAX_LENGTH, identifierProblem } from '../core/text';
 import { AppConfig } from '../config/configuration';
+import { parseRetentionPeriod } from '../erasure/retention-period';
 
 /**
  * `outcome` (issue 18): a system that owns effects (a payment ledger, a CRM)
@@ -52,11 +53,15 @@ export interface KeyOptions {
   systems?: string[] | null;
   gateway?: boolean;
   publication?: Publication;
+  /** The key's own retention (issue 29): an ISO 8601 duration (`P30D`) after which its records' payloads are erased; instead of RETENTION_PERIOD. */
+  retention_period?: string | null;
 }
 
 /** A key as listed (no secret). */
 export interface KeyRecord extends KeyProfile {
   id: string;
+  /** The key's own retention period (ISO 8601 duration), or null: RETENTION_PERIOD applies. */
+  retention_period: string | null;
   created_at: string;
   revoked_at: string | null;
 }
@@ -101,11 +106,19 @@ export function checkKeyOptions(o: KeyOptions): Required<KeyOptions> {
   }
   if (o.gateway !== undefined && typeof o.gateway !== 'boolean') problems.push('gateway must be true or false');
   if (o.publication !== undefined && !PUBLICATIONS.includes(o.publication)) problems.push(`publication must be one of ${PUBLICATIONS.join(', ')}`);
+  if (o.retention_period !== undefined && o.retention_period !== null) {
+    try {
+      if (typeof o.retention_period !== 'string') throw new Error('retention_period must be a string');
+      parseRetentionPeriod(o.retention_period);
+    } catch (e) {
+      problems.push(`retention_period: ${(e as Error).message}`);
+    }
+  }
   if (problems.length > 0) throw new LedgerError(422, 'invalid_key_options', problems.join('; '), { problems });
   const gateway = o.gateway === true;
   // A gateway flag alone restricts the key too: it may claim the gateway class, not EXECUTED BY.
   if (gateway && systems === null) systems = [];
-  return { owner: o.owner ?? null, systems, gateway, publication: o.publication ?? 'full' };
+  return { owner: o.owner ?? null, systems, gateway, publication: o.publication ?? 'full', retention_period: o.retention_period ?? null };
 }
 
 /**
@@ -140,9 +153,9 @@ export class ApiKeysService {
     const key = `aer1_${randomBytes(32).toString('base64url')}`;
     const id = randomUUID();
     await this.db.write((tx) =>
-      this.keys.insert(tx, { id, name, role, key_hash: hashKey(key), created_at: new Date().toISOString(), owner: o.owner, systems: o.systems, gateway: o.gateway, publication: o.publication }),
+      this.keys.insert(tx, { id, name, role, key_hash: hashKey(key), created_at: new Date().toISOString(), owner: o.owner, systems: o.systems, gateway: o.gateway, publication: o.publication, retention_period: o.retention_period }),
     );
-    return { id, name, role, owner: o.owner, systems: o.systems, gateway: o.gateway, publication: o.publication, key };
+    return { id, name, role, owner: o.owner, systems: o.systems, gateway: o.gateway, publication: o.publication, retention_period: o.retention_period, key };
   }
 
   /** Revoke a key by id; later requests with it get 401 `key_revoked`. */
@@ -176,6 +189,11 @@ export class ApiKeysService {
   /** Keys without their secrets. */
   async list(): Promise<KeyRecord[]> {
     return this.keys.list(this.db);
+  }
+
+  /** Retention (issue 29): the keys with a retention period of their own (revoked ones too), key id -> ISO 8601 duration. */
+  retentionPeriods(): Promise<Map<string, string>> {
+    return this.keys.retentionPeriods(this.db);
   }
 
   /** The owners of the given key ids (a key without an owner answers null); unknown ids are absent. */

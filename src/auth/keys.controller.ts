@@ -26,7 +26,9 @@ export class KeysController {
    * groups keys that may act on each other's records; `systems` (an array of
    * names) restricts `EXECUTED BY <system>` to those systems, and `gateway`
    * (boolean) permits `OBSERVED VIA GATEWAY` on a restricted key; `publication`
-   * is `full` (default) or `metadata`. Answers 201 with the key, shown once
+   * is `full` (default) or `metadata`; `retention_period` (ISO 8601 duration,
+   * `P30D`) erases the key's records' payloads once that old, instead of
+   * RETENTION_PERIOD (docs/erasure.md, "Retention"). Answers 201 with the key, shown once
    * (`Location`: the key's URL, for DELETE).
    * 400 `invalid_body`; 422 `invalid_role`, `invalid_name`, `invalid_key_options`.
    */
@@ -37,14 +39,15 @@ export class KeysController {
   @ApiErrors(WRITE_ERRORS, { 400: '`invalid_body`, `unsupported_character`, `value_too_large`.', 422: '`invalid_role`, `invalid_name`, `invalid_key_options`.' })
   async create(@JsonBody() body: RawJson, @Res({ passthrough: true }) res: Response) {
     const v = body.value;
-    if (!isObject(v) || typeof v.name !== 'string' || typeof v.role !== 'string') throw new BadInputError('invalid_body', 'expected {"name": string, "role": string, "owner"?: string, "systems"?: [string], "gateway"?: boolean, "publication"?: "full"|"metadata"}');
-    const unknown = Object.keys(v).filter((k) => !['name', 'role', 'owner', 'systems', 'gateway', 'publication'].includes(k));
+    if (!isObject(v) || typeof v.name !== 'string' || typeof v.role !== 'string') throw new BadInputError('invalid_body', 'expected {"name": string, "role": string, "owner"?: string, "systems"?: [string], "gateway"?: boolean, "publication"?: "full"|"metadata", "retention_period"?: "P30D"}');
+    const unknown = Object.keys(v).filter((k) => !['name', 'role', 'owner', 'systems', 'gateway', 'publication', 'retention_period'].includes(k));
     if (unknown.length > 0) throw new BadInputError('invalid_body', `unknown members: ${unknown.map((k) => JSON.stringify(k)).join(', ')}`);
     const k = await this.keys.create(v.name, v.role as Role, {
       owner: v.owner as string | undefined,
       systems: v.systems as string[] | undefined,
       gateway: v.gateway as boolean | undefined,
       publication: v.publication as Publication | undefined,
+      retention_period: v.retention_period as string | null | undefined,
     });
     res.status(201).setHeader('Location', this.urls.key(k.id));
     return k;

@@ -9,6 +9,7 @@ import { DEFAULT_DATABASE_URL } from '../database/database-url';
 import { loadWitnessPolicy, parseTsaSettings } from '../log/witness-config';
 import { originSchemeProblem } from '../log/log-key';
 import { parseTrustedKeys } from '../core/aer1/attestation';
+import { parseRetentionPeriod } from '../erasure/retention-period';
 
 /** PDF_WORKERS when unset: one less than the CPUs, at least 1, at most 4. */
 export const DEFAULT_PDF_WORKERS = Math.min(4, Math.max(1, availableParallelism() - 1));
@@ -377,6 +378,22 @@ export class AppConfig {
   @Max(86_400_000)
   TSA_INTERVAL_MS = 60_000;
 
+  /**
+   * Retention (issue 29): an ISO 8601 duration (`P180D`, `P6M`, `PT30S`); payloads of erasable events older than it
+   * are erased by the ledger itself (reason `retention`), unless the writing key has a `retention_period` of its own.
+   * Unset (the default): nothing is erased for age. Shorter than six months: allowed, warned about at start.
+   */
+  @IsOptional()
+  @IsString()
+  RETENTION_PERIOD?: string;
+
+  /** How often retention is checked, in ms (default 3600000, one hour). */
+  @Transform(({ value }) => (value === undefined || value === '' ? 3_600_000 : Number(value)))
+  @IsInt()
+  @Min(100)
+  @Max(86_400_000)
+  RETENTION_CHECK_INTERVAL_MS = 3_600_000;
+
   /** pino log level. */
   @IsOptional()
   @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
@@ -397,6 +414,14 @@ export function validateConfig(env: Record<string, unknown>): AppConfig {
     if (scheme) throw new Error(scheme);
     loadWitnessPolicy(config);
     parseTsaSettings(config.TSA_URL, config.TSA_CERTS, config.TSA_INTERVAL_MS);
+    if (config.RETENTION_PERIOD === '') config.RETENTION_PERIOD = undefined;
+    if (config.RETENTION_PERIOD !== undefined) {
+      try {
+        parseRetentionPeriod(config.RETENTION_PERIOD);
+      } catch (e) {
+        throw new Error(`RETENTION_PERIOD: ${(e as Error).message}`);
+      }
+    }
   } catch (e) {
     throw new Error(`invalid configuration: ${(e as Error).message}`);
   }

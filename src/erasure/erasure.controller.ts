@@ -50,7 +50,7 @@ export class ErasureController {
     return { ...a, url };
   }
 
-  /** One erasure: who, when, why, on what basis, which positions, and the position of its `PayloadsErased` event. Public (it holds no content). 404 `not_found`. */
+  /** One erasure: who, when, why, on what basis, which positions, and the positions of its `PayloadsErased` events (`erasure_position` the first). Public (it holds no content). 404 `not_found`. */
   @Get('api/erasures/:id')
   @PublicRead(1)
   @ApiOperation({ operationId: 'getErasure', summary: 'An erasure: who erased which payloads, when, why and on which basis' })
@@ -59,6 +59,6 @@ export class ErasureController {
   async get(@Param('id') id: string) {
     const e = await this.erasure.get(id);
     if (!e) throw new NotFoundError('erasure', id);
-    return { erasure_id: e.erasure_id, erased_at: e.erased_at, erased_by: e.key_name, reason: e.reason, legal_basis: e.legal_basis, erasure_position: e.position, positions: e.positions };
+    return { erasure_id: e.erasure_id, erased_at: e.erased_at, erased_by: e.key_name, reason: e.reason, legal_basis: e.legal_basis, erasure_position: e.position, erasure_positions: e.event_positions, positions: e.positions };
   }
 }

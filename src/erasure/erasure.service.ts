@@ -1,20 +1,20 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { randomUUID } from 'node:crypto';
 import type { Principal } from '../auth/api-keys.service';
 import { recordedBy, sameOwner } from '../auth/permissions';
 import { ConflictError, LedgerError, UnprocessableError } from '../common/errors';
 import { isObject } from '../core/aer1';
-import { payloadState, RecordedBy, StoredEvent } from '../core/ledger/event-hash';
-import { ERASABLE_TYPES, retainedData } from '../core/ledger/retained';
-import { DatabaseService, Tx } from '../database/database.service';
+import { RecordedBy } from '../core/ledger/event-hash';
+import { ERASABLE_TYPES } from '../core/ledger/retained';
+import { DatabaseService } from '../database/database.service';
 import { pages as pagesOf, Queryable } from '../database/rows';
 import { EventsRepository } from '../ledger/events.repository';
-import { LedgerService, STREAM_DOES_NOT_EXIST } from '../ledger/ledger.service';
+import { LedgerService } from '../ledger/ledger.service';
 import { streams } from '../ledger/streams';
 import { OutcomeReads } from '../outcomes/outcome-reads';
 import { ReceiptReads } from '../receipts/receipt-reads';
 import { TimelineReads } from '../timelines/timeline-reads';
-import { ErasureEvent, PayloadsErasedData } from './erasure.events';
+import { PayloadsErasedData } from './erasure.events';
+import { ERASURE_PAGE, ErasureTarget, erasureTargets, PagedErasure } from './erasure-pages';
 import { ErasureRow, ErasuresRepository } from './erasures.repository';
 
 /** At most this many receipt ids, job ids and positions together in one request. */
@@ -33,20 +33,25 @@ export interface ErasureRequest {
   legal_basis: string;
 }
 
-/** The answer of an erasure: its id, the positions erased (in order), when, and the position of its `PayloadsErased` event. */
+/**
+ * The answer of an erasure: its id, the positions erased (in order), when
+ * (its first page), and the positions of its `PayloadsErased` events (one per
+ * page of at most `ERASURE_PAGE` (1000); `erasure_position` is the first).
+ */
 export interface ErasureAnswer {
   erasure_id: string;
   positions: number[];
   erased_at: string;
   erasure_position: number;
+  erasure_positions: number[];
   /** Receipts a named job's entries name but another owner recorded: not erased by the job (name them by receipt id). */
   not_erased?: { receipt_ids: string[]; reason: string };
 }
 
 /**
  * Erasure (issue 29): the payloads (and salts) of the named events are
- * deleted for good, in the write that appends one `PayloadsErased` event
- * recording who erased what, when, why and on which basis. Format 3 leaves
+ * deleted for good, page by page, each in the write that appends one
+ * `PayloadsErased` event recording who erased what, when, why and on which basis. Format 3 leaves
  * hold no content, so every leaf, proof, checkpoint and cosignature stays
  * valid; a format 1/2 event erased keeps its stored hash, and every check
  * names it as no longer recomputable.
@@ -101,43 +106,49 @@ export class ErasureService {
    * Erase what `req` names, as `by`. 404 `erasure_target_not_found` naming
    * every unknown target (nothing erased); 422 `not_erasable` for a position
    * of a type that cannot be erased; 409 `already_erased` when everything
-   * named was erased before. `origin`: `request` or `retention`.
+   * named was erased before. `origin`: `request` or `retention`. The targets
+   * are resolved and their retained data computed on a read snapshot, without
+   * the write lock; the payloads are then erased in pages of
+   * `ERASURE_PAGE` (1000) (one write and one `PayloadsErased` event each, see
+   * {@link PagedErasure}), so other writes go on meanwhile.
    */
   async erase(req: ErasureRequest, by: Principal | RecordedBy, origin: PayloadsErasedData['origin'] = 'request'): Promise<ErasureAnswer> {
     const writer: RecordedBy = 'role' in by ? recordedBy(by) : by;
-    const answer = await this.db.write(async (tx) => {
-      const { positions, skipped } = await this.resolve(tx, req);
-      const evs = await this.events.atPositions(tx, positions);
-      const fresh = positions.filter((p) => payloadState(evs.get(p)!) !== 'erased');
-      if (fresh.length === 0) throw new ConflictError('already_erased', 'every payload named was erased before', { positions: positions.slice(0, 100) });
-      const a = await this.eraseIn(tx, fresh, evs, req, writer, origin);
-      return skipped.length > 0 ? { ...a, not_erased: { receipt_ids: skipped, reason: 'recorded by another owner than the job\'s: name them by receipt id to erase them' } } : a;
+    const targets = await this.db.snapshot(async (q) => {
+      const { positions, skipped } = await this.resolve(q, req);
+      const held: ErasureTarget[] = [];
+      // Read and prepared a page at a time, yielding between pages: SQLite reads block the event loop while they run.
+      for (let i = 0; i < positions.length; i += ERASURE_PAGE) {
+        held.push(...erasureTargets((await this.events.atPositions(q, positions.slice(i, i + ERASURE_PAGE))).values()));
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      if (held.length === 0) throw new ConflictError('already_erased', 'every payload named was erased before', { positions: positions.slice(0, 100) });
+      return { held, skipped };
     });
-    // SQLite: the erased bytes are zeroed in the database file (secure_delete); the WAL still holds the pages written
-    // before, until a checkpoint copies them back and truncates it. Checkpoint now rather than at the next automatic one.
-    if (this.db.dialect === 'sqlite') {
-      await this.db.unsafeQuery('PRAGMA wal_checkpoint(TRUNCATE)').catch((e: unknown) => this.logger.warn(`wal_checkpoint after erasure ${answer.erasure_id}: ${e instanceof Error ? e.message : String(e)}`));
-    }
-    return answer;
+    const run = this.pagedErasure(req, writer, origin);
+    await run.eraseAll(targets.held);
+    if (run.erasedAt === null) throw new ConflictError('already_erased', 'every payload named was erased before', { positions: targets.held.slice(0, 100).map((t) => t.position) });
+    await this.checkpointWal(run.erasure_id);
+    const answer: ErasureAnswer = { erasure_id: run.erasure_id, positions: run.positions, erased_at: run.erasedAt, erasure_position: run.eventPositions[0], erasure_positions: run.eventPositions };
+    return targets.skipped.length > 0 ? { ...answer, not_erased: { receipt_ids: targets.skipped, reason: "recorded by another owner than the job's: name them by receipt id to erase them" } } : answer;
   }
 
-  /** Erase `positions` (held payloads of erasable types, all in `evs`) inside `tx`: one `PayloadsErased` event, then the payloads cleared. */
-  async eraseIn(tx: Tx, positions: number[], evs: ReadonlyMap<number, StoredEvent>, req: Pick<ErasureRequest, 'reason' | 'legal_basis'>, by: RecordedBy, origin: PayloadsErasedData['origin']): Promise<ErasureAnswer> {
-    const retained: Record<string, Record<string, unknown>> = {};
-    for (const p of positions) {
-      const e = evs.get(p)!;
-      retained[String(p)] = retainedData(e.type, JSON.parse(e.data) as unknown)!;
-    }
-    const erasure_id = randomUUID();
-    const erased_at = new Date().toISOString();
-    const data: PayloadsErasedData = { erasure_id, positions, reason: req.reason, legal_basis: req.legal_basis, erased_at, erased_by: { key_id: by.key_id, name: by.name }, origin, retained };
-    const [ev] = await this.ledger.append<ErasureEvent>(tx, streams.erasure(erasure_id), STREAM_DOES_NOT_EXIST, [{ type: 'PayloadsErased', data }], by);
-    await this.events.erasePayloads(tx, positions);
-    return { erasure_id, positions, erased_at, erasure_position: ev.position };
+  /** A new erasure (its id drawn now) to write in pages: for {@link erase} and the retention run. */
+  pagedErasure(why: Pick<ErasureRequest, 'reason' | 'legal_basis'>, by: RecordedBy, origin: PayloadsErasedData['origin']): PagedErasure {
+    return new PagedErasure(this.db, this.ledger, this.events, { reason: why.reason, legal_basis: why.legal_basis }, by, origin);
+  }
+
+  /**
+   * SQLite: the erased bytes are zeroed in the database file (secure_delete); the WAL still holds the pages written
+   * before, until a checkpoint copies them back and truncates it. Checkpoint now rather than at the next automatic one.
+   */
+  async checkpointWal(erasureId: string): Promise<void> {
+    if (this.db.dialect !== 'sqlite') return;
+    await this.db.unsafeQuery('PRAGMA wal_checkpoint(TRUNCATE)').catch((e: unknown) => this.logger.warn(`wal_checkpoint after erasure ${erasureId}: ${e instanceof Error ? e.message : String(e)}`));
   }
 
   /** The positions `req` names, in order: 404 naming every unknown target, 422 for a position that cannot be erased. */
-  private async resolve(tx: Tx, req: ErasureRequest): Promise<{ positions: number[]; skipped: string[] }> {
+  private async resolve(tx: Queryable, req: ErasureRequest): Promise<{ positions: number[]; skipped: string[] }> {
     const out = new Set<number>();
     const skipped: string[] = [];
     const unknown: { receipt_ids: string[]; job_ids: string[]; positions: number[] } = { receipt_ids: [], job_ids: [], positions: [] };
@@ -205,8 +216,8 @@ export class ErasureService {
   }
 
   /** One erasure by id with the positions it erased, or null. */
-  async get(erasureId: string): Promise<(ErasureRow & { positions: number[] }) | null> {
+  async get(erasureId: string): Promise<(ErasureRow & { positions: number[]; event_positions: number[] }) | null> {
     const row = await this.erasures.get(this.db, erasureId);
-    return row ? { ...row, positions: await this.erasures.positionsOf(this.db, erasureId) } : null;
+    return row ? { ...row, positions: await this.erasures.positionsOf(this.db, erasureId), event_positions: await this.erasures.eventPositionsOf(this.db, erasureId) } : null;
   }
 }

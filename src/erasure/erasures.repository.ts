@@ -4,13 +4,19 @@ import type { PayloadsErasedData } from './erasure.events';
 /** One erasure (a `PayloadsErased` event), as pages and verifiers show it. */
 export interface ErasureRow {
   erasure_id: string;
-  /** The ledger position of the `PayloadsErased` event. */
+  /**
+   * The ledger position of a `PayloadsErased` event of the erasure: from
+   * {@link ErasuresRepository.get}, its first page's; from
+   * {@link ErasuresRepository.ofPositions}, the page that erased that
+   * position (the event whose `retained` holds it).
+   */
   position: number;
   erased_at: string;
   key_id: string;
   key_name: string;
   reason: string;
   legal_basis: string;
+  /** Events erased by the erasure, every page together. */
   event_count: number;
 }
 
@@ -21,10 +27,17 @@ const ERASURE_COLUMNS = ['erasure_id', 'position', 'erased_at', 'key_id', 'key_n
  * `PayloadsErased` events, issue 29): the only SQL that reads or writes them.
  */
 export class ErasuresRepository {
-  /** Record an erasure and the positions it erased. */
+  /**
+   * Record one page of an erasure (a `PayloadsErased` event at `position`)
+   * and the positions it erased: the erasure's first page makes its row (its
+   * position, time, key, reason, basis), each later page adds its count.
+   */
   async insert(q: Queryable, d: PayloadsErasedData, position: number, by: { key_id: string; name: string }): Promise<void> {
-    await insertRow(q, 'erasures', ERASURE_COLUMNS, [d.erasure_id.toLowerCase(), position, d.erased_at, by.key_id, by.name, d.reason, d.legal_basis, d.positions.length]);
-    for (const p of d.positions) await insertRow(q, 'erased_events', ['position', 'erasure_id'], [p, d.erasure_id.toLowerCase()]);
+    const id = d.erasure_id.toLowerCase();
+    const seen = await q.query<{ n: number | string }>('SELECT COUNT(*) AS n FROM erasures WHERE erasure_id = ?', [id]);
+    if (int(seen[0].n) > 0) await q.query('UPDATE erasures SET event_count = event_count + ? WHERE erasure_id = ?', [d.positions.length, id]);
+    else await insertRow(q, 'erasures', ERASURE_COLUMNS, [id, position, d.erased_at, by.key_id, by.name, d.reason, d.legal_basis, d.positions.length]);
+    for (const p of d.positions) await insertRow(q, 'erased_events', ['position', 'erasure_id', 'erasure_position'], [p, id, position]);
   }
 
   /** The erasure of each of `positions` that was erased, keyed by position. */
@@ -32,7 +45,7 @@ export class ErasuresRepository {
     const out = new Map<number, ErasureRow>();
     for (const page of pages([...new Set(positions)], 500)) {
       const rows = await q.query<ErasureRow & { erased_position: number | string }>(
-        `SELECT x.position AS erased_position, e.erasure_id, e.position, e.erased_at, e.key_id, e.key_name, e.reason, e.legal_basis, e.event_count FROM erased_events x JOIN erasures e ON e.erasure_id = x.erasure_id WHERE x.position IN (${placeholders(page.length)})`,
+        `SELECT x.position AS erased_position, e.erasure_id, x.erasure_position AS position, e.erased_at, e.key_id, e.key_name, e.reason, e.legal_basis, e.event_count FROM erased_events x JOIN erasures e ON e.erasure_id = x.erasure_id WHERE x.position IN (${placeholders(page.length)})`,
         page,
       );
       for (const r of rows) out.set(int(r.erased_position), toRow(r));
@@ -55,6 +68,12 @@ export class ErasuresRepository {
   async positionsOf(q: Queryable, erasureId: string): Promise<number[]> {
     const rows = await q.query<{ position: number | string }>('SELECT position FROM erased_events WHERE erasure_id = ? ORDER BY position', [erasureId.toLowerCase()]);
     return rows.map((r) => int(r.position));
+  }
+
+  /** The positions of an erasure's `PayloadsErased` events (its pages), in order. */
+  async eventPositionsOf(q: Queryable, erasureId: string): Promise<number[]> {
+    const rows = await q.query<{ p: number | string }>('SELECT DISTINCT erasure_position AS p FROM erased_events WHERE erasure_id = ? ORDER BY erasure_position', [erasureId.toLowerCase()]);
+    return rows.map((r) => int(r.p));
   }
 }
 

@@ -110,6 +110,34 @@ export class EventsRepository {
     for (const page of pages([...positions], IN_PAGE)) await q.query(`UPDATE events SET data = '', payload_salt = NULL WHERE position IN (${placeholders(page.length)})`, page);
   }
 
+  /**
+   * The event hash of each of `positions` whose payload is still held (not
+   * erased), keyed by position: an erasure re-checks its targets with it
+   * inside its write (a target erased meanwhile, or not the event it read, is
+   * left alone).
+   */
+  async heldHashes(q: Queryable, positions: readonly number[]): Promise<Map<number, string>> {
+    const out = new Map<number, string>();
+    for (const page of pages([...new Set(positions)], IN_PAGE)) {
+      const rows = await q.query<{ position: number | string; event_hash: string }>(`SELECT position, event_hash FROM events WHERE data <> '' AND position IN (${placeholders(page.length)})`, page);
+      for (const r of rows) out.set(int(r.position), r.event_hash);
+    }
+    return out;
+  }
+
+  /**
+   * Retention (issue 29): the events at positions `from`..`to` (inclusive)
+   * of one of `types`, payload held, recorded before `before` (ISO 8601),
+   * in order.
+   */
+  async heldBefore(q: Queryable, from: number, to: number, types: readonly string[], before: string): Promise<StoredEvent[]> {
+    const rows = await q.query<StoredEvent>(
+      `SELECT * FROM events WHERE position >= ? AND position <= ? AND type IN (${placeholders(types.length)}) AND data <> '' AND recorded_at < ? ORDER BY position`,
+      [from, to, ...types, before],
+    );
+    return rows.map(toStored);
+  }
+
   /** Positions of events of `streamId` whose type is one of `types`, in order. */
   async positionsOfTypes(q: Queryable, streamId: string, types: readonly string[]): Promise<number[]> {
     const rows = await q.query<{ position: number | string }>(`SELECT position FROM events WHERE stream_id = ? AND type IN (${placeholders(types.length)}) ORDER BY position`, [streamId, ...types]);
