@@ -11,6 +11,8 @@ import { correctionChains, LedgerEvent, namedReceiptIds, subjectRecord, subjectS
 import type { PlanSubject } from '../core/coverage/plan';
 import { NO_TRUST } from '../core/aer1/attestation';
 import type { StoredEvent } from '../core/ledger/event-hash';
+import type { ErasureNote } from '../core/coverage/types';
+import { ErasuresRepository } from '../erasure/erasures.repository';
 import { parseStoredJson, Queryable } from '../database/rows';
 import { EventDataRow, EventsRepository } from '../ledger/events.repository';
 import { streams } from '../ledger/streams';
@@ -22,6 +24,7 @@ const IN_CHUNK = 200;
 
 /** The events table (stateless: every read runs on the `q` it is given). */
 const events = new EventsRepository();
+const erasures = new ErasuresRepository();
 
 /** A stored event of a stream whose union is `E`, its data parsed as that union gives it. */
 function parsed<E extends { type: string; data: unknown }>(r: EventDataRow): E {
@@ -119,12 +122,32 @@ function ledgerEvent(e: StoredEvent): LedgerEvent {
   return { position: e.position, stream_id: e.stream_id, type: e.type, key_name: e.key_id != null && e.key_name != null ? e.key_name : null, data: e.data };
 }
 
-/** Every event of `streamIds` at or below `asOf`, paged, in position order. */
+/**
+ * The erased ones of `list` (data '', issue 29) given the data their
+ * `PayloadsErased` event retained (no content) and marked `erased` with that
+ * erasure; the others unchanged. An erased event whose erasure is not found
+ * keeps '' as data and `erased: null`.
+ */
+export async function withRetained(q: Queryable, list: LedgerEvent[]): Promise<LedgerEvent[]> {
+  const gone = list.filter((e) => e.data === '').map((e) => e.position);
+  if (gone.length === 0) return list;
+  const rows = await erasures.ofPositions(q, gone);
+  const by = await events.atPositions(q, [...new Set([...rows.values()].map((r) => r.position))]);
+  return list.map((e) => {
+    if (e.data !== '') return e;
+    const row = rows.get(e.position);
+    const retained = row ? (parseStoredJson(by.get(row.position)?.data ?? '') as { retained?: Record<string, unknown> } | undefined)?.retained?.[String(e.position)] : undefined;
+    const erased: ErasureNote | null = row ? { erasure_id: row.erasure_id, position: row.position, erased_at: row.erased_at, by: row.key_name, legal_basis: row.legal_basis, reason: row.reason } : null;
+    return { ...e, data: retained === undefined ? '' : JSON.stringify(retained), erased };
+  });
+}
+
+/** Every event of `streamIds` at or below `asOf`, paged, in position order (erased ones with their retained data, {@link withRetained}). */
 async function streamsAsOf(q: Queryable, streamIds: Iterable<string>, asOf: number): Promise<LedgerEvent[]> {
   const wanted = [...new Set(streamIds)];
   const out: LedgerEvent[] = [];
   for (let i = 0; i < wanted.length; i += IN_CHUNK) out.push(...(await events.ofStreams(q, wanted.slice(i, i + IN_CHUNK), asOf)).map(ledgerEvent));
-  return out.sort((a, b) => a.position - b.position);
+  return withRetained(q, out.sort((a, b) => a.position - b.position));
 }
 
 /** Where the events of a report live besides the subject's and its receipts' streams: its plans and the outcome reports answering its receipts. */

@@ -223,8 +223,15 @@ export class EvidenceService {
       chunk += w.member({ member: memberName.report(row.report_id), report_id: row.report_id, position: row.position, issued_at: row.issued_at, digest: row.digest, report, recorders, ...(other_jobs ? { other_jobs } : {}) } satisfies ReportMember);
       yield chunk;
     }
+    // The PayloadsErased events that erased members of this pack (issue 29), as event members with their proofs: the
+    // verifier checks every erased member against the one it names (`checkErasures`).
+    const erasures = [...(this.erasuresInPack.get(w) ?? [])].filter((p) => p <= upTo).sort((a, b) => a - b);
+    for (let i = 0; i < erasures.length; i += PACK_PAGE) yield await this.eventMembers(w, await this.eventsAt(erasures.slice(i, i + PACK_PAGE)), upTo, viewer);
     yield w.finish();
   }
+
+  /** Per pack being written: positions of the `PayloadsErased` events that erased its members (written last). */
+  private readonly erasuresInPack = new WeakMap<PackWriter, Set<number>>();
 
   /** The events at `positions` (at most a page), in position order. */
   private async eventsAt(positions: number[]): Promise<StoredEvent[]> {
@@ -256,6 +263,11 @@ export class EvidenceService {
       if (leaf === null && state !== 'erased') throw new LedgerError(409, 'tree_mismatch', `the event at position ${e.position} cannot be serialized (its stored format or key was changed): no pack is served`, { position: e.position });
       const why = leafWithheld(e.type, withheld.has(e.position), viewer);
       const x = erased.get(e.position);
+      if (x) {
+        const set = this.erasuresInPack.get(w) ?? new Set<number>();
+        set.add(x.position);
+        this.erasuresInPack.set(w, set);
+      }
       const erasure = x ? { erasure_id: x.erasure_id, position: x.position, erased_at: x.erased_at, by: x.key_name, legal_basis: x.legal_basis, reason: x.reason } : undefined;
       const m: EventMember =
         Number(e.format) === 3
