@@ -12,7 +12,6 @@ import type { PlanSubject } from '../core/coverage/plan';
 import { NO_TRUST } from '../core/aer1/attestation';
 import type { StoredEvent } from '../core/ledger/event-hash';
 import type { ErasureNote } from '../core/coverage/types';
-import { ErasuresRepository } from '../erasure/erasures.repository';
 import { parseStoredJson, Queryable } from '../database/rows';
 import { EventDataRow, EventsRepository } from '../ledger/events.repository';
 import { streams } from '../ledger/streams';
@@ -24,7 +23,8 @@ const IN_CHUNK = 200;
 
 /** The events table (stateless: every read runs on the `q` it is given). */
 const events = new EventsRepository();
-const erasures = new ErasuresRepository();
+/** The erasure of each erased one of `positions` (ErasureService.erasuresOf): the `PayloadsErased` position, who, when, why. */
+export type ErasuresOf = (positions: readonly number[]) => Promise<ReadonlyMap<number, { erasure_id: string; position: number; erased_at: string; key_name: string; legal_basis: string; reason: string }>>;
 
 /** A stored event of a stream whose union is `E`, its data parsed as that union gives it. */
 function parsed<E extends { type: string; data: unknown }>(r: EventDataRow): E {
@@ -128,10 +128,10 @@ function ledgerEvent(e: StoredEvent): LedgerEvent {
  * erasure; the others unchanged. An erased event whose erasure is not found
  * keeps '' as data and `erased: null`.
  */
-export async function withRetained(q: Queryable, list: LedgerEvent[]): Promise<LedgerEvent[]> {
+export async function withRetained(q: Queryable, list: LedgerEvent[], erasuresOf: ErasuresOf): Promise<LedgerEvent[]> {
   const gone = list.filter((e) => e.data === '').map((e) => e.position);
   if (gone.length === 0) return list;
-  const rows = await erasures.ofPositions(q, gone);
+  const rows = await erasuresOf(gone);
   const by = await events.atPositions(q, [...new Set([...rows.values()].map((r) => r.position))]);
   return list.map((e) => {
     if (e.data !== '') return e;
@@ -143,11 +143,11 @@ export async function withRetained(q: Queryable, list: LedgerEvent[]): Promise<L
 }
 
 /** Every event of `streamIds` at or below `asOf`, paged, in position order (erased ones with their retained data, {@link withRetained}). */
-async function streamsAsOf(q: Queryable, streamIds: Iterable<string>, asOf: number): Promise<LedgerEvent[]> {
+async function streamsAsOf(q: Queryable, streamIds: Iterable<string>, asOf: number, erasuresOf: ErasuresOf): Promise<LedgerEvent[]> {
   const wanted = [...new Set(streamIds)];
   const out: LedgerEvent[] = [];
   for (let i = 0; i < wanted.length; i += IN_CHUNK) out.push(...(await events.ofStreams(q, wanted.slice(i, i + IN_CHUNK), asOf)).map(ledgerEvent));
-  return withRetained(q, out.sort((a, b) => a.position - b.position));
+  return withRetained(q, out.sort((a, b) => a.position - b.position), erasuresOf);
 }
 
 /** Where the events of a report live besides the subject's and its receipts' streams: its plans and the outcome reports answering its receipts. */
@@ -156,6 +156,8 @@ export interface ReportStreams {
   planIds: readonly string[];
   /** The outcome ids answering any of `receiptIds` (lowercase) at or below `asOf`. */
   outcomeIds(receiptIds: string[], asOf: number): Promise<string[]>;
+  /** The erasures of erased events (issue 29): their retained data stands in for their content. */
+  erasuresOf: ErasuresOf;
 }
 
 /**
@@ -167,7 +169,7 @@ export interface ReportStreams {
  * (src/core/coverage/assemble.ts `assembleReportInput`); this only fetches.
  */
 export async function reportEventsAsOf(q: Queryable, subject: PlanSubject, asOf: number, where: ReportStreams): Promise<LedgerEvent[]> {
-  const own = await streamsAsOf(q, [subjectStream(subject)], asOf);
+  const own = await streamsAsOf(q, [subjectStream(subject)], asOf, where.erasuresOf);
   // Entries and commitments are judged by the assembler; here only the receipt ids matter (no trust needed).
   const named = namedReceiptIds(subjectRecord(own, subject, NO_TRUST).record);
   const got: LedgerEvent[] = [...own];
@@ -175,11 +177,11 @@ export async function reportEventsAsOf(q: Queryable, subject: PlanSubject, asOf:
   const fetched = new Set<string>();
   for (let want = named; want.length > 0; ) {
     for (const id of want) fetched.add(id);
-    got.push(...(await streamsAsOf(q, want.map((id) => streams.receipt(id)), asOf)));
+    got.push(...(await streamsAsOf(q, want.map((id) => streams.receipt(id)), asOf, where.erasuresOf)));
     want = [...new Set([...correctionChains(got, named).values()].flat())].filter((id) => !fetched.has(id));
   }
-  got.push(...(await streamsAsOf(q, where.planIds.map((id) => streams.plan(id)), asOf)));
-  got.push(...(await streamsAsOf(q, (await where.outcomeIds(named, asOf)).map((id) => streams.outcome(id)), asOf)));
+  got.push(...(await streamsAsOf(q, where.planIds.map((id) => streams.plan(id)), asOf, where.erasuresOf)));
+  got.push(...(await streamsAsOf(q, (await where.outcomeIds(named, asOf)).map((id) => streams.outcome(id)), asOf, where.erasuresOf)));
   const byPosition = new Map(got.map((e) => [e.position, e]));
   return [...byPosition.values()].sort((a, b) => a.position - b.position);
 }

@@ -21,6 +21,8 @@ export class PackRecords {
   readonly plans: (RecordRef & { plan_id: string; version: number; digest: string; registered_at: string; plan: string; withheld: boolean })[] = [];
   readonly reports: (RecordRef & { report_id: string; digest: string; report: unknown; recorders: unknown; other_jobs: unknown })[] = [];
   readonly outcomes: (RecordRef & { id: string; receipt_id: string; raw: string | null })[] = [];
+  /** Record members that say their content was erased (issue 29): each is checked against its event's erasure. */
+  readonly erased: RecordRef[] = [];
 }
 
 /** A record member's name must be exactly the one the format gives it (src/core/pack/format.ts `memberName`). */
@@ -29,9 +31,19 @@ function named(t: Tally, name: string, expected: string | null, form: string): v
   else t.fail(name, 'member_name', expected === null ? `its fields do not make a name of the form ${form}` : `the record it holds is named ${expected} by the format: a member under another name is refused`);
 }
 
-/** A record's bytes: null (withheld, counted and listed) when the pack does not carry them. */
+/** The record member currently read (its `erased` note decides whether a null `raw` is erased or withheld). */
+let current: { r: PackRecords; m: Obj } | null = null;
+
+/** A record's bytes: null (withheld, counted and listed; or erased, listed and checked against its event) when the pack does not carry them. */
 function rawOf(t: Tally, name: string, raw: unknown): string | null {
   if (typeof raw === 'string') return raw;
+  const er = current?.m.erased;
+  if (raw === null && current && typeof er === 'object' && er !== null) {
+    const e = er as Obj;
+    current.r.erased.push({ member: name, position: Number(current.m.position) });
+    t.notChecked.push(`${name}: content erased on ${String(e.erased_at)} by ${String(e.by)} (${String(e.legal_basis)}): ${String(e.reason)} (erasure event at position ${String(e.position)}); recorded, never checked as content`);
+    return null;
+  }
   t.counts.withheld_records++;
   t.notChecked.push(`${name}: bytes withheld`);
   return null;
@@ -39,6 +51,7 @@ function rawOf(t: Tally, name: string, raw: unknown): string | null {
 
 /** Read one record member `m` named `name`; false when the name is of no record kind. */
 export function recordMember(r: PackRecords, name: string, m: Obj, t: Tally): boolean {
+  current = { r, m };
   if (name.startsWith('receipt/')) {
     t.counts.receipts++;
     const id = typeof m.id === 'string' ? m.id : '';
