@@ -14,7 +14,8 @@ import { PackWriter } from '../../src/core/pack/format';
 import { CheckpointSigner } from '../../src/log/checkpoint-signer';
 import { cli, TmpDir } from '../cli/helpers';
 import { DIALECTS, startApp, TestApp } from '../helpers/app';
-import { forbiddenStrings, leaksIn, PersonalJob, post, recordPersonalJob } from './fixtures';
+import { receiptFor } from '../coverage/fixtures';
+import { forbiddenStrings, leaksIn, PersonalJob, personalTimeline, post, recordPersonalJob } from './fixtures';
 
 interface Member {
   member: string;
@@ -151,5 +152,24 @@ describe.each(DIALECTS)('evidence over erased records on %s', (dialect) => {
     expect([va.verified, va.failures]).toEqual([true, []]);
     expect(va.not_checked.some((x) => x.startsWith(`receipt/${a.entries[0].id}: content erased on`))).toBe(true);
     void receiptErasure;
+  });
+  it('a workflow report counts an erased step receipt as recorded at ingestion, and says the workflow is no longer re-checked', async () => {
+    const steps = personalTimeline(`ev-wf-${dialect}`);
+    for (const e of steps) expect((await post(t, '/api/receipts', receiptFor(e), t.keys.producer)).status).toBe(201);
+    const wf = await post(t, '/api/workflows/assemble', { session_id: `s-${dialect}`, goal: 'erasure', status: 'ok', receipt_ids: steps.map((e) => e.id), output: 'done' }, t.keys.producer);
+    expect(wf.status).toBe(201);
+    const workflowId = (wf.body.workflow_id ?? wf.body.id) as string;
+    const plan = { workflow_id: workflowId, title: 'wf', expected_actions: [{ action_id: 'lookup', tool: 'fetch_customer' }, { action_id: 'pay', tool: 'send_payment' }] };
+    expect((await post(t, '/api/plans', plan, t.keys.compliance)).status).toBe(201);
+    const e = await post(t, '/api/erasures', { receipt_ids: [steps[0].id], reason: 'customer request 19', legal_basis: 'GDPR Art. 17(1)(a)' }, t.keys.privacy);
+    expect(e.status).toBe(201);
+    const r = await post(t, '/api/coverage-reports', { workflow_id: workflowId }, t.keys.auditor);
+    expect(r.status).toBe(201);
+    const rep = (await get(`/api/coverage-reports/${r.body.report_id}`)).body.report;
+    expect(rep.counts).toMatchObject({ expected_actions: 2, covered: 2, missing: 0 });
+    expect([rep.integrity.verdict, rep.integrity.erased_entries]).toEqual(['erased', [1]]);
+    const erased = (rep.findings as { code: string; seq?: number; message: string }[]).filter((f) => f.code === 'evidence_erased');
+    expect(erased.map((f) => f.seq ?? null)).toEqual([null, 1]);
+    expect(erased[1].message).toContain('customer request 19');
   });
 });

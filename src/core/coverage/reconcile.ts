@@ -42,7 +42,12 @@ export function reconcile(input: ReconcileInput): CoverageReportContent {
     if (close) recorded = recorded.slice(0, -1);
   } else {
     integrity = workflowIntegrity(record.workflow, receipts);
-    recorded = record.workflow === null ? [] : actionsFromWorkflow(record.workflow, receipts);
+    // Step receipts erased (issue 29): their retained tool, provenance and status stand in; the workflow is not re-checked against them.
+    const kept = new Map<string, unknown>(receipts);
+    for (const [id, r] of input.erased?.receipts ?? []) kept.set(id, { tool: r.tool, provenance_class: r.provenance_class, status: r.status });
+    recorded = record.workflow === null ? [] : actionsFromWorkflow(record.workflow, kept);
+    const erasedSteps = recorded.filter((a) => a.receipt_id !== null && input.erased?.receipts.has(a.receipt_id.toLowerCase())).map((a) => a.seq);
+    if (erasedSteps.length > 0 && integrity.recorded) integrity = { ...integrity, verdict: 'erased', reasons: ['step_receipts_erased'], recorded_verdict: null, erased_entries: erasedSteps };
   }
   const who = recordedBySection(input, recorded.map((a) => a.receipt_id?.toLowerCase()).filter((x): x is string => typeof x === 'string'), integrity.recorded);
   integrity = { ...integrity, recorded_by: who.section };
@@ -80,7 +85,14 @@ export function reconcile(input: ReconcileInput): CoverageReportContent {
   if (!integrity.recorded) {
     findings.push({ code: record.kind === 'timeline' ? 'timeline_absent' : 'workflow_absent', message: `no ${record.kind === 'timeline' ? 'timeline' : 'workflow receipt'} is recorded for ${subject.kind} ${subject.id}` });
   } else if (integrity.verdict === 'erased') {
-    findings.push({ code: 'evidence_erased', message: `the content of ${erasedSeqs.length === 1 ? 'entry' : 'entries'} seq ${erasedSeqs.join(', ')} of the timeline was erased${erasureText(input.erased?.entries.get(erasedSeqs[0]) ?? null)}: the chain can no longer be re-checked; the ledger recorded it as ${integrity.recorded_verdict ?? 'unknown'} at ingestion` });
+    const seqs = integrity.erased_entries ?? [];
+    findings.push({
+      code: 'evidence_erased',
+      message:
+        record.kind === 'timeline'
+          ? `the content of ${seqs.length === 1 ? 'entry' : 'entries'} seq ${seqs.join(', ')} of the timeline was erased${erasureText(input.erased?.entries.get(seqs[0]) ?? null)}: the chain can no longer be re-checked; the ledger recorded it as ${integrity.recorded_verdict ?? 'unknown'} at ingestion`
+          : `the receipts of ${seqs.length === 1 ? 'step' : 'steps'} seq ${seqs.join(', ')} of the workflow were erased: the workflow can no longer be re-checked against them`,
+    });
   } else if (integrity.verdict !== 'valid') {
     findings.push({ code: record.kind === 'timeline' ? 'timeline_not_valid' : 'workflow_not_valid', message: `verdict ${integrity.verdict} (${integrity.reasons.join(', ')})` });
   }
