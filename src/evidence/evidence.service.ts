@@ -267,6 +267,15 @@ export class EvidenceService {
           if (typeof x.kept.receipt_id === 'string') named.push({ seq: x.kept.seq, id: x.kept.receipt_id });
           continue;
         }
+        if (x && e.type === 'TimelineImported') {
+          // An erased import: each entry named by its retained seq and receipt id, with no content.
+          for (const k of Array.isArray(x.kept.entries) ? (x.kept.entries as { seq?: unknown; receipt_id?: unknown }[]) : []) {
+            if (typeof k.seq !== 'number') continue;
+            chunk += w.member({ member: memberName.entry(k.seq), seq: k.seq, position: e.position, raw: null, erased: x.erased } satisfies EntryMember);
+            if (typeof k.receipt_id === 'string') named.push({ seq: k.seq, id: k.receipt_id });
+          }
+          continue;
+        }
         if (x && e.type === 'EndpointCommitmentRecorded' && typeof x.kept.id === 'string') {
           chunk += w.member({ member: memberName.commitment(x.kept.id), id: x.kept.id, position: e.position, raw: null, erased: x.erased } as unknown as CommitmentMember);
           continue;

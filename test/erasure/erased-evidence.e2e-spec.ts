@@ -15,6 +15,7 @@ import { CheckpointSigner } from '../../src/log/checkpoint-signer';
 import { cli, TmpDir } from '../cli/helpers';
 import { DIALECTS, startApp, TestApp } from '../helpers/app';
 import { receiptFor } from '../coverage/fixtures';
+import { paymentPlan } from '../outcomes/fixtures';
 import { forbiddenStrings, leaksIn, PersonalJob, personalTimeline, post, recordPersonalJob } from './fixtures';
 
 interface Member {
@@ -177,5 +178,30 @@ describe.each(DIALECTS)('evidence over erased records on %s', (dialect) => {
     const erased = (rep.findings as { code: string; seq?: number; message: string }[]).filter((f) => f.code === 'evidence_erased');
     expect(erased.map((f) => f.seq ?? null)).toEqual([null, 1]);
     expect(erased[1].message).toContain('customer request 19');
+  });
+  it('an imported timeline erased whole: its entries stand in from the retained import, the verdict recorded at import is kept', async () => {
+    const job = `ev-import-${dialect}`;
+    expect((await post(t, '/api/plans', paymentPlan(job), t.keys.compliance)).status).toBe(201);
+    const entries = personalTimeline(job);
+    for (const e of entries) expect((await post(t, '/api/receipts', receiptFor(e), t.keys.producer)).status).toBe(201);
+    const put = await t.http.put(`/api/jobs/${job}/timeline`).set('Authorization', `Bearer ${t.keys.producer}`).set('Content-Type', 'application/json').send(JSON.stringify(entries));
+    expect(put.status).toBe(201);
+    expect((await post(t, '/api/erasures', { job_ids: [job], reason: 'customer request 20', legal_basis: 'GDPR Art. 17(1)(a)' }, t.keys.privacy)).status).toBe(201);
+    const r = await post(t, '/api/coverage-reports', { job_id: job }, t.keys.auditor);
+    expect(r.status).toBe(201);
+    const rep = (await get(`/api/coverage-reports/${r.body.report_id}`)).body.report;
+    expect(rep.counts).toMatchObject({ expected_actions: 2, covered: 2, recorded_actions: 2 });
+    expect([rep.integrity.verdict, rep.integrity.recorded_verdict, rep.integrity.erased_entries, rep.integrity.closed]).toEqual(['erased', 'valid', [1, 2], true]);
+    expect(rep.actions[0].evidence[0]).toMatchObject({ seq: 1, tool: 'fetch_customer', receipt_id: entries[0].id, outcome: 'success', evidence_erased: { entry: true, receipt: true, recorded_verdict: 'valid' } });
+    // The timeline, each of its two actions (entry and receipt erased), and the commitment the ledger issued on the closed import.
+    const found = rep.findings.filter((f: { code: string }) => f.code === 'evidence_erased') as { seq?: number; commitment?: string }[];
+    expect(found.map((f) => [f.seq ?? null, f.commitment === undefined])).toEqual([[null, true], [1, true], [2, true], [null, false]]);
+    // Its pack: the import's entries are erased members (seq kept, no bytes), and the pack verifies.
+    await t.app.get(CheckpointSigner).tick();
+    const ms = lines(await pack(`/api/jobs/${job}/evidence`));
+    expect(ms.filter((m) => m.member.startsWith('entry/')).map((m) => [m.member, m.raw, typeof m.erased])).toEqual([['entry/1', null, 'object'], ['entry/2', null, 'object']]);
+    const v = JSON.parse((await cli(['verify-pack', tmp.write('import.jsonl', repack(ms)), '--vkey', vkey, '--json'])).out) as { verified: boolean; failures: unknown[]; not_checked: string[] };
+    expect([v.verified, v.failures]).toEqual([true, []]);
+    expect(v.not_checked.filter((x) => /^(entry|receipt)\/.*: content erased on/.test(x)).length).toBe(4);
   });
 });

@@ -100,7 +100,7 @@ function timelineOf(events: readonly LedgerEvent[], stream: string, trust: Commi
       // Erased (issue 29): the entries' public fields stand in for them; a commitment is left out of the judgement.
       if (e.type === 'TimelineEntryAppended') (entries ??= []).push(erasedEntry(d, e.erased, erased));
       else if (e.type === 'TimelineImported') {
-        entries = (Array.isArray(d.entries) ? d.entries : []).map((x: unknown) => erasedEntry(isObject(x) ? { ...x, receipt_id: x.receipt_id } : {}, e.erased ?? null, erased));
+        entries = (Array.isArray(d.entries) ? d.entries : []).map((x: unknown) => erasedEntry(isObject(x) ? x : {}, e.erased ?? null, erased));
         if (erased) erased.timeline_recorded_verdict = typeof d.verdict === 'string' ? d.verdict : null;
       } else if (e.type === 'EndpointCommitmentRecorded') erased?.commitments.push({ id: typeof d.id === 'string' ? d.id : null, position: e.position, erasure: e.erased });
       continue;
