@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { ErasureModule } from '../erasure/erasure.module';
 import { OutcomesRepositoryModule } from '../outcomes/outcomes-repository.module';
 import { TimelinesRepositoryModule } from '../timelines/timelines-repository.module';
 import { CoverageRepositoryModule } from './coverage-repository.module';
@@ -11,7 +12,7 @@ import { PlansService } from './plans.service';
 
 /** Expected-action plans and coverage reports (rev 09 "coverage plan"; docs/coverage.md). */
 @Module({
-  imports: [CoverageRepositoryModule, TimelinesRepositoryModule, OutcomesRepositoryModule],
+  imports: [CoverageRepositoryModule, TimelinesRepositoryModule, OutcomesRepositoryModule, ErasureModule],
   controllers: [PlansController, CoverageController],
   providers: [PlansService, CoverageService, CoverageListing, PdfRenderer],
   exports: [CoverageRepositoryModule, PlansService, CoverageService],

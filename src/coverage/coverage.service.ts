@@ -28,6 +28,7 @@ import type { RecordedBy } from '../core/ledger/event-hash';
 import { CoverageReportContent, reconcile, reportDigest } from '../core/coverage/reconcile';
 import { NO_TRUST } from '../core/aer1/attestation';
 import { CommitmentTrustService } from '../log/commitment-trust.service';
+import { ErasureService } from '../erasure/erasure.service';
 
 /** What `POST /api/coverage-reports` answers. */
 export interface IssuedReport {
@@ -98,6 +99,7 @@ export class CoverageService {
     private readonly outcomes: OutcomeReads,
     private readonly timelines: TimelineReads,
     private readonly guard: ProjectionGuard,
+    private readonly erasure: ErasureService,
     @Optional() private readonly webhooks?: WebhookDispatcher,
     @Optional() private readonly trust?: CommitmentTrustService,
   ) {}
@@ -133,7 +135,7 @@ export class CoverageService {
     // as `aer1 verify-pack` assembles them from a pack's leaves.
     const planIds = [...new Set(versions.map((v) => v.plan_id))];
     const outcomeIds = async (ids: string[], at: number): Promise<string[]> => (await this.outcomes.ofReceiptsAsOf(tx, ids, at)).map((o) => o.outcome_id);
-    const events = await reportEventsAsOf(tx, subject, position, { planIds, outcomeIds });
+    const events = await reportEventsAsOf(tx, subject, position, { planIds, outcomeIds, erasuresOf: (ps) => this.erasure.erasuresOf(ps, tx) });
     const { receipt_ids: receiptIds } = subjectRecord(events, subject, NO_TRUST);
     // Who recorded the subject's stream and its receipts, and (a job) the other jobs naming its receipts (issue 26): keys
     // and other timelines are not among the subject's events, so these are read here.

@@ -11,6 +11,7 @@ import { correctionChains, LedgerEvent, namedReceiptIds, subjectRecord, subjectS
 import type { PlanSubject } from '../core/coverage/plan';
 import { NO_TRUST } from '../core/aer1/attestation';
 import type { StoredEvent } from '../core/ledger/event-hash';
+import type { ErasureNote } from '../core/coverage/types';
 import { parseStoredJson, Queryable } from '../database/rows';
 import { EventDataRow, EventsRepository } from '../ledger/events.repository';
 import { streams } from '../ledger/streams';
@@ -22,6 +23,8 @@ const IN_CHUNK = 200;
 
 /** The events table (stateless: every read runs on the `q` it is given). */
 const events = new EventsRepository();
+/** The erasure of each erased one of `positions` (ErasureService.erasuresOf): the `PayloadsErased` position, who, when, why. */
+export type ErasuresOf = (positions: readonly number[]) => Promise<ReadonlyMap<number, { erasure_id: string; position: number; erased_at: string; key_name: string; legal_basis: string; reason: string }>>;
 
 /** A stored event of a stream whose union is `E`, its data parsed as that union gives it. */
 function parsed<E extends { type: string; data: unknown }>(r: EventDataRow): E {
@@ -119,12 +122,32 @@ function ledgerEvent(e: StoredEvent): LedgerEvent {
   return { position: e.position, stream_id: e.stream_id, type: e.type, key_name: e.key_id != null && e.key_name != null ? e.key_name : null, data: e.data };
 }
 
-/** Every event of `streamIds` at or below `asOf`, paged, in position order. */
-async function streamsAsOf(q: Queryable, streamIds: Iterable<string>, asOf: number): Promise<LedgerEvent[]> {
+/**
+ * The erased ones of `list` (data '', issue 29) given the data their
+ * `PayloadsErased` event retained (no content) and marked `erased` with that
+ * erasure; the others unchanged. An erased event whose erasure is not found
+ * keeps '' as data and `erased: null`.
+ */
+export async function withRetained(q: Queryable, list: LedgerEvent[], erasuresOf: ErasuresOf): Promise<LedgerEvent[]> {
+  const gone = list.filter((e) => e.data === '').map((e) => e.position);
+  if (gone.length === 0) return list;
+  const rows = await erasuresOf(gone);
+  const by = await events.atPositions(q, [...new Set([...rows.values()].map((r) => r.position))]);
+  return list.map((e) => {
+    if (e.data !== '') return e;
+    const row = rows.get(e.position);
+    const retained = row ? (parseStoredJson(by.get(row.position)?.data ?? '') as { retained?: Record<string, unknown> } | undefined)?.retained?.[String(e.position)] : undefined;
+    const erased: ErasureNote | null = row ? { erasure_id: row.erasure_id, position: row.position, erased_at: row.erased_at, by: row.key_name, legal_basis: row.legal_basis, reason: row.reason } : null;
+    return { ...e, data: retained === undefined ? '' : JSON.stringify(retained), erased };
+  });
+}
+
+/** Every event of `streamIds` at or below `asOf`, paged, in position order (erased ones with their retained data, {@link withRetained}). */
+async function streamsAsOf(q: Queryable, streamIds: Iterable<string>, asOf: number, erasuresOf: ErasuresOf): Promise<LedgerEvent[]> {
   const wanted = [...new Set(streamIds)];
   const out: LedgerEvent[] = [];
   for (let i = 0; i < wanted.length; i += IN_CHUNK) out.push(...(await events.ofStreams(q, wanted.slice(i, i + IN_CHUNK), asOf)).map(ledgerEvent));
-  return out.sort((a, b) => a.position - b.position);
+  return withRetained(q, out.sort((a, b) => a.position - b.position), erasuresOf);
 }
 
 /** Where the events of a report live besides the subject's and its receipts' streams: its plans and the outcome reports answering its receipts. */
@@ -133,6 +156,8 @@ export interface ReportStreams {
   planIds: readonly string[];
   /** The outcome ids answering any of `receiptIds` (lowercase) at or below `asOf`. */
   outcomeIds(receiptIds: string[], asOf: number): Promise<string[]>;
+  /** The erasures of erased events (issue 29): their retained data stands in for their content. */
+  erasuresOf: ErasuresOf;
 }
 
 /**
@@ -144,7 +169,7 @@ export interface ReportStreams {
  * (src/core/coverage/assemble.ts `assembleReportInput`); this only fetches.
  */
 export async function reportEventsAsOf(q: Queryable, subject: PlanSubject, asOf: number, where: ReportStreams): Promise<LedgerEvent[]> {
-  const own = await streamsAsOf(q, [subjectStream(subject)], asOf);
+  const own = await streamsAsOf(q, [subjectStream(subject)], asOf, where.erasuresOf);
   // Entries and commitments are judged by the assembler; here only the receipt ids matter (no trust needed).
   const named = namedReceiptIds(subjectRecord(own, subject, NO_TRUST).record);
   const got: LedgerEvent[] = [...own];
@@ -152,11 +177,11 @@ export async function reportEventsAsOf(q: Queryable, subject: PlanSubject, asOf:
   const fetched = new Set<string>();
   for (let want = named; want.length > 0; ) {
     for (const id of want) fetched.add(id);
-    got.push(...(await streamsAsOf(q, want.map((id) => streams.receipt(id)), asOf)));
+    got.push(...(await streamsAsOf(q, want.map((id) => streams.receipt(id)), asOf, where.erasuresOf)));
     want = [...new Set([...correctionChains(got, named).values()].flat())].filter((id) => !fetched.has(id));
   }
-  got.push(...(await streamsAsOf(q, where.planIds.map((id) => streams.plan(id)), asOf)));
-  got.push(...(await streamsAsOf(q, (await where.outcomeIds(named, asOf)).map((id) => streams.outcome(id)), asOf)));
+  got.push(...(await streamsAsOf(q, where.planIds.map((id) => streams.plan(id)), asOf, where.erasuresOf)));
+  got.push(...(await streamsAsOf(q, (await where.outcomeIds(named, asOf)).map((id) => streams.outcome(id)), asOf, where.erasuresOf)));
   const byPosition = new Map(got.map((e) => [e.position, e]));
   return [...byPosition.values()].sort((a, b) => a.position - b.position);
 }

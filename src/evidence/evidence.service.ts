@@ -5,15 +5,13 @@ import type { Principal } from '../auth/api-keys.service';
 import { mayReadWithheld } from '../auth/permissions';
 import { LedgerError, NotFoundError } from '../common/errors';
 import { has, isObject, isUuid } from '../core/aer1';
-import { ERASED_LEAF_NOTE, payloadState, StoredEvent, storedLeaf } from '../core/ledger/event-hash';
+import type { StoredEvent } from '../core/ledger/event-hash';
 import { ErasureService } from '../erasure/erasure.service';
-import type { ErasureRow } from '../erasure/erasures.repository';
-import { leafHash } from '../core/tlog';
+import { PackEvents } from './pack-events';
 import {
   CheckpointMember,
   CommitmentMember,
   EntryMember,
-  EventMember,
   memberName,
   OutcomeMember,
   PACK_FORMAT,
@@ -34,7 +32,6 @@ import { EventsRepository } from '../ledger/events.repository';
 import { streams } from '../ledger/streams';
 import { LogIdentityService } from '../log/log-identity.service';
 import { LogService } from '../log/log.service';
-import { leafWithheld } from '../log/log-answers';
 import type { StoredCheckpoint } from '../log/tree.repository';
 import { CoverageReads } from '../coverage/coverage-reads';
 import { recordersAsOf, workflowAsOf } from '../coverage/ledger-reader';
@@ -96,7 +93,11 @@ export class EvidenceService {
     private readonly erasure: ErasureService,
     private readonly config: ConfigService<AppConfig, true>,
     @Optional() @Inject(CHECKPOINT_EVIDENCE) private readonly cpEvidence?: CheckpointEvidence,
-  ) {}
+  ) {
+    this.packEvents = new PackEvents(db, log, events, erasure);
+  }
+
+  private readonly packEvents: PackEvents;
 
   /**
    * Check the subject exists (404 `not_found`) and wait, at most
@@ -166,7 +167,7 @@ export class EvidenceService {
 
     // The plan versions in force for the subject, each with its event.
     const versions = (await this.coverage.planVersionsOfSubject(this.db, r.record)).filter((v) => v.position <= upTo);
-    let out = await this.eventMembers(w, await this.eventsAt(versions.map((v) => v.position)), upTo, viewer);
+    let out = await this.packEvents.members(w, await this.eventsAt(versions.map((v) => v.position)), upTo, viewer);
     for (const v of versions) {
       out += w.member({ member: memberName.plan(v.plan_id, v.version), plan_id: v.plan_id, version: v.version, position: v.position, digest: v.digest, registered_at: v.registered_at, plan: v.plan } satisfies PlanMember);
     }
@@ -196,7 +197,7 @@ export class EvidenceService {
         const evs = await this.events.streamPage(this.db, streams.workflow(r.record.id), after, upTo, PACK_PAGE);
         if (evs.length === 0) break;
         after = evs[evs.length - 1].stream_position;
-        let chunk = await this.eventMembers(w, evs, upTo, viewer);
+        let chunk = await this.packEvents.members(w, evs, upTo, viewer);
         const stepIds = new Set<string>();
         for (const e of evs) {
           const d = parseStoredJson(e.data);
@@ -217,12 +218,16 @@ export class EvidenceService {
     }
 
     for (const row of rows) {
-      let chunk = await this.eventMembers(w, await this.eventsAt([row.position]), upTo, viewer);
+      let chunk = await this.packEvents.members(w, await this.eventsAt([row.position]), upTo, viewer);
       const report = JSON.parse(row.report) as { as_of_position: number };
       const { recorders, other_jobs } = await this.recordersFor(r.record, report.as_of_position);
       chunk += w.member({ member: memberName.report(row.report_id), report_id: row.report_id, position: row.position, issued_at: row.issued_at, digest: row.digest, report, recorders, ...(other_jobs ? { other_jobs } : {}) } satisfies ReportMember);
       yield chunk;
     }
+    // The PayloadsErased events that erased members of this pack (issue 29), as event members with their proofs: the
+    // verifier checks every erased member against the one it names (`checkErasures`).
+    const erasures = [...this.packEvents.erasuresOf(w)].filter((p) => p <= upTo).sort((a, b) => a - b);
+    for (let i = 0; i < erasures.length; i += PACK_PAGE) yield await this.packEvents.members(w, await this.eventsAt(erasures.slice(i, i + PACK_PAGE)), upTo, viewer);
     yield w.finish();
   }
 
@@ -233,57 +238,6 @@ export class EvidenceService {
       const e = await this.events.at(this.db, p);
       if (e) out.push(e);
     }
-    return out;
-  }
-
-  /** `event/<position>` members for a page of events: leaf (or withheld), leaf hash, inclusion proof. */
-  private async eventMembers(w: PackWriter, evs: StoredEvent[], size: number, viewer: Principal): Promise<string> {
-    if (evs.length === 0) return '';
-    const proofs = await this.log.inclusionProofs(
-      evs.map((e) => e.position - 1),
-      size,
-    );
-    const withheld = await this.events.withheldAmong(this.db, evs.map((e) => e.position));
-    const erased = evs.some((e) => payloadState(e) === 'erased') ? await this.erasure.erasuresOf(evs.map((e) => e.position)) : new Map<number, ErasureRow>();
-    const gone = evs.filter((e) => storedLeaf(e).erased);
-    const goneHashes = new Map<number, Buffer>();
-    if (gone.length > 0) (await this.log.storedLeafHashes(gone.map((e) => e.position - 1))).forEach((h, i) => goneHashes.set(gone[i].position, h));
-    let out = '';
-    evs.forEach((e, k) => {
-      const state = payloadState(e);
-      // A format 1/2 leaf whose data was erased cannot be rebuilt: its stated hash and proof still place it (issue 29).
-      const leaf = storedLeaf(e).leaf;
-      if (leaf === null && state !== 'erased') throw new LedgerError(409, 'tree_mismatch', `the event at position ${e.position} cannot be serialized (its stored format or key was changed): no pack is served`, { position: e.position });
-      const why = leafWithheld(e.type, withheld.has(e.position), viewer);
-      const x = erased.get(e.position);
-      const erasure = x ? { erasure_id: x.erasure_id, position: x.position, erased_at: x.erased_at, by: x.key_name, legal_basis: x.legal_basis, reason: x.reason } : undefined;
-      const m: EventMember =
-        Number(e.format) === 3
-          ? {
-              // Format 3: the leaf holds no content and is always served; the payload follows the publication rules (issue 29).
-              member: memberName.event(e.position),
-              position: e.position,
-              leaf_index: e.position - 1,
-              type: e.type,
-              leaf: leaf!.toString('base64'),
-              leaf_hash: leafHash(leaf!).toString('base64'),
-              proof: proofs[k],
-              payload: state === 'held' && !why ? Buffer.from(e.data, 'utf8').toString('base64') : null,
-              payload_salt: state === 'held' && !why ? (e.payload_salt as string) : null,
-              ...(state === 'erased' && erasure ? { erased: erasure } : why ? { withheld: why } : {}),
-            }
-          : {
-              member: memberName.event(e.position),
-              position: e.position,
-              leaf_index: e.position - 1,
-              type: e.type,
-              leaf: why || leaf === null ? null : leaf.toString('base64'),
-              leaf_hash: leaf === null ? (goneHashes.get(e.position) ?? Buffer.alloc(32)).toString('base64') : leafHash(leaf).toString('base64'),
-              proof: proofs[k],
-              ...(leaf === null ? { withheld: ERASED_LEAF_NOTE, ...(erasure ? { erased: erasure } : {}) } : why ? { withheld: why } : {}),
-            };
-      out += w.member(m);
-    });
     return out;
   }
 
@@ -301,10 +255,31 @@ export class EvidenceService {
       if (evs.length === 0) return;
       after = evs[evs.length - 1].stream_position;
       const withheld = mayReadWithheld(viewer) ? new Set<number>() : await this.events.withheldAmong(this.db, evs.map((e) => e.position));
-      let chunk = await this.eventMembers(w, evs, upTo, viewer);
+      let chunk = await this.packEvents.members(w, evs, upTo, viewer);
       let named: { seq: number; id: string }[] = [];
+      const gone = await this.packEvents.erasedOf(evs);
       for (const e of evs) {
         const d = parseStoredJson(e.data);
+        const x = gone.get(e.position);
+        if (x && e.type === 'TimelineEntryAppended' && typeof x.kept.seq === 'number') {
+          // Erased (issue 29): the entry is named with no content; its receipt is still named by the retained id.
+          chunk += w.member({ member: memberName.entry(x.kept.seq), seq: x.kept.seq, position: e.position, raw: null, erased: x.erased } satisfies EntryMember);
+          if (typeof x.kept.receipt_id === 'string') named.push({ seq: x.kept.seq, id: x.kept.receipt_id });
+          continue;
+        }
+        if (x && e.type === 'TimelineImported') {
+          // An erased import: each entry named by its retained seq and receipt id, with no content.
+          for (const k of Array.isArray(x.kept.entries) ? (x.kept.entries as { seq?: unknown; receipt_id?: unknown }[]) : []) {
+            if (typeof k.seq !== 'number') continue;
+            chunk += w.member({ member: memberName.entry(k.seq), seq: k.seq, position: e.position, raw: null, erased: x.erased } satisfies EntryMember);
+            if (typeof k.receipt_id === 'string') named.push({ seq: k.seq, id: k.receipt_id });
+          }
+          continue;
+        }
+        if (x && e.type === 'EndpointCommitmentRecorded' && typeof x.kept.id === 'string') {
+          chunk += w.member({ member: memberName.commitment(x.kept.id), id: x.kept.id, position: e.position, raw: null, erased: x.erased } as unknown as CommitmentMember);
+          continue;
+        }
         if (!isObject(d)) continue;
         const hide = withheld.has(e.position);
         if (e.type === 'TimelineEntryAppended' && typeof d.seq === 'number') {
@@ -362,13 +337,19 @@ export class EvidenceService {
     let todo = ids;
     while (todo.length > 0) {
       const evs = await this.events.ofStreams(this.db, todo.map((x) => streams.receipt(x)), upTo);
-      out += await this.eventMembers(w, evs, upTo, viewer);
+      out += await this.packEvents.members(w, evs, upTo, viewer);
       const withheld = mayReadWithheld(viewer) ? new Set<number>() : await this.events.withheldAmong(this.db, evs.map((e) => e.position));
       let next: string[] = [];
       const recorded = new Set(evs.filter((e) => e.type === 'ReceiptRecorded').map((e) => e.stream_id.slice('receipt:'.length)));
       for (const x of todo) if (!recorded.has(x)) out += w.member({ member: memberName.receipt(x), id: x, position: null, raw: null, recorded: false } satisfies ReceiptMember);
+      const gone = await this.packEvents.erasedOf(evs);
       for (const e of evs) {
         const d = parseStoredJson(e.data);
+        const g = gone.get(e.position);
+        if (g && e.type === 'ReceiptRecorded' && typeof g.kept.id === 'string') {
+          out += w.member({ member: memberName.receipt(g.kept.id.toLowerCase()), id: g.kept.id.toLowerCase(), position: e.position, raw: null, erased: g.erased } as unknown as ReceiptMember);
+          continue;
+        }
         if (!isObject(d)) continue;
         if (e.type === 'ReceiptRecorded' && typeof d.id === 'string') {
           const hide = withheld.has(e.position);
@@ -404,9 +385,15 @@ export class EvidenceService {
     const rows = (await this.outcomes.ofReceiptsAsOf(this.db, receiptIds, asOf)).filter((o) => outcomeNamesSubject(o.job_id, subject));
     for (let i = 0; i < rows.length; i += PACK_PAGE) {
       const evs = await this.events.ofStreams(this.db, rows.slice(i, i + PACK_PAGE).map((o) => streams.outcome(o.outcome_id)), asOf);
-      let out = await this.eventMembers(w, evs, size, viewer);
+      let out = await this.packEvents.members(w, evs, size, viewer);
       const withheld = mayReadWithheld(viewer) ? new Set<number>() : await this.events.withheldAmong(this.db, evs.map((e) => e.position));
+      const gone = await this.packEvents.erasedOf(evs);
       for (const e of evs) {
+        const g = gone.get(e.position);
+        if (g && e.type === 'OutcomeReported' && typeof g.kept.outcome_id === 'string' && typeof g.kept.receipt_id === 'string') {
+          out += w.member({ member: memberName.outcome(g.kept.outcome_id.toLowerCase()), id: g.kept.outcome_id.toLowerCase(), receipt_id: g.kept.receipt_id.toLowerCase(), position: e.position, raw: null, erased: g.erased } as unknown as OutcomeMember);
+          continue;
+        }
         const d = parseStoredJson(e.data);
         if (e.type !== 'OutcomeReported' || !isObject(d) || typeof d.outcome_id !== 'string' || typeof d.receipt_id !== 'string') continue;
         const hide = withheld.has(e.position);

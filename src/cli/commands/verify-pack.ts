@@ -42,6 +42,7 @@ const CHECK_TITLES: [PackErrorCode, string][] = [
   ['leaf_hash', 'leaf hashes computed from the leaf bytes'],
   ['inclusion', 'inclusion proofs against the checkpoint root'],
   ['leaf_event', 'leaves are the canonical ledger events at their positions'],
+  ['payload_commitment', 'format 3 payloads match their leaf commitments; erased content is backed by its erasure event in the pack'],
   ['member_name', 'record members named as the format names them'],
   ['duplicate', 'no record held twice'],
   ['subject', "events and records on the subject's streams, every named receipt held"],
@@ -94,7 +95,7 @@ export function packText(r: PackReport, file: string): string {
   out.push('');
   out.push(
     r.verified
-      ? 'Result: VERIFIED (every member matches the manifest, every record is in the log under the signed checkpoint, every verdict and report recomputed)'
+      ? verifiedLine(r)
       : `Result: NOT VERIFIED (${r.failures.length} failure${r.failures.length === 1 ? '' : 's'}${r.counts.withheld ? `, ${r.counts.withheld} event${r.counts.withheld === 1 ? '' : 's'} withheld` : ''}${r.counts.withheld_records ? `, ${r.counts.withheld_records} record${r.counts.withheld_records === 1 ? '' : 's'} withheld` : ''})${r.counts.not_recorded ? `; ${r.counts.not_recorded} receipt${r.counts.not_recorded === 1 ? '' : 's'} the subject names ${r.counts.not_recorded === 1 ? 'is' : 'are'} only stated by the ledger to be not recorded (listed above): that cannot be checked offline` : ''}`,
   );
   // What the subject's report concludes, right under the result: an authentic pack of a report with findings is not green.
@@ -105,6 +106,20 @@ export function packText(r: PackReport, file: string): string {
   else if (sr) out.push(`Subject: coverage report ${safe(sr.report_id)} concludes: ${said}${sr.result === 'full_coverage' ? '' : ' (the pack is authentic evidence of these findings, not of full coverage)'}`);
   out.push('What this does not prove: that the recorded actions had the effects claimed, or that nothing happened outside the recorder (see each report\'s does_not_prove); who owns a key is the ledger\'s statement, not in the log.');
   return out.join('\n') + '\n';
+}
+
+/**
+ * The result line of a verified pack. With erased members (issue 29) it says
+ * that their content is gone and was not verified, and how many reports
+ * could no longer be recomputed: never "every verdict and report recomputed".
+ */
+function verifiedLine(r: PackReport): string {
+  const erased = r.counts.erased;
+  const stale = r.reports.filter((x) => x.recomputed !== x.digest).length;
+  if (erased === 0 && stale === 0) return 'Result: VERIFIED (every member matches the manifest, every record is in the log under the signed checkpoint, every verdict and report recomputed)';
+  const parts = [`${erased} event${erased === 1 ? '' : 's'} erased (listed above): recorded under the signed checkpoint, their content gone and not verified`];
+  if (stale) parts.push(`${stale} report${stale === 1 ? '' : 's'} issued before an erasure no longer recomputable (${stale === 1 ? 'its' : 'their'} stored digest checked)`);
+  return `Result: VERIFIED (every member matches the manifest, every record is in the log under the signed checkpoint, every content held verified); ${parts.join('; ')}`;
 }
 
 /**

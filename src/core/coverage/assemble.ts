@@ -16,7 +16,7 @@ import { ndjsonTexts } from '../json/text';
 import { canonicalJson } from './canonical';
 import type { PlanSubject } from './plan';
 import { outcomeInputs, OutcomeSource, planInForce, planMeta, PlanVersionInput } from './report-inputs';
-import type { ReconcileInput, RecordInput, Recorders } from './types';
+import type { ErasedEvidence, ErasedReceipt, ErasureNote, ReconcileInput, RecordInput, Recorders } from './types';
 
 export { ndjsonTexts };
 
@@ -32,6 +32,12 @@ export interface LedgerEvent {
   type: string;
   key_name: string | null;
   data: string;
+  /**
+   * Set when the event's payload was erased (issue 29): `data` is then the
+   * data the `PayloadsErased` event retained (no content), and this the
+   * erasure (null when the erasure is not known to the reader).
+   */
+  erased?: ErasureNote | null;
 }
 
 /** Who recorded the subject's stream and each receipt (the server's word: keys and their owners are not in the events). */
@@ -84,12 +90,21 @@ export function subjectStream(subject: PlanSubject): string {
 }
 
 /** A job's entries (parsed, in order; null when none is recorded) and its endpoint commitments, from its timeline stream's events. */
-function timelineOf(events: readonly LedgerEvent[], stream: string, trust: CommitmentTrust): Extract<RecordInput, { kind: 'timeline' }> {
+function timelineOf(events: readonly LedgerEvent[], stream: string, trust: CommitmentTrust, erased?: ErasedAcc): Extract<RecordInput, { kind: 'timeline' }> {
   let entries: unknown[] | null = null;
   const commitments: { id: string | null; value: unknown; envelope?: Record<string, unknown>; recorded_position: number; attestation: Attestation }[] = [];
   for (const e of events) {
     if (e.stream_id !== stream) continue;
     const d = dataOf(e);
+    if (e.erased !== undefined) {
+      // Erased (issue 29): the entries' public fields stand in for them; a commitment is left out of the judgement.
+      if (e.type === 'TimelineEntryAppended') (entries ??= []).push(erasedEntry(d, e.erased, erased));
+      else if (e.type === 'TimelineImported') {
+        entries = (Array.isArray(d.entries) ? d.entries : []).map((x: unknown) => erasedEntry(isObject(x) ? x : {}, e.erased ?? null, erased));
+        if (erased) erased.timeline_recorded_verdict = typeof d.verdict === 'string' ? d.verdict : null;
+      } else if (e.type === 'EndpointCommitmentRecorded') erased?.commitments.push({ id: typeof d.id === 'string' ? d.id : null, position: e.position, erasure: e.erased });
+      continue;
+    }
     if (e.type === 'TimelineEntryAppended') (entries ??= []).push(parse(d.raw));
     else if (e.type === 'TimelineImported') {
       if (d.format === 'ndjson') entries = ndjsonTexts(String(d.raw)).map((t) => parse(t));
@@ -104,6 +119,24 @@ function timelineOf(events: readonly LedgerEvent[], stream: string, trust: Commi
     }
   }
   return { kind: 'timeline', entries, commitments };
+}
+
+/** What the assembler collects of erased evidence (issue 29). */
+interface ErasedAcc {
+  receipts: Map<string, ErasedReceipt>;
+  entries: Map<number, ErasureNote | null>;
+  timeline_recorded_verdict?: string | null;
+  commitments: { id: string | null; position: number; erasure: ErasureNote | null }[];
+  outcomes: Map<string, ErasureNote | null>;
+}
+
+const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
+
+/** The stand-in of an erased entry: its retained public fields (`seq`, receipt `id`, `tool`, `provenance_class`, `close`), no content. */
+function erasedEntry(d: Obj, erasure: ErasureNote | null, acc?: ErasedAcc): Obj {
+  const seq = typeof d.seq === 'number' && Number.isSafeInteger(d.seq) ? d.seq : null;
+  if (seq !== null) acc?.entries.set(seq, erasure);
+  return { ...(seq !== null ? { seq } : {}), id: str(d.receipt_id), tool: str(d.tool), provenance_class: str(d.provenance_class), ...(d.close === true ? { close: true } : {}) };
 }
 
 /** The latest workflow receipt of the workflow stream, and the position of its first one (null when none). */
@@ -130,8 +163,8 @@ export function namedReceiptIds(record: RecordInput): string[] {
 }
 
 /** The subject's record (its timeline or workflow receipt) from the events, and the receipt ids it names. */
-export function subjectRecord(events: readonly LedgerEvent[], subject: PlanSubject, trust: CommitmentTrust): { record: RecordInput; receipt_ids: string[] } {
-  const record = subject.kind === 'job' ? timelineOf(events, subjectStream(subject), trust) : { kind: 'workflow' as const, workflow: workflowOf(events, subjectStream(subject)).workflow };
+export function subjectRecord(events: readonly LedgerEvent[], subject: PlanSubject, trust: CommitmentTrust, erased?: ErasedAcc): { record: RecordInput; receipt_ids: string[] } {
+  const record = subject.kind === 'job' ? timelineOf(events, subjectStream(subject), trust, erased) : { kind: 'workflow' as const, workflow: workflowOf(events, subjectStream(subject)).workflow };
   return { record, receipt_ids: namedReceiptIds(record) };
 }
 
@@ -213,7 +246,8 @@ export function assembleReportInput(events: readonly LedgerEvent[], ctx: Assembl
   const subject: PlanSubject = ctx.subject.kind === 'workflow' ? { kind: 'workflow', id: ctx.subject.id.toLowerCase() } : ctx.subject;
   const inForce = planInForce(planVersionsOf(list, subject), asOf);
   if (inForce === null) return { ok: false, code: 'no_plan' };
-  const { record, receipt_ids: receiptIds } = subjectRecord(list, subject, ctx.trust);
+  const erased: ErasedAcc = { receipts: new Map(), entries: new Map(), commitments: [], outcomes: new Map() };
+  const { record, receipt_ids: receiptIds } = subjectRecord(list, subject, ctx.trust, erased);
   const own = subject.kind === 'job' ? (list.find((e) => e.stream_id === subjectStream(subject))?.position ?? null) : workflowOf(list, subjectStream(subject)).first;
   const first = subject.kind === 'workflow' && own === null ? null : minOf(own, firstOfReceipts(list, receiptIds));
   const corrections = correctionChains(list, receiptIds);
@@ -222,9 +256,16 @@ export function assembleReportInput(events: readonly LedgerEvent[], ctx: Assembl
   for (const e of list) {
     const id = e.stream_id.slice('receipt:'.length);
     if (e.type !== 'ReceiptRecorded' || !e.stream_id.startsWith('receipt:') || !wanted.has(id)) continue;
+    if (e.erased !== undefined) {
+      const d = dataOf(e);
+      erased.receipts.set(id, { tool: str(d.tool), provenance_class: str(d.provenance_class), status: str(d.status), form: str(d.form), recorded_verdict: str(d.verdict), erasure: e.erased });
+      continue;
+    }
     const doc = parse(dataOf(e).raw);
     if (doc !== undefined) receipts.set(id, doc);
   }
+  for (const e of list) if (e.erased !== undefined && e.type === 'OutcomeReported') erased.outcomes.set(e.stream_id.slice('outcome:'.length), e.erased);
+  const anyErased = erased.receipts.size + erased.entries.size + erased.commitments.length + erased.outcomes.size > 0;
   const input: ReconcileInput = {
     plan: inForce.plan,
     plan_meta: planMeta(inForce.usable, first),
@@ -236,6 +277,7 @@ export function assembleReportInput(events: readonly LedgerEvent[], ctx: Assembl
     outcomes: outcomeInputs(outcomeSourcesOf(list), receiptIds, asOf, subject),
     ...(subject.kind === 'job' ? { other_jobs: ctx.otherJobs ?? new Map<string, string[]>() } : {}),
     as_of_position: asOf,
+    ...(anyErased ? { erased: erased as ErasedEvidence } : {}),
   };
   return { ok: true, input, receipt_ids: receiptIds };
 }

@@ -1,6 +1,6 @@
 /** Receipts and recorded actions: what a timeline or workflow records, as evidence items for the plan (docs/coverage.md). */
 import { decodeStrictBase64, isObject, JsonObject, receiptForm, receiptOfDocument, sha256Hex } from '../aer1';
-import { CLOSE_MARKER_TOOL, ClosingMarker, EvidenceItem, Outcome, ReceiptField, RecordedAction } from './types';
+import { CLOSE_MARKER_TOOL, ClosingMarker, ErasedEvidence, EvidenceItem, Outcome, ReceiptField, RecordedAction } from './types';
 
 /** The outcome a receipt records: core form = success; transport `status` "ok" = success, anything else failure. */
 export function receiptOutcome(doc: unknown): { outcome: Outcome; status: string | null; provenance_class: string | null } {
@@ -84,11 +84,47 @@ export interface EvidenceContext {
   corrections?: ReadonlyMap<string, readonly string[]>;
   /** Recorder identities of receipts recorded by another owner (lowercase id -> owners). */
   otherOwner: ReadonlyMap<string, string[]>;
+  /** Evidence whose content was erased (issue 29). */
+  erased?: ErasedEvidence;
+}
+
+/**
+ * An action whose entry or receipt was erased (issue 29): judged on what the
+ * ledger retained and found at ingestion (the receipt's tool, provenance,
+ * status and verdict), its bytes no longer compared; `evidence_erased` says so.
+ */
+function erasedEvidenceItem(a: RecordedAction, receipts: ReadonlyMap<string, unknown>, ctx: EvidenceContext, entryErased: boolean): EvidenceItem {
+  const id = a.receipt_id?.toLowerCase();
+  const kept = id ? ctx.erased?.receipts.get(id) : undefined;
+  const base = { seq: a.seq, receipt_id: a.receipt_id, tool: a.tool, provenance_class: a.provenance_class };
+  const mark = (recorded_verdict: string | null) => ({ entry: entryErased, receipt: kept !== undefined, recorded_verdict });
+  if (kept === undefined) {
+    // Only the entry was erased: its receipt is held and judged as always, but for the bytes the entry no longer has.
+    const held = evidenceItem({ ...a, bytes_hash: undefined }, receipts, { ...ctx, erased: undefined });
+    return { ...held, evidence_erased: mark(ctx.erased?.timeline_recorded_verdict ?? 'valid') };
+  }
+  const success = kept.form === 'core' || kept.status === 'ok';
+  const item: EvidenceItem = { ...base, outcome: success ? 'success' : 'failure', receipt_status: kept.form === 'core' ? null : kept.status, receipt_recorded: true, evidence_erased: mark(kept.recorded_verdict) };
+  const mismatch: ReceiptField[] = [];
+  if (a.tool !== null && kept.tool !== null && kept.tool !== a.tool) mismatch.push('tool');
+  if (kept.provenance_class !== null && kept.provenance_class !== a.provenance_class) {
+    item.receipt_provenance_class = kept.provenance_class;
+    mismatch.push('provenance_class');
+  }
+  const others = id ? ctx.otherOwner.get(id) : undefined;
+  if (others) {
+    item.receipt_recorded_by = others;
+    mismatch.push('recorded_by');
+  }
+  if (mismatch.length > 0) item.receipt_mismatch = mismatch;
+  return item;
 }
 
 export function evidenceItem(a: RecordedAction, receipts: ReadonlyMap<string, unknown>, ctx: EvidenceContext = { otherOwner: new Map() }): EvidenceItem {
   const id = a.receipt_id?.toLowerCase();
   const doc = id ? receipts.get(id) : undefined;
+  const entryErased = ctx.erased?.entries.has(a.seq) ?? false;
+  if (ctx.erased && (entryErased || (id !== undefined && ctx.erased.receipts.has(id)))) return erasedEvidenceItem(a, receipts, ctx, entryErased);
   if (doc === undefined) {
     return { seq: a.seq, receipt_id: a.receipt_id, tool: a.tool, provenance_class: a.provenance_class, outcome: 'unknown', receipt_status: null, receipt_recorded: false };
   }

@@ -21,7 +21,7 @@ import { describeRecorders, recordedBySection, timelineIntegrity, workflowIntegr
 import { judge } from './judgement';
 import { OUTCOME_LIMIT, outcomeNamesSubject, reconcileOutcomes } from './outcomes';
 import { OutcomeRequirement } from './plan';
-import { ActionStatus, ClosingMarker, CoverageReportContent, DOES_NOT_PROVE, Finding, IntegritySection, MATCHING_RULES_REF, PlanMeta, ReconcileInput, RecordedAction, REPORT_FORMAT } from './types';
+import { ActionStatus, ClosingMarker, CoverageReportContent, DOES_NOT_PROVE, ErasureNote, EvidenceItem, Finding, IntegritySection, MATCHING_RULES_REF, PlanMeta, ReconcileInput, RecordedAction, REPORT_FORMAT } from './types';
 
 /** Build the coverage report content. Pure and deterministic: the same inputs give the same content, and so the same digest. */
 export function reconcile(input: ReconcileInput): CoverageReportContent {
@@ -30,19 +30,28 @@ export function reconcile(input: ReconcileInput): CoverageReportContent {
   let integrity: IntegritySection;
   let recorded: RecordedAction[];
   let close: ClosingMarker | null = null;
+  const erasedSeqs = [...(input.erased?.entries.keys() ?? [])].sort((a, b) => a - b);
   if (record.kind === 'timeline') {
-    integrity = timelineIntegrity(subject.id, record.entries, record.commitments).integrity;
+    integrity =
+      erasedSeqs.length > 0 && record.entries !== null
+        ? erasedTimelineIntegrity(subject.id, record.entries, erasedSeqs, input.erased?.timeline_recorded_verdict ?? 'valid', record.commitments.length)
+        : timelineIntegrity(subject.id, record.entries, record.commitments).integrity;
     recorded = record.entries === null ? [] : actionsFromTimeline(record.entries);
     // The ledger's closing marker is the close, not an action (docs/coverage.md).
     close = record.entries === null ? null : closingMarker(record.entries);
     if (close) recorded = recorded.slice(0, -1);
   } else {
     integrity = workflowIntegrity(record.workflow, receipts);
-    recorded = record.workflow === null ? [] : actionsFromWorkflow(record.workflow, receipts);
+    // Step receipts erased (issue 29): their retained tool, provenance and status stand in; the workflow is not re-checked against them.
+    const kept = new Map<string, unknown>(receipts);
+    for (const [id, r] of input.erased?.receipts ?? []) kept.set(id, { tool: r.tool, provenance_class: r.provenance_class, status: r.status });
+    recorded = record.workflow === null ? [] : actionsFromWorkflow(record.workflow, kept);
+    const erasedSteps = recorded.filter((a) => a.receipt_id !== null && input.erased?.receipts.has(a.receipt_id.toLowerCase())).map((a) => a.seq);
+    if (erasedSteps.length > 0 && integrity.recorded) integrity = { ...integrity, verdict: 'erased', reasons: ['step_receipts_erased'], recorded_verdict: null, erased_entries: erasedSteps };
   }
   const who = recordedBySection(input, recorded.map((a) => a.receipt_id?.toLowerCase()).filter((x): x is string => typeof x === 'string'), integrity.recorded);
   integrity = { ...integrity, recorded_by: who.section };
-  const items = recorded.map((a) => evidenceItem(a, receipts, { corrections: input.corrections, otherOwner: who.otherOwner }));
+  const items = recorded.map((a) => evidenceItem(a, receipts, { corrections: input.corrections, otherOwner: who.otherOwner, erased: input.erased }));
   // Recorded by another owner than the plan names: the record is no evidence at all (every action missing).
   const foreign = who.section.plan_owner_check === 'recorded_by_other_owner';
   const { allocations, unplanned } = allocate(plan, foreign ? [] : items);
@@ -75,6 +84,15 @@ export function reconcile(input: ReconcileInput): CoverageReportContent {
   }
   if (!integrity.recorded) {
     findings.push({ code: record.kind === 'timeline' ? 'timeline_absent' : 'workflow_absent', message: `no ${record.kind === 'timeline' ? 'timeline' : 'workflow receipt'} is recorded for ${subject.kind} ${subject.id}` });
+  } else if (integrity.verdict === 'erased') {
+    const seqs = integrity.erased_entries ?? [];
+    findings.push({
+      code: 'evidence_erased',
+      message:
+        record.kind === 'timeline'
+          ? `the content of ${seqs.length === 1 ? 'entry' : 'entries'} seq ${seqs.join(', ')} of the timeline was erased${erasureText(input.erased?.entries.get(seqs[0]) ?? null)}: the chain can no longer be re-checked; the ledger recorded it as ${integrity.recorded_verdict ?? 'unknown'} at ingestion`
+          : `the receipts of ${seqs.length === 1 ? 'step' : 'steps'} seq ${seqs.join(', ')} of the workflow were erased: the workflow can no longer be re-checked against them`,
+    });
   } else if (integrity.verdict !== 'valid') {
     findings.push({ code: record.kind === 'timeline' ? 'timeline_not_valid' : 'workflow_not_valid', message: `verdict ${integrity.verdict} (${integrity.reasons.join(', ')})` });
   }
@@ -138,6 +156,7 @@ export function reconcile(input: ReconcileInput): CoverageReportContent {
       });
     }
   }
+  findings.push(...erasureFindings(input, foreign ? [] : items));
   // One recorded call claimed by two jobs (issue 26): a finding at the first entry naming the receipt.
   const sharedSeen = new Set<string>();
   for (const e of record.kind === 'timeline' ? items : []) {
@@ -167,6 +186,7 @@ export function reconcile(input: ReconcileInput): CoverageReportContent {
   if (!who.section.checked) doesNotProve.push(`Who recorded the ${record.kind} and its receipts is not checked offline: files carry no keys or owners${plan.recorded_by_owner !== undefined ? `, so the plan's recorded_by_owner ${JSON.stringify(plan.recorded_by_owner)} is not checked (never satisfied)` : ''}. Issue the report on the ledger to check it.`);
   if (record.kind === 'timeline' && input.other_jobs === undefined) doesNotProve.push('Whether entries of other jobs name the same receipts (one recorded call claimed by two jobs) is not checked offline: files do not show other jobs. Issue the report on the ledger to check it.');
   if (outcomeResult.section) doesNotProve.push(OUTCOME_LIMIT);
+  if (input.erased) doesNotProve.push(ERASED_LIMIT);
   if (c.state === 'binding' && c.attestation === 'self_asserted') doesNotProve.push('The binding endpoint commitment is self-asserted: a producer that controls both the chain and its commitment can rebuild both; only a ledger-issued or attested commitment fixes the endpoint independently.');
   if (c.state !== 'binding') doesNotProve.push(record.kind === 'timeline' ? 'Without a binding endpoint commitment the visible timeline is not bound to its end: entries removed from the end and rebuilt away would not show here (S7.3).' : c.statement);
   return {
@@ -197,6 +217,57 @@ export function reconcile(input: ReconcileInput): CoverageReportContent {
     does_not_prove: doesNotProve,
     ...(outcomeResult.section ? { outcomes: outcomeResult.section } : {}),
   };
+}
+
+/** What a report cannot show about erased evidence (issue 29). */
+export const ERASED_LIMIT = 'Erased evidence (findings evidence_erased) counts as the ledger recorded and verified it at ingestion: its content is gone for good, so neither this ledger nor an evidence pack can re-check it now; the ledger\'s leaves still prove that it was recorded, when, by which key and in which order.';
+
+/** ` on <date> by <key name> (<legal basis>): <reason> (erasure event at position <n>)`, or '' when the erasure is not known. */
+function erasureText(e: ErasureNote | null | undefined): string {
+  return e ? ` on ${e.erased_at.slice(0, 10)} by ${e.by} (${e.legal_basis}): ${e.reason} (erasure event at position ${e.position})` : '';
+}
+
+/** The integrity section of a timeline some of whose entries were erased: verdict `erased`, the verdict recorded at ingestion kept, no commitment judged. */
+function erasedTimelineIntegrity(jobId: string, entries: unknown[], erasedSeqs: number[], recordedVerdict: string | null, commitmentCount: number): IntegritySection {
+  const base = timelineIntegrity(jobId, null, []).integrity;
+  const last = entries[entries.length - 1];
+  const statement = `Not re-checked: ${erasedSeqs.length === 1 ? 'entry' : 'entries'} seq ${erasedSeqs.join(', ')} of the timeline ${erasedSeqs.length === 1 ? 'was' : 'were'} erased, so the chain and ${commitmentCount === 1 ? 'its endpoint commitment' : `its ${commitmentCount} endpoint commitments`} can no longer be judged: truncation is not excluded by this report.`;
+  return {
+    ...base,
+    recorded: true,
+    verdict: 'erased',
+    reasons: ['entries_erased'],
+    entry_count: entries.length,
+    closed: typeof last === 'object' && last !== null && (last as { close?: unknown }).close === true,
+    commitment: { ...base.commitment, statement },
+    recorded_verdict: recordedVerdict,
+    erased_entries: erasedSeqs,
+  };
+}
+
+/** One `evidence_erased` finding per recorded action whose entry or receipt was erased, per erased commitment and per erased outcome report. */
+function erasureFindings(input: ReconcileInput, items: readonly EvidenceItem[]): Finding[] {
+  const out: Finding[] = [];
+  const er = input.erased;
+  if (!er) return out;
+  for (const e of items) {
+    if (!e.evidence_erased) continue;
+    const id = e.receipt_id?.toLowerCase();
+    const note = (id ? er.receipts.get(id)?.erasure : undefined) ?? er.entries.get(e.seq) ?? null;
+    const what = e.evidence_erased.entry && e.evidence_erased.receipt ? `the entry and its receipt ${e.receipt_id ?? ''}` : e.evidence_erased.receipt ? `the receipt ${e.receipt_id ?? ''}` : 'the entry';
+    out.push({
+      code: 'evidence_erased',
+      seq: e.seq,
+      message: `seq ${e.seq}: the content of ${what} was erased${erasureText(note)}; counted as recorded and verified at ingestion (recorded verdict ${e.evidence_erased.recorded_verdict ?? 'unknown'}), no longer re-checked`,
+    });
+  }
+  for (const c of er.commitments) {
+    out.push({ code: 'evidence_erased', commitment: c.id ?? `#${c.position}`, message: `endpoint commitment ${c.id ?? ''} (recorded at position ${c.position}): its content was erased${erasureText(c.erasure)}; it is left out of the judgement` });
+  }
+  for (const [id, note] of er.outcomes) {
+    out.push({ code: 'evidence_erased', message: `outcome report ${id}: its observation was erased${erasureText(note)}; counted as verified when it was recorded` });
+  }
+  return out;
 }
 
 function isWitnessNamed(w: unknown): boolean {

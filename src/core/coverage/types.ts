@@ -74,6 +74,12 @@ export interface EvidenceItem {
   original_status?: string | null;
   /** Set when the receipt was recorded by another owner than the timeline (or the plan's `recorded_by_owner`): its recorder identities. */
   receipt_recorded_by?: string[];
+  /**
+   * Set when the content of the entry or of its receipt was erased (issue 29):
+   * counted as the ledger recorded and verified it at ingestion, its content
+   * no longer re-checked (finding `evidence_erased`).
+   */
+  evidence_erased?: { entry: boolean; receipt: boolean; recorded_verdict: string | null };
 }
 
 export interface ActionReport {
@@ -199,6 +205,13 @@ export interface IntegritySection {
   commitment: CommitmentSection;
   /** Every recorded endpoint commitment as of the report, in record order (timelines; empty for workflows). */
   commitments: CommitmentItem[];
+  /**
+   * Set when entries of the timeline were erased (issue 29): `verdict` is then
+   * `erased` (the chain can no longer be re-checked), this is the verdict the
+   * ledger recorded at ingestion, and `erased_entries` their seqs.
+   */
+  recorded_verdict?: string | null;
+  erased_entries?: number[];
 }
 
 export interface PlanMeta {
@@ -263,6 +276,47 @@ export type RecordInput =
       workflow: unknown | null;
     };
 
+/** The erasure of one record's content (issue 29): who, when, why and the position of the `PayloadsErased` event. */
+export interface ErasureNote {
+  erasure_id: string;
+  /** Ledger position of the `PayloadsErased` event. */
+  position: number;
+  erased_at: string;
+  by: string;
+  legal_basis: string;
+  reason: string;
+}
+
+/** What the ledger retained of an erased receipt (its `ReceiptRecorded` data without content) and the erasure. */
+export interface ErasedReceipt {
+  tool: string | null;
+  provenance_class: string | null;
+  /** Transport `status`, null for the core form. */
+  status: string | null;
+  form: string | null;
+  /** The verdict the ledger recorded at ingestion. */
+  recorded_verdict: string | null;
+  erasure: ErasureNote | null;
+}
+
+/**
+ * Evidence whose content was erased (issue 29), from the retained data of
+ * the `PayloadsErased` events: counted as recorded and verified at
+ * ingestion, never re-checked, and named by the report.
+ */
+export interface ErasedEvidence {
+  /** Lowercase receipt id -> what was retained. */
+  receipts: ReadonlyMap<string, ErasedReceipt>;
+  /** Erased timeline entries by seq (the import's erasure for each of its entries). */
+  entries: ReadonlyMap<number, ErasureNote | null>;
+  /** The verdict the ledger recorded for the timeline at ingestion when its entries were erased (appends are accepted only when they link: `valid`). */
+  timeline_recorded_verdict?: string | null;
+  /** Erased endpoint commitments (record id, position, erasure); left out of the commitment judgement. */
+  commitments: readonly { id: string | null; position: number; erasure: ErasureNote | null }[];
+  /** Erased outcome reports (lowercase outcome id): verified when recorded; their content is gone. */
+  outcomes: ReadonlyMap<string, ErasureNote | null>;
+}
+
 export interface ReconcileInput {
   plan: NormalizedPlan;
   plan_meta: Omit<PlanMeta, 'digest' | 'title' | 'unplanned' | 'registered_after_execution_began'> & { digest?: string };
@@ -298,6 +352,8 @@ export interface ReconcileInput {
    * report says so in `does_not_prove`.
    */
   other_jobs?: ReadonlyMap<string, readonly string[]>;
+  /** Evidence whose content was erased (issue 29); absent: none. */
+  erased?: ErasedEvidence;
 }
 
 export const MATCHING_RULES_REF = 'docs/coverage.md#matching-rules';

@@ -130,6 +130,26 @@ export function checkErasures(events: PackEvents, t: Tally): void {
   }
 }
 
+/**
+ * What the `PayloadsErased` event in the pack retained of the erased event
+ * at `position` (its data without content: seq, ids, tool, provenance, the
+ * verdict at ingestion), or null when the event is not erased or its
+ * erasure event is not in the pack with its payload.
+ */
+export function retainedOf(events: PackEvents, position: number): Obj | null {
+  const ev = events.get(position);
+  if (!ev?.erased) return null;
+  const by = events.get(ev.erased.position);
+  if (!by || by.type !== 'PayloadsErased' || by.data === null) return null;
+  try {
+    const d = JSON.parse(by.data) as { retained?: Record<string, unknown> };
+    const r = d.retained?.[String(position)];
+    return isObj(r) ? r : null;
+  } catch {
+    return null;
+  }
+}
+
 function isObj(v: unknown): v is Obj {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }

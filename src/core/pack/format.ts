@@ -118,6 +118,8 @@ export interface EntryMember {
   position: number;
   raw: string | null;
   withheld?: string;
+  /** Issue 29: the entry's content was erased (`raw` null); the erasure its event member names. */
+  erased?: { erasure_id: string; position: number; erased_at: string; by: string; legal_basis: string; reason: string };
 }
 
 /** `commitment/<id>`: an endpoint commitment's exact text with what the ledger found when it was recorded. */

@@ -12,7 +12,7 @@ import { canonicalDigest, canonicalJson } from '../coverage/canonical';
 import { coverageHeadline } from '../coverage/headline';
 import type { PlanSubject } from '../coverage/plan';
 import { CoverageReportContent, reconcile, Recorders, reportDigest } from '../coverage/reconcile';
-import type { PackEvents } from './events';
+import { PackEvents, retainedOf } from './events';
 import type { PackRecords } from './members';
 import type { LeafData } from './records';
 import { PackReport, Tally } from './result';
@@ -51,7 +51,9 @@ function recompute(stored: CoverageReportContent, recordersIn: unknown, otherJob
   const id = (subj.job_id ?? subj.workflow_id) as string;
   const evs = [...events.entries()].filter(([p]) => p <= asOf).sort((a, b) => a[0] - b[0]);
   if (evs.some(([, e]) => e === null)) return { ok: false, why: 'an event it reads is withheld from this pack' };
-  if (evs.some(([, e]) => e!.data === null)) return { ok: false, why: 'an event it reads was erased (issue 29): its content can no longer be re-read' };
+  // Erased events (issue 29) are read from what their PayloadsErased event in the pack retained, as the server reads them.
+  const read = evs.map(([p, e]) => (e!.data === null && e!.erased ? { ...e!, data: retainedText(events, p), erased: e!.erased } : e!));
+  if (read.some((e) => e.data === null)) return { ok: false, why: 'an event it reads was erased (issue 29) and its erasure event is not in the pack: its content can no longer be re-read' };
   const rin = isObject(recordersIn) ? (recordersIn as { record?: unknown; receipts?: unknown }) : {};
   const recorders = {
     record: (rin.record ?? null) as Recorders | null,
@@ -61,11 +63,23 @@ function recompute(stored: CoverageReportContent, recordersIn: unknown, otherJob
   if (others && !others.ok) return others;
   const subject: PlanSubject = kind === 'job' ? { kind, id } : { kind, id: id.toLowerCase() };
   const assembled = assembleReportInput(
-    evs.map(([, e]) => ({ ...e!, data: e!.data as string })),
+    read.map((e) => ({ ...e, data: e.data as string })),
     { subject, asOf, trust, recorders, ...(others ? { otherJobs: others.jobs } : {}) },
   );
   if (!assembled.ok) return { ok: false, why: 'no plan version at or below its position is in the pack' };
   return { ok: true, report: reconcile(assembled.input) };
+}
+
+/** The retained data of an erased event as JSON text, or null (see {@link retainedOf}). */
+function retainedText(events: PackEvents, position: number): string | null {
+  const kept = retainedOf(events, position);
+  return kept === null ? null : JSON.stringify(kept);
+}
+
+/** Whether an event at or below the report's position was erased. */
+function readsErased(content: CoverageReportContent, events: PackEvents): boolean {
+  const asOf = content.as_of_position;
+  return typeof asOf === 'number' && [...events].some(([p, e]) => p <= asOf && e?.erased !== undefined);
 }
 
 /** Check and recompute every report of the pack (see the module comment). */
@@ -90,6 +104,8 @@ export function recomputeReports(r: PackRecords, events: PackEvents, leaf: LeafD
     const missingList = [...missing].join(', ');
     if (recomputed === x.digest) t.pass('report_recomputed');
     // With a listed member missing the report's inputs are incomplete: the missing member is the failure, the report is not judged.
+    // A report issued before evidence it counted was erased (issue 29) read content that is gone: not recomputable, said so.
+    else if (recomputed !== null && readsErased(content, events)) t.notChecked.push(`${x.member}: no longer recomputable: an event it reads was erased after it was issued (its stored digest stands, checked above)`);
     else if (recomputed !== null && missing.size) t.notChecked.push(`${x.member}: not recomputed: ${missingList}, missing from the pack, may be among its inputs`);
     else if (recomputed !== null) t.fail(x.member, 'report_recomputed', `reconciling the pack's plan and records as of position ${String(content.as_of_position)} gives digest ${recomputed}, the report says ${x.digest}`);
     else if (missing.size) t.notChecked.push(`${x.member}: not recomputed: ${why} (${missingList} missing from the pack)`);

@@ -86,6 +86,11 @@ export function checkRecords(r: PackRecords, events: PackEvents, leaf: LeafData,
   dupes(t, r.workflows, (w) => w.position, (w) => w.member, 'workflow receipt at position');
   dupes(t, r.outcomes, (o) => o.id, (o) => o.member, 'outcome');
   const out: RecordVerdicts = { receipts: {}, outcomes: {}, receiptDocs: new Map() };
+  // A record that says its content was erased (issue 29): its event must be erased in the pack (by an erasure it holds, checkErasures).
+  for (const x of r.erased) {
+    if (events.get(x.position)?.erased) t.pass('payload_commitment');
+    else t.fail(x.member, 'payload_commitment', `it says its content was erased, but its event (position ${x.position}) is not erased in the pack`);
+  }
   for (const x of r.receipts) {
     const d = leaf.of(x, 'ReceiptRecorded');
     if (x.raw === null) continue; // withheld: counted and listed when read

@@ -5,7 +5,7 @@
 import { isObject } from '../aer1';
 import { outcomeNamesSubject } from '../coverage/outcomes';
 import type { PlanSubject } from '../coverage/plan';
-import type { PackEvents } from './events';
+import { PackEvents, retainedOf } from './events';
 import { memberName } from './format';
 import type { PackRecords } from './members';
 import { parseText, RecordRef, Tally } from './result';
@@ -113,6 +113,15 @@ export function bindSubject(p: SubjectInput, t: Tally): void {
     if (kind === 'plan') return [`plan:${id.slice(0, id.lastIndexOf('/'))}`];
     return [];
   });
+  // Erased events (issue 29): the receipts their retained data names, and the streams of the PayloadsErased events that erased them.
+  for (const [position, ev] of p.events) {
+    if (!ev?.erased) continue;
+    const kept = retainedOf(p.events, position);
+    if (kept && ev.type === 'TimelineEntryAppended' && lower(kept.receipt_id) !== null) named.add(lower(kept.receipt_id)!);
+    if (kept && ev.type === 'TimelineImported' && Array.isArray(kept.entries)) for (const x of kept.entries) if (isObject(x) && lower(x.receipt_id) !== null) named.add(lower(x.receipt_id)!);
+    const by = p.events.get(ev.erased.position);
+    if (by && by.type === 'PayloadsErased') missingStreams.push(by.stream_id);
+  }
   const allowed = new Set<string>([home, ...p.receipts.map((r) => `receipt:${r.id}`), ...[...named].map((x) => `receipt:${x}`), ...p.plans.map((x) => `plan:${x.plan_id}`), ...p.reports.map((r) => `coverage:${r.report_id}`), ...p.outcomes.map((o) => `outcome:${o.id}`), ...missingStreams]);
   const byStream = new Map<string, number[]>();
   for (const [position, ev] of p.events) {
