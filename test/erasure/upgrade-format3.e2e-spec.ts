@@ -198,6 +198,10 @@ describe.each(DIALECTS)('upgrade to event format 3, then a format 2 event erased
     const offJson = await cli(['ledger', 'verify', '--database', url, '--json']);
     expect([offJson.code, JSON.parse(offJson.out).erased.leaf_not_recomputed]).toEqual([0, { count: 1, positions: [2] }]);
 
+    // aer1 log inclusion of that leaf: not served, so not checked, and it says why.
+    const inc = await cli(['log', 'inclusion', '--url', base, '--vkey', vkey, '--index', '1', '--json']);
+    expect([inc.code, JSON.parse(inc.out)]).toEqual([1, { verified: false, failed: ['leaf_withheld'], leaf_index: 1, withheld: ERASED_LEAF_NOTE }]);
+
     // The monitor: the log grew from the size it saved, consistently (erasure changed no leaf hash).
     const m = await monitor('--json');
     expect(m.code).toBe(0);

@@ -189,6 +189,11 @@ export async function inclusionCommand(opts: InclusionOptions, io: CliIo): Promi
   if (proof.index !== index || proof.tree_size !== cp.size) throw new LogUnreachable(`${proofUrl} answered a proof for index ${String(proof.index)} and tree size ${String(proof.tree_size)}`);
   const leafUrl = `${base}/api/ledger/leaves/${index}`;
   const leafDoc = await getJson(leafUrl, t);
+  if (leafDoc.leaf === null && typeof leafDoc.withheld === 'string') {
+    // A leaf the log does not serve (its publication, or a format 1/2 leaf whose content was erased, issue 29): named, never checked.
+    const why = safe(leafDoc.withheld, 600);
+    return say(`Result: NOT VERIFIED: leaf ${index} is not served, so it cannot be checked here: ${why}`, { verified: false, failed: ['leaf_withheld'], leaf_index: index, withheld: leafDoc.withheld });
+  }
   const leaf = decodeStrictBase64(leafDoc.leaf);
   if (leaf === null || leaf.length === 0) throw new LogUnreachable(`${leafUrl}: "leaf" is not base64`);
   const statedLeafHash = decodeStrictBase64(leafDoc.leaf_hash);
@@ -437,7 +442,7 @@ From cron:  */10 * * * * aer1 log monitor --url URL --vkey VKEY --state /var/lib
       .option('--index <i>', 'the leaf index (ledger position - 1)', wholeNumber(0, 'a leaf index'))
       .option('--timeout <seconds>', `HTTP timeout (default ${DEFAULT_TIMEOUT_S})`, wholeNumber(1, 'seconds')),
   )
-    .addHelpText('after', '\nExit codes: 0 included and verified; 1 a check failed, the receipt is not recorded, or it is not yet under the checkpoint; 2 usage error or the log could not be reached.')
+    .addHelpText('after', '\nExit codes: 0 included and verified; 1 a check failed, the receipt is not recorded, it is not yet under the checkpoint, or its leaf is not served (withheld, or a format 1/2 leaf whose content was erased: named); 2 usage error or the log could not be reached.')
     .action(async (opts: InclusionOptions) => {
       ctx.exitCode = await inclusionCommand(opts, ctx.io);
     });
