@@ -136,7 +136,8 @@ describe.each(DIALECTS)('upgrade to event format 3, then a format 2 event erased
   it('migrates without rewriting a row, keeps format 1 and 2 verifying, and writes format 3 after them', async () => {
     const v0 = await verify();
     expect([v0.status, v0.body.ok, v0.body.checked, v0.body.tree.ok]).toEqual([200, true, 2, true]);
-    const r = await t.http.post('/api/receipts').set('Authorization', `Bearer ${t.keys.producer}`).set('Content-Type', 'application/json').send(coreReceipt().text);
+    const fresh = coreReceipt();
+    const r = await t.http.post('/api/receipts').set('Authorization', `Bearer ${t.keys.producer}`).set('Content-Type', 'application/json').send(fresh.text);
     expect(r.status).toBe(201);
     const rows = await db().query<{ position: number | string; format: number | string; stream_prev: number | string | null; payload_salt: string | null }>('SELECT position, format, stream_prev, payload_salt FROM events ORDER BY position');
     expect(rows.map((x) => [Number(x.position), Number(x.format), x.stream_prev === null ? null : Number(x.stream_prev), x.payload_salt === null ? null : x.payload_salt.length])).toEqual([
@@ -147,6 +148,13 @@ describe.each(DIALECTS)('upgrade to event format 3, then a format 2 event erased
     await t.app.get(CheckpointSigner).tick();
     const v = await verify();
     expect([v.status, v.body.ok, v.body.checked, v.body.tree.ok, v.body.erased]).toEqual([200, true, 3, true, { payload_erased: { count: 0, positions: [] }, leaf_not_recomputed: { count: 0, positions: [] } }]);
+    // aer1 log inclusion --receipt finds each receipt's leaf: format 2 by its data, format 3 by its public receipt_id.
+    for (const id of [f2.id, fresh.id]) {
+      const inc = await cli(['log', 'inclusion', '--url', base, '--vkey', vkey, '--receipt', id]);
+      expect([inc.code, inc.out]).toEqual([0, expect.stringContaining('Result: VERIFIED')]);
+    }
+    const other = await cli(['log', 'inclusion', '--url', base, '--vkey', vkey, '--index', '2', '--receipt', f2.id]);
+    expect(other.code).toBe(2); // exactly one of --receipt and --index
     const first = await monitor();
     expect([first.code, first.out]).toEqual([0, expect.stringContaining('FIRST RUN')]);
   });

@@ -205,8 +205,9 @@ export async function inclusionCommand(opts: InclusionOptions, io: CliIo): Promi
   const parts: ProofParts = { form: 'fetched', index, leaf, statedLeafHash, statedTreeSize: null, proof: hashList(proof.proof, proofUrl), checkpoint: note, timestamp: null };
   const report = await checkProof(parts, policy);
   if (opts.receipt !== undefined) {
-    // The leaf must be the receipt asked for, not some other event.
-    const ok = report.record !== null && report.record.stream_id === `receipt:${opts.receipt}` && report.receipt !== null && report.receipt.id === opts.receipt;
+    // The leaf must be the receipt asked for, not some other event (format 3: named by its public receipt_id; the leaf holds no receipt bytes).
+    const [e, id] = [report.record, opts.receipt.toLowerCase()];
+    const ok = e !== null && e.stream_id === `receipt:${id}` && e.type === 'ReceiptRecorded' && (e.format === 3 ? e.ids?.receipt_id === id : report.receipt?.id?.toLowerCase() === id);
     report.checks.push({ name: 'leaf_is_receipt', ok, ...(ok ? {} : { code: 'not_this_receipt' }), detail: ok ? `the leaf is receipt ${opts.receipt}'s ReceiptRecorded event` : `the leaf is not the ReceiptRecorded event of receipt ${opts.receipt}` });
     if (!ok) {
       report.verified = false;
