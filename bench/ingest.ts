@@ -39,18 +39,18 @@ function runAutocannon(opts: autocannon.Options): Promise<autocannon.Result> {
 }
 
 /**
- * Single POSTs with autocannon, `CONNECTIONS` connections per API instance;
+ * Single POSTs with autocannon, `CONNECTIONS` connections per API instance (`env`: added to each one's environment);
  * `instances` 2 starts two API processes on the same database (PostgreSQL:
  * only the advisory lock serializes their commit groups) and splits the
  * receipts between them, both loaded at once. Rate over the wall time.
  */
-async function single(ctx: BenchContext, dialect: Dialect, bodies: string[], instances = 1, expect = 201): Promise<{ rate: number; seconds: number; p50: number; p99: number; errors: string }> {
+export async function single(ctx: BenchContext, dialect: Dialect, bodies: string[], instances = 1, expect = 201, env: Record<string, string> = {}): Promise<{ rate: number; seconds: number; p50: number; p99: number; errors: string }> {
   const db = await createDb(dialect, ctx.tmp, ctx.pgAdminUrl);
   try {
     const key = await createKey(ctx.root, db, 'producer');
     const apps: Awaited<ReturnType<typeof startApp>>[] = [];
     try {
-      for (let i = 0; i < instances; i++) apps.push(await startApp(ctx.root, db));
+      for (let i = 0; i < instances; i++) apps.push(await startApp(ctx.root, db, env));
       // Warm-up: 50 requests per instance (not counted), so the first measured requests do not pay for JIT and pool start-up.
       const warm = receiptBodies(ctx.root, 50 * instances);
       for (let i = 0; i < warm.length; i++) {
@@ -106,12 +106,12 @@ async function single(ctx: BenchContext, dialect: Dialect, bodies: string[], ins
   }
 }
 
-/** NDJSON batches of 1,000 receipts (`POST /api/receipts/batch`) on a fresh database and app: the rate over all of them, request latency p50 / p99 in ms. */
-export async function batch(ctx: BenchContext, dialect: Dialect, bodies: string[]): Promise<{ rate: number; seconds: number; p50: number; p99: number }> {
+/** NDJSON batches of 1,000 receipts (`POST /api/receipts/batch`) on a fresh database and app (`env`: added to its environment): the rate over all of them, request latency p50 / p99 in ms. */
+export async function batch(ctx: BenchContext, dialect: Dialect, bodies: string[], env: Record<string, string> = {}): Promise<{ rate: number; seconds: number; p50: number; p99: number }> {
   const db = await createDb(dialect, ctx.tmp, ctx.pgAdminUrl);
   try {
     const key = await createKey(ctx.root, db, 'producer');
-    const app = await startApp(ctx.root, db);
+    const app = await startApp(ctx.root, db, env);
     try {
       const chunks: string[] = [];
       for (let i = 0; i < bodies.length; i += PER_BATCH) chunks.push(bodies.slice(i, i + PER_BATCH).join('\n') + '\n');

@@ -7,7 +7,7 @@
  *   --quick          small sizes (1/10 to 1/20), a whole run in about 2 minutes; its figures are
  *                    not comparable with the targets: written to bench/out/RESULTS-quick.md,
  *                    never over bench/RESULTS.md
- *   --only a,b       run only these figures: timeline, cli, batch, startup, merkle, tlog, ingest, otlp, coverage, queue, pack, gateway, tiles, erasure
+ *   --only a,b       run only these figures: timeline, cli, batch, startup, merkle, tlog, ingest, otlp, coverage, queue, pack, gateway, tiles, erasure, format
  *                    (cli needs timeline's in-process rate and runs it too)
  *   --reps N         repetitions of the in-process and CLI timings (best reported; default 5, quick 3)
  *   --out FILE       where to write the report (default bench/RESULTS.md)
@@ -26,6 +26,7 @@ import { benchCli } from './cli';
 import { benchCoverage } from './coverage';
 import { benchErasure } from './erasure';
 import { benchGateway } from './gateway';
+import { benchEventFormat } from './event-format';
 import { benchIngest } from './ingest';
 import { BenchContext, FigureResult, notMeasured } from './lib/figure';
 import { machineFacts, MachineFacts } from './lib/machine';
@@ -40,7 +41,7 @@ import { benchTlogProofs } from './tlog-proofs';
 import { benchTlogIntegrate } from './tlog-integrate';
 import { benchTiles } from './tiles';
 
-const FIGURES = ['timeline', 'cli', 'batch', 'startup', 'merkle', 'tlog', 'ingest', 'otlp', 'coverage', 'queue', 'pack', 'gateway', 'tiles', 'erasure'] as const;
+const FIGURES = ['timeline', 'cli', 'batch', 'startup', 'merkle', 'tlog', 'ingest', 'otlp', 'coverage', 'queue', 'pack', 'gateway', 'tiles', 'erasure', 'format'] as const;
 type FigureName = (typeof FIGURES)[number];
 
 /** 127.0.0.1 only: refuse anything else. */
@@ -236,6 +237,9 @@ async function main(): Promise<void> {
     }
     if (a.only.has('ingest')) {
       await guard('ingest', () => [notMeasured('receipt ingestion over HTTP', 'receipts/s', 'batch >= 50% of raw on each database', '')], async () => add(await benchIngest(ctx)));
+    }
+    if (a.only.has('format')) {
+      await guard('format', () => [notMeasured('event format 3 vs 2: receipt ingestion', 'receipts/s', '>= 90.0% of format 2', '')], async () => add(await benchEventFormat(ctx)));
     }
     if (a.only.has('otlp')) {
       await guard('otlp', () => [notMeasured('otlp: OTLP/HTTP spans, protobuf, 512 per request', 'spans/s', '>= 50% of the NDJSON batch rate', '')], async () => add(await benchOtlp(ctx)));

@@ -323,6 +323,17 @@ export class AppConfig {
   GROUP_COMMIT_MAX_WAIT_MS = 2;
 
   /**
+   * Bench and testing knob (issue 29), not for production: `2` writes new events
+   * in event format 2 (data in the leaf, no salt, no commitment: not erasable
+   * without naming the leaf as not recomputable), so `npm run bench` can measure
+   * format 3 against format 2 in one run, and tests can write format 2 events.
+   * Default 3 (docs/event-formats.md).
+   */
+  @Transform(({ value }) => (value === undefined || value === '' ? 3 : Number(value)))
+  @IsIn([2, 3])
+  LEDGER_EVENT_FORMAT: 2 | 3 = 3;
+
+  /**
    * `true` serves `GET /metrics` (Prometheus text format) and records the metrics;
    * otherwise nothing is recorded and /metrics answers 404. Readable only with
    * METRICS_TOKEN or an admin key (docs/operating.md, "Metrics").

@@ -1,4 +1,6 @@
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
+import { ConfigService } from '@nestjs/config';
+import { AppConfig } from '../config/configuration';
 import { DatabaseService, emptyTable, Tx } from '../database/database.service';
 import { ExpectedVersionConflictError, UnavailableError } from '../common/errors';
 import { AnyEvent, ExpectedVersion, NO_CONCURRENCY_CHECK, STREAM_DOES_NOT_EXIST } from './event';
@@ -48,7 +50,13 @@ export class LedgerService {
     @Inject(LEAF_SINK) private readonly leaves: LeafSink,
     @Optional() private readonly metrics?: LedgerMetrics,
     @Optional() private readonly gate?: AppendGate,
-  ) {}
+    @Optional() config?: ConfigService<AppConfig, true>,
+  ) {
+    this.format2 = config?.get('LEDGER_EVENT_FORMAT', { infer: true }) === 2;
+  }
+
+  /** LEDGER_EVENT_FORMAT=2 (a bench and testing knob): new events are written in format 2, as before issue 29. */
+  private readonly format2: boolean;
 
   /** Current version of a stream: the number of events in it (0 when empty). */
   streamVersion(tx: Tx, streamId: string): Promise<number> {
@@ -75,6 +83,7 @@ export class LedgerService {
   async append<E extends AnyEvent>(tx: Tx, streamId: string, expectedVersion: ExpectedVersion, events: readonly E[], by: RecordedBy): Promise<StoredEvent[]> {
     const refused = this.gate?.refusal;
     if (refused) throw new UnavailableError('log_unavailable', refused);
+    if (this.format2) return this.appendFormat2(tx, streamId, expectedVersion, events, by);
     const streamHead = expectedVersion === STREAM_DOES_NOT_EXIST ? null : await this.events.streamHead(tx, streamId);
     const version = streamHead?.version ?? 0;
     if (expectedVersion !== NO_CONCURRENCY_CHECK && expectedVersion !== STREAM_DOES_NOT_EXIST && version !== expectedVersion) throw new ExpectedVersionConflictError(streamId, expectedVersion, version);
@@ -121,6 +130,49 @@ export class LedgerService {
       stored.push(ev);
       prevHash = ev.event_hash;
     }
+    return this.appended(tx, stored, position, prevHash);
+  }
+
+  /**
+   * LEDGER_EVENT_FORMAT=2 (bench and testing knob): {@link append} as it was
+   * before issue 29, format 2: the key and the data in the leaf, no
+   * `stream_prev`, public ids, commitment or salt.
+   */
+  private async appendFormat2<E extends AnyEvent>(tx: Tx, streamId: string, expectedVersion: ExpectedVersion, events: readonly E[], by: RecordedBy): Promise<StoredEvent[]> {
+    const version = expectedVersion === STREAM_DOES_NOT_EXIST ? 0 : await this.streamVersion(tx, streamId);
+    if (expectedVersion !== NO_CONCURRENCY_CHECK && expectedVersion !== STREAM_DOES_NOT_EXIST && version !== expectedVersion) throw new ExpectedVersionConflictError(streamId, expectedVersion, version);
+    const head = this.txHeads.get(tx) ?? this.groupHeads.get(tx.group) ?? (await this.head(tx));
+    let position = head?.position ?? 0;
+    let prevHash = head?.event_hash ?? LEDGER_GENESIS_HASH;
+    const recordedAt = new Date().toISOString();
+    const stored: StoredEvent[] = [];
+    let streamPosition = version;
+    for (const e of events) {
+      const base = {
+        position: ++position,
+        stream_id: streamId,
+        stream_position: ++streamPosition,
+        type: e.type,
+        data: JSON.stringify(e.data),
+        recorded_at: recordedAt,
+        prev_hash: prevHash,
+        format: 2 as const,
+        key_id: by.key_id,
+        key_name: by.name,
+      };
+      const input = eventHashInput(base);
+      const ev: StoredEvent = { ...base, event_hash: sha256Hex(input) };
+      this.leaves.add(tx, ev, input);
+      await this.events.insert(tx, ev);
+      await this.projections.apply(tx, ev, e.data);
+      stored.push(ev);
+      prevHash = ev.event_hash;
+    }
+    return this.appended(tx, stored, position, prevHash);
+  }
+
+  /** After an append: remember the write's head, tell waiting readers once the transaction commits, count the events. */
+  private appended(tx: Tx, stored: StoredEvent[], position: number, prevHash: string): StoredEvent[] {
     if (stored.length > 0) {
       // Once per transaction: after it commits, tell this process's waiting readers (the event stream) the new head.
       if (!this.txHeads.has(tx)) {

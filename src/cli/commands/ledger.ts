@@ -26,6 +26,11 @@ export function terminalSafeJson(json: string): string {
     .join('');
 }
 
+/** Positions of an erased list, as text, saying how many more were not listed. */
+function listed(l: { count: number; positions: number[] }): string {
+  return l.positions.join(', ') + (l.count > l.positions.length ? ` and ${l.count - l.positions.length} more` : '');
+}
+
 /** Run `aer1 ledger verify`; returns the exit code (0 verifies, 1 does not, 2 cannot open). */
 export async function ledgerVerify(database: string, opts: { json?: boolean }, io: CliIo): Promise<number> {
   let report;
@@ -45,6 +50,12 @@ export async function ledgerVerify(database: string, opts: { json?: boolean }, i
       await out.write(`  events checked: ${report.checked}\n`);
       if (report.head) await out.write(`  head: position ${report.head.position}, event_hash ${safe(String(report.head.event_hash), 200)}\n`);
       if (report.first_failure) await out.write(`  first failure: position ${report.first_failure.position} (${safe(String(report.first_failure.reason))}): ${safe(String(report.first_failure.detail), 2000)}\n`);
+      // Issue 29: erased payloads are named, never passed silently (docs/event-formats.md).
+      const er = report.erased;
+      if (er.payload_erased.count > 0) await out.write(`  payloads erased (format 3: leaf recomputed and checked, the payload can no longer be): ${er.payload_erased.count}, at positions ${listed(er.payload_erased)}\n`);
+      if (er.leaf_not_recomputed.count > 0) {
+        await out.write(`  leaves not recomputed (format 1/2, content erased: the stored event_hash is taken as it stands, linked by the next prev_hash): ${er.leaf_not_recomputed.count}, at positions ${listed(er.leaf_not_recomputed)}\n`);
+      }
       await out.write('  Not proven: that no newest events were removed; compare the head with one published earlier.\n');
       const p = report.projections;
       await out.write(`Read models: ${p.ok ? 'MATCH THE EVENTS' : 'DO NOT MATCH THE EVENTS'} (as of position ${p.as_of_position}, ${p.events_replayed} events replayed)\n`);

@@ -335,7 +335,7 @@ From cron:  */10 * * * * aer1 log monitor --url URL --vkey VKEY --state /var/lib
       .option('--index <i>', 'the leaf index (ledger position - 1)', wholeNumber(0, 'a leaf index'))
       .option('--timeout <seconds>', `HTTP timeout (default ${DEFAULT_TIMEOUT_S})`, wholeNumber(1, 'seconds')),
   )
-    .addHelpText('after', '\nExit codes: 0 included and verified; 1 a check failed, the receipt is not recorded, or it is not yet under the checkpoint; 2 usage error or the log could not be reached.')
+    .addHelpText('after', '\nExit codes: 0 included and verified; 1 a check failed, the receipt is not recorded, it is not yet under the checkpoint, or its leaf is not served (withheld, or a format 1/2 leaf whose content was erased: named); 2 usage error or the log could not be reached.')
     .action(async (opts: InclusionOptions) => {
       ctx.exitCode = await inclusionCommand(opts, ctx.io);
     });
