@@ -176,7 +176,8 @@ export function assessCommitments(
       if (timeline.final_entry_digest !== null && digest !== timeline.final_entry_digest) {
         return make('final_entry_substituted', `final entry substituted: the commitment counts ${n} entries as visible, but names final entry digest ${digest}, recomputed ${timeline.final_entry_digest}`);
       }
-      return make('non_binding', `count and final digest ${timeline.final_entry_digest === null ? 'cannot be compared (the last entry has no recomputable digest)' : 'match'}, but the timeline does not verify under -07 (verdict ${timeline.verdict}): no commitment binds it`);
+      const why = timeline.erased && timeline.reasons.length === 0 ? `${timeline.erased.entries} of ${n} entries were erased (issue 29), so the chain cannot be re-checked whole` : `the timeline does not verify under -07 (verdict ${timeline.verdict})`;
+      return make('non_binding', `count and final digest ${timeline.final_entry_digest === null ? 'cannot be compared (the last entry has no recomputable digest)' : 'match'}, but ${why}: no commitment binds it`);
     }
     const at = count === 0 ? ZERO_DIGEST : (opts.digest_at?.get(count) ?? null);
     if (at === null) {
