@@ -34,7 +34,7 @@ export function erasureSection(e: LocatedErasureNotice): SafeHtml {
 <tr><th>Erased by</th><td>key <code>${e.erased_by.name}</code></td></tr>
 <tr><th>Legal basis</th><td id="erasure-basis">${e.legal_basis}</td></tr>
 <tr><th>Reason</th><td id="erasure-reason">${e.reason}</td></tr>
-<tr><th>PayloadsErased event</th><td>ledger position ${e.erasure_position}${loc ? html`, leaf ${loc.leaf_index}: ${logLine(loc).text} (<a href="${loc.proof_url}">proof</a>)` : ''}</td></tr>
+<tr><th>Erasure event</th><td><code>PayloadsErased</code> at ledger position ${e.erasure_position}${loc ? html`, leaf ${loc.leaf_index}: ${logLine(loc).text} (<a href="${loc.proof_url}">proof</a>)` : ''}</td></tr>
 </table>
 <p class="muted">The payload and its salt were deleted for good; the record's leaf holds no content (ids, type, key, time and a salted commitment), so every proof and checkpoint stays valid.</p>
 </section>`;
