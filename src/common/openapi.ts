@@ -45,7 +45,7 @@ export const ERROR_CODES = [
   'seq_not_contiguous', 'link_mismatch', 'genesis_prev_digest', 'timeline_not_closed', 'timeline_not_valid', 'plan_exists', 'plan_version_conflict', 'expected_version_conflict', 'tree_mismatch', 'projection_mismatch',
   'outcome_id_conflict', 'webhook_limit_key', 'webhook_limit_owner',
   // 410
-  'content_erased',
+  'content_erased', // also 422: a workflow naming an erased step receipt
   // 413, 415
   'body_too_large', 'too_many_spans', 'unsupported_encoding', 'unsupported_media_type',
   // 422

@@ -145,7 +145,11 @@ describe.each(DIALECTS)('erased records\' pages and verifiers on %s', (dialect) 
     expect(svg).toContain('content ERASED');
     expect(svg).not.toContain('\u2713');
 
-    expectNoSecrets([JSON.stringify(v.body), JSON.stringify(old.body), JSON.stringify(rec.body), JSON.stringify(raw.body), JSON.stringify(pj.body), ph.text, svg], b.secrets.filter((s) => s !== b.secrets[3] && s !== b.secrets[4]));
+    // A workflow cannot be assembled from an erased receipt: 422 content_erased, never a 500.
+    const w = await post('/api/workflows/assemble', { session_id: 's-1', goal: 'pay', status: 'completed', receipt_ids: [id, (b.receipts[1].id as string).toLowerCase()], output: 'done' }, t.keys.producer);
+    expect([w.status, w.body.error, w.body.erased]).toEqual([422, 'content_erased', [id]]);
+
+    expectNoSecrets([JSON.stringify(v.body), JSON.stringify(old.body), JSON.stringify(w.body), JSON.stringify(rec.body), JSON.stringify(raw.body), JSON.stringify(pj.body), ph.text, svg], b.secrets.filter((s) => s !== b.secrets[3] && s !== b.secrets[4]));
   });
 
   it('a job with one erased entry: PARTLY ERASED, every link it can re-checked, the others named; never valid', async () => {
