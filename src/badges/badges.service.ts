@@ -46,7 +46,7 @@ export class BadgesService {
     const status = isObject(receipt) ? receipt.status : undefined;
     const against = await this.outcomes.decidingAgainst(this.db, { receipt: row.id });
     const cp = await this.checkpoints.locate({ kind: 'receipt', id: row.id, position: Number(row.position) });
-    return rendered(badgeSvg(receiptBadge(result.verdict, row.superseded_by ?? null, status, against?.row ?? null), cp?.size));
+    return rendered(badgeSvg(receiptBadge(row.raw === '' ? 'erased' : result.verdict, row.superseded_by ?? null, status, against?.row ?? null), cp?.size));
   }
 
   async job(jobId: string): Promise<RenderedBadge> {

@@ -1,5 +1,6 @@
 /** Every component schema of the OpenAPI document, one set per module. */
 import { KEY_SCHEMAS } from '../auth/dto/keys.schemas';
+import { ERASURE_SCHEMAS } from '../erasure/erasure.schemas';
 import { EVIDENCE_SCHEMAS } from '../evidence/dto/evidence.schemas';
 import { COVERAGE_SCHEMAS } from '../coverage/dto/coverage.schemas';
 import { LEDGER_SCHEMAS } from '../ledger/ledger.schemas';

@@ -44,6 +44,8 @@ export const ERROR_CODES = [
   'receipt_id_conflict', 'workflow_id_conflict', 'correction_same_id', 'already_superseded', 'timeline_exists', 'timeline_imported', 'timeline_closed',
   'seq_not_contiguous', 'link_mismatch', 'genesis_prev_digest', 'timeline_not_closed', 'timeline_not_valid', 'plan_exists', 'plan_version_conflict', 'expected_version_conflict', 'tree_mismatch', 'projection_mismatch',
   'outcome_id_conflict', 'webhook_limit_key', 'webhook_limit_owner', 'already_erased', 'timeline_head_erased',
+  // 410
+  'content_erased', // also 422: a workflow naming an erased step receipt
   // 413, 415
   'body_too_large', 'too_many_spans', 'unsupported_encoding', 'unsupported_media_type',
   // 422
@@ -75,6 +77,7 @@ const STATUS_TEXT: Record<number, string> = {
   403: 'The key may not do this: `forbidden_role`, `not_owner`, `provenance_not_permitted`.',
   404: '`not_found`: no such record.',
   409: 'Conflicts with what the ledger holds (records are never altered).',
+  410: '`content_erased`: the content was erased for good (issue 29); `erasure` says who erased it, when, why and on which basis.',
   413: '`body_too_large`: the body exceeds BODY_LIMIT_BYTES; the rest is not read.',
   415: '`unsupported_encoding` / `unsupported_media_type`: a Content-Encoding, charset or Content-Type the endpoint does not take.',
   422: 'Well-formed but does not verify or breaks a rule: `error` is the code, `reasons` the AER-1 reason codes. Nothing was recorded.',

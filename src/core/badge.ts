@@ -51,13 +51,16 @@ function outcomeWords(o: { result: string }): string {
 }
 
 /**
- * A receipt's badge: `verdict` of the S6 verifier re-run now, whether a
+ * A receipt's badge: `verdict` of the S6 verifier re-run now (`erased`:
+ * the content was erased, issue 29: grey, "content ERASED"), whether a
  * correction supersedes it (S9), its own transport `status` (a receipt of a
  * call that failed verifies, but says so), and the deciding outcome against
  * it, if any: red, the outcome first (`outcome REVERSED · verified`).
  */
 export function receiptBadge(verdict: string, supersededBy: string | null, status: unknown, against: OutcomeAgainst = null): Badge {
   const label = 'AER-1 receipt';
+  // Issue 29: erased content cannot be re-checked; grey, never green.
+  if (verdict === 'erased') return { label, message: 'content ERASED', tone: 'none' };
   if (verdict === 'invalid') return { label, message: 'FAILED', tone: 'bad' };
   if (verdict !== 'valid') return { label, message: verdict.toUpperCase(), tone: 'warn' };
   if (against) return { label, message: `${outcomeWords(against)} \u00b7 verified`, tone: 'bad' };
@@ -74,6 +77,7 @@ const JOB_MESSAGES: Record<JobAssessment, [string, BadgeTone]> = {
   truncation_detected: ['TRUNCATION DETECTED', 'bad'],
   final_entry_substituted: ['FINAL ENTRY SUBSTITUTED', 'bad'],
   entry_substituted: ['ENTRY SUBSTITUTED', 'bad'],
+  partly_erased: ['PARTLY ERASED', 'warn'],
 };
 
 /**

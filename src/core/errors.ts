@@ -15,6 +15,7 @@ export const LEDGER_ERROR_CODES = [
   'canonical_bytes_withheld',
   'checkpoint_not_found',
   'commitment_too_large',
+  'content_erased',
   'correction_same_id',
   'duplicate_member',
   'duplicate_step_receipt_id',
@@ -130,7 +131,7 @@ export type ApiErrorCode = LedgerErrorCode | (typeof HTTP_ERROR_CODES)[number];
 /** Base class: `code` is a stable reason code, `status` the HTTP status it maps to. */
 export class LedgerError extends Error {
   constructor(
-    readonly status: 400 | 401 | 403 | 404 | 409 | 413 | 415 | 422 | 429 | 503,
+    readonly status: 400 | 401 | 403 | 404 | 409 | 410 | 413 | 415 | 422 | 429 | 503,
     readonly code: LedgerErrorCode,
     message: string,
     readonly details: Record<string, unknown> = {},

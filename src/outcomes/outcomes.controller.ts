@@ -13,6 +13,8 @@ import { RawJson } from '../common/raw-json';
 import { PublicUrls } from '../common/urls';
 import { isObject } from '../core/aer1';
 import { OutcomesService } from './outcomes.service';
+import { ErasedRecords, ERASED_STATUS, isErasedRaw } from '../erasure/erased-records';
+import { LogService } from '../log/log.service';
 
 @ApiTags('outcomes')
 @Controller()
@@ -21,6 +23,8 @@ export class OutcomesController {
     private readonly outcomes: OutcomesService,
     private readonly keys: ApiKeysService,
     private readonly urls: PublicUrls,
+    private readonly erased: ErasedRecords,
+    private readonly log: LogService,
   ) {}
 
   /**
@@ -55,16 +59,48 @@ export class OutcomesController {
    * Machine verifier: the stored outcome report re-verified now (members,
    * strict base64, output commitment). 200 when it verifies, 422 when not,
    * 404 `not_found`. `result` is what the system observed, as it states it;
-   * this ledger's result is `verdict`. Rate limited (S13).
+   * this ledger's result is `verdict`. Rate limited (S13). Erased content
+   * (issue 29): 410 Gone, `ErasedRecordVerification` with `verdict:
+   * "erased"`, `recorded_verdict` (`valid`: a report is recorded only when it
+   * verifies) and the erasure; nothing re-verified, no output hash.
    */
   @Get('api/outcomes/:id/verify')
   @VerifyRateLimit()
   @ApiOperation({ operationId: 'verifyOutcome', summary: 'Verify a stored outcome report' })
   @ApiAnswer(200, 'OutcomeVerification', 'verdict valid')
   @ApiAnswer(422, 'OutcomeVerification', 'the stored record does not verify (verdict invalid)')
+  @ApiAnswer(ERASED_STATUS, 'ErasedRecordVerification', 'the report\'s content was erased (issue 29): verdict `erased`, nothing re-verified')
   @ApiErrors([404, 429])
   async verify(@Param('id') id: string, @Res({ passthrough: true }) res: Response) {
     const { row, result, reported_by, superseded_by } = await this.outcomes.verifyStored(id);
+    if (isErasedRaw(row.raw)) {
+      res.status(ERASED_STATUS);
+      const erasure = await this.erased.located(row.position);
+      return {
+        id: row.outcome_id,
+        outcome_id: row.outcome_id,
+        verdict: 'erased' as const,
+        recorded_verdict: 'valid',
+        recorded_reasons: [] as string[],
+        erasure,
+        statement: `${erasure?.statement ?? 'Content erased'}. Nothing is re-verified: the report's canonical bytes and output hash are gone for good. It verified when recorded (a report is recorded only then).`,
+        reasons: [] as string[],
+        checks: [] as unknown[],
+        output_hash: null,
+        declared_output_hash: null,
+        receipt_id: row.receipt_id,
+        job_id: row.job_id,
+        system: row.system,
+        effect: row.effect,
+        result: row.result,
+        observed_at: row.observed_at,
+        superseded_by,
+        reported_by,
+        log: await this.log.locate(row.position, this.urls.path(`/api/ledger/events/${row.position}/proof`)),
+        receipt_url: this.urls.receipt(row.receipt_id),
+        url: this.urls.outcome(row.outcome_id),
+      };
+    }
     res.status(result.verdict === 'valid' ? 200 : 422);
     const commitment = result.checks.find((c) => c.name === 'output_commitment');
     let declared: unknown = null;
@@ -115,6 +151,7 @@ export class OutcomesController {
     }
     res.vary('Authorization');
     res.status(200).type('application/x-ndjson');
-    res.end(rows.map((r) => (/[\r\n]/.test(r.raw) ? JSON.stringify(JSON.parse(r.raw)) : r.raw) + '\n').join(''));
+    // Erased reports (issue 29) have no document left: they are not lines of the export.
+    res.end(rows.filter((r) => !isErasedRaw(r.raw)).map((r) => (/[\r\n]/.test(r.raw) ? JSON.stringify(JSON.parse(r.raw)) : r.raw) + '\n').join(''));
   }
 }

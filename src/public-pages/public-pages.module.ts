@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { ErasureReadsModule } from '../erasure/erasure-reads.module';
 import { OutcomesRepositoryModule } from '../outcomes/outcomes-repository.module';
 import { ReceiptsRepositoryModule } from '../receipts/receipts-repository.module';
 import { TimelinesRepositoryModule } from '../timelines/timelines-repository.module';
@@ -10,7 +11,7 @@ import { PublicPagesService } from './public-pages.service';
 
 /** Public HTML pages (S9) with JSON content negotiation. */
 @Module({
-  imports: [TimelinesRepositoryModule, ReceiptsRepositoryModule, OutcomesRepositoryModule, ReceiptsModule, WorkflowsModule, OutcomesModule],
+  imports: [ErasureReadsModule, TimelinesRepositoryModule, ReceiptsRepositoryModule, OutcomesRepositoryModule, ReceiptsModule, WorkflowsModule, OutcomesModule],
   controllers: [PublicPagesController],
   providers: [PublicPagesService],
 })

@@ -68,6 +68,8 @@ export interface OutcomePageData {
   result: string;
   observed_at: string;
   verification: { verdict: string; reasons: string[]; declared_output_hash: string | null; computed_output_hash: string | null; checks: OutcomeVerification['checks']; limits: string[] };
+  /** Set when the report's content was erased (issue 29): nothing is re-verified, no bytes are shown. */
+  erased: LocatedErasureNotice | null;
   reported_by: RecordedBy | null;
   superseded_by: { id: string; url: string } | null;
   /** Every outcome answering the same receipt, newest first. */
@@ -78,6 +80,7 @@ export interface OutcomePageData {
   verify_url: string;
 }
 import { CommitmentTrustService } from '../log/commitment-trust.service';
+import { ErasedRecords, ErasureNotice, isErasedRaw, LocatedErasureNotice } from '../erasure/erased-records';
 
 /** Everything the receipt page shows (also its JSON variant). */
 export interface ReceiptPageData {
@@ -91,7 +94,7 @@ export interface ReceiptPageData {
   provenance: { class: string | null; kind: string | null; meaning: string | null; note: string };
   verification: {
     verdict: string;
-    verification_status: 'verified' | 'failed';
+    verification_status: 'verified' | 'failed' | 'erased';
     reasons: string[];
     form: string | null;
     wrapped_in: string | null;
@@ -118,6 +121,10 @@ export interface ReceiptPageData {
   verify_url: string;
   /** Where the receipt's event sits in the verifiable log, with its checked inclusion proof. */
   log: LogLocation;
+  /** The verdict recorded at ingestion (the read model's, not re-run). */
+  recorded_verdict: string;
+  /** Set when the receipt's content was erased (issue 29): nothing is re-verified, no bytes are shown. */
+  erased: LocatedErasureNotice | null;
 }
 
 /** Everything the workflow page shows. */
@@ -154,6 +161,7 @@ export class PublicPagesService {
     private readonly guard: ProjectionGuard,
     private readonly trust: CommitmentTrustService,
     private readonly outcomesRepo: OutcomeReads,
+    private readonly erasedRecords: ErasedRecords,
   ) {}
 
   /** Outcomes answering receipt `id` (lowercase), newest first. */
@@ -178,7 +186,9 @@ export class PublicPagesService {
   async outcome(id: string, viewer: Principal | null = null): Promise<OutcomePageData> {
     if (!isUuid(id)) throw new NotFoundError('outcome', id);
     const { row, result, reported_by, superseded_by } = await this.outcomes.verifyStored(id);
-    const withheld = row.publication === 'metadata' && !mayReadWithheld(viewer);
+    const erased = isErasedRaw(row.raw) ? await this.erasedRecords.located(row.position) : null;
+    const gone = isErasedRaw(row.raw);
+    const withheld = !gone && row.publication === 'metadata' && !mayReadWithheld(viewer);
     let doc: unknown = null;
     try {
       doc = JSON.parse(row.raw);
@@ -188,7 +198,7 @@ export class PublicPagesService {
     const declared = doc && typeof doc === 'object' && !Array.isArray(doc) ? (doc as Record<string, unknown>).output_hash : null;
     return {
       outcome: withheld ? withoutCanonicalBytes(doc) : doc,
-      raw: withheld ? null : row.raw,
+      raw: withheld || gone ? null : row.raw,
       canonical_bytes_withheld: withheld,
       outcome_id: row.outcome_id,
       receipt_id: row.receipt_id,
@@ -198,14 +208,17 @@ export class PublicPagesService {
       effect: row.effect,
       result: row.result,
       observed_at: row.observed_at,
-      verification: {
-        verdict: result.verdict,
-        reasons: result.reasons,
-        declared_output_hash: typeof declared === 'string' ? declared : null,
-        computed_output_hash: result.computed.output_hash,
-        checks: result.checks,
-        limits: result.limits,
-      },
+      verification: gone
+        ? { verdict: 'erased', reasons: [], declared_output_hash: null, computed_output_hash: null, checks: [], limits: [ERASED_LIMIT] }
+        : {
+            verdict: result.verdict,
+            reasons: result.reasons,
+            declared_output_hash: typeof declared === 'string' ? declared : null,
+            computed_output_hash: result.computed.output_hash,
+            checks: result.checks,
+            limits: result.limits,
+          },
+      erased: gone ? (erased ?? unrecordedErasure(row.position)) : null,
       reported_by,
       superseded_by: superseded_by ? { id: superseded_by, url: this.urls.outcome(superseded_by) } : null,
       others: await this.outcomeViews(row.receipt_id),
@@ -225,7 +238,9 @@ export class PublicPagesService {
     if (!isUuid(id)) throw new NotFoundError('receipt', id);
     const { row, result } = await this.receipts.verifyStored(id);
     const writer = await this.events.writerAt(this.db, Number(row.position));
-    const withheld = row.publication === 'metadata' && !mayReadWithheld(viewer);
+    const gone = isErasedRaw(row.raw);
+    const erased = gone ? ((await this.erasedRecords.located(Number(row.position))) ?? unrecordedErasure(Number(row.position))) : null;
+    const withheld = !gone && row.publication === 'metadata' && !mayReadWithheld(viewer);
     let parsed: unknown;
     try {
       parsed = JSON.parse(row.raw);
@@ -244,23 +259,27 @@ export class PublicPagesService {
     const by = writer ? { key_id: writer.key_id, name: writer.name } : null;
     return {
       receipt,
-      raw: withheld ? null : row.raw,
+      raw: withheld || gone ? null : row.raw,
       canonical_bytes_withheld: withheld
         ? { setting: 'metadata', by, statement: `The canonical bytes are withheld by the publication setting of ${by ? `key ${JSON.stringify(by.name)}` : 'the key that recorded this receipt'} (S13): they are served to authenticated auditors only. The output commitment above was recomputed by this ledger from the stored bytes.` }
         : null,
       recorded_by: by,
-      provenance: { class: result.provenance.class ?? row.provenance_class, kind, meaning: kind ? PROVENANCE_MEANING[kind] : null, note: PROVENANCE_NOTE },
-      verification: {
-        verdict: result.verdict,
-        verification_status: result.verdict === 'valid' ? 'verified' : 'failed',
-        reasons: result.reasons,
-        form: result.form,
-        wrapped_in: result.wrapped_in,
-        declared_output_hash: declared ?? null,
-        computed_output_hash: result.computed.output_hash,
-        checks: result.checks,
-        limits: result.limits,
-      },
+      provenance: { class: gone ? row.provenance_class : (result.provenance.class ?? row.provenance_class), kind, meaning: kind ? PROVENANCE_MEANING[kind] : null, note: PROVENANCE_NOTE },
+      verification: gone
+        ? { verdict: 'erased', verification_status: 'erased', reasons: [], form: row.form, wrapped_in: row.wrapped_in, declared_output_hash: null, computed_output_hash: null, checks: [], limits: [ERASED_LIMIT] }
+        : {
+            verdict: result.verdict,
+            verification_status: result.verdict === 'valid' ? 'verified' : 'failed',
+            reasons: result.reasons,
+            form: result.form,
+            wrapped_in: result.wrapped_in,
+            declared_output_hash: declared ?? null,
+            computed_output_hash: result.computed.output_hash,
+            checks: result.checks,
+            limits: result.limits,
+          },
+      recorded_verdict: row.verdict,
+      erased,
       timeline_positions: positions.filter((p) => own(entryWriter(p))).map((p) => ({ job_id: p.job_id, seq: Number(p.seq), url: this.urls.job(p.job_id) })),
       claimed_by_timelines: positions
         .filter((p) => !own(entryWriter(p)))
@@ -304,7 +323,7 @@ export class PublicPagesService {
   }
 
   /** The job page's data; `range` pages the entries (the verdict and commitments cover the whole timeline). */
-  async timeline(jobId: string, range?: { after: number; limit: number }): Promise<TimelineView & { url: string; verify_url: string; log: LogLocation | null; outcome_against: JobOutcomeAgainst | null }> {
+  async timeline(jobId: string, range?: { after: number; limit: number }): Promise<TimelineView & { url: string; verify_url: string; log: LogLocation | null; outcome_against: JobOutcomeAgainst | null; erasures: ErasureNotice[] }> {
     // The job's rows checked against its events first: 409 `projection_mismatch` (ProjectionGuard).
     await checkTimelineRows(this.guard, this.db, jobId);
     const view = await loadTimelineView(this.timelines, this.db, jobId, range, this.trust.trust);
@@ -313,6 +332,9 @@ export class PublicPagesService {
     const ids = [...new Set(view.entries.map((e) => e.receipt_id).filter(linkableReceiptId).map((id) => id.toLowerCase()))];
     const held = new Set((await this.receiptsRepo.positions(this.db, ids)).keys());
     view.entries = view.entries.map((e) => ({ ...e, receipt_recorded: linkableReceiptId(e.receipt_id) && held.has(e.receipt_id.toLowerCase()) }));
+    // Issue 29: the erasures that took entries or commitments of the job (the page says who, when, why).
+    const notices = view.erased ? await this.erasedRecords.ofPositions(view.erased.positions) : new Map<number, ErasureNotice>();
+    const erasures = [...new Map([...notices.values()].map((n) => [n.erasure_id, n])).values()];
     // The newest event of the job: its leaf's inclusion proves the whole chain up to it (every entry links to the one before).
     const row = await this.timelines.get(this.db, jobId);
     const last = row ? Number(row.last_position) : 0;
@@ -322,10 +344,18 @@ export class PublicPagesService {
     const outcome_against = against
       ? { outcome_id: against.row.outcome_id, url: this.urls.outcome(against.row.outcome_id), receipt_id: against.row.receipt_id, system: against.row.system, effect: against.row.effect, result: against.row.result, observed_at: against.row.observed_at, count: against.count }
       : null;
-    return { ...view, url: this.urls.job(jobId), verify_url: this.urls.jobVerify(jobId), log, outcome_against };
+    return { ...view, url: this.urls.job(jobId), verify_url: this.urls.jobVerify(jobId), log, outcome_against, erasures };
   }
 }
 
+
+/** What an erased record's verification says it cannot do. */
+export const ERASED_LIMIT = 'The content was erased for good (issue 29): nothing of it can be re-verified. The record\'s leaf (format 3: ids, type, key and time, no content) still proves it was recorded at its position; the verdict recorded at ingestion is shown as recorded, not re-run.';
+
+/** The notice of a record whose content is gone but whose erasure is not in the read model (never expected; said so rather than failing). */
+function unrecordedErasure(position: number): LocatedErasureNotice {
+  return { erasure_id: '', url: '', erased_at: '', erased_by: { key_id: '', name: 'unknown' }, reason: 'the erasure record was not found', legal_basis: 'unknown', erasure_position: 0, statement: `Content erased (the erasure of position ${position} is not in the read model)`, erasure_log: null };
+}
 
 /** A display copy of a receipt without its `canonical_bytes` (the stored document is never changed). */
 function withoutCanonicalBytes(receipt: unknown): unknown {

@@ -4,6 +4,8 @@ import { checksTable, idCode, layout, limitsList, okBadge, provenanceLabel, shor
 import { JobOutcomeAgainst } from './public-pages.service';
 import { linkableReceiptId, TimelineEntryView, TimelineView } from './timeline-view';
 import { logSection } from './log-view';
+import type { ErasureNotice } from '../erasure/erased-records';
+import { erasedEntriesNotice } from './erased-view';
 import type { LogLocation } from '../log/log-answers';
 import { outcomeHref, receiptLink, runHref, unrecordedReceipt, value, VerdictLine } from './page-parts';
 
@@ -15,9 +17,15 @@ import { outcomeHref, receiptLink, runHref, unrecordedReceipt, value, VerdictLin
  * when the chain verifies; no binding commitment is amber; historical (-06)
  * is never green.
  */
-export function timelineHeadline(t: Pick<TimelineView, 'verdict' | 'reasons' | 'construction' | 'truncation_excluded' | 'commitment_status' | 'findings' | 'binding_attestation'>): { tone: Tone; text: string } {
+export function timelineHeadline(t: Pick<TimelineView, 'verdict' | 'reasons' | 'construction' | 'truncation_excluded' | 'commitment_status' | 'findings' | 'binding_attestation' | 'entry_count'> & { erased?: TimelineView['erased'] }): { tone: Tone; text: string } {
   const contradiction = t.findings.length > 0 || t.commitment_status === 'truncation_detected' || t.commitment_status === 'final_entry_substituted' || t.commitment_status === 'entry_substituted';
   const what = (t.findings[0]?.code ?? t.commitment_status).replace(/_/g, ' ').toUpperCase();
+  // Issue 29: erased entries leave links that cannot be re-checked: amber, never "valid"; a contradiction still leads, red.
+  if (t.verdict === 'partly_erased' && t.erased) {
+    const e = t.erased;
+    const words = `Chain: PARTLY ERASED \u2014 ${e.entries} of ${t.entry_count} entries erased; links checked: ${e.links_rechecked}, not re-checkable: ${e.links_not_rechecked}`;
+    return contradiction ? { tone: 'bad', text: `${what}: a recorded endpoint commitment contradicts this timeline (${words})` } : { tone: 'warn', text: words };
+  }
   if (t.verdict === 'historical' || t.construction === '-06') return { tone: 'warn', text: `Historical (-06) timeline: never reported valid (S7.4)${contradiction ? `; ${what}` : ''}` };
   if (t.verdict === 'invalid') return { tone: 'bad', text: `Chain INVALID${t.reasons.length ? `: ${t.reasons.join(', ')}` : ''}` };
   if (t.verdict !== 'valid') return { tone: 'warn', text: `Chain ${t.verdict.toUpperCase()}${t.reasons.length ? `: ${t.reasons.join(', ')}` : ''}` };
@@ -28,7 +36,7 @@ export function timelineHeadline(t: Pick<TimelineView, 'verdict' | 'reasons' | '
   return { tone: 'warn', text: `Chain valid — truncation not excluded (${t.commitment_status === 'absent' ? 'no endpoint commitment' : 'no binding endpoint commitment'})` };
 }
 
-export function timelinePage(t: TimelineView & { verify_url: string; log?: LogLocation | null; outcome_against?: JobOutcomeAgainst | null }): string {
+export function timelinePage(t: TimelineView & { verify_url: string; log?: LogLocation | null; outcome_against?: JobOutcomeAgainst | null; erasures?: ErasureNotice[] }): string {
   const binding = t.commitments.filter((c) => c.binding);
   const construction = t.construction === '-06' ? html`-06 <span class="badge warn">historical</span> (S7.4: never reported valid)` : html`${t.construction ?? 'undetermined'}`;
   const head = timelineHeadline(t);
@@ -44,6 +52,7 @@ export function timelinePage(t: TimelineView & { verify_url: string; log?: LogLo
   const body = html`
 <h1>Job timeline ${idCode(t.job_id)}</h1>
 ${verdictBlock([...against, ...failed, { tone: head.tone, text: head.text, id: 'verdict-line' }], html`<p>Chain verdict ${verdictBadge(t.verdict)}; endpoint commitments: <code>${t.commitment_status}</code>; ${t.entry_count} entries.</p>`)}
+${t.erased ? erasedEntriesNotice(t.erased, t.entry_count, t.erasures ?? []) : ''}
 ${t.truncation_excluded
   ? ''
   : t.findings.length > 0
@@ -76,7 +85,7 @@ ${c.note ? html`<tr><th>Signed note</th><td><details><summary>the note (its text
 ${entryPager(t)}
 <div class="scroll"><table><thead><tr><th>seq</th><th>Tool</th><th>Provenance class</th><th>Receipt</th><th>Entry digest</th></tr></thead><tbody>
 ${t.entries.map(
-  (e) => html`<tr id="entry-${e.seq}"${e.failed_status !== null ? html` class="failed-call"` : ''}><td>${e.seq}${e.close ? html` <span class="badge">close</span>` : ''}</td><td>${e.tool ?? ''}${callStatus(e)}</td><td>${provenanceLabel(e.provenance_class)}</td><td>${entryReceipt(e)}</td><td>${shortId(e.entry_digest ?? '')}${e.reasons.length ? html` <span class="bad">${e.reasons.join(', ')}</span>` : ''}</td></tr>`,
+  (e) => html`<tr id="entry-${e.seq}"${e.failed_status !== null ? html` class="failed-call"` : e.erased ? html` class="erased"` : ''}><td>${e.seq}${e.close ? html` <span class="badge">close</span>` : ''}</td><td>${e.tool ?? ''}${callStatus(e)}</td><td>${provenanceLabel(e.provenance_class)}</td><td>${entryReceipt(e)}</td><td>${e.erased ? html`<span class="badge warn erased">content erased</span> <span class="muted">links not re-checkable</span>` : html`${shortId(e.entry_digest ?? '')}${e.reasons.length ? html` <span class="bad">${e.reasons.join(', ')}</span>` : ''}`}</td></tr>`,
 )}
 </tbody></table></div>
 <h2>Checks</h2>

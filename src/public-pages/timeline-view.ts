@@ -4,7 +4,7 @@
  * public page does not depend on the timelines module's service API.
  */
 import { Attestation, AttestationKind, CommitmentTrust, judgeAttestation, NO_TRUST } from '../core/aer1/attestation';
-import { assessCommitments, failedCallStatus, Check, CommitmentFinding, CommitmentOutcome, CommitmentsStatus, earlierCounts, has, isObject, isUuid, JsonObject, RecordedCommitment, TimelineResult, TimelineVerifier, JobAssessment, jobAssessment } from '../core/aer1';
+import { assessCommitments, chainVerdict, failedCallStatus, Check, CommitmentFinding, CommitmentOutcome, CommitmentsStatus, earlierCounts, has, isObject, isUuid, JsonObject, RecordedCommitment, TimelineResult, TimelineVerifier, JobAssessment, jobAssessment } from '../core/aer1';
 import { parseStoredJson, Queryable } from '../database/rows';
 import { TimelineReads } from '../timelines/timeline-reads';
 
@@ -21,6 +21,19 @@ export interface TimelineEntryView {
   failed_status: string | null;
   /** Whether this ledger holds the entry's receipt (set by the public pages; absent where not looked up). */
   receipt_recorded?: boolean;
+  /** The entry's content was erased (issue 29): its digest and links cannot be re-checked. */
+  erased: boolean;
+}
+
+/** What was erased of a job (issue 29), as its page counts it. */
+export interface TimelineViewErasure {
+  entries: number;
+  links_rechecked: number;
+  links_not_rechecked: number;
+  /** The ledger positions of the erased entries (the first 100) and of erased commitments, for their erasures. */
+  positions: number[];
+  /** Endpoint commitments whose content was erased (not judged). */
+  commitments: { id: string; recorded_at: string; position: number }[];
 }
 
 export interface CommitmentView {
@@ -75,6 +88,8 @@ export interface TimelineView {
   entries: TimelineEntryView[];
   page: EntryPage;
   stored: { verdict: string | null; source: string | null } | null;
+  /** Set when entries or commitments were erased (issue 29); null otherwise. */
+  erased: TimelineViewErasure | null;
 }
 
 /** Which entries a page shows: seq > `after`, at most `limit`; `next_after` continues, null on the last page. */
@@ -102,13 +117,22 @@ export async function loadTimelineView(
   if (!stored && rows.length === 0) return null;
   const v = new TimelineVerifier({ collectEntries: true });
   // Per row, the status of a failed call (null: none recorded or `ok`).
+  const erasedPositions: number[] = [];
   const failed = rows.map((r) => {
+    if (r.raw === '') {
+      // Issue 29: erased content; what the ledger still holds of the entry keeps its place in the chain.
+      v.pushErased({ seq: r.seq, close: r.close, provenance_class: r.provenance_class });
+      if (erasedPositions.length < 100) erasedPositions.push(r.position);
+      return null;
+    }
     const e = parseStoredJson(r.raw);
     v.push(e);
     return failedCallStatus(e);
   });
   const result: TimelineResult = v.finish();
-  const commitmentRows = await timelines.commitmentsWithWriters(db, jobId);
+  const allCommitments = await timelines.commitmentsWithWriters(db, jobId);
+  const commitmentRows = allCommitments.filter((c) => c.raw !== '');
+  const erasedCommitments = allCommitments.filter((c) => c.raw === '').map((c) => ({ id: c.id, recorded_at: c.recorded_at, position: c.position }));
   const recorded: RecordedCommitment[] = commitmentRows.map((c) => {
     const parsed = parseStoredJson(c.raw);
     // Stored either as the commitment itself or as an envelope {commitment, witness, ...}.
@@ -149,11 +173,13 @@ export async function loadTimelineView(
       reasons: o?.reasons ?? [],
       close: r.close,
       failed_status: failed[from + j],
+      erased: r.raw === '',
     };
   });
+  const verdict = chainVerdict(result);
   return {
     job_id: jobId,
-    verdict: result.verdict,
+    verdict,
     reasons: result.reasons,
     construction: result.construction,
     entry_count: result.entry_count,
@@ -165,13 +191,17 @@ export async function loadTimelineView(
     failed_calls: failed.filter((x) => x !== null).length,
     truncation_excluded: assessment.truncation_excluded,
     binding_attestation: assessment.binding_attestation,
-    assessment: jobAssessment(result.verdict, assessment),
+    assessment: jobAssessment(verdict, assessment),
     commitment_status: assessment.status,
     findings: assessment.findings,
     commitments,
     entries,
     page: { after: range.after, limit: range.limit, next_after: from + shown.length < rows.length && shown.length > 0 ? shown[shown.length - 1].seq : null },
     stored,
+    erased:
+      result.erased || erasedCommitments.length > 0
+        ? { entries: result.erased?.entries ?? 0, links_rechecked: result.erased?.links_rechecked ?? 0, links_not_rechecked: result.erased?.links_not_rechecked ?? 0, positions: [...erasedPositions, ...erasedCommitments.map((c) => c.position)], commitments: erasedCommitments }
+        : null,
   };
 }
 

@@ -3,6 +3,7 @@ import { html, safeHttpUrl, SafeHtml } from './html';
 import { checksTable, idCode, layout, limitsList, okBadge, provenanceLabel, shortId, Tone, verdictBadge, verdictBlock } from './layout';
 import { OutcomePageData, ReceiptOutcomeView, ReceiptPageData, WorkflowPageData } from './public-pages.service';
 import { logSection } from './log-view';
+import { erasedOutcomePage, erasedReceiptPage } from './erased-view';
 import { entryHref, jobHref, leadWithFailure, outcomeHref, receiptLink, runHref, unrecordedReceipt, value, VerdictLine, workflowHref } from './page-parts';
 
 
@@ -35,6 +36,7 @@ function outcomesTable(list: ReceiptOutcomeView[], current?: string): SafeHtml {
 
 
 export function outcomePage(d: OutcomePageData): string {
+  if (d.erased) return erasedOutcomePage(d, d.erased);
   const v = d.verification;
   const o = (d.outcome && typeof d.outcome === 'object' && !Array.isArray(d.outcome) ? d.outcome : {}) as Record<string, unknown>;
   const preview = d.canonical_bytes_withheld ? null : decodedPreview(o.canonical_bytes);
@@ -127,6 +129,7 @@ function decodedPreview(b64: unknown): string | null {
 }
 
 export function receiptPage(d: ReceiptPageData): string {
+  if (d.erased) return erasedReceiptPage(d, d.erased);
   const r = (d.receipt && typeof d.receipt === 'object' && !Array.isArray(d.receipt) ? d.receipt : {}) as Record<string, unknown>;
   const id = typeof r.id === 'string' ? r.id : d.url;
   const v = d.verification;

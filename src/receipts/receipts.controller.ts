@@ -14,6 +14,7 @@ import { isObject } from '../core/aer1';
 import { ReceiptsListing } from './receipts.listing';
 import { LogService } from '../log/log.service';
 import { ReceiptsService } from './receipts.service';
+import { ErasedRecords, ERASED_STATUS, isErasedRaw } from '../erasure/erased-records';
 
 @ApiTags('receipts')
 @Controller()
@@ -24,6 +25,7 @@ export class ReceiptsController {
     private readonly keys: ApiKeysService,
     private readonly urls: PublicUrls,
     private readonly log: LogService,
+    private readonly erased: ErasedRecords,
   ) {}
 
   /**
@@ -100,15 +102,26 @@ export class ReceiptsController {
    * exactly as sent (absent when the receipt has none), never converted;
    * this ledger's result is `verdict`, `reasons` and `output_commitment`
    * `{matches, declared, computed}` (`matches` null when not evaluated).
+   *
+   * Erased content (issue 29): 410 Gone with `ErasedRecordVerification`,
+   * `verdict: "erased"`, the verdict recorded at ingestion
+   * (`recorded_verdict`), the erasure (who, when, why, basis, the
+   * `PayloadsErased` event's position and log location) and the receipt's
+   * own log location; no bytes, no output hash, nothing re-verified.
    */
   @Get('api/receipts/:id/verify')
   @VerifyRateLimit()
   @ApiOperation({ operationId: 'verifyReceipt', summary: 'Verify a stored receipt (S6)' })
   @ApiAnswer(200, 'ReceiptVerification', 'verdict valid')
   @ApiAnswer(422, 'ReceiptVerification', 'the stored record does not verify (verdict invalid)')
+  @ApiAnswer(ERASED_STATUS, 'ErasedRecordVerification', 'the receipt\'s content was erased (issue 29): verdict `erased`, nothing re-verified, the verdict recorded at ingestion and the erasure')
   @ApiErrors([404, 409, 429], { 409: '`projection_mismatch`: the record does not match its ledger event and is not served.' })
   async verify(@Param('id') id: string, @Res({ passthrough: true }) res: Response) {
     const { row, result, receipt } = await this.receipts.verifyStored(id);
+    if (isErasedRaw(row.raw)) {
+      res.status(ERASED_STATUS);
+      return this.erasedAnswer(row);
+    }
     res.status(result.verdict === 'valid' ? 200 : 422);
     const own = (name: 'status' | 'verification_status') => (isObject(receipt) && Object.hasOwn(receipt, name) ? { [name]: receipt[name] } : {});
     const commitment = result.checks.find((c) => c.name === 'output_commitment');
@@ -144,12 +157,37 @@ export class ReceiptsController {
     };
   }
 
+  /** The 410 answer of an erased receipt (`ErasedRecordVerification`). */
+  private async erasedAnswer(row: Awaited<ReturnType<ReceiptsService['get']>>) {
+    const erasure = await this.erased.located(Number(row.position));
+    return {
+      id: row.id,
+      verdict: 'erased' as const,
+      recorded_verdict: row.verdict,
+      recorded_reasons: JSON.parse(row.reasons) as string[],
+      erasure,
+      statement: `${erasure?.statement ?? 'Content erased'}. Nothing is re-verified: the canonical bytes and output hash are gone for good. The verdict recorded at ingestion was ${row.verdict}; the receipt's leaf (format 3: ids, type, key and time, no content) still proves it was recorded at position ${row.position}.`,
+      reasons: [] as string[],
+      checks: [] as unknown[],
+      output_hash: null,
+      declared_output_hash: null,
+      provenance_class: row.provenance_class,
+      tool: row.tool,
+      superseded_by: row.superseded_by,
+      recorded_by: await this.receipts.recordedBy(row),
+      recorded_at: row.recorded_at,
+      position: Number(row.position),
+      log: await this.log.locate(Number(row.position), this.urls.path(`/api/receipts/${row.id}/proof`)),
+    };
+  }
+
   /** Deprecated alias of {@link verify} (kept for one release): the same answer with `Deprecation` and `Link: rel="successor-version"`. */
   @Get('api/receipt/:id/verify')
   @VerifyRateLimit()
   @ApiOperation({ operationId: 'verifyReceiptDeprecated', deprecated: true, summary: 'Deprecated: use GET /api/receipts/{id}/verify' })
   @ApiAnswer(200, 'ReceiptVerification', 'verdict valid', { Deprecation: 'RFC 9745 date of deprecation', Link: '<successor>; rel="successor-version"' })
   @ApiAnswer(422, 'ReceiptVerification', 'the stored record does not verify')
+  @ApiAnswer(ERASED_STATUS, 'ErasedRecordVerification', 'the receipt\'s content was erased (issue 29)')
   @ApiErrors([404, 409, 429], { 409: '`projection_mismatch`: the record does not match its ledger event and is not served.' })
   async verifyDeprecated(@Param('id') id: string, @Res({ passthrough: true }) res: Response) {
     markDeprecated(res, this.urls.receiptVerify(encodeURIComponent(id)));
@@ -161,13 +199,14 @@ export class ReceiptsController {
    * JSON-RPC response stays one), `application/json`: what `aer1 verify`
    * reads as is (`curl …/raw > r.json && aer1 verify r.json`). A `metadata`
    * publication: auditor and admin keys only (403 `canonical_bytes_withheld`).
-   * 404 `not_found`.
+   * 404 `not_found`; 410 `content_erased` when the content was erased
+   * (issue 29), naming the erasure.
    */
   @Get('api/receipts/:id/raw')
   @PublicRead(1)
   @ApiOperation({ operationId: 'exportReceipt', summary: 'The stored receipt document, byte for byte (for aer1 verify)' })
   @ApiResponse({ status: 200, description: 'the stored document as recorded', content: { 'application/json': { schema: ref('ReceiptDocument') } } })
-  @ApiErrors([401, 403, 404, 409, 429], { 409: '`projection_mismatch`: the record does not match its ledger event and is not served.', 403: '`canonical_bytes_withheld`: a `metadata` publication, and no auditor or admin key.' })
+  @ApiErrors([401, 403, 404, 409, 410, 429], { 409: '`projection_mismatch`: the record does not match its ledger event and is not served.', 403: '`canonical_bytes_withheld`: a `metadata` publication, and no auditor or admin key.', 410: '`content_erased`: the document was erased (issue 29); `erasure` names who, when, why and on which basis.' })
   async raw(@Param('id') id: string, @Req() req: Request, @Res() res: Response): Promise<void> {
     const viewer = await this.keys.fromHeader(req.headers.authorization);
     const text = await this.listing.raw(id, viewer);

@@ -13,6 +13,7 @@ import { DatabaseService } from '../database/database.service';
 import { EventsRepository } from '../ledger/events.repository';
 import { mayReadWithheld } from '../auth/permissions';
 import { ReceiptsService } from './receipts.service';
+import { ErasedRecords, ERASED_STATUS, isErasedRaw } from '../erasure/erased-records';
 
 
 
@@ -24,6 +25,7 @@ export class ReceiptsListing {
     private readonly urls: PublicUrls,
     private readonly receiptsRepo: ReceiptsRepository,
     private readonly events: EventsRepository,
+    private readonly erased: ErasedRecords,
   ) {}
 
   /** A page of receipt metadata `{items: ReceiptSummary[], next}` (no canonical bytes, whatever the publication setting). */
@@ -56,6 +58,10 @@ export class ReceiptsListing {
     if (row.publication === 'metadata' && !mayReadWithheld(viewer)) {
       throw new LedgerError(403, 'canonical_bytes_withheld', 'the recording key\'s publication setting is `metadata`: the stored document (with its canonical bytes) is served to auditor and admin keys only (S13)');
     }
+    if (isErasedRaw(row.raw)) {
+      const erasure = (await this.erased.ofPositions([Number(row.position)])).get(Number(row.position)) ?? null;
+      throw new LedgerError(ERASED_STATUS, 'content_erased', `${erasure?.statement ?? 'Content erased'}; the stored document is gone for good`, { erasure });
+    }
     return row.raw;
   }
 
@@ -63,12 +69,15 @@ export class ReceiptsListing {
    * The stored record of `id` as recorded (verdict and reasons at record,
    * not re-verified). Under a `metadata` publication the stored text and the
    * canonical bytes are withheld unless `viewer` is an auditor or admin. 404
-   * `not_found`.
+   * `not_found`. Erased content (issue 29): 200 with `document` and `raw`
+   * null, `output_hash` null, `erased: true` and `erasure` (the
+   * `ErasureNotice`); `verdict_at_record` stays.
    */
   async get(id: string, viewer: Principal | null) {
     if (!isUuid(id)) throw new NotFoundError('receipt', id);
     const row = await this.receipts.get(id);
-    const withheld = row.publication === 'metadata' && !mayReadWithheld(viewer);
+    const gone = isErasedRaw(row.raw);
+    const withheld = !gone && row.publication === 'metadata' && !mayReadWithheld(viewer);
     let document: unknown = null;
     try {
       document = JSON.parse(row.raw);
@@ -79,8 +88,10 @@ export class ReceiptsListing {
     return {
       id: row.id,
       document,
-      raw: withheld ? null : row.raw,
+      raw: withheld || gone ? null : row.raw,
       canonical_bytes_withheld: withheld,
+      erased: gone,
+      erasure: gone ? ((await this.erased.ofPositions([Number(row.position)])).get(Number(row.position)) ?? null) : null,
       form: row.form,
       wrapped_in: row.wrapped_in,
       verdict_at_record: row.verdict,
@@ -88,7 +99,7 @@ export class ReceiptsListing {
       provenance_class: row.provenance_class,
       tool: row.tool,
       status: row.status,
-      output_hash: row.output_hash,
+      output_hash: gone ? null : row.output_hash,
       created_at: row.created_at,
       supersedes: row.supersedes,
       superseded_by: row.superseded_by,

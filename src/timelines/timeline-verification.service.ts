@@ -4,7 +4,7 @@
  * entry texts, once per timeline state, and the commitments judged together.
  */
 import { Injectable } from '@nestjs/common';
-import { assessCommitments, CommitmentsAssessment, decidingCommitment, earlierCounts, entryDigest, failedCallStatus, TimelineResult, TimelineVerifier, jobAssessment, JOB_ASSESSMENT_HEADLINE } from '../core/aer1';
+import { assessCommitments, chainVerdict, CommitmentsAssessment, decidingCommitment, earlierCounts, entryDigest, failedCallStatus, TimelineResult, TimelineVerifier, jobAssessment, JOB_ASSESSMENT_HEADLINE } from '../core/aer1';
 import { CommitmentTrust, judgeAttestation, NO_TRUST } from '../core/aer1/attestation';
 import { LogIdentityService } from '../log/log-identity.service';
 import { CommitmentTrustService } from '../log/commitment-trust.service';
@@ -16,12 +16,13 @@ import { Queryable } from '../database/rows';
 import { ProjectionGuard } from '../ledger/projection-guard';
 import { EventsRepository } from '../ledger/events.repository';
 import { ResultCache } from '../common/result-cache';
+import { ErasedRecords, isErasedRaw } from '../erasure/erased-records';
 import { streams } from '../ledger/streams';
 import { TimelineEntryRow, TimelineRow, TimelinesRepository } from './timelines.repository';
-import { attestationView, commitmentVerification, CommitmentStatus, CommitmentWithWriter, EndpointAnswer, statementFor, TimelineVerification } from './dto/timelines.answers';
+import { attestationView, commitmentVerification, CommitmentStatus, CommitmentWithWriter, EndpointAnswer, statementFor, TimelineErasure, TimelineVerification } from './dto/timelines.answers';
 
 export type { CommitmentRow, TimelineEntryRow, TimelineRow } from './timelines.repository';
-export type { AttestationView, CommitmentStatus, CommitmentVerification, CommitmentWithWriter, EndpointAnswer, TimelineVerification } from './dto/timelines.answers';
+export type { AttestationView, CommitmentStatus, CommitmentVerification, CommitmentWithWriter, EndpointAnswer, TimelineErasure, TimelineVerification } from './dto/timelines.answers';
 export { NOT_EXCLUDED } from './dto/timelines.answers';
 
 const PAGE = 2000;
@@ -30,7 +31,12 @@ const PAGE = 2000;
 export interface CountedChain {
   result: TimelineResult;
   failed_calls: number;
+  /** Erased entries (issue 29): the first {@link LISTED_ERASED} by seq and ledger position. */
+  erased: { seq: number; position: number }[];
 }
+
+/** At most this many erased entries are named (all are counted in `result.erased`). */
+const LISTED_ERASED = 100;
 
 /** The stored timeline of a job re-verified, its commitments judged, its endpoint. */
 @Injectable()
@@ -46,6 +52,7 @@ export class TimelineVerificationService {
     private readonly guard: ProjectionGuard,
     private readonly identity: LogIdentityService,
     private readonly trust: CommitmentTrustService,
+    private readonly erasedRecords: ErasedRecords,
   ) {}
 
   /**
@@ -92,12 +99,19 @@ export class TimelineVerificationService {
     if (kept) return kept;
     const v = new TimelineVerifier();
     let failedCalls = 0;
+    const erased: CountedChain['erased'] = [];
     for await (const r of this.entryRows(q, jobId)) {
+      if (isErasedRaw(r.raw)) {
+        // Issue 29: what the ledger still holds of the entry; its links are counted as not re-checkable.
+        v.pushErased({ seq: r.seq, close: r.close, provenance_class: r.provenance_class });
+        if (erased.length < LISTED_ERASED) erased.push({ seq: r.seq, position: r.position });
+        continue;
+      }
       const e = parseStored(r.raw);
       if (failedCallStatus(e) !== null) failedCalls++;
       v.push(e);
     }
-    const counted = { result: v.finish(), failed_calls: failedCalls };
+    const counted = { result: v.finish(), failed_calls: failedCalls, erased };
     if (key !== null) this.closedChains.set(key, counted);
     return counted;
   }
@@ -107,7 +121,7 @@ export class TimelineVerificationService {
    * timeline by the core's {@link assessCommitments} (the same function the
    * job page, coverage reports and `aer1` use).
    */
-  async assess(q: Queryable, jobId: string, timeline: TimelineResult): Promise<{ rows: CommitmentWithWriter[]; assessment: CommitmentsAssessment }> {
+  async assess(q: Queryable, jobId: string, timeline: TimelineResult): Promise<{ rows: CommitmentWithWriter[]; erased: CommitmentWithWriter[]; assessment: CommitmentsAssessment }> {
     return assessJobCommitments(q, jobId, timeline, this.timelines, this.trust.trust);
   }
 
@@ -121,8 +135,8 @@ export class TimelineVerificationService {
    */
   async verify(jobId: string): Promise<TimelineVerification> {
     const row = await this.get(jobId);
-    const { result, failed_calls } = await this.countedChain(this.db, jobId);
-    const { rows, assessment } = await this.assess(this.db, jobId, result);
+    const { result, failed_calls, erased } = await this.countedChain(this.db, jobId);
+    const { rows, erased: erasedCommitments, assessment } = await this.assess(this.db, jobId, result);
     const chosen = decidingCommitment(assessment);
     const excluded = assessment.truncation_excluded;
     const commitment: CommitmentStatus = chosen
@@ -139,13 +153,15 @@ export class TimelineVerificationService {
           attestation: attestationView(chosen.attestation, rows[chosen.index].recorded_by?.name ?? null, rows[chosen.index].attestation?.note ?? null),
         }
       : { status: 'absent', outcome: null, reasons: [], id: null, commitment: null, witness: null, recorded_at: null, checks: [], recorded: 0, attestation: null };
-    const overall = jobAssessment(result.verdict, assessment);
+    const verdict = chainVerdict(result);
+    const overall = jobAssessment(verdict, assessment);
+    const erasure = await this.erasure(result, erased, erasedCommitments);
     return {
       assessment: overall,
-      headline: JOB_ASSESSMENT_HEADLINE[overall],
+      headline: overall === 'partly_erased' && result.erased ? erasedHeadline(result.erased, result.entry_count) : JOB_ASSESSMENT_HEADLINE[overall],
       job_id: jobId,
       source: row.source,
-      verdict: result.verdict,
+      verdict,
       historical: result.verdict === 'historical',
       reasons: result.reasons,
       checks: result.checks,
@@ -164,6 +180,25 @@ export class TimelineVerificationService {
       statement: statementFor(assessment, chosen),
       limits: excluded ? chosen!.check.limits : result.limits,
       url: this.urls.job(jobId),
+      erased: erasure,
+    };
+  }
+
+  /** What was erased of the job (issue 29), with the erasures that took it; null when nothing was. */
+  async erasure(result: TimelineResult, entries: CountedChain['erased'], commitments: CommitmentWithWriter[]): Promise<TimelineErasure | null> {
+    if (!result.erased && commitments.length === 0) return null;
+    const notices = await this.erasedRecords.ofPositions([...entries.map((e) => e.position), ...commitments.map((c) => c.position)]);
+    const erasures = [...new Map([...notices.values()].map((n) => [n.erasure_id, n])).values()];
+    const n = result.erased?.entries ?? 0;
+    return {
+      entries: n,
+      entry_count: result.entry_count,
+      seqs: entries.map((e) => e.seq),
+      links_rechecked: result.erased?.links_rechecked ?? 0,
+      links_not_rechecked: result.erased?.links_not_rechecked ?? 0,
+      commitments: commitments.map((c) => ({ id: c.id, recorded_at: c.recorded_at, position: c.position })),
+      erasures,
+      statement: `${erasures.map((e) => e.statement).join('; ') || 'Content erased'}. ${n} of ${result.entry_count} entries${commitments.length ? ` and ${commitments.length} endpoint commitment(s)` : ''} erased: their links cannot be re-checked (${result.erased?.links_not_rechecked ?? 0} links); every other link was recomputed now. The leaves of the job's events (format 3: ids, seq, type, key and time, no content) still prove that every entry was recorded, in order.`,
     };
   }
 
@@ -225,14 +260,22 @@ export async function assessJobCommitments(
   timeline: TimelineResult,
   timelines: TimelinesRepository = new TimelinesRepository(),
   trust: CommitmentTrust = NO_TRUST,
-): Promise<{ rows: CommitmentWithWriter[]; assessment: CommitmentsAssessment }> {
-  const rows = await timelines.commitmentsWithWriters(q, jobId);
+): Promise<{ rows: CommitmentWithWriter[]; erased: CommitmentWithWriter[]; assessment: CommitmentsAssessment }> {
+  const all = await timelines.commitmentsWithWriters(q, jobId);
+  // Issue 29: an erased commitment has no content left to judge; it is named apart.
+  const rows = all.filter((c) => !isErasedRaw(c.raw));
+  const erased = all.filter((c) => isErasedRaw(c.raw));
   const recorded = rows.map((c) => ({ id: c.id, value: parseStored(c.raw), position: c.position, recorded_at: c.recorded_at, attestation: judgeAttestation(c.raw, c.attestation, trust, c.recorded_by?.name ?? null) }));
   const counts = earlierCounts(timeline, recorded);
   // Stored timelines have contiguous seqs from 1 (appends are checked, imports verify), so place k is seq k.
   const digest_at = new Map<number, string | null>(counts.map((k) => [k, null]));
-  for (const [seq, raw] of await timelines.rawAtSeqs(q, jobId, counts)) digest_at.set(seq, entryDigest(parseStored(raw)));
-  return { rows, assessment: assessCommitments(timeline, recorded, { job_id: jobId, digest_at }) };
+  for (const [seq, raw] of await timelines.rawAtSeqs(q, jobId, counts)) if (!isErasedRaw(raw)) digest_at.set(seq, entryDigest(parseStored(raw)));
+  return { rows, erased, assessment: assessCommitments(timeline, recorded, { job_id: jobId, digest_at }) };
+}
+
+/** "Chain: PARTLY ERASED — N of M entries erased; links checked: K" (issue 29). */
+export function erasedHeadline(e: NonNullable<TimelineResult['erased']>, entryCount: number): string {
+  return `Chain: PARTLY ERASED \u2014 ${e.entries} of ${entryCount} entries erased; links checked: ${e.links_rechecked}, not re-checkable: ${e.links_not_rechecked}`;
 }
 
 /** The value of a stored JSON text (exactly as recorded). */

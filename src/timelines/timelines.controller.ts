@@ -1,3 +1,4 @@
+import { ERASED_STATUS } from '../erasure/erased-records';
 import { Controller, Get, Param, Post, Put, Query, Res, Req } from '@nestjs/common';
 import { ApiBearerAuth, ApiOperation, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
@@ -171,6 +172,9 @@ export class TimelinesController {
    * 200 only when it is `clean` (S6: a machine verifier answers success only
    * for what verified); 422 for `invalid`, `historical`, a contradicting
    * commitment, or a chain no commitment binds (`truncation_not_excluded`).
+   * Entries erased (issue 29) and nothing failing: 410 Gone, assessment and
+   * verdict `partly_erased`, `erased` naming the entries, the links that
+   * cannot be re-checked and the erasures; a failing check still answers 422.
    */
   @Get('verify')
   @PublicRead(JOB_VERIFY_COST)
@@ -178,10 +182,11 @@ export class TimelinesController {
   @ApiOperation({ operationId: 'verifyJob', summary: 'Verify a job timeline and all its endpoint commitments (S7, S7.3)' })
   @ApiAnswer(200, 'TimelineVerification', 'the chain verifies')
   @ApiAnswer(422, 'TimelineVerification', 'the chain is invalid or historical')
+  @ApiAnswer(ERASED_STATUS, 'TimelineVerification', 'entries were erased (issue 29): every link still checkable holds, the others cannot be re-checked (`partly_erased`)')
   @ApiErrors([404, 409, 429], { 409: '`projection_mismatch`: the record does not match its ledger event and is not served.' })
   async verify(@Param('job_id') jobId: string, @Res({ passthrough: true }) res: Response) {
     const r = await this.verification.verify(jobId);
-    res.status(r.assessment === 'clean' ? 200 : 422);
+    res.status(r.assessment === 'clean' ? 200 : r.assessment === 'partly_erased' ? ERASED_STATUS : 422);
     // The job's newest event in the verifiable log: its inclusion covers the chain linking every entry to the one before.
     const last = await this.events.lastPositionOf(this.db, streams.timeline(jobId));
     return { ...r, ...(last === null ? {} : { log: await this.log.locate(last, this.urls.path(`/api/ledger/events/${last}/proof`)) }) };

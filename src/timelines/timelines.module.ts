@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { ErasureReadsModule } from '../erasure/erasure-reads.module';
 import { TimelinesRepositoryModule } from './timelines-repository.module';
 import { JobsController, TimelinesController } from './timelines.controller';
 import { TimelinesListing } from './timelines.listing';
@@ -8,7 +9,7 @@ import { TimelinesService } from './timelines.service';
 
 /** Hash-chained job timelines (S7) and endpoint commitments (rev 09). */
 @Module({
-  imports: [TimelinesRepositoryModule],
+  imports: [ErasureReadsModule, TimelinesRepositoryModule],
   controllers: [TimelinesController, JobsController],
   providers: [TimelinesService, CommitmentsService, TimelineVerificationService, TimelinesListing],
   exports: [TimelinesRepositoryModule, TimelinesService, TimelineVerificationService, CommitmentsService],

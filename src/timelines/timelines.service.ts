@@ -6,6 +6,7 @@
  * Verification is timeline-verification.service.ts, commitments
  * commitments.service.ts.
  */
+import { ErasedRecords, isErasedRaw } from '../erasure/erased-records';
 import { Injectable } from '@nestjs/common';
 import { entryDigest, EntryOutcome, has, isObject, JsonObject, TimelineVerifier, verifyTimeline } from '../core/aer1';
 import { judgeAttestation } from '../core/aer1/attestation';
@@ -48,6 +49,7 @@ export class TimelinesService {
     private readonly trust: CommitmentTrustService,
     private readonly verification: TimelineVerificationService,
     private readonly commitments: CommitmentsService,
+    private readonly erased: ErasedRecords,
   ) {}
 
   /**
@@ -227,6 +229,9 @@ export class TimelinesService {
    * recorded under a `metadata` publication setting has its
    * `canonical_bytes` withheld (`"canonical_bytes_withheld": true`) unless
    * `viewer` is an auditor or admin; its digest is still recomputed here.
+   * An erased entry (issue 29) is `{seq, job_id, id, tool, provenance_class,
+   * close, entry_digest: null, erased: true, position, erasure}`; an erased
+   * commitment has `commitment: null`, `erased: true` and `erasure`.
    */
   async timeline(jobId: string, after = 0, limit = 1000, viewer: Principal | null = null) {
     const row = await this.verification.get(jobId);
@@ -236,9 +241,15 @@ export class TimelinesService {
     let lastSeq = after;
     const mayRead = mayReadWithheld(viewer);
     let bytes = 0;
+    const erasedAt: number[] = [];
     for await (const r of this.verification.entryRows(this.db, jobId, after, limit)) {
-      const value = parseStored(r.raw);
-      const shown: Record<string, unknown> = { ...(isObject(value) ? value : { value }), entry_digest: entryDigest(value) };
+      if (isErasedRaw(r.raw)) erasedAt.push(r.position);
+      // Issue 29: an erased entry is shown by what the ledger still holds of it, marked `erased` (its erasure below).
+      const value = isErasedRaw(r.raw) ? null : parseStored(r.raw);
+      const shown: Record<string, unknown> =
+        value === null
+          ? { seq: r.seq, job_id: r.job_id, id: r.receipt_id, tool: r.tool, provenance_class: r.provenance_class, close: r.close, entry_digest: null, erased: true, position: r.position }
+          : { ...(isObject(value) ? value : { value }), entry_digest: entryDigest(value) };
       if (r.publication === 'metadata' && !mayRead && has(shown, 'canonical_bytes')) {
         delete shown.canonical_bytes;
         shown.canonical_bytes_withheld = true;
@@ -252,6 +263,8 @@ export class TimelinesService {
     }
     const commitments = await this.timelines.commitments(this.db, jobId);
     const by = await this.events.recordedByAt(this.db, [...positions, ...commitments.map((c) => c.position)]);
+    const notices = await this.erased.ofPositions([...erasedAt, ...commitments.filter((c) => isErasedRaw(c.raw)).map((c) => c.position)]);
+    for (const e of entries) if (e.erased === true) e.erasure = notices.get(e.position as number) ?? null;
     const attestationOf = (c: CommitmentRow) => {
       const poster = by.get(c.position)?.name ?? null;
       return attestationView(judgeAttestation(c.raw, c.attestation, this.trust.trust, poster), poster, c.attestation?.note ?? null);
@@ -275,7 +288,7 @@ export class TimelinesService {
       entries,
       entries_recorded_by: entriesRecordedBy,
       next_after: lastSeq < row.entry_count && entries.length > 0 ? lastSeq : null,
-      commitments: commitments.map((c) => ({ id: c.id, commitment: parseStored(c.raw), binding_at_record: c.binding, reasons_at_record: c.reasons, entry_count_at_record: c.entry_count_at_record, recorded_at: c.recorded_at, recorded_by: by.get(c.position) ?? null, issued_by: c.issued_by ?? 'client', attestation: attestationOf(c) })),
+      commitments: commitments.map((c) => ({ id: c.id, commitment: isErasedRaw(c.raw) ? null : parseStored(c.raw), ...(isErasedRaw(c.raw) ? { erased: true, erasure: notices.get(c.position) ?? null } : {}), binding_at_record: c.binding, reasons_at_record: c.reasons, entry_count_at_record: c.entry_count_at_record, recorded_at: c.recorded_at, recorded_by: by.get(c.position) ?? null, issued_by: c.issued_by ?? 'client', attestation: attestationOf(c) })),
       url: this.urls.job(jobId),
       verify_url: this.urls.jobVerify(jobId),
     };

@@ -1,7 +1,8 @@
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { jobAssessment, stepReceiptsAtHand, TimelineVerifier, uuidKey, verifyReceipt, verifyWorkflow, VerificationResultBase } from '../core/aer1';
+import { chainVerdict, jobAssessment, stepReceiptsAtHand, TimelineVerifier, uuidKey, verifyReceipt, verifyWorkflow, VerificationResultBase } from '../core/aer1';
 import { assessJobCommitments } from '../timelines/timeline-verification.service';
+import { isErasedRaw } from '../erasure/erased-records';
 import { DatabaseService, Tx } from '../database/database.service';
 import { pages, parseStoredJson, Queryable } from '../database/rows';
 import { LedgerService, NO_CONCURRENCY_CHECK } from '../ledger/ledger.service';
@@ -36,9 +37,6 @@ const parseStored = parseStoredJson;
  * or duplicated chunk never records a result twice. A record that does not
  * verify is a result (verdict `invalid` with reasons), not a failed job.
  */
-/** The batch result of a record whose content was erased (issue 29): neither valid nor invalid. */
-const ERASED: { verdict: string; reasons: readonly string[] } = Object.freeze({ verdict: 'erased', reasons: ['content_erased'] });
-
 @Injectable()
 export class VerificationProcessor {
   private readonly log = new Logger('VerificationProcessor');
@@ -145,8 +143,8 @@ export class VerificationProcessor {
       let result: { verdict: string; reasons: readonly string[] } | null;
       if (t.kind === 'receipt') {
         const raw = receipts.get(t.id);
-        // Erased (issue 29): the content is gone; it is neither valid nor invalid now (its verdict at ingestion stays on its page).
-        result = raw === undefined ? null : raw === '' ? ERASED : verifyReceipt(parseStored(raw));
+        // Issue 29: erased content is not re-verified (verdict `erased`, never valid nor invalid).
+        result = raw === undefined ? null : isErasedRaw(raw) ? { verdict: 'erased', reasons: [] } : verifyReceipt(parseStored(raw));
       } else if (t.kind === 'job') {
         result = await this.verifyJob(t.id);
       } else {
@@ -179,13 +177,20 @@ export class VerificationProcessor {
     let after = -2_147_483_648;
     for (;;) {
       const rows = await this.timelines.entryPage(this.db, jobId, after, 1000);
-      if (rows.some((r) => r.raw === '')) return ERASED; // entries erased (issue 29): the chain can no longer be re-verified whole
-      for (const r of rows) v.push(parseStored(r.raw));
+      for (const r of rows) {
+        if (isErasedRaw(r.raw)) v.pushErased({ seq: r.seq, close: r.close, provenance_class: r.provenance_class });
+        else v.push(parseStored(r.raw));
+      }
       if (rows.length < 1000) break;
       after = rows[rows.length - 1].seq;
     }
     if (v.entryCount === 0) return null;
     const result = v.finish();
+    const verdict = chainVerdict(result);
+    if (verdict === 'partly_erased') {
+      const overall = jobAssessment(verdict, (await assessJobCommitments(this.db, jobId, result)).assessment);
+      return overall === 'partly_erased' ? { verdict, reasons: [] } : { ...result, verdict: 'invalid', reasons: [overall] };
+    }
     if (result.verdict !== 'valid') return result;
     // The job's one assessment (as GET /api/jobs/{id}/verify): a recorded commitment that contradicts the
     // visible chain makes the record invalid; a chain no commitment binds stays valid, with the reason said.

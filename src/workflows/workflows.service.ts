@@ -161,7 +161,8 @@ export class WorkflowsService {
    * Build a workflow receipt from receipts already recorded (S8 tables 2
    * and 3, Merkle root per S8.1, output hash per {@link OUTPUT_HASH_CONSTRUCTION}),
    * then record it. 400 for a malformed body; 422 `duplicate_step_receipt_id`
-   * or `step_receipt_missing` (with `missing`); 422 `loopback_verify_url` when
+   * or `step_receipt_missing` (with `missing`); 422 `content_erased` (with
+   * `erased`) when a step receipt's content was erased (issue 29); 422 `loopback_verify_url` when
    * PUBLIC_BASE_URL is loopback (the verify_url written into the immutable
    * bytes would reach no one else) unless ALLOW_LOOPBACK_VERIFY_URL=true.
    */
@@ -190,6 +191,9 @@ export class WorkflowsService {
       if (missing.length) {
         throw new UnprocessableError('step_receipt_missing', `no recorded receipt for ${missing.join(', ')}; record the step receipts first`, { missing, reasons: ['step_receipt_missing'] });
       }
+      // Issue 29: an erased receipt has no content left to assemble from.
+      const erased = req.receipt_ids.filter((id) => rows.get(uuidKey(id))!.raw === '');
+      if (erased.length) throw new UnprocessableError('content_erased', `the content of step receipt(s) ${erased.join(', ')} was erased: they cannot be assembled into a workflow`, { erased });
       const steps = req.receipt_ids.map((id, i) => {
         const row = rows.get(uuidKey(id))!;
         const r = receiptOf(JSON.parse(row.raw)) as JsonObject;

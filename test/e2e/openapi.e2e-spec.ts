@@ -108,7 +108,8 @@ describe.each(DIALECTS)('OpenAPI contract on %s', (dialect) => {
         else if (!refOk(json)) problems.push(`${where} ${status}: dangling $ref`);
         // Errors answer the Error body; only a verifier's 422 (its full answer, verdict not valid), the ledger verifier's 409 and /health's 503 differ.
         // The ledger verifier answers its full report with 409 when anything fails.
-        const verifierAnswer = (status === '422' && op.operationId?.startsWith('verify')) || (status === '503' && path === '/health') || (status === '409' && op.operationId === 'verifyLedger');
+        // A verifier's 410 (issue 29: the content was erased) is its full answer too: verdict erased / partly_erased, never valid.
+        const verifierAnswer = ((status === '422' || status === '410') && op.operationId?.startsWith('verify')) || (status === '503' && path === '/health') || (status === '409' && op.operationId === 'verifyLedger');
         if (Number(status) >= 400 && !verifierAnswer && JSON.stringify(json) !== JSON.stringify({ $ref: '#/components/schemas/Error' })) problems.push(`${where} ${status}: not the Error schema`);
       }
       if (!Object.keys(op.responses).some((s) => s.startsWith('2'))) problems.push(`${where}: no success answer`);

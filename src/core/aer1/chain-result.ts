@@ -24,6 +24,13 @@ export interface TimelineResult extends VerificationResultBase {
   provenance: Record<string, number>;
   /** Always false from the chain alone (S7.3); only an endpoint commitment can bind the end. */
   truncation_excluded: false;
+  /**
+   * Entries whose content was erased (issue 29), when any: how many, the first
+   * ones named, how many links were recomputed, and how many touch them
+   * (neither re-checked nor failed).
+   * The verdict is then never `valid`: `incomplete` when nothing else fails.
+   */
+  erased?: { entries: number; listed: string[]; links_rechecked: number; links_not_rechecked: number };
 }
 
 export const CHAIN_LIMITS = [
@@ -85,8 +92,12 @@ export function timelineResult(run: RunFindings, link: LinkState, count: number,
   } else if (!empty && count > 1) {
     if (failures.link.count > 0) checks.push({ name: 'links', ok: false, detail: failures.link.text('recomputed -07 digests do not match') });
     else if (failures.notEvaluated.count > 0) checks.push({ name: 'links', ok: null, detail: failures.notEvaluated.text('not evaluated (previous entry malformed)') });
+    else if (failures.linkErased.count > 0) {
+      checks.push({ name: 'links', ok: null, detail: `${run.linksEvaluated} links recomputed under S7.1 and hold; ${failures.linkErased.text('not re-checkable (an entry they join was erased)')}` });
+    }
     else checks.push({ name: 'links', ok: true, detail: `${run.linksEvaluated} links recomputed under S7.1` });
   }
+  if (failures.erased.count > 0) checks.push({ name: 'erased', ok: null, detail: failures.erased.text('content erased (issue 29), not re-checked') });
   checks.push({ name: 'truncation', ok: null, detail: 'not excluded by the chain alone (S7.3): needs a binding endpoint commitment' });
   findings.checks.push(...checks);
 
@@ -104,6 +115,10 @@ export function timelineResult(run: RunFindings, link: LinkState, count: number,
     provenance: provenanceCounts(run),
     truncation_excluded: false,
   };
+  if (failures.erased.count > 0) {
+    result.erased = { entries: failures.erased.count, listed: [...failures.erased.listed], links_rechecked: run.linksEvaluated, links_not_rechecked: failures.linkErased.count };
+    if (result.verdict === 'valid') result.verdict = 'incomplete';
+  }
   if (entries) result.entries = entries;
   return result;
 }

@@ -45,7 +45,7 @@ export function segmentOf(run: RunFindings, link: LinkState, startIndex: number,
     links06: run.links06,
     linksEvaluated: run.linksEvaluated,
     genesis: run.genesis,
-    state: { prevSeq: link.prevSeq, prevDigest07: link.prevDigest07, prevDigest06: link.prevDigest06, lastDigest07: link.lastDigest07, closedAt: link.closedAt, lastClosed: link.lastClosed },
+    state: { prevSeq: link.prevSeq, prevDigest07: link.prevDigest07, prevDigest06: link.prevDigest06, lastDigest07: link.lastDigest07, closedAt: link.closedAt, lastClosed: link.lastClosed, prevErased: link.prevErased },
   };
 }
 
@@ -62,5 +62,5 @@ export function absorbSegment(run: RunFindings, link: LinkState, s: TimelineSegm
   run.links06 &&= s.links06;
   run.linksEvaluated += s.linksEvaluated;
   if (s.startIndex === 0) run.genesis = s.genesis;
-  ({ prevSeq: link.prevSeq, prevDigest07: link.prevDigest07, prevDigest06: link.prevDigest06, lastDigest07: link.lastDigest07, closedAt: link.closedAt, lastClosed: link.lastClosed } = s.state);
+  ({ prevSeq: link.prevSeq, prevDigest07: link.prevDigest07, prevDigest06: link.prevDigest06, lastDigest07: link.lastDigest07, closedAt: link.closedAt, lastClosed: link.lastClosed, prevErased: link.prevErased } = s.state);
 }

@@ -33,7 +33,7 @@ export class FailureList {
 }
 
 /** The rules whose failures are aggregated into one check each (named in finish()). */
-export const FAILURE_KINDS = ['entry', 'members', 'seq', 'close', 'base64', 'provenance', 'contiguous', 'job', 'closeNotLast', 'link', 'notEvaluated'] as const;
+export const FAILURE_KINDS = ['entry', 'members', 'seq', 'close', 'base64', 'provenance', 'contiguous', 'job', 'closeNotLast', 'link', 'notEvaluated', 'erased', 'linkErased'] as const;
 export type FailureKind = (typeof FAILURE_KINDS)[number];
 
 /** One provenance class as counted: how often, and whether S5 defines it (the empty string is a member failure instead). */
@@ -75,9 +75,11 @@ export interface LinkState {
   /** Index of an entry that closed before the end, not yet reported. */
   closedAt: number | null;
   lastClosed: boolean;
+  /** The previous entry's content was erased (issue 29): the next link cannot be re-checked. */
+  prevErased: boolean;
 }
 
 /** The state before the first entry. */
 export function newLinkState(): LinkState {
-  return { prevSeq: null, prevDigest07: null, prevDigest06: null, lastDigest07: null, closedAt: null, lastClosed: false };
+  return { prevSeq: null, prevDigest07: null, prevDigest06: null, lastDigest07: null, closedAt: null, lastClosed: false, prevErased: false };
 }

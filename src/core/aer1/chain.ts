@@ -216,7 +216,9 @@ export class TimelineVerifier {
     // Links (S7.2): recomputed, never trusted.
     if (index > 0) {
       const given = typeof prev === 'string' ? prev : null;
-      if (link.prevDigest07 === null || given === null) {
+      if (link.prevErased) {
+        run.failures.linkErased.add(`entry ${index + 1}`);
+      } else if (link.prevDigest07 === null || given === null) {
         run.failures.notEvaluated.add(`entry ${index + 1}`);
         run.links07 = false;
         run.links06 = false;
@@ -233,6 +235,44 @@ export class TimelineVerifier {
     this.advance(seq, digest07, bytesHash, outcome);
   }
 
+  /**
+   * An entry whose content was erased (issue 29), given by what the ledger
+   * still holds of it: `seq`, `close` and `provenance_class` as recorded.
+   * Its digest cannot be recomputed, so its own link and the next entry's
+   * link to it cannot be re-checked: they are counted apart
+   * (`erased.links_not_rechecked`), never as holding nor as failing.
+   */
+  pushErased(known: { seq: number | null; close: boolean; provenance_class: string | null }): void {
+    const index = this.count++;
+    const outcome: EntryOutcome | null = this.collect ? { index, seq: known.seq, entry_digest: null, output_hash: null, reasons: [] } : null;
+    const run = this.run;
+    const link = this.link;
+    if (link.closedAt !== null) {
+      run.failures.closeNotLast.add(`seq of entry ${link.closedAt + 1} closes before entry ${index + 1}`);
+      run.findings.reason('close_not_last');
+      link.closedAt = null;
+    }
+    run.failures.erased.add(`entry ${index + 1}${known.seq === null ? '' : ` (seq ${known.seq})`}`);
+    if (known.provenance_class !== null) {
+      const slot = run.classes.get(known.provenance_class);
+      if (slot) slot.count++;
+      else run.classes.set(known.provenance_class, { count: 1, known: known.provenance_class.length === 0 || provenanceKind(known.provenance_class) !== null });
+    }
+    if (index === 0) run.genesis = { name: 'genesis', ok: null, detail: 'entry 1 was erased: its prev_digest cannot be re-checked' };
+    else run.failures.linkErased.add(`entry ${index + 1}`);
+    if (known.seq !== null) {
+      const expected = index === 0 ? 1 : link.prevSeq !== null ? link.prevSeq + 1 : null;
+      if (expected !== null && known.seq !== expected) {
+        run.failures.contiguous.add(`entry ${index + 1} has seq ${known.seq}, expected ${expected}`);
+        run.findings.reason('seq_not_contiguous');
+      }
+    }
+    if (known.close) link.closedAt = index;
+    link.lastClosed = known.close;
+    this.advance(known.seq, null, null, outcome);
+    link.prevErased = true;
+  }
+
   /** Move the link state past the entry just checked. */
   private advance(seq: number | null, digest07: string | null, digest06: string | null, outcome: EntryOutcome | null): void {
     const link = this.link;
@@ -240,6 +280,7 @@ export class TimelineVerifier {
     link.prevDigest07 = digest07;
     link.prevDigest06 = digest06;
     link.lastDigest07 = digest07;
+    link.prevErased = false;
     if (outcome) this.entries.push(outcome);
   }
 

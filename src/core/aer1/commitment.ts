@@ -53,7 +53,9 @@ export function commitmentFormatProblems(c: unknown): string[] {
  */
 export function checkCommitment(timeline: TimelineResult, commitment: unknown, envelope?: JsonObject): CommitmentResult {
   const f = new Findings();
-  const tl = f.check('timeline', timeline.verdict === 'valid', `timeline verdict ${timeline.verdict}${timeline.reasons.length ? ` (${timeline.reasons.join(', ')})` : ''}`);
+  // Issue 29: a timeline with erased entries (verdict incomplete, no reason) cannot be re-checked whole: not evaluated, never binding.
+  const erased = timeline.erased !== undefined && timeline.reasons.length === 0 && timeline.verdict !== 'valid';
+  const tl = f.check('timeline', erased ? null : timeline.verdict === 'valid', erased ? `not evaluated: ${timeline.erased!.entries} of ${timeline.entry_count} entries erased (issue 29)` : `timeline verdict ${timeline.verdict}${timeline.reasons.length ? ` (${timeline.reasons.join(', ')})` : ''}`);
   if (!tl) for (const r of timeline.reasons) f.reason(r);
   const problems = commitmentFormatProblems(commitment);
   f.check('commitment.format', problems.length === 0, problems.length ? problems.join('; ') : undefined, 'invalid_commitment');
@@ -83,7 +85,8 @@ export function checkCommitment(timeline: TimelineResult, commitment: unknown, e
     reasons: f.reasons,
     checks: f.checks,
     limits: [...COMMITMENT_LIMITS],
-    binding: verdict === 'valid',
+    // Only a timeline that verifies whole can be bound (an erased one has no failing reason, and still cannot).
+    binding: verdict === 'valid' && timeline.verdict === 'valid',
     timeline,
     commitment,
     witness,

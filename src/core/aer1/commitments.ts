@@ -176,7 +176,8 @@ export function assessCommitments(
       if (timeline.final_entry_digest !== null && digest !== timeline.final_entry_digest) {
         return make('final_entry_substituted', `final entry substituted: the commitment counts ${n} entries as visible, but names final entry digest ${digest}, recomputed ${timeline.final_entry_digest}`);
       }
-      return make('non_binding', `count and final digest ${timeline.final_entry_digest === null ? 'cannot be compared (the last entry has no recomputable digest)' : 'match'}, but the timeline does not verify under -07 (verdict ${timeline.verdict}): no commitment binds it`);
+      const why = timeline.erased && timeline.reasons.length === 0 ? `${timeline.erased.entries} of ${n} entries were erased (issue 29), so the chain cannot be re-checked whole` : `the timeline does not verify under -07 (verdict ${timeline.verdict})`;
+      return make('non_binding', `count and final digest ${timeline.final_entry_digest === null ? 'cannot be compared (the last entry has no recomputable digest)' : 'match'}, but ${why}: no commitment binds it`);
     }
     const at = count === 0 ? ZERO_DIGEST : (opts.digest_at?.get(count) ?? null);
     if (at === null) {
@@ -236,13 +237,15 @@ export function decidingCommitment(a: CommitmentsAssessment): AssessedCommitment
  * - `clean`: the chain verifies, a commitment binds it and none contradicts it.
  * Only `clean` is a success for a machine verifier (S6).
  */
-export type JobAssessment = 'clean' | Contradiction | 'truncation_not_excluded' | 'invalid' | 'historical';
+export type JobAssessment = 'clean' | Contradiction | 'truncation_not_excluded' | 'invalid' | 'historical' | 'partly_erased';
 
 /** {@link JobAssessment} of a chain `verdict` and its commitments' judgement (see {@link assessCommitments}). */
 export function jobAssessment(verdict: string, commitments: Pick<CommitmentsAssessment, 'status' | 'truncation_excluded'>): JobAssessment {
   if (verdict === 'historical') return 'historical';
-  if (verdict !== 'valid') return 'invalid';
   const s = commitments.status;
+  // Issue 29: entries erased, every link still checkable holds; a contradicting commitment still leads.
+  if (verdict === 'partly_erased') return s === 'truncation_detected' || s === 'final_entry_substituted' || s === 'entry_substituted' ? s : 'partly_erased';
+  if (verdict !== 'valid') return 'invalid';
   if (s === 'truncation_detected' || s === 'final_entry_substituted' || s === 'entry_substituted') return s;
   return commitments.truncation_excluded ? 'clean' : 'truncation_not_excluded';
 }
@@ -256,4 +259,14 @@ export const JOB_ASSESSMENT_HEADLINE: Readonly<Record<JobAssessment, string>> = 
   truncation_not_excluded: 'TRUNCATION NOT EXCLUDED: the chain verifies, but no endpoint commitment binds it (S7.3)',
   invalid: 'INVALID: the chain does not verify (S7)',
   historical: 'HISTORICAL: the chain follows the -06 construction (S7.4), never valid',
+  partly_erased: 'PARTLY ERASED: some entries\' content was erased (issue 29); every link still checkable holds, the links that join an erased entry cannot be re-checked',
 };
+
+/**
+ * The verdict a ledger answers for a chain result: `partly_erased` when
+ * entries were erased (issue 29) and nothing else fails, else the core's
+ * verdict (`invalid` wins over erasure).
+ */
+export function chainVerdict(result: Pick<TimelineResult, 'verdict' | 'reasons' | 'erased'>): string {
+  return result.erased && result.verdict === 'incomplete' && result.reasons.length === 0 ? 'partly_erased' : result.verdict;
+}

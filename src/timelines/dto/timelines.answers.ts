@@ -2,6 +2,7 @@
  * The answers of the job timeline endpoints (verify, endpoint, commitments)
  * and the mappers that build them from the core's judgements.
  */
+import type { ErasureNotice } from '../../erasure/erased-records';
 import { AssessedCommitment, Check, CommitmentFinding, CommitmentOutcome, CommitmentsAssessment, CommitmentsStatus, whoStandsBehind, isObject, JobAssessment } from '../../core/aer1';
 import { Attestation, AttestationKind } from '../../core/aer1/attestation';
 import type { RecordedBy } from '../../core/ledger/event-hash';
@@ -98,6 +99,25 @@ export interface TimelineVerification {
   statement: string;
   limits: string[];
   url: string;
+  /** Set when entries or commitments of the job were erased (issue 29); null otherwise. */
+  erased: TimelineErasure | null;
+}
+
+/** What was erased of a job (issue 29), as its verifier and page state it. */
+export interface TimelineErasure {
+  /** Entries whose content was erased, of `entry_count`. */
+  entries: number;
+  entry_count: number;
+  /** Their seqs (the first 100). */
+  seqs: number[];
+  /** Links recomputed now (between entries both held) and links that join an erased entry (not re-checkable). */
+  links_rechecked: number;
+  links_not_rechecked: number;
+  /** Endpoint commitments whose content was erased (not judged). */
+  commitments: { id: string; recorded_at: string; position: number }[];
+  /** The erasures that took them, one per erasure. */
+  erasures: ErasureNotice[];
+  statement: string;
 }
 
 /** GET /api/jobs/:job_id/endpoint. */

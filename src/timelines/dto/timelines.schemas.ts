@@ -137,7 +137,7 @@ export const TIMELINE_SCHEMAS: Record<string, Schema> = {
       log: ref('LogLocation'),
       job_id: { type: 'string' },
       source: { type: 'string', enum: ['append', 'import'] },
-      verdict: ref('Verdict'),
+      verdict: { type: 'string', enum: ['valid', 'invalid', 'historical', 'incomplete', 'partly_erased'], description: 'the chain verdict; `partly_erased`: entries erased (issue 29), every link still checkable holds' },
       historical: { type: 'boolean' },
       reasons: ref('ReasonCodes'),
       checks: arrayOf(ref('Check')),
@@ -156,8 +156,23 @@ export const TIMELINE_SCHEMAS: Record<string, Schema> = {
       statement: { type: 'string' },
       limits: ref('Limits'),
       url: { type: 'string', format: 'uri' },
+      erased: nullable(
+        obj(
+          {
+            entries: { type: 'integer', description: 'entries whose content was erased' },
+            entry_count: { type: 'integer' },
+            seqs: arrayOf({ type: 'integer' }, 'their seqs (the first 100)'),
+            links_rechecked: { type: 'integer', description: 'links recomputed now (both entries held)' },
+            links_not_rechecked: { type: 'integer', description: 'links that join an erased entry: neither holding nor failing' },
+            commitments: arrayOf(obj({ id: { type: 'string' }, recorded_at: { type: 'string' }, position: { type: 'integer' } }), 'endpoint commitments whose content was erased (not judged)'),
+            erasures: arrayOf(ref('ErasureNotice')),
+            statement: { type: 'string' },
+          },
+          'What was erased of the job (issue 29): verdict `partly_erased` and status 410 when nothing else fails.',
+        ),
+      ),
     },
-    'The stored timeline re-verified (S7) with every endpoint commitment (S7.3).',
+    'The stored timeline re-verified (S7) with every endpoint commitment (S7.3). `verdict` is `partly_erased` (not a core verdict) when entries were erased (issue 29) and every link still checkable holds.',
   ),
   Endpoint: obj(
     {
