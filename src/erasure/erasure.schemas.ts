@@ -1,7 +1,7 @@
 /** Answer schemas of erased records (issue 29): the erasure notice and the verifiers' 410 answer. */
 import { arrayOf, nullable, obj, ref, Schema } from '../common/openapi';
 
-export const ERASURE_SCHEMAS: Record<string, Schema> = {
+export const ERASED_RECORD_SCHEMAS: Record<string, Schema> = {
   ErasureNotice: obj(
     {
       erasure_id: { type: 'string', format: 'uuid' },
