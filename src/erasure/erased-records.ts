@@ -1,3 +1,4 @@
+import type { Queryable } from '../database/rows';
 /**
  * What an erased record shows (issue 29): the erasure that took its content
  * (who, when, why, on which basis), the position of the `PayloadsErased`
@@ -62,6 +63,11 @@ export class ErasedRecords {
     private readonly urls: PublicUrls,
     private readonly log: LogService,
   ) {}
+
+  /** How many events were erased so far (ledger-wide, in `q`): part of the key of any cached result computed from content, so an erasure invalidates it. */
+  erasedCount(q: Queryable): Promise<number> {
+    return this.repo.erasedCount(q);
+  }
 
   /** The erasure notices of those of `positions` that were erased, keyed by position. */
   async ofPositions(positions: readonly number[]): Promise<Map<number, ErasureNotice>> {

@@ -58,6 +58,11 @@ export class ErasuresRepository {
     return (await this.ofPositions(q, [position])).get(position) ?? null;
   }
 
+  /** The number of events erased so far, ledger-wide (0 when none): a generation that changes with every erasure, for caches of results computed from content. */
+  async erasedCount(q: Queryable): Promise<number> {
+    return int((await q.query<{ n: number | string }>('SELECT COUNT(*) AS n FROM erased_events'))[0]?.n ?? 0);
+  }
+
   /** One erasure by id, or null. */
   async get(q: Queryable, erasureId: string): Promise<ErasureRow | null> {
     const r = (await q.query<ErasureRow>('SELECT * FROM erasures WHERE erasure_id = ?', [erasureId.toLowerCase()]))[0];

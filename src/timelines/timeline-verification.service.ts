@@ -93,8 +93,9 @@ export class TimelineVerificationService {
   /** {@link verifyEntries} with the count of entries recording a failed call ({@link failedCallStatus}). */
   async countedChain(q: Queryable, jobId: string): Promise<CountedChain> {
     const row = await this.timelines.get(q, jobId);
-    // A timeline's entries as of its last position never change (append-only), open or closed.
-    const key = row ? `${row.last_position}:${row.entry_count}:${jobId}` : null;
+    // A timeline's entries as of its last position never change (append-only), open or closed, unless erased (issue 29):
+    // the ledger-wide count of erased events is part of the key, so an erasure anywhere makes a new one.
+    const key = row ? `${row.last_position}:${row.entry_count}:${await this.erasedRecords.erasedCount(q)}:${jobId}` : null;
     const kept = key === null ? undefined : this.closedChains.get(key);
     if (kept) return kept;
     const v = new TimelineVerifier();
