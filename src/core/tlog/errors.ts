@@ -51,7 +51,21 @@ export type TlogErrorCode =
   // proof files (c2sp.org/tlog-proof)
   | 'proof_file_malformed'
   // witness protocol bodies (c2sp.org/tlog-witness)
-  | 'witness_request_malformed';
+  | 'witness_request_malformed'
+  // stream-heads statements (issue 30, src/core/tlog/stream-heads.ts)
+  | 'heads_malformed'
+  | 'heads_not_a_statement'
+  | 'heads_origin_invalid'
+  | 'heads_origin_mismatch'
+  | 'heads_size_invalid'
+  | 'heads_root_invalid'
+  | 'heads_line_malformed'
+  | 'heads_stream_id_invalid'
+  | 'heads_position_invalid'
+  | 'heads_hash_invalid'
+  | 'heads_not_sorted'
+  | 'heads_duplicate_stream'
+  | 'heads_too_many';
 
 /** A typed failure: `code` is stable (tests and HTTP mapping use it), `details` names what failed. */
 export class TlogError extends Error {

@@ -16,3 +16,4 @@ export * from './cosignature';
 export * from './proof-file';
 export * from './witness';
 export * from './monitor';
+export * from './stream-heads';
