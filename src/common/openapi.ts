@@ -42,7 +42,7 @@ export const ERROR_CODES = [
   'not_found', 'method_not_allowed', 'no_checkpoint', 'checkpoint_not_found', 'tree_size_beyond_checkpoint',
   // 409
   'receipt_id_conflict', 'workflow_id_conflict', 'correction_same_id', 'already_superseded', 'timeline_exists', 'timeline_imported', 'timeline_closed',
-  'seq_not_contiguous', 'link_mismatch', 'genesis_prev_digest', 'timeline_not_closed', 'timeline_not_valid', 'plan_exists', 'plan_version_conflict', 'expected_version_conflict', 'tree_mismatch', 'projection_mismatch',
+  'seq_not_contiguous', 'link_mismatch', 'genesis_prev_digest', 'timeline_not_closed', 'timeline_not_valid', 'plan_exists', 'plan_version_conflict', 'expected_version_conflict', 'tree_mismatch', 'projection_mismatch', 'stream_head_unbacked',
   'outcome_id_conflict', 'webhook_limit_key', 'webhook_limit_owner',
   // 413, 415
   'body_too_large', 'too_many_spans', 'unsupported_encoding', 'unsupported_media_type',

@@ -75,6 +75,7 @@ export const LEDGER_ERROR_CODES = [
   'seq_not_contiguous',
   'server_busy',
   'step_receipt_missing',
+  'stream_head_unbacked',
   'stream_limit_key',
   'stream_limit_server',
   'system_not_permitted',
