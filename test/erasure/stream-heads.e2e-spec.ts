@@ -119,6 +119,12 @@ describe.each(DIALECTS)('stream heads on %s', (dialect) => {
     expect(first.type).toBe('TimelineEntryAppended');
     const claim = `stream timeline:job heads 1: the claimed head ${stale.heads[0].position} is contradicted by the later TimelineEntryAppended event at position ${Number(first.position)} (hash ${first.event_hash})`;
     expect(c.out).toContain(claim);
+    // The same statement carried by a pack (the coming log/stream-heads member): read from the pack and caught.
+    const pack = [{ member: 'header', format: 'aer1-evidence-pack/1' }, { member: 'log/stream-heads', note }, { member: 'manifest', member_count: 2, chunks: [] }].map((m) => JSON.stringify(m)).join('\n') + '\n';
+    const p = await cli(['log', 'check-heads', tmp.write(`pack-${dialect}.jsonl`, pack), '--url', url, '--vkey', vkey, '--key', t.keys.auditor]);
+    expect([p.code, p.out.includes(claim), p.out.includes('#log/stream-heads')]).toEqual([1, true, true]);
+    const bare = await cli(['log', 'check-heads', tmp.write(`bare-${dialect}.jsonl`, pack.split('\n').filter((l) => !l.includes('stream-heads')).join('\n')), '--url', url, '--vkey', vkey]);
+    expect([bare.code, bare.err]).toEqual([2, expect.stringContaining('without a log/stream-heads member')]);
     // The monitor: the honest statement of now is recorded as consistent, the forged one fails every round.
     writeFileSync(join(dir, 'honest.note'), (await t.http.get(query(streams))).text);
     const state = join(tmp.dir, `state-${dialect}`);
