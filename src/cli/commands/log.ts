@@ -225,7 +225,7 @@ interface MonitorOptions extends PolicyOptions {
   state?: string;
   watch?: number;
   timeout?: number;
-  checkHeads?: string; // a folder of stream-heads statements (log-heads.ts monitorHeads)
+  checkHeads?: string; key?: string; // --check-heads: a folder of stream-heads statements (log-heads.ts monitorHeads), read with --key
 }
 
 interface Round {
@@ -339,7 +339,7 @@ export async function monitorCommand(opts: MonitorOptions, io: CliIo, stop?: Abo
     try {
       round = await monitorRound(base, file, policy, t);
       const size = (round.json.fetched as { size?: number } | undefined)?.size;
-      const h = opts.checkHeads !== undefined && round.exit === EXIT_OK && size !== undefined ? await monitorHeads(opts.checkHeads, base, policy.log, size, file, { timeout: t, key: process.env.AER1_AUDITOR_KEY || undefined }) : null;
+      const h = opts.checkHeads !== undefined && round.exit === EXIT_OK && size !== undefined ? await monitorHeads(opts.checkHeads, base, policy.log, size, file, { timeout: t, key: opts.key ?? (process.env.AER1_AUDITOR_KEY || undefined) }) : null;
       if (h) round = { ...round, exit: h.exit, message: `${round.message}\n${h.text}`, json: { ...round.json, heads: h.json } };
     } catch (e) {
       if (!(e instanceof CliError) || opts.watch === undefined) throw e;
@@ -417,7 +417,8 @@ export function registerLog(program: Command, ctx: RunContext): void {
       .option('--state <file>', 'where the last checkpoint seen is kept (created on the first run: trust on first use)')
       .option('--watch <seconds>', 'check again every SECONDS until SIGINT or SIGTERM', wholeNumber(1, 'seconds'))
       .option('--timeout <seconds>', `HTTP timeout (default ${DEFAULT_TIMEOUT_S})`, wholeNumber(1, 'seconds'))
-      .option('--check-heads <dir>', 'also check every stream-heads statement saved in DIR against the leaves, as the log grows (see aer1 log check-heads)'),
+      .option('--check-heads <dir>', 'also check every stream-heads statement saved in DIR against the leaves, as the log grows (see aer1 log check-heads)')
+      .option('--key <key>', 'with --check-heads: an auditor API key, to read leaves withheld from the public (default: $AER1_AUDITOR_KEY)'),
   )
     .addHelpText(
       'after',
