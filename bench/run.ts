@@ -7,7 +7,7 @@
  *   --quick          small sizes (1/10 to 1/20), a whole run in about 2 minutes; its figures are
  *                    not comparable with the targets: written to bench/out/RESULTS-quick.md,
  *                    never over bench/RESULTS.md
- *   --only a,b       run only these figures: timeline, cli, batch, startup, merkle, tlog, ingest, otlp, coverage, queue, pack, gateway, tiles, erasure, format
+ *   --only a,b       run only these figures: timeline, cli, batch, startup, merkle, tlog, ingest, otlp, coverage, queue, pack, gateway, tiles, erasure, format, heads
  *                    (cli needs timeline's in-process rate and runs it too)
  *   --reps N         repetitions of the in-process and CLI timings (best reported; default 5, quick 3)
  *   --out FILE       where to write the report (default bench/RESULTS.md)
@@ -36,12 +36,13 @@ import { benchOtlp } from './otlp';
 import { benchPack } from './pack';
 import { benchQueue } from './queue';
 import { benchStartup } from './startup';
+import { benchStreamHeads } from './stream-heads';
 import { benchTimeline, timelineSize } from './timeline';
 import { benchTlogProofs } from './tlog-proofs';
 import { benchTlogIntegrate } from './tlog-integrate';
 import { benchTiles } from './tiles';
 
-const FIGURES = ['timeline', 'cli', 'batch', 'startup', 'merkle', 'tlog', 'ingest', 'otlp', 'coverage', 'queue', 'pack', 'gateway', 'tiles', 'erasure', 'format'] as const;
+const FIGURES = ['timeline', 'cli', 'batch', 'startup', 'merkle', 'tlog', 'ingest', 'otlp', 'coverage', 'queue', 'pack', 'gateway', 'tiles', 'erasure', 'format', 'heads'] as const;
 type FigureName = (typeof FIGURES)[number];
 
 /** 127.0.0.1 only: refuse anything else. */
@@ -246,6 +247,7 @@ async function main(): Promise<void> {
     }
     if (a.only.has('coverage')) await guard('coverage', () => [notMeasured('coverage report', 's', '< 2 s', '')], async () => add(await benchCoverage(ctx)));
     if (a.only.has('pack')) await guard('pack', () => [notMeasured('evidence pack peak RSS', 'MB', '<= 1.5x the smaller job', '')], async () => add(await benchPack(ctx)));
+    if (a.only.has('heads')) await guard('heads', () => [notMeasured('stream-heads statement', 'ms', 'no full scan of the log', '')], async () => add(await benchStreamHeads(ctx)));
     if (a.only.has('queue')) {
       await guard('queue', () => [notMeasured('batch verification through BullMQ', 'receipts/s', '1 worker >= 50% of in-process', '')], async () => add(await benchQueue(ctx)));
     }

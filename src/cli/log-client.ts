@@ -34,11 +34,11 @@ interface Answer {
   body: Buffer;
 }
 
-/** GET `url` with a timeout; a body above {@link MAX_ANSWER_BYTES} or a network failure is a {@link LogUnreachable}. */
-export async function httpGet(url: string, timeoutS: number, accept: string): Promise<Answer> {
+/** GET `url` with a timeout (and `apiKey` as a Bearer token, when given); a body above {@link MAX_ANSWER_BYTES} or a network failure is a {@link LogUnreachable}. */
+export async function httpGet(url: string, timeoutS: number, accept: string, apiKey?: string): Promise<Answer> {
   let res: Response;
   try {
-    res = await fetch(url, { headers: { Accept: accept }, signal: AbortSignal.timeout(timeoutS * 1000) });
+    res = await fetch(url, { headers: { Accept: accept, ...(apiKey ? { Authorization: `Bearer ${apiKey}` } : {}) }, signal: AbortSignal.timeout(timeoutS * 1000) });
   } catch (e) {
     const cause = (e as { cause?: unknown }).cause ?? e;
     const timedOut = (e as Error).name === 'TimeoutError';
@@ -60,8 +60,8 @@ export async function httpGet(url: string, timeoutS: number, accept: string): Pr
 }
 
 /** GET `url`; anything but 200 is a {@link LogUnreachable}. */
-export async function getOk(url: string, timeoutS: number, accept: string): Promise<Buffer> {
-  const a = await httpGet(url, timeoutS, accept);
+export async function getOk(url: string, timeoutS: number, accept: string, apiKey?: string): Promise<Buffer> {
+  const a = await httpGet(url, timeoutS, accept, apiKey);
   if (a.status !== 200) throw new LogUnreachable(`${url} answered ${a.status}${shortBody(a.body)}`);
   return a.body;
 }
@@ -73,8 +73,8 @@ export function shortBody(b: Buffer): string {
 }
 
 /** GET `url` as a JSON object, else a {@link LogUnreachable}. */
-export async function getJson(url: string, timeoutS: number): Promise<JsonObject> {
-  const body = await getOk(url, timeoutS, 'application/json');
+export async function getJson(url: string, timeoutS: number, apiKey?: string): Promise<JsonObject> {
+  const body = await getOk(url, timeoutS, 'application/json', apiKey);
   let v: unknown;
   try {
     v = JSON.parse(body.toString('utf8'));
@@ -92,5 +92,37 @@ export function hashList(v: unknown, url: string): Buffer[] {
     const b = decodeStrictBase64(h);
     if (b === null || b.length !== 32) throw new LogUnreachable(`${url}: a proof hash is not base64 of 32 bytes`);
     return b;
+  });
+}
+
+/** One leaf of a `GET /api/ledger/leaves` page, checked: index in order, leaf hash 32 bytes, leaf bytes (or null) hashing to it. */
+export interface PageLeaf {
+  index: number;
+  leaf: Buffer | null;
+  leafHash: Buffer;
+  withheld?: string;
+}
+
+/**
+ * Leaves `[start, start + count)` from `GET BASE/api/ledger/leaves` (the log
+ * may answer fewer: the caller pages on). Each leaf is checked: its index is
+ * the next one, `leaf_hash` is base64 of 32 bytes and, when the bytes are
+ * served, equals SHA-256(0x00 || leaf). Anything else is a {@link LogUnreachable}.
+ */
+export async function leavesPage(base: string, start: number, count: number, timeoutS: number, leafHashOf: (leaf: Buffer) => Buffer, apiKey?: string): Promise<PageLeaf[]> {
+  const url = `${base}/api/ledger/leaves?start=${start}&count=${count}`;
+  const doc = await getJson(url, timeoutS, apiKey);
+  const list = doc.leaves;
+  if (!Array.isArray(list) || list.length === 0 || list.length > count) throw new LogUnreachable(`${url}: "leaves" is not a list of 1..${count} leaves`);
+  return list.map((l: unknown, k: number): PageLeaf => {
+    const o = isObject(l) ? l : {};
+    if (o.index !== start + k) throw new LogUnreachable(`${url}: leaf ${k} of the page has index ${String(o.index)}, not ${start + k}`);
+    const h = decodeStrictBase64(o.leaf_hash);
+    if (h === null || h.length !== 32) throw new LogUnreachable(`${url}: leaf ${start + k} has no base64 leaf_hash of 32 bytes`);
+    if (o.leaf === null) return { index: start + k, leaf: null, leafHash: h, ...(typeof o.withheld === 'string' ? { withheld: o.withheld } : {}) };
+    const leaf = decodeStrictBase64(o.leaf);
+    if (leaf === null) throw new LogUnreachable(`${url}: leaf ${start + k} is not base64`);
+    if (!leafHashOf(leaf).equals(h)) throw new LogUnreachable(`${url}: leaf ${start + k}'s bytes do not hash to its leaf_hash`);
+    return { index: start + k, leaf, leafHash: h };
   });
 }

@@ -45,18 +45,23 @@ export function securityHeaders(): RequestHandler {
   });
 }
 
+/** The only repeatable query parameters, by path: `GET /api/ledger/stream-heads?stream=a&stream=b` (its controller reads them with URLSearchParams.getAll). */
+export const REPEATABLE_QUERY: Readonly<Record<string, readonly string[]>> = { '/api/ledger/stream-heads': ['stream'] };
+
 /**
  * 400 `repeated_parameter` when a query parameter appears more than once
  * (`?job_id=a&job_id=b`): every endpoint takes one value per parameter, and
- * an array where a string is expected must never reach a query.
+ * an array where a string is expected must never reach a query. The
+ * exceptions are {@link REPEATABLE_QUERY}.
  */
 export function rejectRepeatedQuery(): RequestHandler {
   return (req: Request, res: Response, next: NextFunction): void => {
     const q = req.originalUrl.indexOf('?');
     if (q < 0) return next();
     const seen = new Set<string>();
+    const repeatable = REPEATABLE_QUERY[req.path] ?? [];
     for (const name of new URLSearchParams(req.originalUrl.slice(q + 1)).keys()) {
-      if (seen.has(name)) {
+      if (seen.has(name) && !repeatable.includes(name)) {
         res.status(400).json({ error: 'repeated_parameter', message: `query parameter ${JSON.stringify(name.slice(0, 100))} is given more than once; give it once`, parameter: name.slice(0, 100) });
         return;
       }

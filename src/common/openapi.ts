@@ -42,7 +42,7 @@ export const ERROR_CODES = [
   'not_found', 'method_not_allowed', 'no_checkpoint', 'checkpoint_not_found', 'tree_size_beyond_checkpoint', 'tile_not_found', 'leaf_not_found', 'erasure_target_not_found',
   // 409
   'receipt_id_conflict', 'workflow_id_conflict', 'correction_same_id', 'already_superseded', 'timeline_exists', 'timeline_imported', 'timeline_closed',
-  'seq_not_contiguous', 'link_mismatch', 'genesis_prev_digest', 'timeline_not_closed', 'timeline_not_valid', 'plan_exists', 'plan_version_conflict', 'expected_version_conflict', 'tree_mismatch', 'projection_mismatch',
+  'seq_not_contiguous', 'link_mismatch', 'genesis_prev_digest', 'timeline_not_closed', 'timeline_not_valid', 'plan_exists', 'plan_version_conflict', 'expected_version_conflict', 'tree_mismatch', 'projection_mismatch', 'stream_head_unbacked',
   'outcome_id_conflict', 'webhook_limit_key', 'webhook_limit_owner', 'already_erased', 'timeline_head_erased',
   // 410
   'content_erased', // also 422: a workflow naming an erased step receipt

@@ -79,6 +79,7 @@ export const LEDGER_ERROR_CODES = [
   'server_busy',
   'bandwidth_exceeded',
   'step_receipt_missing',
+  'stream_head_unbacked',
   'stream_limit_key',
   'stream_limit_server',
   'system_not_permitted',

@@ -331,6 +331,17 @@ export class EventsRepository {
     return new Set(rows.map((r) => int(r.position)));
   }
 
+  /**
+   * The newest event of a stream at or below ledger position `asOf`, or null
+   * when it has none (issue 30, stream heads): one read on the
+   * `(stream_id, stream_position)` index, walking back from the stream's end
+   * past its events after `asOf` (stream positions grow with ledger positions).
+   */
+  async headAsOf(q: Queryable, streamId: string, asOf: number): Promise<StoredEvent | null> {
+    const rows = await q.query<StoredEvent>('SELECT * FROM events WHERE stream_id = ? AND position <= ? ORDER BY stream_position DESC LIMIT 1', [streamId, asOf]);
+    return rows[0] ? toStored(rows[0]) : null;
+  }
+
   /** The position of the newest event of a stream, or null when it has none. */
   async lastPositionOf(q: Queryable, streamId: string): Promise<number | null> {
     const r = await q.query<{ p: number | string | null }>('SELECT MAX(position) AS p FROM events WHERE stream_id = ?', [streamId]);

@@ -14,12 +14,16 @@ import { LogIdentityService } from './log-identity.service';
 import { LogService } from './log.service';
 import { countParam, MAX_LEAVES_PER_PAGE } from './log-answers';
 import { WitnessedCheckpoints } from './witnessed.service';
+import { StreamHeadsService } from './stream-heads.service';
 import { timeStampReplyFromToken } from '../core/timestamp';
 
 /** The draft this deployment implements. */
 const DRAFT = 'draft-zambo-aer1-07';
 
 const TEXT = 'text/plain; charset=utf-8';
+
+/** Streams one `GET /api/ledger/stream-heads` names at most (the URL stays under Node's 16 KiB header limit). */
+const MAX_HEADS_PER_REQUEST = 100;
 
 function proofFormat(format: string | undefined, req: Request): 'json' | 'tlog-proof' {
   if (format === undefined) return /^text\/plain\b/.test(req.headers.accept ?? '') ? 'tlog-proof' : 'json';
@@ -45,6 +49,7 @@ export class LogController {
     private readonly workflows: WorkflowReads,
     private readonly coverage: CoverageReads,
     private readonly witnessed: WitnessedCheckpoints,
+    private readonly heads: StreamHeadsService,
   ) {}
 
   /**
@@ -115,6 +120,7 @@ export class LogController {
         checkpoint_timestamp: `${b}/api/ledger/checkpoints/{size}/timestamp`,
         leaf: `${b}/api/ledger/leaves/{index}`,
         leaves: `${b}/api/ledger/leaves?start={index}&count={n}`,
+        stream_heads: `${b}/api/ledger/stream-heads?stream={stream id}&size={size}`,
         inclusion_proof: `${b}/api/ledger/proof/inclusion?index={index}&tree_size={size}`,
         consistency_proof: `${b}/api/ledger/proof/consistency?first={size}&second={size}`,
         event_proof: `${b}/api/ledger/events/{position}/proof`,
@@ -183,6 +189,34 @@ export class LogController {
     const viewer = await this.keys.fromHeader(req.headers.authorization);
     res.vary('Authorization');
     return { leaves: await this.log.leaves(countParam('start', start) as number, countParam('count', count, false) ?? 100, viewer) };
+  }
+
+  /**
+   * A stream-heads statement (issue 30; docs/stream-heads.md): for each
+   * `stream` (repeat it, 1..100 times), its newest event as of the checkpoint
+   * of `size` (a signed checkpoint at most the newest; default the newest),
+   * as a C2SP signed note signed with the log key:
+   * `<origin>\n aer1-stream-heads/1\n <size>\n <root>\n` then
+   * `<stream id> <position> <event hash>` (or `<stream id> 0`) per stream.
+   * 400 `invalid_query`, 404 `tree_size_beyond_checkpoint` /
+   * `checkpoint_not_found` / `no_checkpoint`, 409 `stream_head_unbacked`
+   * (a head the stored tree does not back: never signed), 503 `log_unavailable`.
+   */
+  @Get('api/ledger/stream-heads')
+  @PublicRead(1)
+  @ApiOperation({ operationId: 'getStreamHeads', summary: 'Signed statement of the newest event of each named stream as of a checkpoint (aer1-stream-heads/1, C2SP signed note)' })
+  @ApiQuery({ name: 'stream', required: true, description: `a stream id, e.g. timeline:<job id> or receipt:<id>; repeat for each stream (at most ${MAX_HEADS_PER_REQUEST})`, schema: { type: 'array', items: { type: 'string' } }, style: 'form', explode: true })
+  @ApiQuery({ name: 'size', required: false, schema: { type: 'integer', minimum: 0 }, description: 'a signed checkpoint size, at most the newest (default the newest)' })
+  @ApiResponse({ status: 200, description: 'the signed statement', content: { [TEXT]: { schema: { type: 'string' } } } })
+  @ApiErrors([400, 404, 409, 429, 503])
+  async streamHeads(@Req() req: Request, @Res() res: Response, @Query('size') size?: string): Promise<void> {
+    const q = req.originalUrl.indexOf('?');
+    const streams = q < 0 ? [] : new URLSearchParams(req.originalUrl.slice(q + 1)).getAll('stream');
+    if (streams.length === 0 || streams.length > MAX_HEADS_PER_REQUEST) throw new BadInputError('invalid_query', `give 1..${MAX_HEADS_PER_REQUEST} stream parameters`, { count: streams.length });
+    const cp = await this.heads.checkpointFor(countParam('size', size, false));
+    const signed = await this.heads.sign(streams, cp);
+    res.status(200).type(TEXT).setHeader('Cache-Control', 'no-cache');
+    res.send(signed.note);
   }
 
   /** One leaf: `{index, position, leaf, leaf_hash, withheld?}`. 404 when there is no such leaf. */

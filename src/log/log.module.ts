@@ -16,13 +16,14 @@ import { WitnessedCheckpoints } from './witnessed.service';
 import { StaticTiles } from './static-tiles';
 import { TileBandwidth } from './tile-bandwidth';
 import { TilesController } from './tiles.controller';
+import { StreamHeadsService } from './stream-heads.service';
 
-/** The verifiable log's reads (LogService, global to the pages and verifiers), and the tree audit the ledger's `/verify` calls (`TREE_AUDIT`). */
+/** The verifiable log's reads (LogService, StreamHeadsService, global to the pages and verifiers), and the tree audit the ledger's `/verify` calls (`TREE_AUDIT`). */
 @Global()
 @Module({
   imports: [AuthModule, ReceiptsRepositoryModule],
-  providers: [LogIdentityService, WitnessedCheckpoints, LogService, CheckpointLocator, CommitmentTrustService, { provide: TREE_AUDIT, useExisting: LogService }],
-  exports: [LogIdentityService, WitnessedCheckpoints, LogService, CheckpointLocator, CommitmentTrustService, TREE_AUDIT],
+  providers: [LogIdentityService, WitnessedCheckpoints, LogService, StreamHeadsService, CheckpointLocator, CommitmentTrustService, { provide: TREE_AUDIT, useExisting: LogService }],
+  exports: [LogIdentityService, WitnessedCheckpoints, LogService, StreamHeadsService, CheckpointLocator, CommitmentTrustService, TREE_AUDIT],
 })
 export class LogReadModule {}
 

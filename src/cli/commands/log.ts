@@ -22,6 +22,8 @@
  *   root (else exit 2) and the consistency proof is computed from them.
  *   With `--watch S` it checks every S seconds until
  *   SIGINT or SIGTERM and exits with the worst result seen (1 over 2 over 0).
+ *   `--check-heads DIR` also checks the stream-heads statements saved in DIR (./log-heads.ts).
+ * - `aer1 log check-heads`: see ./log-heads.ts.
  * - `aer1 log inclusion (--url BASE | --tiles URL [--url BASE]) --vkey VKEY (--receipt ID | --index I) [--witness VKEY]... [--quorum K] [--json]`:
  *   fetch the checkpoint, the inclusion proof and the leaf, check them as
  *   verify-proof does. Exit 0 included; 1 a check failed, the receipt is not
@@ -43,6 +45,7 @@ import { collect, trustPolicy, wholeNumber } from '../log-options';
 import { readState, saveAtomically } from '../monitor-state';
 import { indent, PolicyOptions, proofJson, proofText } from './log-output';
 import { inclusionCommand, InclusionOptions } from './log-inclusion';
+import { monitorHeads, registerCheckHeads } from './log-heads';
 
 export { proofText };
 
@@ -119,6 +122,7 @@ interface MonitorOptions extends PolicyOptions {
   state?: string;
   watch?: number;
   timeout?: number;
+  checkHeads?: string; key?: string; // --check-heads: a folder of stream-heads statements (log-heads.ts monitorHeads), read with --key
 }
 
 interface Round {
@@ -131,9 +135,7 @@ interface Round {
 }
 
 
-function summary(cp: Checkpoint): { origin: string; size: number; root: string } {
-  return { origin: cp.origin, size: cp.size, root: cp.rootHash.toString('base64') };
-}
+const summary = (cp: Checkpoint): { origin: string; size: number; root: string } => ({ origin: cp.origin, size: cp.size, root: cp.rootHash.toString('base64') });
 
 /** One monitor check. Network and state problems throw CliError (exit 2). */
 async function monitorRound(base: string, file: string, policy: TrustPolicy, timeoutS: number, tiles: boolean): Promise<Round> {
@@ -232,6 +234,9 @@ export async function monitorCommand(opts: MonitorOptions, io: CliIo, stop?: Abo
     let round: Round;
     try {
       round = await monitorRound(base, file, policy, t, opts.tiles !== undefined);
+      const size = (round.json.fetched as { size?: number } | undefined)?.size;
+      const h = opts.checkHeads !== undefined && round.exit === EXIT_OK && size !== undefined ? await monitorHeads(opts.checkHeads, base, policy.log, size, file, { timeout: t, key: opts.key ?? (process.env.AER1_AUDITOR_KEY || undefined) }) : null;
+      if (h) round = { ...round, exit: h.exit, message: `${round.message}\n${h.text}`, json: { ...round.json, heads: h.json } };
     } catch (e) {
       if (!(e instanceof CliError) || opts.watch === undefined) throw e;
       // In a watch loop, an unreachable log is reported and the loop goes on.
@@ -272,9 +277,7 @@ export async function monitorCommand(opts: MonitorOptions, io: CliIo, stop?: Abo
   return worst;
 }
 
-function firstLineOf(s: string): string {
-  return s.split('\n')[0];
-}
+const firstLineOf = (s: string): string => s.split('\n')[0];
 
 // ---------------------------------------------------------------- registration
 
@@ -310,7 +313,9 @@ export function registerLog(program: Command, ctx: RunContext): void {
       .option('--tiles <url>', 'read a C2SP tlog-tiles copy instead of the JSON API: its prefix (the static copy, or the ledger base); the tiles must give the signed root')
       .option('--state <file>', 'where the last checkpoint seen is kept (created on the first run: trust on first use)')
       .option('--watch <seconds>', 'check again every SECONDS until SIGINT or SIGTERM', wholeNumber(1, 'seconds'))
-      .option('--timeout <seconds>', `HTTP timeout (default ${DEFAULT_TIMEOUT_S})`, wholeNumber(1, 'seconds')),
+      .option('--timeout <seconds>', `HTTP timeout (default ${DEFAULT_TIMEOUT_S})`, wholeNumber(1, 'seconds'))
+      .option('--check-heads <dir>', 'also check every stream-heads statement saved in DIR against the leaves, as the log grows (see aer1 log check-heads)')
+      .option('--key <key>', 'with --check-heads: an auditor API key, to read leaves withheld from the public (default: $AER1_AUDITOR_KEY)'),
   )
     .addHelpText(
       'after',
@@ -339,4 +344,5 @@ From cron:  */10 * * * * aer1 log monitor --url URL --vkey VKEY --state /var/lib
     .action(async (opts: InclusionOptions) => {
       ctx.exitCode = await inclusionCommand(opts, ctx.io);
     });
+  registerCheckHeads(log, ctx);
 }

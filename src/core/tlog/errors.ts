@@ -55,7 +55,22 @@ export type TlogErrorCode =
   // tiles and entry bundles (c2sp.org/tlog-tiles)
   | 'tile_path_invalid'
   | 'tile_malformed'
-  | 'bundle_malformed';
+  | 'bundle_malformed'
+
+  // stream-heads statements (issue 30, src/core/tlog/stream-heads.ts)
+  | 'heads_malformed'
+  | 'heads_not_a_statement'
+  | 'heads_origin_invalid'
+  | 'heads_origin_mismatch'
+  | 'heads_size_invalid'
+  | 'heads_root_invalid'
+  | 'heads_line_malformed'
+  | 'heads_stream_id_invalid'
+  | 'heads_position_invalid'
+  | 'heads_hash_invalid'
+  | 'heads_not_sorted'
+  | 'heads_duplicate_stream'
+  | 'heads_too_many';
 
 /** A typed failure: `code` is stable (tests and HTTP mapping use it), `details` names what failed. */
 export class TlogError extends Error {

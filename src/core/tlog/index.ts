@@ -17,3 +17,4 @@ export * from './proof-file';
 export * from './witness';
 export * from './monitor';
 export * from './tiles';
+export * from './stream-heads';
