@@ -11,8 +11,8 @@
  * for each new checkpoint, and the checkpoint last, so every tile a
  * checkpoint names is in place before the checkpoint is.
  */
-import { randomBytes } from 'node:crypto';
-import { mkdir, open, readFile, rename, stat, unlink } from 'node:fs/promises';
+import { replaceFile } from '../common/durable-file';
+import { mkdir, open, readFile, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { encodeTileIndex, parseCheckpoint, parseNote, TILE_WIDTH, TileRef, tilePath, tilesBetween } from '../core/tlog';
 import { storedLeaf } from '../core/ledger/event-hash';
@@ -130,23 +130,7 @@ export class TilesDir {
   private async put(file: string, bytes: Uint8Array): Promise<void> {
     const dir = dirname(file);
     await mkdir(dir, { recursive: true });
-    const tmp = join(dir, `.${process.pid}-${randomBytes(6).toString('hex')}.tmp`);
-    const fh = await open(tmp, 'wx', 0o644);
-    try {
-      await fh.writeFile(bytes);
-      await fh.sync();
-    } catch (e) {
-      await fh.close().catch(() => undefined);
-      await unlink(tmp).catch(() => undefined);
-      throw e;
-    }
-    await fh.close();
-    try {
-      await rename(tmp, file);
-    } catch (e) {
-      await unlink(tmp).catch(() => undefined);
-      throw e;
-    }
+    await replaceFile(file, bytes, { mode: 0o644, syncFolder: false });
     this.dirs.add(dir);
   }
 
