@@ -105,7 +105,11 @@ export function recomputeReports(r: PackRecords, events: PackEvents, leaf: LeafD
     if (recomputed === x.digest) t.pass('report_recomputed');
     // With a listed member missing the report's inputs are incomplete: the missing member is the failure, the report is not judged.
     // A report issued before evidence it counted was erased (issue 29) read content that is gone: not recomputable, said so.
-    else if (recomputed !== null && readsErased(content, events)) t.notChecked.push(`${x.member}: no longer recomputable: an event it reads was erased after it was issued (its stored digest stands, checked above)`);
+    else if (recomputed !== null && readsErased(content, events)) {
+      t.notChecked.push(`${x.member}: no longer recomputable: an event it reads was erased after it was issued (its stored digest stands, checked above)`);
+      out.push({ report_id: x.report_id, digest: x.digest, recomputed: null }); // what was recomputed from what is left is no digest of this report
+      continue;
+    }
     else if (recomputed !== null && missing.size) t.notChecked.push(`${x.member}: not recomputed: ${missingList}, missing from the pack, may be among its inputs`);
     else if (recomputed !== null) t.fail(x.member, 'report_recomputed', `reconciling the pack's plan and records as of position ${String(content.as_of_position)} gives digest ${recomputed}, the report says ${x.digest}`);
     else if (missing.size) t.notChecked.push(`${x.member}: not recomputed: ${why} (${missingList} missing from the pack)`);
