@@ -171,6 +171,12 @@ function headline(s: StoredReport): string {
     );
   }
   if (!s.digest_verified) lines.push({ tone: 'bad', text: 'Report digest: recomputed, DOES NOT MATCH', id: 'digest-line' });
+  const gone = s.evidence_erased_since;
+  if (gone) {
+    // Issue 29: what this report states can no longer be re-checked; it is shown as issued, never green.
+    for (const l of lines) if (l.tone === 'ok') l.tone = 'warn';
+    lines.unshift({ tone: 'warn', text: `Evidence this report counted was erased after it was issued (${gone.count} event${gone.count === 1 ? '' : 's'}, last on ${gone.erased_at.slice(0, 10)}): the report is shown as issued and can no longer be recomputed`, id: 'erased-line' });
+  }
   return verdictBlock(lines).value;
 }
 

@@ -52,6 +52,8 @@ export interface StoredReport {
   /** The key that issued the report. */
   issued_by: RecordedBy | null;
   report: CoverageReportContent;
+  /** Evidence the report counted that was erased after it was issued (issue 29; jobs): it can no longer be recomputed. Null when none. */
+  evidence_erased_since?: { count: number; erased_at: string; erasure_id: string } | null;
 }
 
 /** Parse `{job_id | workflow_id, as_of_position?}`; 400 `invalid_request` listing every problem. */
@@ -184,6 +186,7 @@ export class CoverageService {
       position: row.position,
       issued_by: await this.events.recordedByOne(this.db, row.position),
       report,
+      evidence_erased_since: 'job_id' in report.subject ? await this.erasure.erasedOfJob(report.subject.job_id, row.position) : null,
     };
   }
 }

@@ -210,6 +210,22 @@ export class ErasureService {
     return this.erasures.ofPositions(q, positions);
   }
 
+  /**
+   * What of job `jobId`'s evidence as of ledger position `asOf` was erased
+   * since (its entries, commitments, the receipts its entries name, its
+   * outcome reports): the count and the newest erasure, or null when nothing
+   * was. For a report issued before an erasure: it can no longer be recomputed.
+   */
+  async erasedOfJob(jobId: string, asOf: number): Promise<{ count: number; erased_at: string; erasure_id: string } | null> {
+    const positions = new Set<number>(await this.events.positionsOfTypes(this.db, streams.timeline(jobId), ['TimelineEntryAppended', 'TimelineImported', 'EndpointCommitmentRecorded']));
+    for (const p of (await this.receipts.positions(this.db, await this.timelines.receiptIds(this.db, jobId))).values()) positions.add(p);
+    for (const p of await this.outcomes.positionsOfJob(this.db, jobId)) positions.add(p);
+    const erased = [...(await this.erasures.ofPositions(this.db, [...positions].filter((p) => p <= asOf))).values()];
+    if (erased.length === 0) return null;
+    const newest = erased.reduce((a, b) => (b.erased_at > a.erased_at ? b : a));
+    return { count: erased.length, erased_at: newest.erased_at, erasure_id: newest.erasure_id };
+  }
+
   /** The erasure of the event at `position` (null when its payload is held): for pages and verifiers. */
   erasureOf(position: number): Promise<ErasureRow | null> {
     return this.erasures.ofPosition(this.db, position);
