@@ -3,6 +3,7 @@ import type { Principal } from '../auth/api-keys.service';
 import { recordedBy, sameOwner } from '../auth/permissions';
 import { ConflictError, LedgerError, UnprocessableError } from '../common/errors';
 import { isObject } from '../core/aer1';
+import { identifierProblem } from '../core/text';
 import { RecordedBy } from '../core/ledger/event-hash';
 import { ERASABLE_TYPES } from '../core/ledger/retained';
 import { DatabaseService } from '../database/database.service';
@@ -87,6 +88,11 @@ export class ErasureService {
     };
     const receipt_ids = strings('receipt_ids').map((s) => s.toLowerCase());
     const job_ids = strings('job_ids');
+    // Ids with controls, bidi or invisible characters name no record (and a NUL is not text to PostgreSQL): 400, as everywhere.
+    for (const id of [...receipt_ids, ...job_ids]) {
+      const p = identifierProblem(receipt_ids.includes(id) ? 'receipt_ids' : 'job_ids', id);
+      if (p) throw new LedgerError(400, p.code as 'unsupported_character', p.message, { member: receipt_ids.includes(id) ? 'receipt_ids' : 'job_ids' });
+    }
     const pv = body.positions;
     if (pv !== undefined && (!Array.isArray(pv) || !pv.every((x) => typeof x === 'number' && Number.isSafeInteger(x) && x >= 1))) {
       throw new UnprocessableError('invalid_erasure', 'positions is an array of ledger positions (integers >= 1)', { member: 'positions' });
