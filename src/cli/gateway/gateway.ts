@@ -89,10 +89,18 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
     const up = 'url' in o.upstream ? httpUpstream(o.upstream.url, raw, o.upstream.headers) : new StdioUpstream(o.upstream.command, o.upstream.args, raw);
     const session = new GatewaySession(down, up, raw, ledger, spool, o, sessionId, warn);
     sessions.add(session);
-    up.onclose = () => void down.close();
+    // Each side's close closes the other once: a transport whose close() calls onclose again must not ping-pong
+    // (that recursed until the stack overflowed when a session ended).
+    let closingBoth = false;
+    const closeOther = (other: { close(): Promise<void> }): void => {
+      if (closingBoth) return;
+      closingBoth = true;
+      void other.close();
+    };
+    up.onclose = () => closeOther(down);
     down.onclose = () => {
       ended(session);
-      void up.close();
+      closeOther(up);
     };
     await up.start();
     await down.start();
