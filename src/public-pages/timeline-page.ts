@@ -68,7 +68,9 @@ ${t.truncation_excluded
 </table></div>
 <h2 id="commitments">Endpoint commitment</h2>
 ${t.commitments.length === 0
-  ? html`<p>No endpoint commitment is recorded for this job.</p>`
+  ? t.erased && t.erased.commitments.length > 0
+    ? html`<p><span class="badge warn">content erased</span> ${t.erased.commitments.length} endpoint commitment(s) were recorded for this job; their content was erased, so none is judged and truncation is not excluded.</p>`
+    : html`<p>No endpoint commitment is recorded for this job.</p>`
   : html`<p>${t.truncation_excluded && t.binding_attestation === 'self_asserted' ? html`<span class="badge warn">binding, self-asserted</span> ${binding.length} of ${t.commitments.length} commitment(s) bind the visible timeline and none contradicts it, but every binding one is self-asserted: the producer's own word, signed by no key trusted here. Any witness it names is a claim.` : t.truncation_excluded ? html`<span class="badge ok">binding</span> ${binding.length} of ${t.commitments.length} commitment(s) bind the visible timeline and none contradicts it (${t.binding_attestation === 'ledger_issued' ? 'one is issued by this ledger' : 'one is attested by a trusted key'}): truncation and last-entry substitution are excluded up to its publication.` : t.findings.length ? html`<span class="badge bad">contradicted</span> ${t.findings.length} of ${t.commitments.length} commitment(s) contradict the visible timeline (${t.commitment_status.replace(/_/g, ' ')}).` : html`<span class="badge bad">not binding</span> no recorded commitment binds the visible timeline.`}</p>
 ${t.commitments.map(
       (c) => html`<section class="box commitment" id="commitment-${c.id}"><div class="scroll"><table class="kv">
