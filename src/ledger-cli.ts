@@ -24,6 +24,7 @@
  * Exit codes: 0 done, 1 the ledger does not verify or the database failed,
  * 2 usage error (bad option, unknown role or key id).
  */
+import { existsSync } from 'node:fs';
 import 'reflect-metadata';
 import { Command, CommanderError } from 'commander';
 import { NestFactory } from '@nestjs/core';
@@ -112,6 +113,9 @@ export async function main(argv: string[]): Promise<number> {
     .description("write the log's static copy (C2SP tlog-tiles) up to the checkpoint GET /checkpoint serves; full tiles already in DIR are kept")
     .requiredOption('--out <dir>', 'the folder (created when missing); serve it as the log prefix, see docs/tiles.md')
     .action(async (o: { out: string }) => {
+      // Reads an existing ledger: a mistyped SQLite path must not create a new database (and a new log key).
+      const url = process.env.DATABASE_URL;
+      if (url?.startsWith('sqlite:') && url !== 'sqlite::memory:' && !existsSync(url.slice('sqlite:'.length))) throw new Error(`no database at ${url.slice('sqlite:'.length)}: export-tiles reads an existing ledger (check DATABASE_URL)`);
       const r = await withLedger(async (app) => {
         const cp = await app.get(LogService).latest();
         if (!cp) throw new Error('the log has no checkpoint to export yet (start the server with a signing key once, or wait for the first checkpoint)');
