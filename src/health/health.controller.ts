@@ -102,10 +102,12 @@ export class HealthController {
         };
         const witnessing = this.witnesses.health();
         const timestamps = this.timestamper.health();
-        const tilesDir = this.staticTiles.health(); // informational: a copy that falls behind never takes the log down
+        // A static copy that is not being written (its last write failed) makes the log check down: /health answers
+        // `degraded` (still 200), never `ok` while the published copy falls behind.
+        const tilesDir = this.staticTiles.health();
         const all = { ...info, ...(witnessing ? { witnessing } : {}), ...(timestamps ? { timestamps } : {}), ...(tilesDir ? { tiles_dir: tilesDir } : {}) };
         const witnessed = !witnessing || witnessing.policy.current_quorum;
-        return st.signing === 'active' && !st.last_error && witnessed ? i.up(all) : i.down(all);
+        return st.signing === 'active' && !st.last_error && witnessed && !tilesDir?.last_error ? i.up(all) : i.down(all);
       },
       async () => {
         const redis = await this.dispatcher.redisHealth();

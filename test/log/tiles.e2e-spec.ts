@@ -186,8 +186,10 @@ describe('tile bandwidth budget (TILE_BANDWIDTH_KIB_PER_MINUTE), apart from the 
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('a static copy that cannot be written is shown in /health (no path) and stops nothing', async () => {
-    const log = (await t.http.get('/health')).body.details.log;
+  it('a static copy that cannot be written is shown in /health (no path, status degraded, still 200) and stops nothing', async () => {
+    const h = await t.http.get('/health');
+    expect([h.status, h.body.status]).toEqual([200, 'degraded']);
+    const log = h.body.details.log;
     expect(log).toMatchObject({ signing: 'active', checkpoint_size: 256, tiles_dir: { checkpoint_size: null, last_error: { message: expect.stringContaining('TILES_DIR') } } });
     expect(log.tiles_dir.last_error.message).not.toContain(dir);
   });
