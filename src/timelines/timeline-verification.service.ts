@@ -178,7 +178,11 @@ export class TimelineVerificationService {
       findings: assessment.findings,
       truncation_excluded: excluded,
       binding_attestation: assessment.binding_attestation,
-      statement: statementFor(assessment, chosen),
+      // Issue 29: commitments whose content was erased were recorded: never "none is recorded".
+      statement:
+        erasedCommitments.length > 0 && assessment.commitments.length === 0
+          ? `Truncation is not excluded (S7.3): ${erasedCommitments.length} endpoint commitment(s) were recorded for this job and their content was erased, so none can be judged.`
+          : statementFor(assessment, chosen),
       limits: excluded ? chosen!.check.limits : result.limits,
       url: this.urls.job(jobId),
       erased: erasure,

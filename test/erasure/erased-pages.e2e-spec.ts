@@ -210,10 +210,14 @@ describe.each(DIALECTS)('erased records\' pages and verifiers on %s', (dialect) 
     // The commitment the ledger issued on close was erased with the job: named apart, not judged.
     expect(v.body.erased.commitments).toEqual([{ id: expect.any(String), recorded_at: expect.any(String), position: expect.any(Number) }]);
     expect(v.body.commitments).toEqual([]);
+    // Recorded, then erased: never "none is recorded".
+    expect(v.body.statement).toBe('Truncation is not excluded (S7.3): 1 endpoint commitment(s) were recorded for this job and their content was erased, so none can be judged.');
     const ph = await page(`/jobs/${job}`);
     expect(ph.status).toBe(200);
     expectNoGreenHeadline(ph.text);
     expect(ph.text).toContain('3 of 3 entries erased');
+    expect(ph.text).toContain('1 endpoint commitment(s) were recorded for this job; their content was erased');
+    expect(ph.text).not.toContain('No endpoint commitment is recorded for this job.');
 
     const o = await t.http.get(`/api/outcomes/${b.outcomeId}/verify`);
     expect(o.status).toBe(410);
