@@ -8,6 +8,9 @@ import { has, isObject, isUuid } from '../core/aer1';
 import type { StoredEvent } from '../core/ledger/event-hash';
 import { ErasureService } from '../erasure/erasure.service';
 import { PackEvents } from './pack-events';
+import { PackHeads } from './pack-heads';
+import { answersStreamId } from '../core/ledger/answer-sets';
+import { StreamHeadsService } from '../log/stream-heads.service';
 import {
   CheckpointMember,
   CommitmentMember,
@@ -91,6 +94,7 @@ export class EvidenceService {
     private readonly coverage: CoverageReads,
     private readonly outcomes: OutcomeReads,
     private readonly erasure: ErasureService,
+    private readonly streamHeads: StreamHeadsService,
     private readonly config: ConfigService<AppConfig, true>,
     @Optional() @Inject(CHECKPOINT_EVIDENCE) private readonly cpEvidence?: CheckpointEvidence,
   ) {
@@ -98,6 +102,8 @@ export class EvidenceService {
   }
 
   private readonly packEvents: PackEvents;
+  /** The stream-heads collector of each pack being written. */
+  private readonly headsOf = new WeakMap<PackWriter, PackHeads>();
 
   /**
    * Check the subject exists (404 `not_found`) and wait, at most
@@ -164,19 +170,25 @@ export class EvidenceService {
     yield w.member({ member: 'log/checkpoint', size: cp.size, note } satisfies CheckpointMember);
     const token = this.cpEvidence ? await this.cpEvidence.timestamp(cp) : null;
     if (token) yield w.member({ member: 'log/timestamp', timestamp: token.toString('base64') } satisfies TimestampMember);
+    // Every stream the subject spans is named as it is written, and signed in stream-heads statements (issue 30).
+    const heads = new PackHeads(this.streamHeads, cp, w);
+    this.headsOf.set(w, heads);
+    heads.add(r.record.kind === 'job' ? streams.timeline(r.record.id) : streams.workflow(r.record.id));
 
     // The plan versions in force for the subject, each with its event.
     const versions = (await this.coverage.planVersionsOfSubject(this.db, r.record)).filter((v) => v.position <= upTo);
     let out = await this.packEvents.members(w, await this.eventsAt(versions.map((v) => v.position)), upTo, viewer);
     for (const v of versions) {
+      heads.add(streams.plan(v.plan_id));
       out += w.member({ member: memberName.plan(v.plan_id, v.version), plan_id: v.plan_id, version: v.version, position: v.position, digest: v.digest, registered_at: v.registered_at, plan: v.plan } satisfies PlanMember);
     }
     yield out;
 
     // Coverage reports: every report on the subject (a job or workflow pack), or the one asked for.
     const rows = (await this.coverage.reportsOfSubject(this.db, r.record, upTo)).filter((x) => r.reportId === null || x.report_id === r.reportId);
-    // Outcomes (issue 18) as of the report's position in a coverage-report pack, else as of the checkpoint.
-    const outcomesUpTo = r.reportId === null || rows.length === 0 ? upTo : (JSON.parse(rows[0].report) as { as_of_position: number }).as_of_position;
+    // Outcomes (issue 18) as of the checkpoint, in every pack: the statement names their sets as of it (a report's
+    // recomputation reads those at or below its own position only).
+    const outcomesUpTo = upTo;
 
     if (r.record.kind === 'job') {
       yield* this.timeline(w, r.record.id, upTo, viewer);
@@ -187,6 +199,7 @@ export class EvidenceService {
         if (ids.length === 0) break;
         after = ids[ids.length - 1];
         yield* this.outcomesOf(w, r.record, ids, outcomesUpTo, upTo, viewer);
+        yield await heads.drain();
       }
     } else {
       // Every receipt a workflow receipt names as a step (the outcomes answering them are written after the workflow).
@@ -214,10 +227,14 @@ export class EvidenceService {
         for (let i = 0; i < fresh.length; i += PACK_PAGE) yield await this.receipts(w, fresh.slice(i, i + PACK_PAGE), upTo, viewer, emitted, null);
       }
       const ids = [...steps].sort();
-      for (let i = 0; i < ids.length; i += PACK_PAGE) yield* this.outcomesOf(w, r.record, ids.slice(i, i + PACK_PAGE), outcomesUpTo, upTo, viewer);
+      for (let i = 0; i < ids.length; i += PACK_PAGE) {
+        yield* this.outcomesOf(w, r.record, ids.slice(i, i + PACK_PAGE), outcomesUpTo, upTo, viewer);
+        yield await heads.drain();
+      }
     }
 
     for (const row of rows) {
+      heads.add(streams.coverage(row.report_id));
       let chunk = await this.packEvents.members(w, await this.eventsAt([row.position]), upTo, viewer);
       const report = JSON.parse(row.report) as { as_of_position: number };
       const { recorders, other_jobs } = await this.recordersFor(r.record, report.as_of_position);
@@ -228,6 +245,8 @@ export class EvidenceService {
     // verifier checks every erased member against the one it names (`checkErasures`).
     const erasures = [...this.packEvents.erasuresOf(w)].filter((p) => p <= upTo).sort((a, b) => a - b);
     for (let i = 0; i < erasures.length; i += PACK_PAGE) yield await this.packEvents.members(w, await this.eventsAt(erasures.slice(i, i + PACK_PAGE)), upTo, viewer);
+    yield await heads.finish();
+    this.headsOf.delete(w);
     yield w.finish();
   }
 
@@ -341,6 +360,7 @@ export class EvidenceService {
       const withheld = mayReadWithheld(viewer) ? new Set<number>() : await this.events.withheldAmong(this.db, evs.map((e) => e.position));
       let next: string[] = [];
       const recorded = new Set(evs.filter((e) => e.type === 'ReceiptRecorded').map((e) => e.stream_id.slice('receipt:'.length)));
+      for (const x of todo) this.headsOf.get(w)?.add(streams.receipt(x));
       for (const x of todo) if (!recorded.has(x)) out += w.member({ member: memberName.receipt(x), id: x, position: null, raw: null, recorded: false } satisfies ReceiptMember);
       const gone = await this.packEvents.erasedOf(evs);
       for (const e of evs) {
@@ -382,6 +402,8 @@ export class EvidenceService {
    */
   private async *outcomesOf(w: PackWriter, subject: PlanSubject, receiptIds: string[], asOf: number, size: number, viewer: Principal): AsyncGenerator<string> {
     // Only the outcomes naming the subject (issue 26): another job's outcome of a shared receipt is not this one's.
+    // The answer set of every receipt named (src/core/ledger/answer-sets.ts): the statement claims it whole.
+    for (const x of receiptIds) this.headsOf.get(w)?.add(answersStreamId(x, subject as { kind: 'job' | 'workflow'; id: string }));
     const rows = (await this.outcomes.ofReceiptsAsOf(this.db, receiptIds, asOf)).filter((o) => outcomeNamesSubject(o.job_id, subject));
     for (let i = 0; i < rows.length; i += PACK_PAGE) {
       const evs = await this.events.ofStreams(this.db, rows.slice(i, i + PACK_PAGE).map((o) => streams.outcome(o.outcome_id)), asOf);

@@ -51,6 +51,9 @@ const CHECK_TITLES: [PackErrorCode, string][] = [
   ['aer1_verdict', 'AER-1 verdicts (receipts, timeline chain with commitments, workflow, outcome reports)'],
   ['report_digest', 'report digests'],
   ['report_recomputed', 'coverage reports recomputed from the pack (same digest)'],
+  ['stream_heads', "stream-heads statements signed by the log key as of the pack's checkpoint"],
+  ['stream_incomplete', 'every named stream held from its stated head back to its first event'],
+  ['stream_unlisted', 'every stream the subject spans named by a statement'],
 ];
 
 /** The readable report. */
@@ -83,6 +86,7 @@ export function packText(r: PackReport, file: string): string {
   const ov = Object.entries(r.verdicts.outcomes).map(([v, n]) => `${n} ${v}`).join(', ');
   if (ov) out.push(`  outcome reports: ${ov}`);
   for (const x of r.reports) out.push(`  report ${safe(x.report_id)}: digest ${x.digest}, recomputed ${x.recomputed ?? '(not recomputed)'}`);
+  out.push(completenessLine(r.completeness));
   if (r.not_checked.length) {
     out.push('', 'Not checked:');
     for (const n of r.not_checked.slice(0, 50)) out.push(`  – ${safe(n, 300)}`);
@@ -96,7 +100,7 @@ export function packText(r: PackReport, file: string): string {
   out.push(
     r.verified
       ? verifiedLine(r)
-      : `Result: NOT VERIFIED (${r.failures.length} failure${r.failures.length === 1 ? '' : 's'}${r.counts.withheld ? `, ${r.counts.withheld} event${r.counts.withheld === 1 ? '' : 's'} withheld` : ''}${r.counts.withheld_records ? `, ${r.counts.withheld_records} record${r.counts.withheld_records === 1 ? '' : 's'} withheld` : ''})${r.counts.not_recorded ? `; ${r.counts.not_recorded} receipt${r.counts.not_recorded === 1 ? '' : 's'} the subject names ${r.counts.not_recorded === 1 ? 'is' : 'are'} only stated by the ledger to be not recorded (listed above): that cannot be checked offline` : ''}`,
+      : `Result: NOT VERIFIED (${r.failures.length} failure${r.failures.length === 1 ? '' : 's'}${r.completeness.not_provable_before !== null ? `; completeness not provable before position ${r.completeness.not_provable_before}` : ''}${r.counts.withheld ? `, ${r.counts.withheld} event${r.counts.withheld === 1 ? '' : 's'} withheld` : ''}${r.counts.withheld_records ? `, ${r.counts.withheld_records} record${r.counts.withheld_records === 1 ? '' : 's'} withheld` : ''})${r.counts.not_recorded ? `; ${r.counts.not_recorded} receipt${r.counts.not_recorded === 1 ? '' : 's'} the subject names ${r.counts.not_recorded === 1 ? 'is' : 'are'} only stated by the ledger to be not recorded (listed above): that cannot be checked offline` : ''}`,
   );
   // What the subject's report concludes, right under the result: an authentic pack of a report with findings is not green.
   const sr = r.subject_result;
@@ -108,6 +112,14 @@ export function packText(r: PackReport, file: string): string {
   return out.join('\n') + '\n';
 }
 
+/** What the stream-heads statements establish (issue 30), in one line. */
+function completenessLine(c: PackReport['completeness']): string {
+  if (c.statements === 0) return '  completeness: NOT SHOWN (no stream-heads statement verified)';
+  const base = `${c.statements} statement${c.statements === 1 ? '' : 's'} naming ${c.streams} stream${c.streams === 1 ? '' : 's'}`;
+  if (c.not_provable_before !== null) return `  completeness: completeness not provable before position ${c.not_provable_before} (${base}; older events are format 1 or 2, without stream_prev)`;
+  return c.proven ? `  completeness: every stream held to its signed head (${base})` : `  completeness: NOT SHOWN (${base}; see the failures and what was not checked)`;
+}
+
 /**
  * The result line of a verified pack. With erased members (issue 29) it says
  * that their content is gone and was not verified, and how many reports
@@ -116,10 +128,13 @@ export function packText(r: PackReport, file: string): string {
 function verifiedLine(r: PackReport): string {
   const erased = r.counts.erased;
   const stale = r.reports.filter((x) => x.recomputed !== x.digest).length;
-  if (erased === 0 && stale === 0) return 'Result: VERIFIED (every member matches the manifest, every record is in the log under the signed checkpoint, every verdict and report recomputed)';
+  const absent = r.counts.not_recorded;
+  // Receipts the subject names that no event records, as the signed stream-heads statement says (issue 30).
+  const unrecorded = absent ? `; ${absent} receipt${absent === 1 ? '' : 's'} the subject names ${absent === 1 ? 'is' : 'are'} not recorded as of the checkpoint, as the log key's signed stream-heads statement says` : '';
+  if (erased === 0 && stale === 0) return `Result: VERIFIED (every member matches the manifest, every record is in the log under the signed checkpoint, every verdict and report recomputed, every stream held to its signed head)${unrecorded}`;
   const parts = [`${erased} event${erased === 1 ? '' : 's'} erased (listed above): recorded under the signed checkpoint, their content gone and not verified`];
   if (stale) parts.push(`${stale} report${stale === 1 ? '' : 's'} issued before an erasure no longer recomputable (${stale === 1 ? 'its' : 'their'} stored digest checked)`);
-  return `Result: VERIFIED (every member matches the manifest, every record is in the log under the signed checkpoint, every content held verified); ${parts.join('; ')}`;
+  return `Result: VERIFIED (every member matches the manifest, every record is in the log under the signed checkpoint, every content held verified, every stream held to its signed head); ${parts.join('; ')}${unrecorded}`;
 }
 
 /**
@@ -130,7 +145,7 @@ function verifiedLine(r: PackReport): string {
 export function membersLine(c: PackReport['counts']): string {
   const kinds: [number, string][] = [
     [c.header, 'header'],
-    [c.log, 'log (key, checkpoint, timestamp)'],
+    [c.log, 'log (key, checkpoint, timestamp, stream heads)'],
     [c.events, 'events'],
     [c.receipts, 'receipts'],
     [c.entries, 'entries'],

@@ -59,6 +59,17 @@ export interface TimestampMember {
 }
 
 /**
+ * `log/stream-heads` (then `log/stream-heads/2`, `/3`, ...): a stream-heads
+ * statement (`aer1-stream-heads/1`, src/core/tlog/stream-heads.ts) signed by
+ * the log key as of the pack's checkpoint, for streams the subject spans;
+ * together the statements name every one of them (issue 30).
+ */
+export interface StreamHeadsMember {
+  member: string;
+  note: string;
+}
+
+/**
  * `event/<position>`: one ledger event as a leaf of the log: base64 of the
  * leaf bytes (null when withheld from the requesting key), the RFC 6962 leaf
  * hash and the inclusion proof against the pack's checkpoint.
@@ -199,6 +210,8 @@ export const memberName = {
   report: (reportId: string): string => `report/${reportId}`,
   outcome: (outcomeId: string): string => `outcome/${outcomeId}`,
   chunk: (n: number): string => `manifest/${n}`,
+  /** The k-th stream-heads statement, from 1: `log/stream-heads`, then `log/stream-heads/2`, ... */
+  streamHeads: (k: number): string => (k === 1 ? 'log/stream-heads' : `log/stream-heads/${k}`),
 };
 
 /** SHA-256 (hex) of a member line (without its `\n`). */
