@@ -491,7 +491,7 @@ describe.each(DIALECTS)('evidence packs on %s', (dialect) => {
       const drop = new Set(ms.filter((m) => m.member.startsWith('event/') && (leafOf(m).includes(`"receipt:${id}"`) || leafOf(m).includes('"coverage:'))).map((m) => m.member));
       return ms.filter((m) => !drop.has(m.member) && !m.member.startsWith('report/')).map((m) => (m.member === r.member ? stub : m));
     };
-    const { code, out, j } = await verifyRepacked(swap({ member: r.member, id, recorded: false, raw: null, position: null }));
+    const { code, j } = await verifyRepacked(swap({ member: r.member, id, recorded: false, raw: null, position: null }));
     // Issue 30: the signed stream-heads statement names the receipt's stream with its recorded head, and the report's:
     // the swap is caught offline, each missing event named (before, the stub was the server's unverifiable word).
     expect([code, j.verified, j.failures, j.counts.not_recorded]).toEqual([
