@@ -26,14 +26,13 @@ export interface SubjectInput extends Pick<PackRecords, 'receipts' | 'entries' |
  * own stream, the plans and reports are about the subject, every outcome
  * names the subject (its job, or the workflow's id) and answers a receipt the
  * subject's entries or workflow steps name (so no outcome of another call or
- * job can enter a recomputed report), the events of each
- * timeline/workflow/receipt/outcome stream are its positions 1..n with none
- * missing, and every receipt the entries or workflow steps name, or a
- * correction (S9) supersedes to, has a `receipt/<id>` member (recorded:
- * a pass; or stated by the server as not recorded: no pass, listed by the
- * caller). Cutting the end of a stream, or
- * leaving an outcome out, is not detectable offline unless a report in the
- * pack counted it (docs/evidence-pack.md).
+ * job can enter a recomputed report), and every receipt the entries or
+ * workflow steps name, or a correction (S9) supersedes to, has a
+ * `receipt/<id>` member (recorded: a pass; or stated by the server as not
+ * recorded: no pass, listed by the caller). Whether each stream is held
+ * whole is the completeness phase's (streams.ts), from the signed heads;
+ * this phase returns what it needs: the job or workflow and the receipts
+ * named, each with the action naming it.
  */
 export function bindSubject(p: SubjectInput, t: Tally): SubjectBound {
   const none: SubjectBound = { record: null, named: new Map() };
