@@ -6,6 +6,7 @@
  * backed by the stored tree), so memory is one batch of names, never the
  * job's. Answer sets (`answers:`) bring their outcomes' streams with them.
  */
+import { LedgerError } from '../common/errors';
 import { memberName, PackWriter, StreamHeadsMember } from '../core/pack/format';
 import { StreamHeadsService } from '../log/stream-heads.service';
 import type { StoredCheckpoint } from '../log/tree.repository';
@@ -48,9 +49,26 @@ export class PackHeads {
     return out;
   }
 
+  /**
+   * One statement for `ids`. A head the ledger cannot back (409
+   * `stream_head_unbacked`: a format 1/2 head whose content was erased, a
+   * tree that disagrees) is left out of it rather than signed or failing the
+   * pack mid-stream: the verifier then names that stream `stream_unlisted`,
+   * and the pack is not VERIFIED.
+   */
   private async sign(ids: string[]): Promise<string> {
-    const s = await this.heads.sign(ids, this.cp);
-    this.written++;
-    return this.w.member({ member: memberName.streamHeads(this.written), note: s.note } satisfies StreamHeadsMember);
+    let todo = ids;
+    while (todo.length > 0) {
+      try {
+        const s = await this.heads.sign(todo, this.cp);
+        this.written++;
+        return this.w.member({ member: memberName.streamHeads(this.written), note: s.note } satisfies StreamHeadsMember);
+      } catch (e) {
+        const bad = e instanceof LedgerError && e.code === 'stream_head_unbacked' ? e.details.stream_id : undefined;
+        if (typeof bad !== 'string' || !todo.includes(bad)) throw e;
+        todo = todo.filter((x) => x !== bad);
+      }
+    }
+    return '';
   }
 }

@@ -241,5 +241,15 @@ describe.each(DIALECTS)('a format 2 history on %s', (dialect) => {
     expect(txt.code).toBe(1);
     expect(txt.out).toContain(`Result: NOT VERIFIED (0 failures; completeness not provable before position ${newest + 1})`);
     expect(txt.out).not.toContain('Result: VERIFIED');
+    // A format 2 receipt erased (issue 29): its leaf can no longer be rebuilt, so no statement can back its head.
+    // The pack is still served, that stream is left out of the statement and named, never signed blind.
+    const er = await t.http.post('/api/erasures').set('Authorization', `Bearer ${t.keys.privacy}`).set('Content-Type', 'application/json').send(JSON.stringify({ receipt_ids: [steps[0].id], reason: 'customer request', legal_basis: 'GDPR Art. 17(1)(a)' }));
+    expect(er.status).toBe(201);
+    await t.app.get(CheckpointSigner).tick();
+    const r2 = await t.http.get(`/api/jobs/${job}/evidence`).set('Authorization', `Bearer ${t.keys.auditor}`).buffer(true).parse(text);
+    expect(r2.status).toBe(200);
+    const after = JSON.parse((await cli(['verify-pack', tmp.write('legacy-erased.jsonl', r2.body as string), '--vkey', vkey, '--json'])).out) as Verdict;
+    expect(after.verified).toBe(false);
+    expect(after.failures.filter((f) => f.check.startsWith('stream_')).map((f) => [f.member, f.check])).toEqual([[`receipt:${steps[0].id}`, 'stream_unlisted']]);
   });
 });

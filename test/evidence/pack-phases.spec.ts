@@ -97,5 +97,14 @@ describe('what a pack that does not verify says (the tampering vectors\' base pa
     expect(out[result + 1]).toMatch(new RegExp(`^Subject: coverage report ${r.subject_result!.report_id} states .+ — not established: this pack did not verify$`));
     expect(text).not.toContain('concludes:');
     expect(text).toContain(`Not checked:\n  – ${gone} (missing): listed in the manifest`);
+    // The streams are not shown whole while a listed member is missing (the auditor's trial); the report still
+    // recomputes, from the receipt's event, which is held.
+    expect([r.completeness.proven, r.reports.map((x) => x.recomputed === x.digest)]).toEqual([false, [true]]);
+    expect(text).toContain('  completeness: NOT SHOWN (1 statement naming ');
+    // Its event deleted too: the report's inputs are incomplete, so no digest is shown as its recomputation.
+    const ev = lines.findIndex((l) => l.startsWith('{"member":"event/') && Buffer.from((JSON.parse(l) as { leaf: string }).leaf, 'base64').toString('utf8').includes(`"receipt:${gone.slice('receipt/'.length)}"`));
+    const r2 = await checkPack(linesOf(lines.filter((_, k) => k !== at && k !== ev).join('\n')), logPolicy(), deps);
+    expect([r2.completeness.proven, r2.reports.map((x) => x.recomputed)]).toEqual([false, [null]]);
+    expect(packText(r2, 'cut2.aer1pack.jsonl')).toContain('recomputed (not recomputed)');
   });
 });

@@ -122,7 +122,10 @@ export function checkStreams(p: StreamsInput, t: Tally): { completeness: Complet
     return by ? ` (${stream.startsWith('answers:') ? 'outcomes answering the receipt of ' : 'the receipt of '}${by})` : '';
   };
   const gap = (stream: string, position: number | null, detail: string): void => {
-    if (position !== null && p.missing.has(memberName.event(position))) return; // member_missing already says it
+    if (position !== null && p.missing.has(memberName.event(position))) {
+      unchecked++; // member_missing already says it; the stream is not shown whole
+      return;
+    }
     if (position !== null && p.events.has(position) && p.events.get(position) !== null) return; // held, but its leaf failed a check already (inclusion, leaf_event)
     if (position !== null && p.events.has(position) && p.events.get(position) === null) {
       t.notChecked.push(`stream ${stream}: the event at position ${position} is withheld, so the stream cannot be shown complete`);
@@ -222,5 +225,5 @@ export function checkStreams(p: StreamsInput, t: Tally): { completeness: Complet
   }
   const clean = t.failures.slice(before).every((f) => f.check !== 'stream_heads' && f.check !== 'stream_incomplete' && f.check !== 'stream_unlisted');
   if (legacyMax !== null) t.notChecked.push(`completeness not provable before position ${legacyMax + 1}: events up to it are in format 1 or 2, which carry no stream_prev`);
-  return { completeness: { statements: ok, streams: heads.size, proven: clean && unchecked === 0 && legacyMax === null && ok === p.statements.length, not_provable_before: legacyMax === null ? null : legacyMax + 1 }, backedNotRecorded };
+  return { completeness: { statements: ok, streams: heads.size, proven: clean && unchecked === 0 && p.missing.size === 0 && legacyMax === null && ok === p.statements.length, not_provable_before: legacyMax === null ? null : legacyMax + 1 }, backedNotRecorded };
 }
