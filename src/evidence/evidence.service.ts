@@ -22,6 +22,7 @@ import {
   ReceiptMember,
   ReportMember,
   TimestampMember,
+  NostrMember,
   VkeyMember,
   WorkflowMember,
 } from '../core/pack/format';
@@ -55,6 +56,8 @@ export interface CheckpointEvidence {
   witnessedNote(cp: StoredCheckpoint): Promise<string>;
   /** DER TimeStampResp over the checkpoint body, or null. */
   timestamp(cp: StoredCheckpoint): Promise<Buffer | null>;
+  /** The `log/nostr` member: the newest Nostr anchor of a checkpoint no larger than `cp`, or null (issue 33). */
+  nostrAnchor(cp: StoredCheckpoint): Promise<NostrMember | null>;
 }
 export const CHECKPOINT_EVIDENCE = Symbol('CHECKPOINT_EVIDENCE');
 
@@ -164,6 +167,8 @@ export class EvidenceService {
     yield w.member({ member: 'log/checkpoint', size: cp.size, note } satisfies CheckpointMember);
     const token = this.cpEvidence ? await this.cpEvidence.timestamp(cp) : null;
     if (token) yield w.member({ member: 'log/timestamp', timestamp: token.toString('base64') } satisfies TimestampMember);
+    const nostr = this.cpEvidence ? await this.cpEvidence.nostrAnchor(cp) : null;
+    if (nostr) yield w.member(nostr);
 
     // The plan versions in force for the subject, each with its event.
     const versions = (await this.coverage.planVersionsOfSubject(this.db, r.record)).filter((v) => v.position <= upTo);
