@@ -11,16 +11,16 @@
  * offline, failing forged events by name. Run `npm run build` first (the
  * CLI runs from dist).
  */
+import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { writeFileSync } from 'node:fs';
 import { schnorr } from '@noble/curves/secp256k1';
-import { finalizeEvent, generateSecretKey } from 'nostr-tools';
+import { finalizeEvent, generateSecretKey, nip19 } from 'nostr-tools';
 import WebSocket from 'ws';
 import { anchorEventTemplate } from '../../src/core/nostr/anchor';
 import { PackWriter } from '../../src/core/pack/format';
 import { CheckpointSigner } from '../../src/log/checkpoint-signer';
-import { createNostrKeyFile } from '../../src/log/nostr-config';
 import { NostrPublisher } from '../../src/log/nostr-publisher';
 import { buildTimeline, receiptFor } from '../coverage/fixtures';
 import { DIALECTS, startApp, TestApp } from '../helpers/app';
@@ -74,7 +74,12 @@ describe.each(DIALECTS)('Nostr anchoring (%s)', (dialect) => {
     downUrl = gone.url;
     await gone.close();
     const keyFile = join(tmp.path, `nostr-${dialect}.key`);
-    pubkey = createNostrKeyFile(keyFile).pubkey;
+    // The operator's command: prints the public key in hex, then npub.
+    const made = spawnSync(process.execPath, [join(__dirname, '../../dist/src/ledger-cli.js'), 'create-nostr-key', '--out', keyFile], { encoding: 'utf8' });
+    expect(made.status).toBe(0);
+    const [hex, npub] = made.stdout.trim().split('\n');
+    expect([hex, npub]).toEqual([expect.stringMatching(/^[0-9a-f]{64}$/), nip19.npubEncode(hex)]);
+    pubkey = hex;
     t = await startApp(dialect, { NOSTR_RELAYS: `${good.url},${refusing.url},${downUrl}`, NOSTR_KEY_FILE: keyFile, NOSTR_ALLOW_INSECURE: 'true', NOSTR_INTERVAL_MS: '0' });
   });
 
