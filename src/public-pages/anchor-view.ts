@@ -18,13 +18,13 @@ ${anchors.length === 0
   ? html`<p class="muted" id="no-anchor">Not yet anchored: no Nostr event accepted by a relay covers this receipt's checkpoint yet. Anchoring never changes the receipt or its verdict.</p>`
   : anchors.map(
       (a) => html`<table class="kv nostr-anchor">
-<tr><th>Relay event id</th><td>${idCode(a.relay_event_id)}</td></tr>
-<tr><th>Publisher key</th><td>${idCode(a.publisher_key)}</td></tr>
+<tr><th>Relay event id</th><td>${shortId(a.relay_event_id)}</td></tr>
+<tr><th>Publisher key</th><td>${shortId(a.publisher_key)}</td></tr>
 <tr><th>Published</th><td>${a.published ? html`yes, first accepted at ${idCode(a.published_at)}` : 'no relay has accepted it yet'}</td></tr>
-<tr><th>Relays</th><td>${a.relay_status.length ? html`<ul>${a.relay_status.map((r) => html`<li><code>${r.url}</code>: ${r.ok ? 'accepted (OK true)' : html`not accepted (${r.message})`}</li>`)}</ul>` : html`<span class="muted">none answered yet</span>`}</td></tr>
+<tr><th>Relays</th><td>${a.relay_status.length ? a.relay_status.map((r) => html`<div class="relay">${idCode(r.url)}: ${r.ok ? 'accepted (OK true)' : html`not accepted (${r.message})`}</div>`) : html`<span class="muted">none answered yet</span>`}</td></tr>
 <tr><th>Anchored checkpoint</th><td>size ${a.envelope.checkpoint.size}, root ${shortId(a.envelope.checkpoint.root)}</td></tr>
-<tr><th>Envelope</th><td><details><summary>${a.envelope.format}: receipt, output hash and evidence hash (leaf ${a.envelope.leaf_index}) bound to the checkpoint by its inclusion proof (${a.envelope.inclusion_proof.length} ${a.envelope.inclusion_proof.length === 1 ? 'hash' : 'hashes'})</summary><pre>${JSON.stringify(a.envelope, null, 2)}</pre></details></td></tr>
-</table>`,
+</table>
+<details class="envelope"><summary>Envelope ${a.envelope.format}: receipt, output hash and evidence hash (leaf ${a.envelope.leaf_index}) bound to the checkpoint by its inclusion proof (${a.envelope.inclusion_proof.length} ${a.envelope.inclusion_proof.length === 1 ? 'hash' : 'hashes'}, JSON)</summary><pre>${JSON.stringify(a.envelope, null, 2)}</pre></details>`,
     )}
 <p class="muted">Anchoring is additive: it does not change the receipt bytes or verdict. The event's content is the checkpoint note; check its signature and the inclusion proof offline with <code>aer1 log verify-proof FILE --vkey VKEY --nostr-pubkey HEX</code> (the proof file carries the event), or fetch it from any relay by its id.</p>
 </section>`;
