@@ -72,7 +72,6 @@ export class NostrPublisher implements OnApplicationBootstrap, OnApplicationShut
   private running: Promise<void> | null = null;
   private readonly relays = new Map<string, RelayState>();
   private newest: StoredNostrAnchor | null = null;
-  private loaded = false;
 
   constructor(
     private readonly db: DatabaseService,
@@ -132,36 +131,28 @@ export class NostrPublisher implements OnApplicationBootstrap, OnApplicationShut
 
   private async run(): Promise<void> {
     const s = this.anchors.settings!;
-    if (!this.loaded) await this.load();
+    // Read from the database each run: another API process may have anchored a newer checkpoint, or had a relay accept it.
+    let n = await this.repo.newestAnchor(this.db);
     const cp = await this.log.latest();
-    const last = this.newest;
-    const due = cp && cp.size > 0 && (!last || cp.size > last.size) && (!last || s.intervalMs === 0 || Date.now() - Date.parse(last.created_at) >= s.intervalMs);
+    const due = cp && cp.size > 0 && (!n || cp.size > n.size) && (!n || s.intervalMs === 0 || Date.now() - Date.parse(n.created_at) >= s.intervalMs);
     if (cp && due) {
       const event = finalizeEvent(anchorEventTemplate(cp.note, Math.floor(Date.now() / 1000)), s.secretKey);
       const a: StoredNostrAnchor = { size: cp.size, event_id: event.id, pubkey: event.pubkey, event: JSON.stringify(event), created_at: new Date(event.created_at * 1000).toISOString() };
       await this.db.write((tx) => this.repo.insertAnchor(tx, a));
       // Another API process may have stored its own event for this size first: publish the stored one.
-      this.newest = (await this.repo.anchor(this.db, cp.size)) ?? a;
-      for (const r of this.relays.values()) Object.assign(r, { failures: 0, retryAt: 0, lastError: null });
-      this.logger.log(`checkpoint ${cp.size} anchored as Nostr event ${this.newest.event_id}`);
+      n = (await this.repo.anchor(this.db, cp.size)) ?? a;
+      this.logger.log(`checkpoint ${cp.size} anchored as Nostr event ${n.event_id}`);
     }
-    const n = this.newest;
     if (!n) return;
+    if (this.newest?.size !== n.size) for (const r of this.relays.values()) Object.assign(r, { failures: 0, retryAt: 0, lastError: null });
+    this.newest = n;
+    for (const p of await this.repo.publications(this.db, n.size)) {
+      const r = this.relays.get(p.relay);
+      if (r && p.ok && r.lastOk?.size !== n.size) Object.assign(r, { failures: 0, retryAt: 0, lastError: null, lastOk: { size: n.size, at: p.at } });
+    }
     const now = Date.now();
     const todo = [...this.relays.entries()].filter(([, r]) => r.lastOk?.size !== n.size && now >= r.retryAt);
     await Promise.all(todo.map(([url, r]) => this.publishTo(url, r, n)));
-  }
-
-  /** Restore the newest anchor and each relay's last OK from the database (after a restart, or from another process). */
-  private async load(): Promise<void> {
-    this.newest = await this.repo.newestAnchor(this.db);
-    if (this.newest) {
-      for (const p of await this.repo.publications(this.db, this.newest.size)) {
-        const r = this.relays.get(p.relay);
-        if (r && p.ok) r.lastOk = { size: p.size, at: p.at };
-      }
-    }
-    this.loaded = true;
   }
 
   private async publishTo(url: string, r: RelayState, a: StoredNostrAnchor): Promise<void> {
