@@ -15,6 +15,7 @@ import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { writeFileSync } from 'node:fs';
+import Ajv from 'ajv';
 import { schnorr } from '@noble/curves/secp256k1';
 import { finalizeEvent, generateSecretKey, nip19 } from 'nostr-tools';
 import WebSocket from 'ws';
@@ -91,6 +92,13 @@ describe.each(DIALECTS)('Nostr anchoring (%s)', (dialect) => {
     tmp.cleanup();
   });
 
+  /** Validate `body` against the documented component schema `name` (/docs-json). */
+  async function documented(name: string, body: unknown): Promise<string> {
+    const doc = (await t.http.get('/docs-json')).body as { components: Record<string, unknown> };
+    const validate = new Ajv({ strict: false, allErrors: true, validateFormats: false }).compile({ $ref: `#/components/schemas/${name}`, components: doc.components });
+    return validate(body) ? 'valid' : new Ajv().errorsText(validate.errors);
+  }
+
   const post = (text: string) => t.http.post('/api/receipts').set('authorization', `Bearer ${t.keys.producer}`).set('content-type', 'application/json').send(text);
 
   it('publishes the served checkpoint; the relay gives it back by id and author; the signature checks independently', async () => {
@@ -105,6 +113,7 @@ describe.each(DIALECTS)('Nostr anchoring (%s)', (dialect) => {
 
     const a = await t.http.get(`/api/ledger/checkpoints/${anchored}/anchors`);
     expect(a.status).toBe(200);
+    expect(await documented('CheckpointAnchors', a.body)).toBe('valid');
     const n = a.body.anchors.find((x: { type: string }) => x.type === 'nostr');
     expect(n).toMatchObject({ type: 'nostr', size: anchored, publisher_key: pubkey, relays: [good.url], published: true, published_at: expect.any(String) });
     expect(n.event.content).toBe(served);
@@ -159,6 +168,7 @@ describe.each(DIALECTS)('Nostr anchoring (%s)', (dialect) => {
     expect(v.status).toBe(200);
     expect(v.body.verdict).toBe('valid');
     expect(v.body.anchors).toHaveLength(1);
+    expect(await documented('ReceiptVerification', v.body)).toBe('valid');
     const a = v.body.anchors[0];
     expect(a).toMatchObject({ type: 'nostr', size: anchored, publisher_key: pubkey, published: true });
     expect(a.envelope).toEqual({
@@ -179,6 +189,7 @@ describe.each(DIALECTS)('Nostr anchoring (%s)', (dialect) => {
 
     const proof = await t.http.get(`/api/receipts/${receiptId}/proof`);
     expect(proof.body.nostr_event).toEqual(a.event);
+    expect(await documented('LogProof', proof.body)).toBe('valid');
     expect(proof.body.tree_size).toBe(anchored);
     const vkey = (await t.http.get('/.well-known/aer1')).body.log_vkey as string;
     const pf = join(tmp.path, `proof-${dialect}.json`);
