@@ -21,6 +21,7 @@ import { finalizeEvent, generateSecretKey, nip19 } from 'nostr-tools';
 import WebSocket from 'ws';
 import { anchorEventTemplate } from '../../src/core/nostr/anchor';
 import { PackWriter } from '../../src/core/pack/format';
+import { DatabaseService } from '../../src/database/database.service';
 import { CheckpointSigner } from '../../src/log/checkpoint-signer';
 import { NostrPublisher } from '../../src/log/nostr-publisher';
 import { buildTimeline, receiptFor } from '../coverage/fixtures';
@@ -141,6 +142,25 @@ describe.each(DIALECTS)('Nostr anchoring (%s)', (dialect) => {
     expect(byUrl[good.url]).toEqual({ url: good.url, status: 'ok', last_ok_size: anchored, last_ok_at: n.published_at });
     expect(byUrl[refusing.url]).toMatchObject({ status: 'failing', last_ok_size: null, last_error: expect.stringContaining('blocked: this relay does not accept'), retry_at: expect.any(String) });
     expect(byUrl[downUrl]).toMatchObject({ status: 'failing', last_error: expect.any(String) });
+
+    // Retried with backoff: not again at once, then again after the first delay (1 s).
+    await t.app.get(NostrPublisher).tick();
+    const attempts = async (url: string): Promise<{ at: string; attempts: number }> =>
+      (await t.http.get(`/api/ledger/checkpoints/${anchored}/anchors`)).body.anchors.find((x: { type: string }) => x.type === 'nostr').relay_status.find((x: { url: string }) => x.url === url);
+    const first = await attempts(refusing.url);
+    expect(first.attempts).toBe(1);
+    await waitUntil('a second attempt at the refusing relay', 10_000, async () => (await attempts(refusing.url)).attempts >= 2);
+    const second = await attempts(refusing.url);
+    expect(Date.parse(second.at) - Date.parse(first.at)).toBeGreaterThanOrEqual(900);
+  });
+
+  it('keeps anchors and relay answers append-only in the database itself', async () => {
+    const db = t.app.get(DatabaseService);
+    for (const table of ['nostr_anchors', 'nostr_publications']) {
+      await expect(db.unsafeQuery(`UPDATE ${table} SET size = size + 1`)).rejects.toThrow(/append-only/);
+      await expect(db.unsafeQuery(`DELETE FROM ${table}`)).rejects.toThrow(/append-only/);
+      if (dialect === 'postgres') await expect(db.query(`TRUNCATE ${table}`)).rejects.toThrow(/append-only/);
+    }
   });
 
   it('retries a relay that was down or refused, with backoff, until it accepts; writes and checkpoints go on meanwhile', async () => {
