@@ -135,7 +135,9 @@ describe.each(DIALECTS)('Nostr anchoring (%s)', (dialect) => {
     expect(schnorr.verify(byId.sig, id, pubkey)).toBe(true);
     expect(byId.tags).toEqual([['t', 'aer1-checkpoint'], ['origin', served.split('\n')[0]], ['size', String(anchored)], ['root', served.split('\n')[2]]]);
 
-    const h = (await t.http.get('/health')).body.details.log;
+    const health = await t.http.get('/health');
+    expect(await documented('Health', health.body)).toBe('valid');
+    const h = health.body.details.log;
     expect(h.status).toBe('up');
     expect(h.nostr).toMatchObject({ publisher_key: pubkey, anchored_size: anchored, event_id: n.relay_event_id });
     const byUrl = Object.fromEntries(h.nostr.relays.map((x: { url: string }) => [x.url, x]));
