@@ -9,6 +9,7 @@ import type { StoredEvent } from '../core/ledger/event-hash';
 import { ErasureService } from '../erasure/erasure.service';
 import { PackEvents } from './pack-events';
 import { PackHeads } from './pack-heads';
+import { recordersFor } from './report-recorders';
 import { answersStreamId } from '../core/ledger/answer-sets';
 import { StreamHeadsService } from '../log/stream-heads.service';
 import {
@@ -25,6 +26,7 @@ import {
   ReceiptMember,
   ReportMember,
   TimestampMember,
+  NostrMember,
   VkeyMember,
   WorkflowMember,
 } from '../core/pack/format';
@@ -37,7 +39,6 @@ import { LogIdentityService } from '../log/log-identity.service';
 import { LogService } from '../log/log.service';
 import type { StoredCheckpoint } from '../log/tree.repository';
 import { CoverageReads } from '../coverage/coverage-reads';
-import { recordersAsOf, workflowAsOf } from '../coverage/ledger-reader';
 import { OutcomeReads } from '../outcomes/outcome-reads';
 import { outcomeNamesSubject } from '../core/coverage/outcomes';
 import type { PlanSubject } from '../core/coverage/plan';
@@ -58,6 +59,8 @@ export interface CheckpointEvidence {
   witnessedNote(cp: StoredCheckpoint): Promise<string>;
   /** DER TimeStampResp over the checkpoint body, or null. */
   timestamp(cp: StoredCheckpoint): Promise<Buffer | null>;
+  /** The `log/nostr` member: the newest Nostr anchor of a checkpoint no larger than `cp`, or null (issue 33). */
+  nostrAnchor(cp: StoredCheckpoint): Promise<NostrMember | null>;
 }
 export const CHECKPOINT_EVIDENCE = Symbol('CHECKPOINT_EVIDENCE');
 
@@ -170,6 +173,8 @@ export class EvidenceService {
     yield w.member({ member: 'log/checkpoint', size: cp.size, note } satisfies CheckpointMember);
     const token = this.cpEvidence ? await this.cpEvidence.timestamp(cp) : null;
     if (token) yield w.member({ member: 'log/timestamp', timestamp: token.toString('base64') } satisfies TimestampMember);
+    const nostr = this.cpEvidence ? await this.cpEvidence.nostrAnchor(cp) : null;
+    if (nostr) yield w.member(nostr);
     // Every stream the subject spans is named as it is written, and signed in stream-heads statements (issue 30).
     const heads = new PackHeads(this.streamHeads, cp, w);
     this.headsOf.set(w, heads);
@@ -237,7 +242,7 @@ export class EvidenceService {
       heads.add(streams.coverage(row.report_id));
       let chunk = await this.packEvents.members(w, await this.eventsAt([row.position]), upTo, viewer);
       const report = JSON.parse(row.report) as { as_of_position: number };
-      const { recorders, other_jobs } = await this.recordersFor(r.record, report.as_of_position);
+      const { recorders, other_jobs } = await recordersFor(this.db, this.timelines, r.record, report.as_of_position);
       chunk += w.member({ member: memberName.report(row.report_id), report_id: row.report_id, position: row.position, issued_at: row.issued_at, digest: row.digest, report, recorders, ...(other_jobs ? { other_jobs } : {}) } satisfies ReportMember);
       yield chunk;
     }
@@ -426,29 +431,4 @@ export class EvidenceService {
     }
   }
 
-  /**
-   * Who recorded the subject and its receipts as of a report's position (what
-   * the report's `recorded_by` used), and for a job the other jobs whose
-   * entries name its receipts as of that position (what its
-   * `receipt_shared_with_other_job` findings used, issue 26).
-   */
-  private async recordersFor(subject: { kind: 'job' | 'workflow'; id: string }, asOf: number): Promise<{ recorders: ReportMember['recorders']; other_jobs?: Record<string, string[]> }> {
-    const stream = subject.kind === 'job' ? streams.timeline(subject.id) : streams.workflow(subject.id);
-    let ids: string[];
-    if (subject.kind === 'job') {
-      ids = [];
-      let after = '';
-      for (;;) {
-        const page = await this.timelines.receiptIdPage(this.db, subject.id, after, asOf, PACK_PAGE);
-        if (page.length === 0) break;
-        ids.push(...page);
-        after = page[page.length - 1];
-      }
-    } else ids = (await workflowAsOf(this.db, subject.id, asOf)).step_receipt_ids;
-    const rec = await recordersAsOf(this.db, [stream], asOf);
-    const receipts = await recordersAsOf(this.db, ids.map((x) => streams.receipt(x)), asOf, ['ReceiptRecorded']);
-    const recorders = { record: rec.get(stream) ?? null, receipts: Object.fromEntries([...receipts].map(([k, v]) => [k.slice('receipt:'.length), v])) };
-    if (subject.kind !== 'job') return { recorders };
-    return { recorders, other_jobs: Object.fromEntries(await this.timelines.otherJobsNamingAsOf(this.db, subject.id, ids, asOf)) };
-  }
 }

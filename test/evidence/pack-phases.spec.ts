@@ -73,7 +73,7 @@ describe('what a pack that does not verify says (the tampering vectors\' base pa
     expect(kinds(c)).toBe(c.members);
     expect(r.passed.manifest).toBe(c.members + c.manifest_chunks);
     const text = packText(r, 'base.aer1pack.jsonl');
-    expect(text).toContain('Members: 44 (1 header, 3 log (key, checkpoint, timestamp, stream heads), 20 events, 8 receipts, 8 entries, 2 commitments, 0 workflow receipts, 1 plan versions, 1 coverage reports, 0 outcome reports); with 1 manifest chunk and the final manifest\n');
+    expect(text).toContain('Members: 44 (1 header, 3 log (key, checkpoint, timestamp, Nostr anchor, stream heads), 20 events, 8 receipts, 8 entries, 2 commitments, 0 workflow receipts, 1 plan versions, 1 coverage reports, 0 outcome reports); with 1 manifest chunk and the final manifest\n');
     expect(text).toContain('members and manifest chunks match the manifest (SHA-256): 45 passed');
     expect(text).toMatch(/\nResult: VERIFIED .*\nSubject: coverage report \S+ concludes: /);
     expect(text).not.toContain('not established');

@@ -28,6 +28,8 @@ export interface VerifyPackOptions {
   witness?: string[];
   quorum?: number;
   tsaCerts?: string;
+  /** `--nostr-pubkey`: the trusted Nostr publisher key (64 hex). */
+  nostrPubkey?: string;
   trustedKey?: string[];
   json?: boolean;
 }
@@ -39,6 +41,11 @@ const CHECK_TITLES: [PackErrorCode, string][] = [
   ['checkpoint_signature', "checkpoint signed by the log's key"],
   ['cosignatures', 'witness cosignatures (quorum)'],
   ['timestamp', 'RFC 3161 timestamp of the checkpoint'],
+  ['nostr_event', 'the Nostr anchor is a NIP-01 event'],
+  ['nostr_signature', 'Nostr anchor event id and signature (BIP-340)'],
+  ['nostr_content', 'the Nostr anchor carries a checkpoint signed by the log'],
+  ['nostr_consistency', "the Nostr-anchored checkpoint is an earlier state of the pack's (consistency proof)"],
+  ['nostr_pubkey', 'the Nostr anchor is by --nostr-pubkey'],
   ['leaf_hash', 'leaf hashes computed from the leaf bytes'],
   ['inclusion', 'inclusion proofs against the checkpoint root'],
   ['leaf_event', 'leaves are the canonical ledger events at their positions'],
@@ -79,6 +86,7 @@ export function packText(r: PackReport, file: string): string {
   }
   if (r.cosignatures.length) out.push(`  cosigned by ${r.cosignatures.map((x) => `${safe(x.name)} at ${new Date(x.timestamp * 1000).toISOString()}`).join(', ')}`);
   if (r.timestamp && r.timestamp !== 'not_checked') out.push(`  the checkpoint existed at ${safe(r.timestamp.gen_time)}, per ${safe(r.timestamp.tsa)}`);
+  if (r.nostr) out.push(`  checkpoint ${r.nostr.size} anchored on Nostr: event ${r.nostr.event_id} by ${r.nostr.pubkey}${r.nostr.pubkey_checked ? ' (--nostr-pubkey)' : ' (publisher NOT checked)'}, created ${new Date(r.nostr.created_at * 1000).toISOString()}`);
   const rv = Object.entries(r.verdicts.receipts).map(([v, n]) => `${n} ${v}`).join(', ');
   if (rv) out.push(`  receipts: ${rv}`);
   if (r.verdicts.timeline) out.push(`  timeline: ${r.verdicts.timeline}`);
@@ -145,7 +153,7 @@ function verifiedLine(r: PackReport): string {
 export function membersLine(c: PackReport['counts']): string {
   const kinds: [number, string][] = [
     [c.header, 'header'],
-    [c.log, 'log (key, checkpoint, timestamp, stream heads)'],
+    [c.log, 'log (key, checkpoint, timestamp, Nostr anchor, stream heads)'],
     [c.events, 'events'],
     [c.receipts, 'receipts'],
     [c.entries, 'entries'],
@@ -197,6 +205,7 @@ export function registerVerifyPack(program: Command, ctx: RunContext): void {
     .option('--witness <vkey>', 'a witness verifier key (type 0x04) whose cosignature counts; repeat for each witness', collect)
     .option('--quorum <k>', 'valid witness cosignatures needed (default: every --witness given)', wholeNumber(1, 'a quorum'))
     .option('--tsa-certs <pem>', 'PEM of the TSA certificate chain, to check the RFC 3161 timestamp the pack carries')
+    .option('--nostr-pubkey <hex>', "the ledger's Nostr publisher key (64 hex), to check the publisher of the Nostr anchor the pack carries")
     .option('--trusted-key <vkey>', 'a key trusted for endpoint commitments (the server\'s TRUSTED_COMMITMENT_KEYS), to recompute reports with attested commitments; repeat for each', collect)
     .option('--json', 'print the result as JSON')
     .addHelpText('after', '\nExit codes: 0 verified; 1 a check failed (every failure is listed: member, check; a checkpoint --vkey does not sign is the one failure), bytes are withheld, or a named receipt is only stated not recorded; 2 usage error, or a file that cannot be read or is not a pack.')

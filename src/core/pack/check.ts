@@ -8,7 +8,8 @@
  *    `member_missing`, said first and once, and what depends on it is listed
  *    as not checked, not blamed on others;
  * 2. checkpoint (checkpoint.ts): `vkey`, `checkpoint_signature`,
- *    `cosignatures`, `timestamp` (RFC 3161) on the `log/checkpoint` note;
+ *    `cosignatures`, `timestamp` (RFC 3161) on the `log/checkpoint` note,
+ *    and the `log/nostr` anchor (`nostr_*`);
  * 3. events (events.ts): `leaf_hash`, `inclusion`, `leaf_event` for every
  *    `event/<position>`;
  * 4. records (members.ts, records.ts): `member_name`, `duplicate`,
@@ -59,6 +60,7 @@ export async function checkPack(lines: AsyncIterable<Buffer>, policy: PackPolicy
       checkpoint: null,
       cosignatures: [],
       timestamp: null,
+      nostr: null,
       counts: t.counts,
       passed: {},
       verdicts: { receipts: {}, timeline: null, workflow: null, outcomes: {} },
@@ -103,6 +105,7 @@ export async function checkPack(lines: AsyncIterable<Buffer>, policy: PackPolicy
     checkpoint: cp.cp ? { origin: cp.cp.origin, size: cp.cp.size, root: cp.cp.rootHash.toString('base64') } : null,
     cosignatures: cp.cosigs,
     timestamp: cp.timestamp,
+    nostr: cp.nostr,
     counts: c,
     passed: t.passed,
     verdicts: { receipts: verdicts.receipts, timeline, workflow, outcomes: verdicts.outcomes },

@@ -70,6 +70,22 @@ export interface StreamHeadsMember {
 }
 
 /**
+ * `log/nostr` (issue 33): the newest Nostr anchor of a checkpoint no larger
+ * than the pack's: the signed NIP-01 `event` (its content that checkpoint's
+ * note), that checkpoint's signed `note` and `size`, and the RFC 6962
+ * consistency proof (base64 hashes) from it to the pack's checkpoint (empty
+ * when they are the same size), so every event of the pack below `size` is
+ * in the anchored tree. Present when the ledger holds such an anchor.
+ */
+export interface NostrMember {
+  member: 'log/nostr';
+  size: number;
+  note: string;
+  consistency: string[];
+  event: Record<string, unknown>;
+}
+
+/**
  * `event/<position>`: one ledger event as a leaf of the log: base64 of the
  * leaf bytes (null when withheld from the requesting key), the RFC 6962 leaf
  * hash and the inclusion proof against the pack's checkpoint.

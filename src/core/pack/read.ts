@@ -5,7 +5,7 @@
  * its leaves parsed once.
  */
 import { isObject } from '../aer1';
-import { CheckpointState, checkpointMember, timestampMember, vkeyMember } from './checkpoint';
+import { CheckpointState, checkpointMember, nostrMember, timestampMember, vkeyMember } from './checkpoint';
 import { eventMember, PackEvents } from './events';
 import { memberHash, PACK_FORMAT } from './format';
 import { chunkRead, ManifestState, memberRead } from './manifest';
@@ -77,7 +77,7 @@ export async function readPack(lines: AsyncIterable<Buffer>, policy: PackPolicy,
     if (lineNo === 1 && name !== 'header') t.fail(name, 'format', 'the first line is not the header');
 
     if (name === 'header') t.counts.header++;
-    else if (name === 'log/vkey' || name === 'log/checkpoint' || name === 'log/timestamp' || STREAM_HEADS.test(name)) t.counts.log++;
+    else if (name === 'log/vkey' || name === 'log/checkpoint' || name === 'log/timestamp' || name === 'log/nostr' || STREAM_HEADS.test(name)) t.counts.log++;
     if (name === 'header') {
       r.header = m;
       if (m.format !== PACK_FORMAT) t.fail(name, 'format', `format is ${JSON.stringify(m.format)}, not ${PACK_FORMAT}`);
@@ -86,6 +86,7 @@ export async function readPack(lines: AsyncIterable<Buffer>, policy: PackPolicy,
       checkpointMember(r.checkpoint, name, m, policy, deps, t);
       if (r.checkpoint.stopped !== null) break;
     } else if (name === 'log/timestamp') await timestampMember(r.checkpoint, name, m, policy, deps, t);
+    else if (name === 'log/nostr') nostrMember(r.checkpoint, name, m, policy, t);
     else if (name.startsWith('event/')) eventMember(r.events, name, m, r.checkpoint.cp, deps, t, r.links);
     else if (STREAM_HEADS.test(name)) {
       if (typeof m.note === 'string') r.statements.push({ member: name, note: m.note });

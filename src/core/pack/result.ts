@@ -19,6 +19,11 @@ export const PACK_CHECKS = [
   'checkpoint_signature',
   'cosignatures',
   'timestamp',
+  'nostr_event',
+  'nostr_signature',
+  'nostr_content',
+  'nostr_consistency',
+  'nostr_pubkey',
   'leaf_hash',
   'inclusion',
   'leaf_event',
@@ -55,7 +60,7 @@ export interface PackCounts {
   members: number;
   /** The header (1 in a well-formed pack). */
   header: number;
-  /** `log/vkey`, `log/checkpoint`, `log/timestamp`, `log/stream-heads` (and its numbered followers). */
+  /** `log/vkey`, `log/checkpoint`, `log/timestamp`, `log/nostr`, `log/stream-heads` (and its numbered followers). */
   log: number;
   events: number;
   receipts: number;
@@ -85,6 +90,8 @@ export interface PackReport {
   checkpoint: { origin: string; size: number; root: string } | null;
   cosignatures: { name: string; timestamp: number }[];
   timestamp: { gen_time: string; tsa: string } | 'not_checked' | null;
+  /** The carried Nostr anchor when its signature, content and consistency checked (`pubkey_checked`: against --nostr-pubkey); null when none or it failed. */
+  nostr: { event_id: string; pubkey: string; created_at: number; size: number; pubkey_checked: boolean } | null;
   /**
    * `withheld`: events whose leaf is withheld; `withheld_records`: records
    * whose bytes are withheld; `not_recorded`: `receipt/<id>` members stating
@@ -130,6 +137,8 @@ export interface PackPolicy {
   quorum: number;
   /** PEM of the TSA chain, to check a carried RFC 3161 token. */
   tsaCertsPem?: string;
+  /** The trusted Nostr publisher key (`--nostr-pubkey`, 64 hex), to check a carried anchor's publisher. */
+  nostrPubkey?: string;
   /** Keys trusted for endpoint commitments (`--trusted-key`), to judge attested ones. */
   commitmentKeys?: readonly NoteVerifier[];
 }
