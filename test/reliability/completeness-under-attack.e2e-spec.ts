@@ -295,4 +295,31 @@ describe.each(DIALECTS)('completeness under attack on %s', (dialect) => {
     expect([v.code, v.verified]).toEqual([1, false]);
     expect(v.failures.length).toBeGreaterThan(0);
   });
+
+  it('a workflow pack with a step receipt dropped (member, events, answer set), with a public statement not naming it: caught', async () => {
+    const steps = buildTimeline(`attack30-wf-${dialect}`, [{ tool: 'fetch_customer' }, { tool: 'delete_records' }, { tool: 'send_payment' }]);
+    for (const e of steps) expect((await post('/api/receipts', receiptFor(e), t.keys.producer)).status).toBe(201);
+    const wf = await post('/api/workflows/assemble', { session_id: `s-a30-${dialect}`, goal: 'pay', status: 'ok', receipt_ids: steps.map((e) => e.id), output: 'paid' }, t.keys.producer);
+    expect(wf.status).toBe(201);
+    const wfId = (wf.body.workflow_id ?? wf.body.id) as string;
+    await t.app.get(CheckpointSigner).tick();
+    const body = await pack(`/api/workflows/${wfId}/evidence`);
+    const ok = await verify(body);
+    expect([ok.code, ok.verified, failures(ok)]).toEqual([0, true, []]);
+    const rid = steps[1].id.toLowerCase();
+    const v = await verify(await forge(body, (m) => m.member === `receipt/${rid}` || onStream(m, `receipt:${rid}`), (s) => s.includes(rid)));
+    expect([v.code, v.verified]).toEqual([1, false]);
+    expect(failures(v)).toEqual(expect.arrayContaining([[`receipt/${rid}`, 'subject'], [`receipt:${rid}`, 'stream_unlisted'], [`answers:${rid}:workflow:${wfId.toLowerCase()}`, 'stream_unlisted']]));
+    const named = v.failures.find((f) => f.member === `receipt:${rid}`)!;
+    expect(named.detail).toContain('delete_records');
+  });
+
+  it('a recorded receipt swapped for a "not recorded" stub, its event dropped, with a public statement: caught (its head is not 0)', async () => {
+    const rid = tl[0].id;
+    const ms = lines(jobPack);
+    const stubbed = ms.filter((m) => !onStream(m, `receipt:${rid}`)).map((m) => (m.member === `receipt/${rid}` ? { member: m.member, id: rid, position: null, raw: null, recorded: false } : m));
+    const v = await verify(await forge(repack(stubbed), () => false, () => false));
+    expect([v.code, v.verified]).toEqual([1, false]);
+    expect(failures(v)).toEqual(expect.arrayContaining([[`receipt:${rid}`, 'stream_incomplete']]));
+  });
 });
