@@ -10,7 +10,7 @@ import { ErasureService } from '../erasure/erasure.service';
 import { PackEvents } from './pack-events';
 import { PackHeads } from './pack-heads';
 import { recordersFor } from './report-recorders';
-import { answersStreamId } from '../core/ledger/answer-sets';
+import { answersStreamId, subjectLineId } from '../core/ledger/answer-sets';
 import { StreamHeadsService } from '../log/stream-heads.service';
 import {
   CheckpointMember,
@@ -176,7 +176,7 @@ export class EvidenceService {
     const nostr = this.cpEvidence ? await this.cpEvidence.nostrAnchor(cp) : null;
     if (nostr) yield w.member(nostr);
     // Every stream the subject spans is named as it is written, and signed in stream-heads statements (issue 30).
-    const heads = new PackHeads(this.streamHeads, cp, w);
+    const heads = new PackHeads(this.streamHeads, cp, w, subjectLineId(r.kind, r.id));
     this.headsOf.set(w, heads);
     heads.add(r.record.kind === 'job' ? streams.timeline(r.record.id) : streams.workflow(r.record.id));
 
@@ -191,6 +191,8 @@ export class EvidenceService {
 
     // Coverage reports: every report on the subject (a job or workflow pack), or the one asked for.
     const rows = (await this.coverage.reportsOfSubject(this.db, r.record, upTo)).filter((x) => r.reportId === null || x.report_id === r.reportId);
+    // The plans' and reports' streams go into the first statement, with the subject line that binds it to this pack.
+    for (const row of rows) heads.add(streams.coverage(row.report_id));
     // Outcomes (issue 18) as of the checkpoint, in every pack: the statement names their sets as of it (a report's
     // recomputation reads those at or below its own position only).
     const outcomesUpTo = upTo;
@@ -239,7 +241,6 @@ export class EvidenceService {
     }
 
     for (const row of rows) {
-      heads.add(streams.coverage(row.report_id));
       let chunk = await this.packEvents.members(w, await this.eventsAt([row.position]), upTo, viewer);
       const report = JSON.parse(row.report) as { as_of_position: number };
       const { recorders, other_jobs } = await recordersFor(this.db, this.timelines, r.record, report.as_of_position);

@@ -24,6 +24,8 @@ export class PackHeads {
     private readonly heads: StreamHeadsService,
     private readonly cp: StoredCheckpoint,
     private readonly w: PackWriter,
+    /** The pack's subject line (answer-sets.ts `subjectLineId`), signed into its first statement. */
+    private readonly subjectLine: string,
   ) {}
 
   /** Name a stream the subject spans (a name already in the pending batch is named once). */
@@ -60,7 +62,7 @@ export class PackHeads {
     let todo = ids;
     while (todo.length > 0) {
       try {
-        const s = await this.heads.sign(todo, this.cp);
+        const s = await this.heads.sign(todo, this.cp, undefined, this.written === 0 ? { packSubject: this.subjectLine } : {});
         this.written++;
         return this.w.member({ member: memberName.streamHeads(this.written), note: s.note } satisfies StreamHeadsMember);
       } catch (e) {

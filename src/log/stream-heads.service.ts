@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { BadInputError, LedgerError, UnavailableError } from '../common/errors';
 import { sha256Hex } from '../core/aer1';
-import { AnswerSet, inAnswerSet, outcomeIdsOf, parseAnswersStreamId } from '../core/ledger/answer-sets';
+import { AnswerSet, inAnswerSet, outcomeIdsOf, parseAnswersStreamId, SUBJECT_PREFIX } from '../core/ledger/answer-sets';
 import { StoredEvent, storedLeaf } from '../core/ledger/event-hash';
 import { parseLeaf } from '../core/ledger/leaf';
 import { outcomeNamesSubject } from '../core/coverage/outcomes';
@@ -74,12 +74,14 @@ export class StreamHeadsService {
    * `stream_id`, `position`) when a head cannot be backed by the stored tree;
    * 503 `log_unavailable` without a log key.
    */
-  async sign(streamIds: readonly string[], cp: StoredCheckpoint, q: Queryable = this.db): Promise<SignedStreamHeads> {
+  async sign(streamIds: readonly string[], cp: StoredCheckpoint, q: Queryable = this.db, opts: { packSubject?: string } = {}): Promise<SignedStreamHeads> {
     const id = this.identity.current;
     if (!id) throw new UnavailableError('log_unavailable', `this deployment signs nothing: ${this.identity.reason}`);
     if (streamIds.length === 0 || streamIds.length > MAX_STREAM_HEADS) throw new BadInputError('invalid_query', `name 1..${MAX_STREAM_HEADS} streams`, { count: streamIds.length });
     if (new Set(streamIds).size !== streamIds.length) throw new BadInputError('invalid_query', 'a stream is named twice', {});
     for (const s of streamIds) {
+      // `subject:` lines bind a pack's statement to its subject (src/core/ledger/answer-sets.ts): the pack writer's alone.
+      if (typeof s === 'string' && s.startsWith(SUBJECT_PREFIX)) throw new BadInputError('invalid_query', `stream ${JSON.stringify(s.slice(0, 100))}: subject: lines are written only into evidence packs`, {});
       try {
         encodeStreamId(s);
       } catch (e) {
@@ -157,6 +159,7 @@ export class StreamHeadsService {
     toCheck.forEach((h, i) => {
       if (!leafHash(h.leaf).equals(stored[i])) throw unbacked('tree_leaf_mismatch', h.streamId, h.position, 'the leaf rebuilt from the stored event is not the stored tree leaf');
     });
+    if (opts.packSubject !== undefined) heads.push({ streamId: opts.packSubject, position: 0, eventHash: null });
     const statement: StreamHeads = { origin: id.origin, size: cp.size, rootHash: Buffer.from(cp.root, 'base64'), heads };
     return { note: signStreamHeads(statement, id.signer), statement };
   }

@@ -65,7 +65,7 @@ function run(events: Ev[], held: Set<number>, heads: StreamHead[]) {
     evs.set(e.position, ev);
   });
   const t = new Tally();
-  const r = checkStreams({ statements: [{ member: 'log/stream-heads', note }], log: vkey, cp, links, events: evs, missing: new Set(), record: null, records: new PackRecords(), named: new Map() }, t);
+  const r = checkStreams({ statements: [{ member: 'log/stream-heads', note }], log: vkey, cp, links, events: evs, missing: new Set(), subject: null, record: null, records: new PackRecords(), named: new Map() }, t);
   return { r, failures: t.failures };
 }
 

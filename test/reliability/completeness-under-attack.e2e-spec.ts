@@ -79,9 +79,15 @@ describe.each(DIALECTS)('completeness under attack on %s', (dialect) => {
   /** The streams the pack's own statements name. */
   const streamsOf = (ms: Member[]): string[] => ms.filter(isStatement).flatMap((m) => verifyStreamHeads(m.note as string, [parseVerifierKey(vkey)]).statement.heads.map((h) => h.streamId));
   /** What anyone can get without the log key: the ledger's own signed statement for `ids`, as of the pack's checkpoint. */
-  async function publicStatements(ms: Member[], ids: string[]): Promise<Member[]> {
+  async function publicStatements(ms: Member[], all: string[]): Promise<Member[]> {
     const size = ms.find((m) => m.member === 'log/checkpoint')!.size as number;
     const out: Member[] = [];
+    // The pack's subject line is signed only into packs: the public endpoint refuses it (400), so a forger has none.
+    const ids = all.filter((s) => !s.startsWith('subject:'));
+    if (all.some((s) => s.startsWith('subject:'))) {
+      const refused = await t.http.get(`/api/ledger/stream-heads?size=${size}&stream=${encodeURIComponent(all.find((s) => s.startsWith('subject:'))!)}`);
+      expect([refused.status, refused.body.error]).toEqual([400, 'invalid_query']);
+    }
     for (let i = 0; i < ids.length; i += 100) {
       const r = await t.http.get(`/api/ledger/stream-heads?size=${size}&${ids.slice(i, i + 100).map((s) => `stream=${encodeURIComponent(s)}`).join('&')}`);
       expect(r.status).toBe(200);
@@ -148,24 +154,24 @@ describe.each(DIALECTS)('completeness under attack on %s', (dialect) => {
     const v = await verify(jobPack);
     expect([v.code, v.verified, failures(v)]).toEqual([0, true, []]);
     expect(v.subject_result?.report_id).toBe(secondReport);
-    // Control: the forging machinery itself changes nothing when nothing is dropped.
+    // Control: the forging machinery with nothing dropped: a public statement, even naming every other stream,
+    // binds no subject (the pack writer alone signs subject lines), so the swap alone is named.
     const same = await verify(await forge(jobPack, () => false, () => false));
-    expect([same.code, same.verified]).toEqual([0, true]);
+    expect([same.code, same.verified, failures(same)]).toEqual([1, false, [[`subject:job:${job}`, 'stream_unlisted']]]);
   });
 
-  // HOLE: the statement names a coverage report's stream only when the pack holds the report; nothing names "every
-  // report on the subject". Dropping the newest report (member and event) and fetching a public statement without its
-  // stream leaves a pack that verifies and whose subject line is the OLDER report: "Coverage: FULL", hiding the
-  // reversal the newer report found. Fixing it needs a signed set of the subject's reports (like answer sets).
-  it.failing('the newest coverage report dropped, with a public statement not naming it: not VERIFIED', async () => {
+  // Was a hole: a public statement without the newest report's stream, swapped in, left a verified pack showing the
+  // older FULL report. Since the pack's first statement carries its subject line (signed only into packs, with every
+  // plan and report stream of the subject), a public statement binds no subject: stream_unlisted.
+  it('the newest coverage report dropped, with a public statement not naming it: not VERIFIED', async () => {
     const v = await verify(await forge(jobPack, (m) => m.member === `report/${secondReport}` || onStream(m, `coverage:${secondReport}`), (s) => s === `coverage:${secondReport}`));
-    expect(v.subject_result?.report_id).toBe(firstReport); // what the forged pack shows: the older, full-coverage report
+    expect(v.subject_result).toMatchObject({ report_id: firstReport, established: false });
     expect(v.verified).toBe(false);
+    expect(failures(v)).toEqual(expect.arrayContaining([[`subject:job:${job}`, 'stream_unlisted']]));
   });
 
-  // HOLE: likewise for plans: the plan's stream is named only when a plan version is held. Dropping every plan version
-  // and every report (a report recomputed without its plan would fail) leaves a verified job pack with no plan.
-  it.failing('the only plan (and the reports that used it) dropped, with a public statement not naming them: not VERIFIED', async () => {
+  // Was a hole, likewise for plans (every plan version and every report dropped): closed the same way.
+  it('the only plan (and the reports that used it) dropped, with a public statement not naming them: not VERIFIED', async () => {
     const ms = lines(jobPack);
     const planIds = ms.filter((m) => m.member.startsWith('plan/')).map((m) => m.plan_id as string);
     expect(planIds).toHaveLength(1);
@@ -174,6 +180,11 @@ describe.each(DIALECTS)('completeness under attack on %s', (dialect) => {
     expect(goneStreams).toHaveLength(3);
     const v = await verify(await forge(jobPack, (m) => m.member.startsWith('plan/') || m.member.startsWith('report/') || goneStreams.some((s) => onStream(m, s)), gone));
     expect(v.verified).toBe(false);
+    expect(failures(v)).toEqual(expect.arrayContaining([[`subject:job:${job}`, 'stream_unlisted']]));
+    // The genuine statement kept instead: the plan and report streams it names are short (stream_incomplete).
+    const ms2 = lines(jobPack).filter((m) => !(m.member.startsWith('plan/') || m.member.startsWith('report/') || goneStreams.some((s) => onStream(m, s))));
+    const kept = await verify(repack(ms2));
+    expect(failures(kept).filter(([, c]) => c === 'stream_incomplete').map(([m]) => m).sort()).toEqual([...goneStreams].sort());
   });
 
   it('a receipt of the job dropped, with a public statement not naming it: stream_unlisted', async () => {
@@ -202,7 +213,10 @@ describe.each(DIALECTS)('completeness under attack on %s', (dialect) => {
     expect(corr).toBeDefined();
     const v = await verify(await forge(correctedPack, (m) => m.member === corr.member || m.member === `receipt/${correction}` || onStream(m, `receipt:${correction}`), (s) => s === `receipt:${correction}`));
     expect(v.verified).toBe(false);
-    expect(failures(v)).toEqual([[`receipt:${ctl[0].id}`, 'stream_incomplete']]);
+    expect(failures(v)).toEqual([
+      [`subject:job:${corrected}`, 'stream_unlisted'],
+      [`receipt:${ctl[0].id}`, 'stream_incomplete'],
+    ]);
   });
 
   it('the newest plan version dropped (the older kept), with a public statement: caught as the plan stream short of its head', async () => {

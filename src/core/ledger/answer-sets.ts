@@ -23,6 +23,21 @@ import { outcomeNamesSubject } from '../coverage/outcomes';
 /** The prefix of an answer set's id. */
 export const ANSWERS_PREFIX = 'answers:';
 
+/**
+ * The prefix of a pack's subject line: `subject:job:<job id>`,
+ * `subject:workflow:<id>` or `subject:coverage_report:<id>`, always with
+ * head 0 (no event is ever on it). The pack writer puts one into the first
+ * statement of a pack, with every plan and coverage report stream of the
+ * subject; `GET /api/ledger/stream-heads` signs none. So a statement naming
+ * fewer of them cannot pass for a pack's without the log key.
+ */
+export const SUBJECT_PREFIX = 'subject:';
+
+/** The subject line of a pack about `kind` `id` (workflow and report ids lowercased). */
+export function subjectLineId(kind: string, id: string): string {
+  return `${SUBJECT_PREFIX}${kind}:${kind === 'job' ? id : id.toLowerCase()}`;
+}
+
 /** An answer set: the receipt answered and the subject whose outcomes count. */
 export interface AnswerSet {
   /** Lowercase UUID. */

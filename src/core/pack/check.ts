@@ -87,7 +87,7 @@ export async function checkPack(lines: AsyncIterable<Buffer>, policy: PackPolicy
   const reports = recomputeReports(r, events, leaf, missing, { log_vkey: policy.log.vkey, trusted: policy.commitmentKeys ?? [] }, t);
   const bound = bindSubject({ receipts: r.receipts, entries: r.entries, commitments: r.commitments, workflows: r.workflows, plans: r.plans, reports: r.reports, outcomes: r.outcomes, notRecorded: r.notRecorded, subject, events, missing }, t);
   const { completeness, backedNotRecorded } = checkStreams(
-    { statements: read.statements, log: policy.log, cp: cp.cp, links: read.links, events, missing, record: bound.record, records: r, named: bound.named },
+    { statements: read.statements, log: policy.log, cp: cp.cp, links: read.links, events, missing, subject, record: bound.record, records: r, named: bound.named },
     t,
   );
   // A member the manifest lists and the pack lacks is said first (stable otherwise: the order the checks found them).

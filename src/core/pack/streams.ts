@@ -22,7 +22,7 @@
  * the pack holds the ones that erased its members, and no statement names them.
  */
 import { sha256Hex } from '../aer1';
-import { answersStreamId, inAnswerSet, outcomeIdsOf, parseAnswersStreamId } from '../ledger/answer-sets';
+import { answersStreamId, inAnswerSet, outcomeIdsOf, parseAnswersStreamId, SUBJECT_PREFIX, subjectLineId } from '../ledger/answer-sets';
 import { Checkpoint, isTlogError, NoteVerifier, verifyStreamHeads } from '../tlog';
 import { PackEvents } from './events';
 import { memberName } from './format';
@@ -67,6 +67,8 @@ export interface StreamsInput {
   links: PackLinks;
   events: PackEvents;
   missing: ReadonlySet<string>;
+  /** The header's subject (null: none, already a failure). */
+  subject: { kind: string; id: string } | null;
   /** The job or workflow whose records the pack holds (null: no subject, already a failure). */
   record: { kind: 'job' | 'workflow'; id: string } | null;
   records: PackRecords;
@@ -140,7 +142,15 @@ export function checkStreams(p: StreamsInput, t: Tally): { completeness: Complet
     t.fail(stream, 'stream_incomplete', `${detail}${what(stream)}`);
   };
 
+  // The subject line (answer-sets.ts): the statements were signed for a pack of this subject, with its plans and reports.
+  const own = p.subject ? subjectLineId(p.subject.kind, p.subject.id) : null;
   for (const [stream, h] of heads) {
+    if (!stream.startsWith(SUBJECT_PREFIX)) continue;
+    if (stream !== own || h.position !== 0) t.fail(h.member, 'stream_heads', `the statement is bound to ${stream}${h.position !== 0 ? ` with head ${h.position}` : ''}, not to this pack's subject (${own ?? 'none'})`);
+  }
+  if (own !== null && !heads.has(own)) t.fail(own, 'stream_unlisted', `no statement is bound to this pack's subject: a statement for another pack, or one served by GET /api/ledger/stream-heads, may leave out the subject's plans and reports`);
+  for (const [stream, h] of heads) {
+    if (stream.startsWith(SUBJECT_PREFIX)) continue;
     const set = parseAnswersStreamId(stream);
     if (set) {
       // An answer set: its newest member is the stated head, held; no member after it; each member's stream named.
