@@ -167,16 +167,24 @@ export class EvidenceService {
 
     // The plan versions in force for the subject, each with its event.
     const versions = (await this.coverage.planVersionsOfSubject(this.db, r.record)).filter((v) => v.position <= upTo);
-    let out = await this.packEvents.members(w, await this.eventsAt(versions.map((v) => v.position)), upTo, viewer);
+    const planEvents = await this.eventsAt(versions.map((v) => v.position));
+    let out = await this.packEvents.members(w, planEvents, upTo, viewer);
+    const planGone = await this.packEvents.erasedOf(planEvents);
     for (const v of versions) {
-      out += w.member({ member: memberName.plan(v.plan_id, v.version), plan_id: v.plan_id, version: v.version, position: v.position, digest: v.digest, registered_at: v.registered_at, plan: v.plan } satisfies PlanMember);
+      // Erased (issue 29, named by position): the version is named with no plan and no digest, and its erasure.
+      const x = planGone.get(v.position);
+      out += w.member(
+        x
+          ? ({ member: memberName.plan(v.plan_id, v.version), plan_id: v.plan_id, version: v.version, position: v.position, digest: null, registered_at: v.registered_at, plan: null, erased: x.erased } satisfies PlanMember)
+          : ({ member: memberName.plan(v.plan_id, v.version), plan_id: v.plan_id, version: v.version, position: v.position, digest: v.digest, registered_at: v.registered_at, plan: v.plan } satisfies PlanMember),
+      );
     }
     yield out;
 
     // Coverage reports: every report on the subject (a job or workflow pack), or the one asked for.
     const rows = (await this.coverage.reportsOfSubject(this.db, r.record, upTo)).filter((x) => r.reportId === null || x.report_id === r.reportId);
     // Outcomes (issue 18) as of the report's position in a coverage-report pack, else as of the checkpoint.
-    const outcomesUpTo = r.reportId === null || rows.length === 0 ? upTo : (JSON.parse(rows[0].report) as { as_of_position: number }).as_of_position;
+    const outcomesUpTo = r.reportId === null || rows.length === 0 ? upTo : rows[0].as_of_position;
 
     if (r.record.kind === 'job') {
       yield* this.timeline(w, r.record.id, upTo, viewer);
@@ -218,7 +226,15 @@ export class EvidenceService {
     }
 
     for (const row of rows) {
-      let chunk = await this.packEvents.members(w, await this.eventsAt([row.position]), upTo, viewer);
+      const evs = await this.eventsAt([row.position]);
+      let chunk = await this.packEvents.members(w, evs, upTo, viewer);
+      const x = (await this.packEvents.erasedOf(evs)).get(row.position);
+      if (x) {
+        // Erased (issue 29, named by position): named with its erasure, no content, no digest; never recomputed.
+        chunk += w.member({ member: memberName.report(row.report_id), report_id: row.report_id, position: row.position, issued_at: row.issued_at, digest: null, report: null, recorders: { record: null, receipts: {} }, erased: x.erased } satisfies ReportMember);
+        yield chunk;
+        continue;
+      }
       const report = JSON.parse(row.report) as { as_of_position: number };
       const { recorders, other_jobs } = await this.recordersFor(r.record, report.as_of_position);
       chunk += w.member({ member: memberName.report(row.report_id), report_id: row.report_id, position: row.position, issued_at: row.issued_at, digest: row.digest, report, recorders, ...(other_jobs ? { other_jobs } : {}) } satisfies ReportMember);

@@ -76,7 +76,7 @@ export async function checkPack(lines: AsyncIterable<Buffer>, policy: PackPolicy
   const timeline = timelineVerdict(r, subject, missing, t);
   const workflow = workflowVerdict(r, verdicts.receiptDocs, t);
   const reports = recomputeReports(r, events, leaf, missing, { log_vkey: policy.log.vkey, trusted: policy.commitmentKeys ?? [] }, t);
-  bindSubject({ receipts: r.receipts, entries: r.entries, commitments: r.commitments, workflows: r.workflows, plans: r.plans, reports: r.reports, outcomes: r.outcomes, notRecorded: r.notRecorded, subject, events, missing }, t);
+  bindSubject({ receipts: r.receipts, entries: r.entries, commitments: r.commitments, workflows: r.workflows, plans: r.plans, reports: r.reports, outcomes: r.outcomes, notRecorded: r.notRecorded, erased: r.erased, subject, events, missing }, t);
   // A member the manifest lists and the pack lacks is said first (stable otherwise: the order the checks found them).
   const failures = [...t.failures].sort((a, b) => Number(b.check === 'member_missing') - Number(a.check === 'member_missing'));
 
