@@ -92,7 +92,7 @@ export class CoverageController {
     await nextTurn();
     const checkpoint = await this.checkpoints.locate({ kind: 'coverage_report', id: r.report_id, position: r.position });
     await nextTurn();
-    const bytes = await this.pdfs.render({ report: r.report, digest: r.digest, digest_verified: r.digest_verified, report_id: r.report_id, issued_at: r.issued_at, url: r.url, position: r.position, checkpoint });
+    const bytes = await this.pdfs.render({ report: r.report, digest: r.digest, digest_verified: r.digest_verified, report_id: r.report_id, issued_at: r.issued_at, url: r.url, position: r.position, checkpoint, evidence_erased_since: r.evidence_erased_since ?? null });
     res.setHeader('Content-Disposition', `inline; filename="coverage-${r.report_id}.pdf"`);
     res.setHeader('X-Content-Type-Options', 'nosniff');
     res.status(200).type('application/pdf').send(bytes);
