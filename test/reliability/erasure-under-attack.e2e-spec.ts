@@ -132,8 +132,9 @@ describe.each(DIALECTS)('erasure under attack on %s', (dialect) => {
       (await l.get(`/coverage/${rep.body.report_id}`)).text,
       (await l.get(`/api/plans/${planId}`, l.t.keys.auditor)).text,
       (await l.get(`/api/plans/${planId}/versions/1`, l.t.keys.auditor)).text,
-      (await l.get('/api/plans', l.t.keys.auditor)).text,
-      (await l.get('/api/coverage-reports')).text,
+      // Their items in the lists (other tests' jobs have plans of the same title).
+      JSON.stringify(((await l.get('/api/plans?limit=1000', l.t.keys.auditor)).body.items as { plan_id: string }[]).find((x) => x.plan_id === planId)),
+      JSON.stringify(((await l.get('/api/coverage-reports?limit=1000')).body.items as { report_id: string }[]).find((x) => x.report_id === rep.body.report_id)),
     ];
     const planText = ['Pay supplier invoice', 'fetch_customer', 'send_payment'];
     // The job's erasure left them: the report still states the erased outcome's output_hash and the final entry digest.
@@ -148,6 +149,7 @@ describe.each(DIALECTS)('erasure under attack on %s', (dialect) => {
     const after = await texts();
     expect(job.secrets.filter((x) => after.some((t) => t.includes(x)))).toEqual([]);
     expect(planText.filter((x) => after.some((t) => t.includes(x)))).toEqual([]);
+    expect([JSON.parse(after[4]).title, JSON.parse(after[5]).digest]).toEqual([null, null]);
 
     const json = await l.get(`/api/coverage-reports/${rep.body.report_id}`, l.t.keys.auditor);
     expect([json.status, json.body.erased, json.body.report, json.body.digest, json.body.digest_verified, json.body.recorded.result, json.body.erasure.erasure_position]).toEqual([200, true, null, null, null, rep.body.result, e.body.erasure_position]);
