@@ -53,7 +53,7 @@ export interface StoredReport {
   /** The key that issued the report. */
   issued_by: RecordedBy | null;
   report: CoverageReportContent;
-  /** Evidence the report counted that was erased after it was issued (issue 29; jobs): it can no longer be recomputed. Null when none. */
+  /** Evidence the report counted that was erased after it was issued (issue 29; a job's records, the subject's plan versions): it can no longer be recomputed. Null when none. */
   evidence_erased_since?: { count: number; erased_at: string; erasure_id: string } | null;
 }
 
@@ -220,8 +220,23 @@ export class CoverageService {
       position: row.position,
       issued_by: await this.events.recordedByOne(this.db, row.position),
       report,
-      evidence_erased_since: 'job_id' in report.subject ? await this.erasure.erasedOfJob(report.subject.job_id, row.position) : null,
+      evidence_erased_since: await this.erasedSince(report, row.position),
     };
+  }
+
+  /**
+   * What a report issued at `position` read that was erased since (issue 29): a job's evidence, and the
+   * subject's plan versions (named by position); the count and the newest erasure, or null.
+   */
+  private async erasedSince(report: CoverageReportContent, position: number): Promise<StoredReport['evidence_erased_since']> {
+    const job = 'job_id' in report.subject ? await this.erasure.erasedOfJob(report.subject.job_id, position) : null;
+    const subject = 'job_id' in report.subject ? { kind: 'job', id: report.subject.job_id } : { kind: 'workflow', id: report.subject.workflow_id.toLowerCase() };
+    const plans = (await this.plans.versionsOfSubject(this.db, subject)).filter((v) => v.position <= position).map((v) => v.position);
+    const gone = [...(await this.erasure.erasuresOf(plans)).values()].filter((r) => r.position > position);
+    if (gone.length === 0) return job;
+    const newest = gone.reduce((a, b) => (b.erased_at > a.erased_at ? b : a));
+    if (job && job.erased_at >= newest.erased_at) return { ...job, count: job.count + gone.length };
+    return { count: (job?.count ?? 0) + gone.length, erased_at: newest.erased_at, erasure_id: newest.erasure_id };
   }
 
   private async erasedReport(row: CoverageReportRow): Promise<ErasedStoredReport> {

@@ -216,6 +216,8 @@ describe.each(DIALECTS)('evidence over erased records on %s', (dialect) => {
     const reportPos = (await get(`/api/coverage-reports/${rep.body.report_id}`)).body.position as number;
     const e1 = await post(t, '/api/erasures', { positions: [planPos], reason: 'customer request 21', legal_basis: 'GDPR Art. 17(1)(a)' }, t.keys.privacy);
     expect(e1.status).toBe(201);
+    // The report, issued before, now leads with its plan erased since.
+    expect((await get(`/api/coverage-reports/${rep.body.report_id}`)).body.evidence_erased_since).toEqual({ count: 1, erased_at: e1.body.erased_at, erasure_id: e1.body.erasure_id });
     await t.app.get(CheckpointSigner).tick();
     const check = async (name: string): Promise<{ verified: boolean; failures: unknown[]; not_checked: string[] }> => {
       const ms = lines(await pack(`/api/coverage-reports/${rep.body.report_id}/evidence`));
