@@ -41,6 +41,7 @@ import { LogService } from './log/log.service';
 import { TilesDir } from './log/tiles-dir';
 import { createSigningKeyFile, defaultOrigin, LogKeyError, readLogKey } from './log/log-key';
 import { defaultQpd, logListEntry, parseQpd } from './log/log-list';
+import { createNostrKeyFile } from './log/nostr-config';
 
 /**
  * Warnings and errors go to stderr, one line each: stdout carries only the
@@ -107,6 +108,15 @@ export async function main(argv: string[]): Promise<number> {
       const signer = createSigningKeyFile(o.out, origin);
       process.stdout.write(`${signer.vkey}\n`);
       process.stderr.write(`ledger: wrote ${o.out} (mode 0600) for origin ${origin}; start the server with LEDGER_SIGNING_KEY_FILE=${o.out}, give auditors the vkey above\n`);
+    });
+  program
+    .command('create-nostr-key')
+    .description('write a new Nostr publisher key (secp256k1, 64 hex, mode 0600) for NOSTR_KEY_FILE; prints its public key in hex and npub form')
+    .requiredOption('--out <file>', 'the key file to create (never overwritten)')
+    .action((o: { out: string }) => {
+      const k = createNostrKeyFile(o.out);
+      process.stdout.write(`${k.pubkey}\n${k.npub}\n`);
+      process.stderr.write(`ledger: wrote ${o.out} (mode 0600); start the server with NOSTR_KEY_FILE=${o.out} and NOSTR_RELAYS; give auditors the public key above (aer1 --nostr-pubkey), see docs/nostr.md\n`);
     });
   program
     .command('export-tiles')

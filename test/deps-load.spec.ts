@@ -27,6 +27,10 @@ const MODULES = [
   'cli-progress',
   'fast-check',
   'supertest',
+  // nostr-tools 2.19.x: 2.23 and later need @noble/curves 2, which is ESM only (issue 33).
+  'nostr-tools',
+  'nostr-tools/relay',
+  'ws',
 ];
 
 describe('dependencies load under CommonJS (jest)', () => {

@@ -31,7 +31,7 @@ export function logKey(vkey: string | undefined): NoteVerifier {
 }
 
 /** The trust policy from `--vkey`, `--witness` (repeatable) and `--quorum` (default: every witness given). */
-export function trustPolicy(opts: { vkey?: string; witness?: string[]; quorum?: number; tsaCerts?: string }): TrustPolicy {
+export function trustPolicy(opts: { vkey?: string; witness?: string[]; quorum?: number; tsaCerts?: string; nostrPubkey?: string }): TrustPolicy {
   const log = logKey(opts.vkey);
   const witnesses = (opts.witness ?? []).map((v) => {
     let k: NoteVerifier;
@@ -55,5 +55,6 @@ export function trustPolicy(opts: { vkey?: string; witness?: string[]; quorum?: 
       throw new CliError(`cannot read --tsa-certs ${opts.tsaCerts}: ${errorText(e)}`);
     }
   }
-  return { log, witnesses, quorum, ...(tsaCertsPem === undefined ? {} : { tsaCertsPem }) };
+  if (opts.nostrPubkey !== undefined && !/^[0-9a-fA-F]{64}$/.test(opts.nostrPubkey)) throw new CliError('--nostr-pubkey is the publisher key in hex (64 characters; the ledger prints it with create-nostr-key, /health shows it)');
+  return { log, witnesses, quorum, ...(tsaCertsPem === undefined ? {} : { tsaCertsPem }), ...(opts.nostrPubkey === undefined ? {} : { nostrPubkey: opts.nostrPubkey.toLowerCase() }) };
 }

@@ -10,11 +10,12 @@ import { loadWitnessPolicy, parseTsaSettings } from '../log/witness-config';
 import { originSchemeProblem } from '../log/log-key';
 import { parseTrustedKeys } from '../core/aer1/attestation';
 import { parseRetentionPeriod } from '../erasure/retention-period';
+import { NostrVariables, parseNostrSettings } from './nostr-settings';
 
 /** PDF_WORKERS when unset: one less than the CPUs, at least 1, at most 4. */
 export const DEFAULT_PDF_WORKERS = Math.min(4, Math.max(1, availableParallelism() - 1));
 
-export class AppConfig {
+export class AppConfig extends NostrVariables {
   /** HTTP port. */
   @Transform(({ value }) => (value === undefined || value === '' ? 3000 : Number(value)))
   @IsInt()
@@ -425,6 +426,7 @@ export function validateConfig(env: Record<string, unknown>): AppConfig {
     if (scheme) throw new Error(scheme);
     loadWitnessPolicy(config);
     parseTsaSettings(config.TSA_URL, config.TSA_CERTS, config.TSA_INTERVAL_MS);
+    parseNostrSettings(config.NOSTR_RELAYS, config.NOSTR_KEY_FILE, config.NOSTR_ALLOW_INSECURE, config.NOSTR_INTERVAL_MS);
     if (config.RETENTION_PERIOD === '') config.RETENTION_PERIOD = undefined;
     if (config.RETENTION_PERIOD !== undefined) {
       try {
@@ -442,8 +444,7 @@ export function validateConfig(env: Record<string, unknown>): AppConfig {
 
 /** The Express `trust proxy` value for TRUST_PROXY (see {@link AppConfig.TRUST_PROXY}). */
 export function trustProxy(value: string | undefined): boolean | number | string[] {
-  if (value === undefined || value === '' || value === 'false') return false;
-  if (value === 'true') return true;
+  if (value === undefined || value === '' || value === 'false' || value === 'true') return value === 'true';
   if (/^\d+$/.test(value)) return Number(value);
   return value.split(',').map((s) => s.trim());
 }

@@ -8,6 +8,10 @@ import { has, isObject, isUuid } from '../core/aer1';
 import type { StoredEvent } from '../core/ledger/event-hash';
 import { ErasureService } from '../erasure/erasure.service';
 import { PackEvents } from './pack-events';
+import { PackHeads } from './pack-heads';
+import { recordersFor } from './report-recorders';
+import { answersStreamId } from '../core/ledger/answer-sets';
+import { StreamHeadsService } from '../log/stream-heads.service';
 import {
   CheckpointMember,
   CommitmentMember,
@@ -22,6 +26,7 @@ import {
   ReceiptMember,
   ReportMember,
   TimestampMember,
+  NostrMember,
   VkeyMember,
   WorkflowMember,
 } from '../core/pack/format';
@@ -34,7 +39,6 @@ import { LogIdentityService } from '../log/log-identity.service';
 import { LogService } from '../log/log.service';
 import type { StoredCheckpoint } from '../log/tree.repository';
 import { CoverageReads } from '../coverage/coverage-reads';
-import { recordersAsOf, workflowAsOf } from '../coverage/ledger-reader';
 import { OutcomeReads } from '../outcomes/outcome-reads';
 import { outcomeNamesSubject } from '../core/coverage/outcomes';
 import type { PlanSubject } from '../core/coverage/plan';
@@ -55,6 +59,8 @@ export interface CheckpointEvidence {
   witnessedNote(cp: StoredCheckpoint): Promise<string>;
   /** DER TimeStampResp over the checkpoint body, or null. */
   timestamp(cp: StoredCheckpoint): Promise<Buffer | null>;
+  /** The `log/nostr` member: the newest Nostr anchor of a checkpoint no larger than `cp`, or null (issue 33). */
+  nostrAnchor(cp: StoredCheckpoint): Promise<NostrMember | null>;
 }
 export const CHECKPOINT_EVIDENCE = Symbol('CHECKPOINT_EVIDENCE');
 
@@ -91,6 +97,7 @@ export class EvidenceService {
     private readonly coverage: CoverageReads,
     private readonly outcomes: OutcomeReads,
     private readonly erasure: ErasureService,
+    private readonly streamHeads: StreamHeadsService,
     private readonly config: ConfigService<AppConfig, true>,
     @Optional() @Inject(CHECKPOINT_EVIDENCE) private readonly cpEvidence?: CheckpointEvidence,
   ) {
@@ -98,6 +105,8 @@ export class EvidenceService {
   }
 
   private readonly packEvents: PackEvents;
+  /** The stream-heads collector of each pack being written. */
+  private readonly headsOf = new WeakMap<PackWriter, PackHeads>();
 
   /**
    * Check the subject exists (404 `not_found`) and wait, at most
@@ -164,6 +173,12 @@ export class EvidenceService {
     yield w.member({ member: 'log/checkpoint', size: cp.size, note } satisfies CheckpointMember);
     const token = this.cpEvidence ? await this.cpEvidence.timestamp(cp) : null;
     if (token) yield w.member({ member: 'log/timestamp', timestamp: token.toString('base64') } satisfies TimestampMember);
+    const nostr = this.cpEvidence ? await this.cpEvidence.nostrAnchor(cp) : null;
+    if (nostr) yield w.member(nostr);
+    // Every stream the subject spans is named as it is written, and signed in stream-heads statements (issue 30).
+    const heads = new PackHeads(this.streamHeads, cp, w);
+    this.headsOf.set(w, heads);
+    heads.add(r.record.kind === 'job' ? streams.timeline(r.record.id) : streams.workflow(r.record.id));
 
     // The plan versions in force for the subject, each with its event.
     const versions = (await this.coverage.planVersionsOfSubject(this.db, r.record)).filter((v) => v.position <= upTo);
@@ -171,6 +186,7 @@ export class EvidenceService {
     let out = await this.packEvents.members(w, planEvents, upTo, viewer);
     const planGone = await this.packEvents.erasedOf(planEvents);
     for (const v of versions) {
+      heads.add(streams.plan(v.plan_id));
       // Erased (issue 29, named by position): the version is named with no plan and no digest, and its erasure.
       const x = planGone.get(v.position);
       out += w.member(
@@ -183,8 +199,9 @@ export class EvidenceService {
 
     // Coverage reports: every report on the subject (a job or workflow pack), or the one asked for.
     const rows = (await this.coverage.reportsOfSubject(this.db, r.record, upTo)).filter((x) => r.reportId === null || x.report_id === r.reportId);
-    // Outcomes (issue 18) as of the report's position in a coverage-report pack, else as of the checkpoint.
-    const outcomesUpTo = r.reportId === null || rows.length === 0 ? upTo : rows[0].as_of_position;
+    // Outcomes (issue 18) as of the checkpoint, in every pack: the statement names their sets as of it (a report's
+    // recomputation reads those at or below its own position only).
+    const outcomesUpTo = upTo;
 
     if (r.record.kind === 'job') {
       yield* this.timeline(w, r.record.id, upTo, viewer);
@@ -195,6 +212,7 @@ export class EvidenceService {
         if (ids.length === 0) break;
         after = ids[ids.length - 1];
         yield* this.outcomesOf(w, r.record, ids, outcomesUpTo, upTo, viewer);
+        yield await heads.drain();
       }
     } else {
       // Every receipt a workflow receipt names as a step (the outcomes answering them are written after the workflow).
@@ -222,10 +240,14 @@ export class EvidenceService {
         for (let i = 0; i < fresh.length; i += PACK_PAGE) yield await this.receipts(w, fresh.slice(i, i + PACK_PAGE), upTo, viewer, emitted, null);
       }
       const ids = [...steps].sort();
-      for (let i = 0; i < ids.length; i += PACK_PAGE) yield* this.outcomesOf(w, r.record, ids.slice(i, i + PACK_PAGE), outcomesUpTo, upTo, viewer);
+      for (let i = 0; i < ids.length; i += PACK_PAGE) {
+        yield* this.outcomesOf(w, r.record, ids.slice(i, i + PACK_PAGE), outcomesUpTo, upTo, viewer);
+        yield await heads.drain();
+      }
     }
 
     for (const row of rows) {
+      heads.add(streams.coverage(row.report_id));
       const evs = await this.eventsAt([row.position]);
       let chunk = await this.packEvents.members(w, evs, upTo, viewer);
       const x = (await this.packEvents.erasedOf(evs)).get(row.position);
@@ -236,7 +258,7 @@ export class EvidenceService {
         continue;
       }
       const report = JSON.parse(row.report) as { as_of_position: number };
-      const { recorders, other_jobs } = await this.recordersFor(r.record, report.as_of_position);
+      const { recorders, other_jobs } = await recordersFor(this.db, this.timelines, r.record, report.as_of_position);
       chunk += w.member({ member: memberName.report(row.report_id), report_id: row.report_id, position: row.position, issued_at: row.issued_at, digest: row.digest, report, recorders, ...(other_jobs ? { other_jobs } : {}) } satisfies ReportMember);
       yield chunk;
     }
@@ -244,6 +266,8 @@ export class EvidenceService {
     // verifier checks every erased member against the one it names (`checkErasures`).
     const erasures = [...this.packEvents.erasuresOf(w)].filter((p) => p <= upTo).sort((a, b) => a - b);
     for (let i = 0; i < erasures.length; i += PACK_PAGE) yield await this.packEvents.members(w, await this.eventsAt(erasures.slice(i, i + PACK_PAGE)), upTo, viewer);
+    yield await heads.finish();
+    this.headsOf.delete(w);
     yield w.finish();
   }
 
@@ -357,6 +381,7 @@ export class EvidenceService {
       const withheld = mayReadWithheld(viewer) ? new Set<number>() : await this.events.withheldAmong(this.db, evs.map((e) => e.position));
       let next: string[] = [];
       const recorded = new Set(evs.filter((e) => e.type === 'ReceiptRecorded').map((e) => e.stream_id.slice('receipt:'.length)));
+      for (const x of todo) this.headsOf.get(w)?.add(streams.receipt(x));
       for (const x of todo) if (!recorded.has(x)) out += w.member({ member: memberName.receipt(x), id: x, position: null, raw: null, recorded: false } satisfies ReceiptMember);
       const gone = await this.packEvents.erasedOf(evs);
       for (const e of evs) {
@@ -398,6 +423,8 @@ export class EvidenceService {
    */
   private async *outcomesOf(w: PackWriter, subject: PlanSubject, receiptIds: string[], asOf: number, size: number, viewer: Principal): AsyncGenerator<string> {
     // Only the outcomes naming the subject (issue 26): another job's outcome of a shared receipt is not this one's.
+    // The answer set of every receipt named (src/core/ledger/answer-sets.ts): the statement claims it whole.
+    for (const x of receiptIds) this.headsOf.get(w)?.add(answersStreamId(x, subject as { kind: 'job' | 'workflow'; id: string }));
     const rows = (await this.outcomes.ofReceiptsAsOf(this.db, receiptIds, asOf)).filter((o) => outcomeNamesSubject(o.job_id, subject));
     for (let i = 0; i < rows.length; i += PACK_PAGE) {
       const evs = await this.events.ofStreams(this.db, rows.slice(i, i + PACK_PAGE).map((o) => streams.outcome(o.outcome_id)), asOf);
@@ -420,29 +447,4 @@ export class EvidenceService {
     }
   }
 
-  /**
-   * Who recorded the subject and its receipts as of a report's position (what
-   * the report's `recorded_by` used), and for a job the other jobs whose
-   * entries name its receipts as of that position (what its
-   * `receipt_shared_with_other_job` findings used, issue 26).
-   */
-  private async recordersFor(subject: { kind: 'job' | 'workflow'; id: string }, asOf: number): Promise<{ recorders: ReportMember['recorders']; other_jobs?: Record<string, string[]> }> {
-    const stream = subject.kind === 'job' ? streams.timeline(subject.id) : streams.workflow(subject.id);
-    let ids: string[];
-    if (subject.kind === 'job') {
-      ids = [];
-      let after = '';
-      for (;;) {
-        const page = await this.timelines.receiptIdPage(this.db, subject.id, after, asOf, PACK_PAGE);
-        if (page.length === 0) break;
-        ids.push(...page);
-        after = page[page.length - 1];
-      }
-    } else ids = (await workflowAsOf(this.db, subject.id, asOf)).step_receipt_ids;
-    const rec = await recordersAsOf(this.db, [stream], asOf);
-    const receipts = await recordersAsOf(this.db, ids.map((x) => streams.receipt(x)), asOf, ['ReceiptRecorded']);
-    const recorders = { record: rec.get(stream) ?? null, receipts: Object.fromEntries([...receipts].map(([k, v]) => [k.slice('receipt:'.length), v])) };
-    if (subject.kind !== 'job') return { recorders };
-    return { recorders, other_jobs: Object.fromEntries(await this.timelines.otherJobsNamingAsOf(this.db, subject.id, ids, asOf)) };
-  }
 }

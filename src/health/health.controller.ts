@@ -11,6 +11,7 @@ import { StaticTiles } from '../log/static-tiles';
 import { LogIdentityService } from '../log/log-identity.service';
 import { WitnessCoordinator } from '../log/witnesses';
 import { CheckpointTimestamper } from '../log/timestamps';
+import { NostrPublisher } from '../log/nostr-publisher';
 
 /** The body of `/health`: Terminus's result, with `degraded` when only Redis is down. */
 export type HealthAnswer = Omit<HealthCheckResult, 'status'> & { status: HealthCheckResult['status'] | 'degraded' };
@@ -57,6 +58,12 @@ export type HealthAnswer = Omit<HealthCheckResult, 'status'> & { status: HealthC
  *   is "down" and the answer "degraded" (GET /checkpoint then stays at the
  *   last witnessed size). With TSA_URL, `details.log.timestamps` gives the newest token's
  *   size, genTime and TSA, and the last refusal (informational only).
+ * - With NOSTR_RELAYS, `details.log.nostr` gives the publisher key (hex,
+ *   npub), the newest anchored size, its event id and time, and per relay
+ *   `status` (`ok`: it accepted the newest anchor; `failing`: its last
+ *   attempt was refused or got no answer, `last_error` and `retry_at`;
+ *   `pending`), `last_ok_size` and `last_ok_at` (when it last accepted an
+ *   anchor). Informational only: anchoring never makes the log down.
  * - 503 `status: "error"`: the database does not answer.
  */
 @ApiTags('health')
@@ -72,6 +79,7 @@ export class HealthController {
     private readonly witnesses: WitnessCoordinator,
     private readonly timestamper: CheckpointTimestamper,
     private readonly staticTiles: StaticTiles,
+    private readonly nostr: NostrPublisher,
   ) {}
 
   @Get()
@@ -102,10 +110,11 @@ export class HealthController {
         };
         const witnessing = this.witnesses.health();
         const timestamps = this.timestamper.health();
+        const nostr = this.nostr.health();
         // A static copy that is not being written (its last write failed) makes the log check down: /health answers
         // `degraded` (still 200), never `ok` while the published copy falls behind.
         const tilesDir = this.staticTiles.health();
-        const all = { ...info, ...(witnessing ? { witnessing } : {}), ...(timestamps ? { timestamps } : {}), ...(tilesDir ? { tiles_dir: tilesDir } : {}) };
+        const all = { ...info, ...(witnessing ? { witnessing } : {}), ...(timestamps ? { timestamps } : {}), ...(nostr ? { nostr } : {}), ...(tilesDir ? { tiles_dir: tilesDir } : {}) };
         const witnessed = !witnessing || witnessing.policy.current_quorum;
         return st.signing === 'active' && !st.last_error && witnessed && !tilesDir?.last_error ? i.up(all) : i.down(all);
       },

@@ -118,6 +118,7 @@ export class LogController {
         entry_bundle: `${b}/tile/entries/{N}[.p/{W}]`,
         checkpoints: `${b}/api/ledger/checkpoints/{size}`,
         checkpoint_timestamp: `${b}/api/ledger/checkpoints/{size}/timestamp`,
+        checkpoint_anchors: `${b}/api/ledger/checkpoints/{size}/anchors`,
         leaf: `${b}/api/ledger/leaves/{index}`,
         leaves: `${b}/api/ledger/leaves?start={index}&count={n}`,
         stream_heads: `${b}/api/ledger/stream-heads?stream={stream id}&size={size}`,

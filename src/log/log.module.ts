@@ -17,16 +17,20 @@ import { StaticTiles } from './static-tiles';
 import { TileBandwidth } from './tile-bandwidth';
 import { TilesController } from './tiles.controller';
 import { StreamHeadsService } from './stream-heads.service';
+import { NostrAnchors } from './nostr-anchors.service';
+import { NostrPublisher } from './nostr-publisher';
+import { ReceiptAnchors } from './receipt-anchors';
+import { AnchorsController } from './anchors.controller';
 
 /** The verifiable log's reads (LogService, StreamHeadsService, global to the pages and verifiers), and the tree audit the ledger's `/verify` calls (`TREE_AUDIT`). */
 @Global()
 @Module({
   imports: [AuthModule, ReceiptsRepositoryModule],
-  providers: [LogIdentityService, WitnessedCheckpoints, LogService, StreamHeadsService, CheckpointLocator, CommitmentTrustService, { provide: TREE_AUDIT, useExisting: LogService }],
-  exports: [LogIdentityService, WitnessedCheckpoints, LogService, StreamHeadsService, CheckpointLocator, CommitmentTrustService, TREE_AUDIT],
+  providers: [LogIdentityService, WitnessedCheckpoints, NostrAnchors, LogService, ReceiptAnchors, StreamHeadsService, CheckpointLocator, CommitmentTrustService, { provide: TREE_AUDIT, useExisting: LogService }],
+  exports: [LogIdentityService, WitnessedCheckpoints, NostrAnchors, LogService, ReceiptAnchors, StreamHeadsService, CheckpointLocator, CommitmentTrustService, TREE_AUDIT],
 })
 export class LogReadModule {}
 
-/** The verifiable log over HTTP (JSON API and C2SP tiles), the checkpoint signer, the static copy (TILES_DIR), the witness coordinator and the timestamper (the API process only; workers append, never sign). */
-@Module({ imports: [LogReadModule, AuthModule, ReceiptsRepositoryModule, CoverageRepositoryModule, WorkflowsRepositoryModule], controllers: [LogController, TilesController], providers: [CheckpointSigner, WitnessCoordinator, CheckpointTimestamper, TileBandwidth, StaticTiles], exports: [CheckpointSigner, WitnessCoordinator, CheckpointTimestamper, StaticTiles] })
+/** The verifiable log over HTTP (JSON API and C2SP tiles), the checkpoint signer, the static copy (TILES_DIR), the witness coordinator, the timestamper and the Nostr publisher (the API process only; workers append, never sign). */
+@Module({ imports: [LogReadModule, AuthModule, ReceiptsRepositoryModule, CoverageRepositoryModule, WorkflowsRepositoryModule], controllers: [LogController, TilesController, AnchorsController], providers: [CheckpointSigner, WitnessCoordinator, CheckpointTimestamper, NostrPublisher, TileBandwidth, StaticTiles], exports: [CheckpointSigner, WitnessCoordinator, CheckpointTimestamper, NostrPublisher, StaticTiles] })
 export class LogModule {}

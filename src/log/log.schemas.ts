@@ -53,9 +53,10 @@ export const LOG_SCHEMAS: Record<string, Schema> = {
       checkpoint: { type: 'string', description: 'the signed checkpoint note, verbatim (with witness cosignature lines when witnesses are configured)' },
       timestamp: { type: 'string', description: 'base64 of a DER RFC 3161 TimeStampResp over the checkpoint body (present when the checkpoint is anchored)' },
       timestamp_info: ref('TimestampInfo'),
+      nostr_event: { type: 'object', additionalProperties: true, description: 'the signed NIP-01 event anchoring this checkpoint, when it has one (check with `--nostr-pubkey`)' },
     },
     'A proof file: one event in the log, against a signed checkpoint (verify offline with `aer1 log verify-proof`).',
-    ['withheld', 'timestamp', 'timestamp_info'],
+    ['withheld', 'timestamp', 'timestamp_info', 'nostr_event'],
   ),
   LogLocation: obj(
     {
@@ -80,6 +81,46 @@ export const LOG_SCHEMAS: Record<string, Schema> = {
       url: { type: 'string', description: 'where the token is served (DER, application/timestamp-reply)' },
     },
     'An RFC 3161 time anchor of a checkpoint (S10), verified on receipt against TSA_CERTS.',
+  ),
+  NostrAnchor: obj(
+    {
+      type: { type: 'string', enum: ['nostr'] },
+      size: { type: 'integer', description: 'the anchored checkpoint size' },
+      relay_event_id: { type: 'string', description: 'NIP-01 event id (64 hex)' },
+      publisher_key: { type: 'string', description: 'the publisher key (64 hex, x-only secp256k1; NOSTR_KEY_FILE)' },
+      relays: arrayOf({ type: 'string' }),
+      published: { type: 'boolean', description: 'at least one relay answered OK true' },
+      published_at: nullable({ type: 'string', description: 'the first OK (RFC 3339 UTC)' }),
+      relay_status: arrayOf(obj({ url: { type: 'string' }, ok: { type: 'boolean' }, message: { type: 'string' }, at: { type: 'string' }, attempts: { type: 'integer' } })),
+      event: { type: 'object', additionalProperties: true, description: 'the signed NIP-01 event; its content is the checkpoint note as served' },
+      envelope: obj(
+        {
+          format: { type: 'string', enum: ['aer1-receipt-anchor/1'] },
+          receipt_id: { type: 'string' },
+          output_hash: nullable({ type: 'string' }),
+          evidence_hash: b64hash,
+          leaf_index: { type: 'integer' },
+          checkpoint: obj({ origin: { type: 'string' }, size: { type: 'integer' }, root: b64hash }),
+          inclusion_proof: arrayOf(b64hash),
+          relay_event_id: { type: 'string' },
+        },
+        "Binds the receipt id, its output_hash and its evidence hash (its event's leaf hash) to the anchored checkpoint by the inclusion proof (checked before it is served).",
+      ),
+    },
+    'A Nostr anchor of a checkpoint (draft S10, issue 33); `envelope` only in a receipt\'s answer.',
+    ['envelope'],
+  ),
+  CheckpointAnchors: obj(
+    {
+      size: { type: 'integer' },
+      anchors: arrayOf({
+        oneOf: [
+          obj({ type: { type: 'string', enum: ['rfc3161'] }, size: { type: 'integer' }, gen_time: { type: 'string' }, tsa_name: { type: 'string' }, received_at: { type: 'string' }, url: { type: 'string' } }),
+          ref('NostrAnchor'),
+        ],
+      }),
+    },
+    'Every anchor of one checkpoint: RFC 3161 tokens and Nostr events.',
   ),
   TreeAudit: obj(
     {

@@ -25,6 +25,7 @@ import { LogIdentityService } from './log-identity.service';
 import { auditTree, TreeAuditReport } from './tree-audit';
 import { StoredCheckpoint, TreeRepository } from './tree.repository';
 import { WitnessedCheckpoints } from './witnessed.service';
+import { NostrAnchors } from './nostr-anchors.service';
 import { StoredTimestamp } from './witness.repository';
 import { timeStampReplyFromToken } from '../core/timestamp';
 
@@ -48,6 +49,7 @@ export class LogService {
     private readonly receipts: ReceiptReads,
     private readonly identity: LogIdentityService,
     private readonly witnessed: WitnessedCheckpoints,
+    private readonly nostr: NostrAnchors,
   ) {}
 
   /**
@@ -142,13 +144,19 @@ export class LogService {
   /**
    * The checkpoint a record's proof is made against: the newest RFC 3161
    * anchored one when it covers leaf `index` (so the proof can carry the
-   * token), else {@link latest}. With its token, when anchored.
+   * token), else the newest Nostr-anchored one accepted by a relay that
+   * covers it (so the proof can carry the event), else {@link latest}. With
+   * its token, when anchored.
    */
   private async proofCheckpoint(index: number): Promise<{ cp: StoredCheckpoint | null; ts: StoredTimestamp | null }> {
     const cp = await this.latest();
-    if (!cp || !this.witnessed.tsa) return { cp, ts: null };
-    const a = await this.witnessed.anchored(index, cp.size);
-    return a ? { cp: a.checkpoint, ts: a.timestamp } : { cp, ts: null };
+    if (!cp) return { cp, ts: null };
+    const a = this.witnessed.tsa ? await this.witnessed.anchored(index, cp.size) : null;
+    if (a) return { cp: a.checkpoint, ts: a.timestamp };
+    const n = this.nostr.settings ? await this.nostr.covering(index, cp.size) : null;
+    const stored = n ? await this.tree.checkpoint(this.db, n.size) : null;
+    const anchored = stored && this.witnessed.enabled ? await this.witnessed.withCosignatures(stored) : stored;
+    return { cp: anchored ?? cp, ts: null };
   }
 
   private timestampInfo(ts: StoredTimestamp): TimestampInfo {
@@ -333,6 +341,7 @@ export class LogService {
       throw new LedgerError(409, 'tree_mismatch', `the event at position ${position} is not proven by checkpoint ${cp.size}: ${(e as Error).message}`, { position });
     }
     const why = leaf === null ? ERASED_LEAF_NOTE : leafBytesWithheld(ev, (await this.events.withheldPositions(this.db, position - 1, position)).has(position), viewer);
+    const nostr = this.nostr.settings ? await this.nostr.of(cp.size) : null;
     if (format === 'tlog-proof') {
       // Without the leaf bytes (withheld) the file proves the leaf hash only: the verifier must be given the leaf.
       return { type: 'text/plain; charset=utf-8', body: formatProofFile({ extra: why ? null : leaf, index, proof, checkpoint: cp.note }) };
@@ -350,6 +359,8 @@ export class LogService {
       proof: proof.map(b64),
       checkpoint: cp.note,
       ...(ts ? { timestamp: timeStampReplyFromToken(ts.token).toString('base64'), timestamp_info: this.timestampInfo(ts) } : {}),
+      // The signed NIP-01 event anchoring this checkpoint (issue 33), when a relay accepted one: `--nostr-pubkey` checks it offline.
+      ...(nostr?.published ? { nostr_event: nostr.event } : {}),
     };
     return { type: 'application/json; charset=utf-8', body: JSON.stringify(body, null, 2) + '\n' };
   }

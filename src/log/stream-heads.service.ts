@@ -1,17 +1,20 @@
 import { Injectable } from '@nestjs/common';
 import { BadInputError, LedgerError, UnavailableError } from '../common/errors';
 import { sha256Hex } from '../core/aer1';
-import { storedLeaf } from '../core/ledger/event-hash';
+import { AnswerSet, inAnswerSet, outcomeIdsOf, parseAnswersStreamId } from '../core/ledger/answer-sets';
+import { StoredEvent, storedLeaf } from '../core/ledger/event-hash';
+import { parseLeaf } from '../core/ledger/leaf';
+import { outcomeNamesSubject } from '../core/coverage/outcomes';
 import { encodeStreamId, leafHash, MAX_STREAM_HEADS, signStreamHeads, StreamHead, StreamHeads, TlogError } from '../core/tlog';
 import { DatabaseService } from '../database/database.service';
-import { Queryable } from '../database/rows';
+import { pages, placeholders, Queryable } from '../database/rows';
 import { EventsRepository } from '../ledger/events.repository';
 import { LogIdentityService } from './log-identity.service';
 import { LogService } from './log.service';
 import { MissingNodeError, StoredCheckpoint, TreeRepository } from './tree.repository';
 
 /** Why the ledger refuses to sign a head (409 `stream_head_unbacked`, `reason`). */
-export type UnbackedReason = 'leaf_not_recomputable' | 'tree_leaf_missing' | 'tree_leaf_mismatch' | 'event_hash_mismatch';
+export type UnbackedReason = 'leaf_not_recomputable' | 'tree_leaf_missing' | 'tree_leaf_mismatch' | 'event_hash_mismatch' | 'answer_not_outcome';
 
 /** A signed statement and what it says. */
 export interface SignedStreamHeads {
@@ -29,6 +32,14 @@ export interface SignedStreamHeads {
  * signed: its leaf is rebuilt from the stored event, its SHA-256 must be
  * the stored `event_hash`, and its RFC 6962 leaf hash the stored level-0
  * node. What cannot be backed so is refused, never signed.
+ *
+ * Answer sets (`answers:<receipt>:<subject>`, src/core/ledger/answer-sets.ts)
+ * are found through the `outcomes` table's receipt index (the one place that
+ * lists the outcomes of a receipt without a scan); their head is then backed
+ * like any other (the event at that position must be an `OutcomeReported`
+ * leaf naming the receipt and the subject), and the `outcome:<id>` stream of
+ * every member is named in the same statement. An outcome the index missed
+ * would make the statement false, and `aer1 log check-heads` shows it.
  */
 @Injectable()
 export class StreamHeadsService {
@@ -57,8 +68,9 @@ export class StreamHeadsService {
   /**
    * Sign the heads of `streamIds` (1..{@link MAX_STREAM_HEADS}, each once; 400
    * `invalid_query` otherwise, or for an id the format cannot write) as of
-   * `cp`. Reads: one per stream, plus one per 100 heads for the tree's
-   * leaves. 409 `stream_head_unbacked` (`reason`: {@link UnbackedReason},
+   * `cp`. Reads: two per 500 streams (their heads), one per 500 answer sets
+   * (their outcomes) and one per 500 of their newest, plus one per 100 heads
+   * for the tree's leaves. 409 `stream_head_unbacked` (`reason`: {@link UnbackedReason},
    * `stream_id`, `position`) when a head cannot be backed by the stored tree;
    * 503 `log_unavailable` without a log key.
    */
@@ -77,8 +89,53 @@ export class StreamHeadsService {
     }
     const heads: StreamHead[] = [];
     const toCheck: { streamId: string; position: number; leaf: Buffer }[] = [];
+    const named = new Set(streamIds);
+    const plain: string[] = [];
+    const sets: { streamId: string; set: AnswerSet }[] = [];
     for (const streamId of streamIds) {
-      const e = await this.events.headAsOf(q, streamId, cp.size);
+      const set = parseAnswersStreamId(streamId);
+      if (set) sets.push({ streamId, set });
+      else if (streamId.startsWith('answers:')) throw new BadInputError('invalid_query', `stream ${JSON.stringify(streamId.slice(0, 100))}: an answer set is answers:<receipt uuid, lowercase>:timeline:<job id> or :workflow:<uuid, lowercase>`, {});
+      else plain.push(streamId);
+    }
+    // Each set's members as of the size (ledger order), through the outcomes index; each member's stream joins the statement.
+    const newest = new Map<string, number>();
+    const byReceipt = new Map<string, { outcome_id: string; job_id: string; position: number }[]>();
+    for (const page of pages([...new Set(sets.map((x) => x.set.receiptId))], 500)) {
+      const rows = await q.query<{ outcome_id: string; job_id: string; receipt_id: string; position: number | string }>(`SELECT outcome_id, job_id, receipt_id, position FROM outcomes WHERE position <= ? AND receipt_id IN (${placeholders(page.length)}) ORDER BY position`, [cp.size, ...page]);
+      for (const r of rows) (byReceipt.get(r.receipt_id) ?? byReceipt.set(r.receipt_id, []).get(r.receipt_id)!).push({ outcome_id: r.outcome_id, job_id: r.job_id, position: Number(r.position) });
+    }
+    for (const { streamId, set } of sets) {
+      const members = (byReceipt.get(set.receiptId) ?? []).filter((r) => outcomeNamesSubject(r.job_id, set.subject));
+      for (const m of members) {
+        const s = `outcome:${m.outcome_id}`;
+        if (!named.has(s)) {
+          named.add(s);
+          plain.push(s);
+        }
+      }
+      if (members.length > 0) newest.set(streamId, members[members.length - 1].position);
+    }
+    if (named.size > MAX_STREAM_HEADS) throw new BadInputError('invalid_query', `the streams named and the outcomes of the answer sets named are ${named.size}, more than ${MAX_STREAM_HEADS}: name fewer`, { count: named.size });
+    const setEvents: Map<number, StoredEvent> = await this.events.atPositions(q, [...newest.values()]);
+    for (const { streamId, set } of sets) {
+      const at = newest.get(streamId);
+      if (at === undefined) {
+        heads.push({ streamId, position: 0, eventHash: null });
+        continue;
+      }
+      const e = setEvents.get(at);
+      const l = e ? storedLeaf(e) : null;
+      if (!e || !l || l.leaf === null) throw unbacked('leaf_not_recomputable', streamId, at, 'the newest outcome of the set has no stored leaf that can be rebuilt');
+      if (sha256Hex(l.leaf) !== e.event_hash) throw unbacked('event_hash_mismatch', streamId, e.position, 'the stored event_hash is not the SHA-256 of the leaf rebuilt from the stored event');
+      const ids = outcomeIdsOf(parseLeaf(l.leaf));
+      if (!ids || !inAnswerSet(set, e.type, ids.receipt_id, ids.job_id)) throw unbacked('answer_not_outcome', streamId, e.position, 'the event the outcomes index names is not an OutcomeReported leaf answering this receipt for this subject');
+      heads.push({ streamId, position: e.position, eventHash: e.event_hash });
+      toCheck.push({ streamId, position: e.position, leaf: l.leaf });
+    }
+    const found = await this.events.headsAsOf(q, plain, cp.size);
+    for (const streamId of plain) {
+      const e = found.get(streamId);
       if (!e) {
         heads.push({ streamId, position: 0, eventHash: null });
         continue;

@@ -16,6 +16,7 @@ import { mayReadWithheld, sameOwner } from '../auth/permissions';
 import type { RecordedBy } from '../core/ledger/event-hash';
 import { linkableReceiptId, loadTimelineView, TimelineView } from './timeline-view';
 import { LogService } from '../log/log.service';
+import { ReceiptAnchors, ReceiptNostrAnchor } from '../log/receipt-anchors';
 import type { LogLocation } from '../log/log-answers';
 import { OutcomesService } from '../outcomes/outcomes.service';
 import { OutcomeReads } from '../outcomes/outcome-reads';
@@ -121,6 +122,8 @@ export interface ReceiptPageData {
   verify_url: string;
   /** Where the receipt's event sits in the verifiable log, with its checked inclusion proof. */
   log: LogLocation;
+  /** With NOSTR_RELAYS: the Nostr anchors covering it (issue 33), each with its envelope; empty until one is published. */
+  anchors?: ReceiptNostrAnchor[];
   /** The verdict recorded at ingestion (the read model's, not re-run). */
   recorded_verdict: string;
   /** Set when the receipt's content was erased (issue 29): nothing is re-verified, no bytes are shown. */
@@ -162,6 +165,7 @@ export class PublicPagesService {
     private readonly trust: CommitmentTrustService,
     private readonly outcomesRepo: OutcomeReads,
     private readonly erasedRecords: ErasedRecords,
+    private readonly anchors: ReceiptAnchors,
   ) {}
 
   /** Outcomes answering receipt `id` (lowercase), newest first. */
@@ -257,6 +261,7 @@ export class PublicPagesService {
     const kind = provenanceKind(row.provenance_class);
     const containing = await this.workflows.containing(row.id, writer);
     const by = writer ? { key_id: writer.key_id, name: writer.name } : null;
+    const loc = await this.log.locate(Number(row.position), this.urls.path(`/api/receipts/${row.id}/proof`));
     return {
       receipt,
       raw: withheld || gone ? null : row.raw,
@@ -296,7 +301,8 @@ export class PublicPagesService {
       position: Number(row.position),
       url: this.urls.receipt(row.id),
       verify_url: this.urls.receiptVerify(row.id),
-      log: await this.log.locate(Number(row.position), this.urls.path(`/api/receipts/${row.id}/proof`)),
+      log: loc,
+      ...(this.anchors.enabled ? { anchors: await this.anchors.of(row.id, gone ? null : (result.computed.output_hash ?? row.output_hash), loc) } : {}),
     };
   }
 

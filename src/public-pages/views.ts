@@ -3,6 +3,7 @@ import { html, safeHttpUrl, SafeHtml } from './html';
 import { checksTable, idCode, layout, limitsList, okBadge, provenanceLabel, shortId, Tone, verdictBadge, verdictBlock } from './layout';
 import { OutcomePageData, ReceiptOutcomeView, ReceiptPageData, WorkflowPageData } from './public-pages.service';
 import { logSection } from './log-view';
+import { anchorsSection } from './anchor-view';
 import { erasedOutcomePage, erasedReceiptPage } from './erased-view';
 import { entryHref, jobHref, leadWithFailure, outcomeHref, receiptLink, runHref, unrecordedReceipt, value, VerdictLine, workflowHref } from './page-parts';
 
@@ -208,6 +209,7 @@ ${d.claimed_by_timelines.length
     )}</ul>`
   : ''}
 ${logSection(d.log)}
+${anchorsSection(d.anchors)}
 <h2 id="outcomes">Outcomes reported by the systems that own the effect</h2>
 <p class="muted">Newest first. Each is the reporting system's observation, accepted only from a key that speaks for that system; a later outcome of the same system and effect supersedes an earlier one. None changes this receipt or its provenance.</p>
 ${outcomesTable(d.outcomes)}

@@ -13,6 +13,7 @@ import { PublicUrls } from '../common/urls';
 import { isObject } from '../core/aer1';
 import { ReceiptsListing } from './receipts.listing';
 import { LogService } from '../log/log.service';
+import { ReceiptAnchors } from '../log/receipt-anchors';
 import { ReceiptsService } from './receipts.service';
 import { ErasedRecords, ERASED_STATUS, isErasedRaw } from '../erasure/erased-records';
 
@@ -26,6 +27,7 @@ export class ReceiptsController {
     private readonly urls: PublicUrls,
     private readonly log: LogService,
     private readonly erased: ErasedRecords,
+    private readonly anchors: ReceiptAnchors,
   ) {}
 
   /**
@@ -126,6 +128,7 @@ export class ReceiptsController {
     const own = (name: 'status' | 'verification_status') => (isObject(receipt) && Object.hasOwn(receipt, name) ? { [name]: receipt[name] } : {});
     const commitment = result.checks.find((c) => c.name === 'output_commitment');
     const declared = isObject(receipt) ? receipt.output_hash : undefined;
+    const log = await this.log.locate(Number(row.position), this.urls.path(`/api/receipts/${row.id}/proof`));
     return {
       id: row.id,
       // The receipt's own claims, exactly as sent (absent when the receipt has none): never converted.
@@ -150,7 +153,9 @@ export class ReceiptsController {
       recorded_by: await this.receipts.recordedBy(row),
       publication: row.publication,
       // Where the receipt's event sits in the verifiable log, its inclusion proof checked against the newest checkpoint.
-      log: await this.log.locate(Number(row.position), this.urls.path(`/api/receipts/${row.id}/proof`)),
+      log,
+      // With NOSTR_RELAYS: the Nostr anchors covering it (draft S10, issue 33); beside the verdict, never changing it.
+      ...(this.anchors.enabled ? { anchors: await this.anchors.of(row.id, result.computed.output_hash ?? row.output_hash, log) } : {}),
       ...(row.publication === 'metadata'
         ? { statement: 'The canonical bytes are withheld from the public by the publication setting of the key that recorded this receipt (S13); this ledger recomputed the output commitment from the stored bytes, server-side.' }
         : {}),

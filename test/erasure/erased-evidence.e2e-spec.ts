@@ -141,7 +141,7 @@ describe.each(DIALECTS)('evidence over erased records on %s', (dialect) => {
     // The report issued before the erasure keeps its digest and says it can no longer be recomputed; the one after recomputes.
     expect(j.not_checked).toContain(`report/${before.report_id}: no longer recomputable: an event it reads was erased after it was issued (its stored digest stands, checked above)`);
     const txt = await cli(['verify-pack', file, '--vkey', vkey]);
-    expect(txt.out).toContain(`Result: VERIFIED (every member matches the manifest, every record is in the log under the signed checkpoint, every content held verified); ${erasedEvents.length} events erased (listed above): recorded under the signed checkpoint, their content gone and not verified`);
+    expect(txt.out).toContain(`Result: VERIFIED (every member matches the manifest, every record is in the log under the signed checkpoint, every content held verified, every stream held to its signed head); ${erasedEvents.length} events erased (listed above): recorded under the signed checkpoint, their content gone and not verified`);
     expect(txt.out).not.toContain('every verdict and report recomputed');
     expect(txt.out).toMatch(/format 3 payloads match their leaf commitments; erased content is backed by its erasure event in the pack: \d+ passed\n/);
     expect(txt.out).toContain('entry/2: content erased on');

@@ -184,11 +184,15 @@ describe('tampered outcome members in evidence packs (sqlite)', () => {
     expect([stripped.code, stripped.verified]).toEqual([1, false]);
   });
 
-  it("in the job's pack, the reversal (member and event) dropped: VERIFIED (documented: a left-out outcome no report counted is not detectable)", async () => {
+  it("in the job's pack, the reversal (member and event) dropped: NOT VERIFIED, its answer set and stream named (issue 30; before, this was a documented limit)", async () => {
     const ms = lines(jobPack);
     const ev = eventOf(ms, `outcome:${id(reversed)}`).member;
     const j = await verify(repack(ms.filter((m) => m.member !== ev && m.member !== `outcome/${id(reversed)}`)));
-    expect([j.code, j.verified]).toEqual([0, true]);
+    expect([j.code, j.verified]).toEqual([1, false]);
+    expect(j.failures.map((f) => [f.member, f.check])).toEqual([
+      [`answers:${reversed.receipt_id.toLowerCase()}:timeline:${job}`, 'stream_incomplete'],
+      [`outcome:${id(reversed)}`, 'stream_incomplete'],
+    ]);
   });
 
   it("an OutcomeReported event whose fields disagree with its own raw report (result confirmed, raw failed) is refused", async () => {

@@ -123,7 +123,7 @@ describe.each(DIALECTS)('evidence packs with outcome evidence on %s', (dialect) 
 
   const id = (o: Record<string, string>): string => o.outcome_id.toLowerCase();
 
-  it("the job's pack holds both outcomes with their events; the report's pack the one at or below the report's position", () => {
+  it("the job's pack and the report's pack hold both outcomes with their events, as of the checkpoint (issue 30: the signed statement covers the set)", () => {
     const jm = lines(jobPack);
     const outcomes = jm.filter((m) => m.member.startsWith('outcome/'));
     expect(outcomes.map((m) => [m.member, m.id, m.receipt_id, m.raw])).toEqual([
@@ -134,8 +134,8 @@ describe.each(DIALECTS)('evidence packs with outcome evidence on %s', (dialect) 
     const report = jm.find((m) => m.member === `report/${reportId}`)!;
     expect((report.report as { as_of_position: number }).as_of_position).toBeLessThan(outcomes[1].position as number);
     const rm = lines(reportPack);
-    expect(rm.filter((m) => m.member.startsWith('outcome/')).map((m) => m.member)).toEqual([`outcome/${id(settled)}`]);
-    expect(rm.filter((m) => m.member.startsWith('event/') && m.type === 'OutcomeReported')).toHaveLength(1);
+    expect(rm.filter((m) => m.member.startsWith('outcome/')).map((m) => m.member)).toEqual([`outcome/${id(settled)}`, `outcome/${id(reversed)}`]);
+    expect(rm.filter((m) => m.member.startsWith('event/') && m.type === 'OutcomeReported')).toHaveLength(2);
   });
 
   it('verify-pack says VERIFIED and recomputes the report with the confirmation (same digest), for the job and the report', async () => {
@@ -149,27 +149,39 @@ describe.each(DIALECTS)('evidence packs with outcome evidence on %s', (dialect) 
     expect([j.counts.outcomes, j.verdicts.outcomes]).toEqual([2, { valid: 2 }]);
     const file = tmp.write('report.jsonl', reportPack);
     const r = await cli(['verify-pack', file, '--vkey', vkey]);
-    expect(r.out).toContain('1 outcome reports)');
-    expect(r.out).toContain('  outcome reports: 1 valid');
+    expect(r.out).toContain('2 outcome reports)');
+    expect(r.out).toContain('  outcome reports: 2 valid');
     expect(r.out).toContain('Result: VERIFIED');
   });
 
-  it('a genuine outcome recorded after the report, added to its pack, does not change the recomputed report (as of its position)', async () => {
-    const jm = lines(jobPack);
-    const later = [eventOf(jm, `outcome:${id(reversed)}`), jm.find((m) => m.member === `outcome/${id(reversed)}`)!];
+  it("the reversal recorded after the report is in the report's pack and leaves its recomputation alone; cut out (member and event), the signed answer set names it", async () => {
     const rm = lines(reportPack);
-    const at = rm.findIndex((m) => m.member === `outcome/${id(settled)}`) + 1;
-    rm.splice(at, 0, ...later);
-    const j = await verify(repack(rm));
-    expect(j.failures).toEqual([]);
+    const ev = eventOf(rm, `outcome:${id(reversed)}`);
+    const j = await verify(reportPack);
     expect([j.code, j.verified, j.reports[0].recomputed]).toEqual([0, true, reportDigest]);
+    // The later outcome that contradicts the confirmation: the newest of its receipt's answer set, so its head.
+    const cut = await verify(repack(rm.filter((m) => m.member !== ev.member && m.member !== `outcome/${id(reversed)}`)));
+    const set = `answers:${reversed.receipt_id.toLowerCase()}:timeline:${job}`;
+    expect([cut.code, cut.verified, cut.failures]).toEqual([
+      1,
+      false,
+      [
+        { member: set, check: 'stream_incomplete' },
+        { member: `outcome:${id(reversed)}`, check: 'stream_incomplete' },
+      ],
+    ]);
+    const text = await cli(['verify-pack', tmp.write('cut-reversal.jsonl', repack(rm.filter((m) => m.member !== ev.member && m.member !== `outcome/${id(reversed)}`))), '--vkey', vkey]);
+    expect(text.out).toContain(`✗ ${set}: stream_incomplete: the newest outcome answering receipt ${reversed.receipt_id.toLowerCase()}, the event at position ${String(ev.position)}, is not in the pack (outcomes answering the receipt of entry 2 (tool "send_payment"))`);
   });
 
   it("the confirmation left out of the report's pack (member and event): report_recomputed fails, named", async () => {
     const ev = eventOf(lines(reportPack), `outcome:${id(settled)}`).member;
     const j = await verify(repack(lines(reportPack).filter((m) => m.member !== ev && m.member !== `outcome/${id(settled)}`)));
     expect([j.code, j.verified]).toEqual([1, false]);
-    expect(j.failures).toEqual([{ member: `report/${reportId}`, check: 'report_recomputed' }]);
+    expect(j.failures).toEqual([
+      { member: `report/${reportId}`, check: 'report_recomputed' },
+      { member: `outcome:${id(settled)}`, check: 'stream_incomplete' },
+    ]);
     expect(j.reports[0].recomputed).not.toBe(reportDigest);
   });
 
@@ -179,6 +191,7 @@ describe.each(DIALECTS)('evidence packs with outcome evidence on %s', (dialect) 
     expect(j.failures).toEqual([
       { member: `outcome/${id(settled)}`, check: 'leaf_bytes' },
       { member: `report/${reportId}`, check: 'report_recomputed' },
+      { member: `outcome:${id(settled)}`, check: 'stream_incomplete' },
     ]);
   });
 
@@ -221,9 +234,16 @@ describe.each(DIALECTS)('evidence packs with outcome evidence on %s', (dialect) 
     const otherEvent = eventOf(om, `outcome:${id(otherOutcome)}`);
     const otherMember = om.find((m) => m.member === `outcome/${id(otherOutcome)}`)!;
     const withBoth = await verify(repack([...lines(jobPack), otherEvent, otherMember]));
-    expect(withBoth.failures).toEqual([{ member: `outcome/${id(otherOutcome)}`, check: 'subject' }]);
+    // Its stream is in no statement of this pack either (issue 30).
+    expect(withBoth.failures).toEqual([
+      { member: `outcome/${id(otherOutcome)}`, check: 'subject' },
+      { member: otherEvent.member, check: 'stream_unlisted' },
+    ]);
     const withEvent = await verify(repack([...lines(jobPack), otherEvent]));
-    expect(withEvent.failures).toEqual([{ member: otherEvent.member, check: 'subject' }]);
+    expect(withEvent.failures).toEqual([
+      { member: otherEvent.member, check: 'subject' },
+      { member: otherEvent.member, check: 'stream_unlisted' },
+    ]);
   });
 
   it("a workflow whose payment step requires an outcome: its pack and its report's pack carry the confirmation and verify", async () => {
@@ -256,7 +276,11 @@ describe.each(DIALECTS)('evidence packs with outcome evidence on %s', (dialect) 
       const ms = lines(body);
       const ev = eventOf(ms, `outcome:${id(confirmed)}`).member;
       const cut = await verify(repack(ms.filter((m) => m.member !== ev && m.member !== `outcome/${id(confirmed)}`)));
-      expect(cut.failures).toEqual([{ member: `report/${rep.body.report_id as string}`, check: 'report_recomputed' }]);
+      expect(cut.failures).toEqual([
+        { member: `report/${rep.body.report_id as string}`, check: 'report_recomputed' },
+        { member: `answers:${steps[1].id.toLowerCase()}:workflow:${wfId.toLowerCase()}`, check: 'stream_incomplete' },
+        { member: `outcome:${id(confirmed)}`, check: 'stream_incomplete' },
+      ]);
     }
   });
 });

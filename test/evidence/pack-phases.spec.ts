@@ -33,11 +33,14 @@ describe('checkPack over lines', () => {
     const text = (w.member({ member: 'header', format: 'aer1-evidence-pack/1', subject: { kind: 'job', id: 'job-1' } }) + w.finish()).trimEnd();
     const r = await checkPack(linesOf(text), policy(), deps);
     expect([r.verified, r.is_pack, r.subject, r.counts.members]).toEqual([false, true, { kind: 'job', id: 'job-1' }, 1]);
-    // A job pack without entries is also a forgery stripped of them (the ledger serves none): a second failure, named.
+    // A job pack without entries is also a forgery stripped of them (the ledger serves none): a second failure, named;
+    // and without a stream-heads statement nothing shows it whole (issue 30): a third.
     expect(r.failures.map((f) => [f.member, f.check])).toEqual([
       ['log/checkpoint', 'checkpoint_signature'],
       ['header', 'subject'],
+      ['log/stream-heads', 'stream_heads'],
     ]);
+    expect(r.completeness).toEqual({ statements: 0, streams: 0, proven: false, not_provable_before: null });
     expect(r.passed).toEqual({ manifest: 2 });
   });
 
@@ -49,6 +52,7 @@ describe('checkPack over lines', () => {
       ['manifest', 'manifest'],
       ['log/checkpoint', 'checkpoint_signature'],
       ['header', 'subject'],
+      ['log/stream-heads', 'stream_heads'],
     ]);
     for (const f of r.failures) expect(PACK_CHECKS).toContain(f.check);
   });
@@ -65,12 +69,12 @@ describe('what a pack that does not verify says (the tampering vectors\' base pa
     expect(r.verified).toBe(true);
     expect(r.subject_result).toMatchObject({ established: true });
     const c = r.counts as unknown as Record<string, number>;
-    expect([c.members, c.header, c.log, c.other, c.manifest_chunks]).toEqual([43, 1, 2, 0, 1]);
+    expect([c.members, c.header, c.log, c.other, c.manifest_chunks]).toEqual([44, 1, 3, 0, 1]);
     expect(kinds(c)).toBe(c.members);
     expect(r.passed.manifest).toBe(c.members + c.manifest_chunks);
     const text = packText(r, 'base.aer1pack.jsonl');
-    expect(text).toContain('Members: 43 (1 header, 2 log (key, checkpoint, timestamp), 20 events, 8 receipts, 8 entries, 2 commitments, 0 workflow receipts, 1 plan versions, 1 coverage reports, 0 outcome reports); with 1 manifest chunk and the final manifest\n');
-    expect(text).toContain('members and manifest chunks match the manifest (SHA-256): 44 passed');
+    expect(text).toContain('Members: 44 (1 header, 3 log (key, checkpoint, timestamp, Nostr anchor, stream heads), 20 events, 8 receipts, 8 entries, 2 commitments, 0 workflow receipts, 1 plan versions, 1 coverage reports, 0 outcome reports); with 1 manifest chunk and the final manifest\n');
+    expect(text).toContain('members and manifest chunks match the manifest (SHA-256): 45 passed');
     expect(text).toMatch(/\nResult: VERIFIED .*\nSubject: coverage report \S+ concludes: /);
     expect(text).not.toContain('not established');
   });
@@ -84,7 +88,7 @@ describe('what a pack that does not verify says (the tampering vectors\' base pa
     expect(r.subject_result).toMatchObject({ result: r.subject_result!.result, established: false });
     expect(r.not_checked).toContain(`${gone} (missing): listed in the manifest but not in the pack, so nothing it holds is checked`);
     const c = r.counts as unknown as Record<string, number>;
-    expect([c.members, c.receipts]).toEqual([42, 7]);
+    expect([c.members, c.receipts]).toEqual([43, 7]);
     expect(kinds(c)).toBe(c.members);
     const text = packText(r, 'cut.aer1pack.jsonl');
     const out = text.split('\n');
@@ -93,5 +97,14 @@ describe('what a pack that does not verify says (the tampering vectors\' base pa
     expect(out[result + 1]).toMatch(new RegExp(`^Subject: coverage report ${r.subject_result!.report_id} states .+ — not established: this pack did not verify$`));
     expect(text).not.toContain('concludes:');
     expect(text).toContain(`Not checked:\n  – ${gone} (missing): listed in the manifest`);
+    // The streams are not shown whole while a listed member is missing (the auditor's trial); the report still
+    // recomputes, from the receipt's event, which is held.
+    expect([r.completeness.proven, r.reports.map((x) => x.recomputed === x.digest)]).toEqual([false, [true]]);
+    expect(text).toContain('  completeness: NOT SHOWN (1 statement naming ');
+    // Its event deleted too: the report's inputs are incomplete, so no digest is shown as its recomputation.
+    const ev = lines.findIndex((l) => l.startsWith('{"member":"event/') && Buffer.from((JSON.parse(l) as { leaf: string }).leaf, 'base64').toString('utf8').includes(`"receipt:${gone.slice('receipt/'.length)}"`));
+    const r2 = await checkPack(linesOf(lines.filter((_, k) => k !== at && k !== ev).join('\n')), logPolicy(), deps);
+    expect([r2.completeness.proven, r2.reports.map((x) => x.recomputed)]).toEqual([false, [null]]);
+    expect(packText(r2, 'cut2.aer1pack.jsonl')).toContain('recomputed (not recomputed)');
   });
 });

@@ -185,14 +185,16 @@ describe.each(DIALECTS)('evidence packs on %s', (dialect) => {
     expect([absent.length, absent.every((m) => m.recorded === false && m.raw === null && m.position === null)]).toEqual([3000, true]);
     expect(ms.filter((m) => m.member.startsWith('manifest/'))).toHaveLength(7);
     const file = tmp.write('big.aer1pack.jsonl', r.body as string);
-    // Issue 26: the ledger's statement that a receipt is not recorded cannot be checked offline (a recorded receipt
-    // swapped for it reads the same): listed, never a pass, and the pack is not verified, though nothing failed.
+    // Issue 26 listed the ledger's word that a receipt is not recorded as unchecked; issue 30's signed stream-heads
+    // statement says each receipt stream had no event as of the checkpoint, so the pack is complete and verifies.
     const v = await cli(['verify-pack', file, '--vkey', vkey]);
-    expect([v.code, v.out.includes('Result: VERIFIED')]).toEqual([1, false]);
-    expect(v.out).toContain('Result: NOT VERIFIED (0 failures); 3000 receipts the subject names are only stated by the ledger to be not recorded (listed above): that cannot be checked offline');
-    const j = JSON.parse((await cli(['verify-pack', file, '--vkey', vkey, '--json'])).out) as { verified: boolean; failures: unknown[]; counts: Record<string, number>; not_checked: string[]; passed: Record<string, number> };
-    expect([j.verified, j.failures, j.counts.not_recorded, j.not_checked.length]).toEqual([false, [], 3000, 3000]);
-    expect(j.not_checked[0]).toBe(`${absent[0].member}: the ledger states that this receipt, named by the subject, is not recorded as of the checkpoint; that cannot be checked offline`);
+    expect([v.code, v.out.includes('Result: VERIFIED')]).toEqual([0, true]);
+    expect(v.out).toContain('; 3000 receipts the subject names are not recorded as of the checkpoint, as the log key\'s signed stream-heads statement says');
+    expect(v.out).toMatch(/completeness: every stream held to its signed head \(\d+ statements naming 6001 streams\)/);
+    const j = JSON.parse((await cli(['verify-pack', file, '--vkey', vkey, '--json'])).out) as { verified: boolean; failures: unknown[]; counts: Record<string, number>; not_checked: string[]; passed: Record<string, number>; completeness: { proven: boolean; streams: number } };
+    expect([j.verified, j.failures, j.counts.not_recorded, j.not_checked.length, j.completeness.proven, j.completeness.streams]).toEqual([true, [], 3000, 0, true, 6001]);
+    // Each statement names at most 1,000 streams as asked (answer sets add no outcome here): 7 statements.
+    expect(ms.filter((m) => /^log\/stream-heads(\/\d+)?$/.test(m.member)).map((m) => m.member)).toEqual(['log/stream-heads', ...[2, 3, 4, 5, 6, 7].map((k) => `log/stream-heads/${k}`)]);
   });
 
   it('a workflow pack verifies offline; a compliance pack withholds metadata-published bytes and says NOT VERIFIED', async () => {
@@ -367,7 +369,12 @@ describe.each(DIALECTS)('evidence packs on %s', (dialect) => {
       return ms.filter((m) => m.member !== r.member && !positions.has(m.member) && !m.member.startsWith('report/'));
     });
     expect(dropped.code).toBe(1);
-    expect(dropped.j.failures).toEqual([{ member: `receipt/${id}`, check: 'subject' }]);
+    // The entry names it (subject), and the signed statement names its stream and the report's, both now short (issue 30).
+    expect(dropped.j.failures).toEqual([
+      { member: `receipt/${id}`, check: 'subject' },
+      { member: `coverage:${reportId}`, check: 'stream_incomplete' },
+      { member: `receipt:${id}`, check: 'stream_incomplete' },
+    ]);
   });
 
   it('a changed receipt byte fails, naming the receipt', async () => {
@@ -484,23 +491,32 @@ describe.each(DIALECTS)('evidence packs on %s', (dialect) => {
       const drop = new Set(ms.filter((m) => m.member.startsWith('event/') && (leafOf(m).includes(`"receipt:${id}"`) || leafOf(m).includes('"coverage:'))).map((m) => m.member));
       return ms.filter((m) => !drop.has(m.member) && !m.member.startsWith('report/')).map((m) => (m.member === r.member ? stub : m));
     };
-    const { code, out, j } = await verifyRepacked(swap({ member: r.member, id, recorded: false, raw: null, position: null }));
-    // Nothing fails (the statement cannot be checked offline), and it is not a pass: listed, and the pack is not verified.
-    expect([code, j.verified, j.failures, j.counts.not_recorded]).toEqual([1, false, [], 1]);
-    expect(j.not_checked).toEqual([`${r.member}: the ledger states that this receipt, named by the subject, is not recorded as of the checkpoint; that cannot be checked offline`]);
-    // The entry naming it counts no subject pass for it: 3 fewer (the receipt's record on its stream, the entry's naming of it, the dropped report).
-    expect((j as unknown as { passed: Record<string, number> }).passed.subject).toBe((genuine.j as unknown as { passed: Record<string, number> }).passed.subject - 3);
-    expect(JSON.parse(out).not_checked).toHaveLength(1);
-    // The readable report lists the statement and says why the pack is not verified.
+    const { code, j } = await verifyRepacked(swap({ member: r.member, id, recorded: false, raw: null, position: null }));
+    // Issue 30: the signed stream-heads statement names the receipt's stream with its recorded head, and the report's:
+    // the swap is caught offline, each missing event named (before, the stub was the server's unverifiable word).
+    expect([code, j.verified, j.failures, j.counts.not_recorded]).toEqual([
+      1,
+      false,
+      [
+        { member: `coverage:${reportId}`, check: 'stream_incomplete' },
+        { member: `receipt:${id}`, check: 'stream_incomplete' },
+      ],
+      1,
+    ]);
+    expect(j.failures.length).toBe(2);
     const text = await cli(['verify-pack', tmp.write('swapped.jsonl', repack(swap({ member: r.member, id, recorded: false, raw: null, position: null })(lines(packText)))), '--vkey', vkey]);
     expect(text.code).toBe(1);
-    expect(text.out).toContain(`  – receipt/${id}: the ledger states that this receipt, named by the subject, is not recorded as of the checkpoint; that cannot be checked offline\n`);
-    expect(text.out).toContain('Result: NOT VERIFIED (0 failures); 1 receipt the subject names is only stated by the ledger to be not recorded (listed above): that cannot be checked offline\n');
+    expect(text.out).toMatch(new RegExp(`✗ receipt:${id}: stream_incomplete: its stated head, the event at position \\d+, is not in the pack \\(the receipt of entry \\d+ \\(tool "[^"]+"\\)\\)`));
     expect(text.out).not.toContain('Result: VERIFIED');
     // The stub as written without its id: also refused (its name is not made from its fields; the entry's receipt is not held).
     const bare = await verifyRepacked(swap({ member: r.member, recorded: false, raw: null, position: null }));
     expect([bare.code, bare.j.verified]).toEqual([1, false]);
-    expect(bare.j.failures).toEqual([{ member: r.member, check: 'member_name' }, { member: r.member, check: 'subject' }]);
+    expect(bare.j.failures).toEqual([
+      { member: r.member, check: 'member_name' },
+      { member: r.member, check: 'subject' },
+      { member: `coverage:${reportId}`, check: 'stream_incomplete' },
+      { member: `receipt:${id}`, check: 'stream_incomplete' },
+    ]);
   });
 
   it("another log's key as --vkey: the one failure is the checkpoint, exit 1, nothing that depends on it listed as failed", async () => {

@@ -132,6 +132,10 @@ describe.each(DIALECTS)('RFC 3161 time anchors of checkpoints (%s)', (dialect) =
     const caOnly = join(tmp.path, `ca-${dialect}.pem`);
     writeFileSync(caOnly, tsa.caPem);
     expect(execFileSync('openssl', ['ts', '-verify', '-digest', digest.toString('hex'), '-in', file, '-CAfile', caOnly], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] })).toMatch(/Verification: OK/);
+    // The anchors list of the checkpoint names the token (issue 33); no Nostr anchor without NOSTR_RELAYS.
+    const anchors = await t.http.get(`/api/ledger/checkpoints/${size}/anchors`);
+    expect(anchors.body).toEqual({ size, anchors: [{ type: 'rfc3161', size, gen_time: v.genTime, tsa_name: 'CN=AER1 Anchor TSA, O=AER1 tests', received_at: expect.any(String), url: `https://ledger.test/api/ledger/checkpoints/${size}/timestamp` }] });
+    expect((await t.http.get('/api/ledger/checkpoints/999999/anchors')).body.error).toBe('checkpoint_not_found');
     // Not timestamped: 404.
     const none = await t.http.get('/api/ledger/checkpoints/0/timestamp');
     expect([none.status, none.body.error]).toEqual([404, 'timestamp_not_found']);

@@ -102,7 +102,19 @@ run('make the tampering vectors (MAKE_VECTORS=1)', () => {
 
     cases.push({ c: { id: 'base', description: 'The pack as the server wrote it: every check passes.', expected: { verified: true, failures: [], exact: true } }, members: null, raw: base });
     add(
-      { id: 'member-removed', description: 'A receipt the subject names is removed, with its events and the report that counts it; the manifest rebuilt.', expected: { verified: false, failures: [{ member: `receipt/${rid}`, check: 'subject' }], exact: true } },
+      {
+        id: 'member-removed',
+        description: 'A receipt the subject names is removed, with its events and the report that counts it; the manifest rebuilt: the entry names it, and the signed stream heads name its stream and the report\'s (issue 30).',
+        expected: {
+          verified: false,
+          failures: [
+            { member: `receipt/${rid}`, check: 'subject' },
+            { member: `coverage:${reportId}`, check: 'stream_incomplete' },
+            { member: `receipt:${rid}`, check: 'stream_incomplete' },
+          ],
+          exact: true,
+        },
+      },
       ms.filter((m) => m !== receipt && !ofReceipt(m) && !ofCoverage(m) && !m.member.startsWith('report/')),
     );
     add(
@@ -112,21 +124,29 @@ run('make the tampering vectors (MAKE_VECTORS=1)', () => {
     add(
       {
         id: 'stub-not-recorded',
-        description: 'A recorded receipt swapped for a `recorded: false` statement, its event and the report dropped, the manifest rebuilt: no check fails, but the statement cannot be checked offline, so NOT VERIFIED.',
-        expected: { verified: false, failures: [], exact: true, not_recorded: 1 },
+        description: 'A recorded receipt swapped for a `recorded: false` statement, its event and the report dropped, the manifest rebuilt: the signed stream heads say the receipt\'s stream and the report\'s have events the pack lacks (issue 30).',
+        expected: {
+          verified: false,
+          failures: [
+            { member: `coverage:${reportId}`, check: 'stream_incomplete' },
+            { member: `receipt:${rid}`, check: 'stream_incomplete' },
+          ],
+          exact: true,
+          not_recorded: 1,
+        },
       },
       ms.filter((m) => !ofReceipt(m) && !ofCoverage(m) && !m.member.startsWith('report/')).map((m) => (m === receipt ? { member: m.member, id: rid, recorded: false, raw: null, position: null } : m)),
     );
     add(
       {
         id: 'event-removed',
-        description: 'The ledger event of the first timeline entry removed; the manifest rebuilt: the entry has no event, the stream misses its first event, and the report no longer recomputes.',
+        description: 'The ledger event of the first timeline entry removed; the manifest rebuilt: the entry has no event, the stream misses its first event (walked back from its signed head), and the report no longer recomputes.',
         expected: {
           verified: false,
           failures: [
             { member: 'entry/1', check: 'leaf_bytes' },
             { member: `report/${reportId}`, check: 'report_recomputed' },
-            { member: `timeline:${JOB}`, check: 'subject' },
+            { member: `timeline:${JOB}`, check: 'stream_incomplete' },
           ],
           exact: true,
         },
@@ -163,6 +183,16 @@ run('make the tampering vectors (MAKE_VECTORS=1)', () => {
     add(
       { id: 'withheld-member', description: 'A receipt\'s and an entry\'s bytes set to null with no withheld note; the manifest rebuilt: nothing fails, listed as not checked, NOT VERIFIED.', expected: { verified: false, failures: [], exact: true, withheld_records: 2 } },
       ms.map((m) => (m === receipt || m.member === 'entry/3' ? { ...m, raw: null } : m)),
+    );
+    const headsMember = ms.find((m) => m.member === 'log/stream-heads')!;
+    add(
+      { id: 'stream-heads-removed', description: 'The stream-heads statement removed; the manifest rebuilt: nothing shows the pack holds each stream to its end (issue 30).', expected: { verified: false, failures: [{ member: 'log/stream-heads', check: 'stream_heads' }], exact: true } },
+      ms.filter((m) => m !== headsMember),
+    );
+    const headsText = (headsMember.note as string).slice(0, (headsMember.note as string).indexOf('\n\n') + 1);
+    add(
+      { id: 'stream-heads-other-key', description: 'The stream-heads statement re-signed by another key under the log\'s name; the manifest rebuilt: its signature does not verify under the log key.', expected: { verified: false, failures: [{ member: 'log/stream-heads', check: 'stream_heads' }], exact: true } },
+      ms.map((m) => (m === headsMember ? { ...m, note: signNote(headsText, [other.signer]) } : m)),
     );
     for (const { c, members, raw } of cases) {
       const pack = `${c.id}.aer1pack.jsonl`;

@@ -45,7 +45,7 @@ describe('tampering vectors', () => {
     expect(packCases.map(([name, c]) => [name, c.id]).every(([n, id]) => n === id)).toBe(true);
     expect(proofCases.map(([name, c]) => [name, c.id]).every(([n, id]) => n === id)).toBe(true);
     expect(packCases.map(([n]) => n)).toEqual(
-      expect.arrayContaining(['base', 'member-removed', 'member-altered', 'stub-not-recorded', 'event-removed', 'checkpoint-other-key', 'inclusion-proof-altered', 'leaf-altered', 'report-digest-altered', 'withheld-member']),
+      expect.arrayContaining(['base', 'member-removed', 'member-altered', 'stub-not-recorded', 'event-removed', 'checkpoint-other-key', 'inclusion-proof-altered', 'leaf-altered', 'report-digest-altered', 'withheld-member', 'stream-heads-removed', 'stream-heads-other-key']),
     );
     expect(proofCases.map(([n]) => n)).toEqual(expect.arrayContaining(['base', 'wrong-root', 'wrong-size', 'truncated-path', 'extra-hash', 'swapped-sibling']));
   });

@@ -191,8 +191,12 @@ interface CheckHeadsOptions extends CheckOptions {
 export async function checkHeadsCommand(file: string, opts: CheckHeadsOptions, io: CliIo): Promise<number> {
   const log = logKey(opts.vkey);
   const base = baseUrl(opts.url);
-  const results = await checkStatements(base, log, await readStatements(file), { timeout: opts.timeout, key: opts.key ?? (process.env.AER1_AUDITOR_KEY || undefined) });
-  await writeAll(io.stdout, opts.json ? JSON.stringify({ url: base, results }, null, 2) + '\n' : results.map(statementText).join(''));
+  const statements = await readStatements(file);
+  const results = await checkStatements(base, log, statements, { timeout: opts.timeout, key: opts.key ?? (process.env.AER1_AUDITOR_KEY || undefined) });
+  // From a pack, say what this does not check: whether the pack holds what its statements name (verify-pack does).
+  const fromPack = statements.some((s) => s.source.includes('#log/stream-heads'));
+  const scope = fromPack ? 'This checks the pack\'s signed statements against the log, not the pack\'s other members: `aer1 verify-pack` checks that the pack holds every stream they name.\n' : '';
+  await writeAll(io.stdout, opts.json ? JSON.stringify({ url: base, results }, null, 2) + '\n' : results.map(statementText).join('') + scope);
   return exitOf(results);
 }
 

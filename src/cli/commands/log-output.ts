@@ -18,7 +18,8 @@ export function proofText(r: ProofReport, source: string): string {
   if (r.receipt) out.push(`Receipt: ${safe(r.receipt.id ?? '(no id)')}: AER-1 verdict ${r.receipt.verdict.toUpperCase()}${r.receipt.reasons.length ? ` (${r.receipt.reasons.map((x) => safe(x)).join(', ')})` : ''}`);
   if (r.verified) {
     const cp = r.checkpoint!;
-    const extra = r.checks.some((c) => c.name === 'timestamp' && c.ok === null) ? ' (the timestamp was not checked)' : '';
+    const notChecked = ['timestamp', 'nostr'].filter((n) => r.checks.some((c) => c.name === n && c.ok === null)).map((n) => (n === 'nostr' ? 'the Nostr anchor' : 'the timestamp'));
+    const extra = notChecked.length ? ` (${notChecked.join(' and ')} ${notChecked.length === 1 ? 'was' : 'were'} not checked)` : '';
     out.push(`Result: VERIFIED: leaf ${r.leaf_index} is in log ${safe(cp.origin)} at tree size ${cp.size}${extra}`);
   } else {
     out.push(`Result: NOT VERIFIED: ${r.failed.length ? `failed: ${r.failed.join(', ')}` : 'a required check could not be made'}`);
@@ -37,6 +38,8 @@ export interface PolicyOptions {
   witness?: string[];
   quorum?: number;
   tsaCerts?: string;
+  /** `--nostr-pubkey`: the trusted Nostr publisher key (verify-proof). */
+  nostrPubkey?: string;
   json?: boolean;
 }
 

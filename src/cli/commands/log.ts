@@ -299,6 +299,7 @@ export function registerLog(program: Command, ctx: RunContext): void {
       .argument('<file>', 'the proof file, e.g. from GET /api/receipts/{id}/proof'),
   )
     .option('--tsa-certs <pem>', 'PEM of the TSA certificate chain, to check an RFC 3161 timestamp the proof carries')
+    .option('--nostr-pubkey <hex>', "the ledger's Nostr publisher key (64 hex), to check the Nostr anchor event the proof carries (without it the publisher is not checked)")
     .option('--receipt <id>', "the receipt the file must prove: fail (leaf_is_record) unless the leaf is that receipt's ReceiptRecorded event")
     .option('--position <n>', 'the ledger position the file must prove: fail (leaf_is_record) unless the leaf is the event at that position', wholeNumber(1, 'a ledger position'))
     .addHelpText('after', '\nWithout --receipt or --position the proof shows that SOME event is in the log: say which record you expect.\nExit codes: 0 verified; 1 a check failed (each failing check is named); 2 usage error, or a file that cannot be read or is not a proof file.')

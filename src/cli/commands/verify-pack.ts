@@ -28,6 +28,8 @@ export interface VerifyPackOptions {
   witness?: string[];
   quorum?: number;
   tsaCerts?: string;
+  /** `--nostr-pubkey`: the trusted Nostr publisher key (64 hex). */
+  nostrPubkey?: string;
   trustedKey?: string[];
   json?: boolean;
 }
@@ -39,6 +41,11 @@ const CHECK_TITLES: [PackErrorCode, string][] = [
   ['checkpoint_signature', "checkpoint signed by the log's key"],
   ['cosignatures', 'witness cosignatures (quorum)'],
   ['timestamp', 'RFC 3161 timestamp of the checkpoint'],
+  ['nostr_event', 'the Nostr anchor is a NIP-01 event'],
+  ['nostr_signature', 'Nostr anchor event id and signature (BIP-340)'],
+  ['nostr_content', 'the Nostr anchor carries a checkpoint signed by the log'],
+  ['nostr_consistency', "the Nostr-anchored checkpoint is an earlier state of the pack's (consistency proof)"],
+  ['nostr_pubkey', 'the Nostr anchor is by --nostr-pubkey'],
   ['leaf_hash', 'leaf hashes computed from the leaf bytes'],
   ['inclusion', 'inclusion proofs against the checkpoint root'],
   ['leaf_event', 'leaves are the canonical ledger events at their positions'],
@@ -51,6 +58,9 @@ const CHECK_TITLES: [PackErrorCode, string][] = [
   ['aer1_verdict', 'AER-1 verdicts (receipts, timeline chain with commitments, workflow, outcome reports)'],
   ['report_digest', 'report digests'],
   ['report_recomputed', 'coverage reports recomputed from the pack (same digest)'],
+  ['stream_heads', "stream-heads statements signed by the log key as of the pack's checkpoint"],
+  ['stream_incomplete', 'every named stream held from its stated head back to its first event'],
+  ['stream_unlisted', 'every stream the subject spans named by a statement'],
 ];
 
 /** The readable report. */
@@ -76,6 +86,7 @@ export function packText(r: PackReport, file: string): string {
   }
   if (r.cosignatures.length) out.push(`  cosigned by ${r.cosignatures.map((x) => `${safe(x.name)} at ${new Date(x.timestamp * 1000).toISOString()}`).join(', ')}`);
   if (r.timestamp && r.timestamp !== 'not_checked') out.push(`  the checkpoint existed at ${safe(r.timestamp.gen_time)}, per ${safe(r.timestamp.tsa)}`);
+  if (r.nostr) out.push(`  checkpoint ${r.nostr.size} anchored on Nostr: event ${r.nostr.event_id} by ${r.nostr.pubkey}${r.nostr.pubkey_checked ? ' (--nostr-pubkey)' : ' (publisher NOT checked)'}, created ${new Date(r.nostr.created_at * 1000).toISOString()}`);
   const rv = Object.entries(r.verdicts.receipts).map(([v, n]) => `${n} ${v}`).join(', ');
   if (rv) out.push(`  receipts: ${rv}`);
   if (r.verdicts.timeline) out.push(`  timeline: ${r.verdicts.timeline}`);
@@ -83,6 +94,7 @@ export function packText(r: PackReport, file: string): string {
   const ov = Object.entries(r.verdicts.outcomes).map(([v, n]) => `${n} ${v}`).join(', ');
   if (ov) out.push(`  outcome reports: ${ov}`);
   for (const x of r.reports) out.push(`  report ${safe(x.report_id)}: digest ${x.digest}, recomputed ${x.recomputed ?? '(not recomputed)'}`);
+  out.push(completenessLine(r.completeness));
   if (r.not_checked.length) {
     out.push('', 'Not checked:');
     for (const n of r.not_checked.slice(0, 50)) out.push(`  – ${safe(n, 300)}`);
@@ -96,7 +108,7 @@ export function packText(r: PackReport, file: string): string {
   out.push(
     r.verified
       ? verifiedLine(r)
-      : `Result: NOT VERIFIED (${r.failures.length} failure${r.failures.length === 1 ? '' : 's'}${r.counts.withheld ? `, ${r.counts.withheld} event${r.counts.withheld === 1 ? '' : 's'} withheld` : ''}${r.counts.withheld_records ? `, ${r.counts.withheld_records} record${r.counts.withheld_records === 1 ? '' : 's'} withheld` : ''})${r.counts.not_recorded ? `; ${r.counts.not_recorded} receipt${r.counts.not_recorded === 1 ? '' : 's'} the subject names ${r.counts.not_recorded === 1 ? 'is' : 'are'} only stated by the ledger to be not recorded (listed above): that cannot be checked offline` : ''}`,
+      : `Result: NOT VERIFIED (${r.failures.length} failure${r.failures.length === 1 ? '' : 's'}${r.completeness.not_provable_before !== null ? `; completeness not provable before position ${r.completeness.not_provable_before}` : ''}${r.counts.withheld ? `, ${r.counts.withheld} event${r.counts.withheld === 1 ? '' : 's'} withheld` : ''}${r.counts.withheld_records ? `, ${r.counts.withheld_records} record${r.counts.withheld_records === 1 ? '' : 's'} withheld` : ''})${r.counts.not_recorded ? `; ${r.counts.not_recorded} receipt${r.counts.not_recorded === 1 ? '' : 's'} the subject names ${r.counts.not_recorded === 1 ? 'is' : 'are'} only stated by the ledger to be not recorded (listed above): that cannot be checked offline` : ''}`,
   );
   // What the subject's report concludes, right under the result: an authentic pack of a report with findings is not green.
   const sr = r.subject_result;
@@ -108,6 +120,14 @@ export function packText(r: PackReport, file: string): string {
   return out.join('\n') + '\n';
 }
 
+/** What the stream-heads statements establish (issue 30), in one line. */
+function completenessLine(c: PackReport['completeness']): string {
+  if (c.statements === 0) return '  completeness: NOT SHOWN (no stream-heads statement verified)';
+  const base = `${c.statements} statement${c.statements === 1 ? '' : 's'} naming ${c.streams} stream${c.streams === 1 ? '' : 's'}`;
+  if (c.not_provable_before !== null) return `  completeness: completeness not provable before position ${c.not_provable_before} (${base}; older events are format 1 or 2, without stream_prev)`;
+  return c.proven ? `  completeness: every stream held to its signed head (${base})` : `  completeness: NOT SHOWN (${base}; see the failures and what was not checked)`;
+}
+
 /**
  * The result line of a verified pack. With erased members (issue 29) it says
  * that their content is gone and was not verified, and how many reports
@@ -116,10 +136,13 @@ export function packText(r: PackReport, file: string): string {
 function verifiedLine(r: PackReport): string {
   const erased = r.counts.erased;
   const stale = r.reports.filter((x) => x.recomputed !== x.digest).length;
-  if (erased === 0 && stale === 0) return 'Result: VERIFIED (every member matches the manifest, every record is in the log under the signed checkpoint, every verdict and report recomputed)';
+  const absent = r.counts.not_recorded;
+  // Receipts the subject names that no event records, as the signed stream-heads statement says (issue 30).
+  const unrecorded = absent ? `; ${absent} receipt${absent === 1 ? '' : 's'} the subject names ${absent === 1 ? 'is' : 'are'} not recorded as of the checkpoint, as the log key's signed stream-heads statement says` : '';
+  if (erased === 0 && stale === 0) return `Result: VERIFIED (every member matches the manifest, every record is in the log under the signed checkpoint, every verdict and report recomputed, every stream held to its signed head)${unrecorded}`;
   const parts = [`${erased} event${erased === 1 ? '' : 's'} erased (listed above): recorded under the signed checkpoint, their content gone and not verified`];
   if (stale) parts.push(`${stale} report${stale === 1 ? '' : 's'} issued before an erasure no longer recomputable (${stale === 1 ? 'its' : 'their'} stored digest checked)`);
-  return `Result: VERIFIED (every member matches the manifest, every record is in the log under the signed checkpoint, every content held verified); ${parts.join('; ')}`;
+  return `Result: VERIFIED (every member matches the manifest, every record is in the log under the signed checkpoint, every content held verified, every stream held to its signed head); ${parts.join('; ')}${unrecorded}`;
 }
 
 /**
@@ -130,7 +153,7 @@ function verifiedLine(r: PackReport): string {
 export function membersLine(c: PackReport['counts']): string {
   const kinds: [number, string][] = [
     [c.header, 'header'],
-    [c.log, 'log (key, checkpoint, timestamp)'],
+    [c.log, 'log (key, checkpoint, timestamp, Nostr anchor, stream heads)'],
     [c.events, 'events'],
     [c.receipts, 'receipts'],
     [c.entries, 'entries'],
@@ -182,6 +205,7 @@ export function registerVerifyPack(program: Command, ctx: RunContext): void {
     .option('--witness <vkey>', 'a witness verifier key (type 0x04) whose cosignature counts; repeat for each witness', collect)
     .option('--quorum <k>', 'valid witness cosignatures needed (default: every --witness given)', wholeNumber(1, 'a quorum'))
     .option('--tsa-certs <pem>', 'PEM of the TSA certificate chain, to check the RFC 3161 timestamp the pack carries')
+    .option('--nostr-pubkey <hex>', "the ledger's Nostr publisher key (64 hex), to check the publisher of the Nostr anchor the pack carries")
     .option('--trusted-key <vkey>', 'a key trusted for endpoint commitments (the server\'s TRUSTED_COMMITMENT_KEYS), to recompute reports with attested commitments; repeat for each', collect)
     .option('--json', 'print the result as JSON')
     .addHelpText('after', '\nExit codes: 0 verified; 1 a check failed (every failure is listed: member, check; a checkpoint --vkey does not sign is the one failure), bytes are withheld, or a named receipt is only stated not recorded; 2 usage error, or a file that cannot be read or is not a pack.')

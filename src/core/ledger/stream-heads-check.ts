@@ -14,9 +14,16 @@
  * format 1 and 2 leaves too; only format 3 leaves carry `stream_prev`, the
  * link an offline verifier needs to prove a pack holds a stream from its
  * first event (reported as `first_format3_position`).
+ *
+ * An answer set (`answers:<receipt>:<subject>`, ./answer-sets.ts) is checked
+ * like a stream whose events are the `OutcomeReported` leaves naming that
+ * receipt and subject: its head must be the newest of them, and the
+ * statement must name the `outcome:<id>` stream of each (`answer_not_listed`
+ * otherwise: the statement claims the set whole).
  */
 import { sha256Hex } from '../aer1';
 import { StreamHead, StreamHeads } from '../tlog/stream-heads';
+import { AnswerSet, inAnswerSet, outcomeIdsOf, parseAnswersStreamId } from './answer-sets';
 import { LeafError, parseLeaf } from './leaf';
 
 /** One leaf as the log serves it: its bytes (null when withheld or erased) and its RFC 6962 leaf hash. */
@@ -48,7 +55,7 @@ export interface HeadFinding {
    * not be read: withheld from this caller, or erased).
    */
   verdict: 'consistent' | 'contradicted' | 'head_mismatch' | 'chain_broken' | 'unchecked';
-  code?: 'later_event' | 'head_not_in_stream' | 'head_hash_mismatch' | 'stream_position_mismatch' | 'stream_prev_mismatch' | 'head_withheld' | 'withheld_after_head';
+  code?: 'later_event' | 'answer_not_listed' | 'head_not_in_stream' | 'head_hash_mismatch' | 'stream_position_mismatch' | 'stream_prev_mismatch' | 'head_withheld' | 'withheld_after_head';
   detail: string;
   later?: LaterEvent;
   later_count: number;
@@ -73,6 +80,10 @@ export interface HeadsReport {
 
 interface Tracked {
   head: StreamHead;
+  /** Set for an answer set's line. */
+  set: AnswerSet | null;
+  /** The first member of an answer set whose outcome stream the statement does not name. */
+  unlisted: LaterEvent | null;
   count: number;
   lastPos: number;
   headSeen: boolean;
@@ -89,7 +100,9 @@ export class HeadsFeedError extends Error {}
 /** A streaming check of one statement; see the module comment. */
 export class HeadsChecker {
   private readonly streams = new Map<string, Tracked>();
-  private readonly byHeadPosition = new Map<number, Tracked>();
+  private readonly byHeadPosition = new Map<number, Tracked[]>();
+  /** Answer sets by their receipt id. */
+  private readonly sets = new Map<string, Tracked[]>();
   private next = 0;
   private unread = 0;
   private lastUnread = 0;
@@ -97,9 +110,11 @@ export class HeadsChecker {
 
   constructor(readonly statement: StreamHeads) {
     for (const head of statement.heads) {
-      const t: Tracked = { head, count: 0, lastPos: 0, headSeen: false, headProblem: null, chainProblem: null, later: null, laterCount: 0, legacy: 0 };
-      this.streams.set(head.streamId, t);
-      if (head.position > 0) this.byHeadPosition.set(head.position, t);
+      const set = parseAnswersStreamId(head.streamId);
+      const t: Tracked = { head, set, unlisted: null, count: 0, lastPos: 0, headSeen: false, headProblem: null, chainProblem: null, later: null, laterCount: 0, legacy: 0 };
+      if (set) (this.sets.get(set.receiptId) ?? this.sets.set(set.receiptId, []).get(set.receiptId)!).push(t);
+      else this.streams.set(head.streamId, t);
+      if (head.position > 0) (this.byHeadPosition.get(head.position) ?? this.byHeadPosition.set(head.position, []).get(head.position)!).push(t);
     }
   }
 
@@ -113,7 +128,7 @@ export class HeadsChecker {
     if (l.index !== this.next || l.index >= this.statement.size) throw new HeadsFeedError(`leaf ${l.index} fed where leaf ${this.next} (below size ${this.statement.size}) was expected`);
     this.next++;
     const p = l.index + 1;
-    const atHead = this.byHeadPosition.get(p);
+    const atHeads = this.byHeadPosition.get(p) ?? [];
     let ev;
     try {
       ev = l.leaf === null ? null : parseLeaf(l.leaf);
@@ -124,14 +139,18 @@ export class HeadsChecker {
     if (ev === null || ev.position !== p) {
       this.unread++;
       this.lastUnread = p;
-      if (atHead) atHead.headProblem ??= { code: 'head_withheld', detail: `the leaf at the claimed head ${p} could not be read (${l.leaf === null ? (l.withheld ?? 'withheld') : 'not a ledger event at that position'})` };
+      for (const atHead of atHeads) atHead.headProblem ??= { code: 'head_withheld', detail: `the leaf at the claimed head ${p} could not be read (${l.leaf === null ? (l.withheld ?? 'withheld') : 'not a ledger event at that position'})` };
       return;
     }
     if (ev.format === 3) this.firstF3 ??= p;
     const hash = sha256Hex(l.leaf as Buffer);
-    if (atHead && atHead.head.streamId !== ev.stream_id) {
-      atHead.headProblem ??= { code: 'head_not_in_stream', detail: `the event at position ${p} is on stream ${JSON.stringify(ev.stream_id)}, not this one` };
+    const ids = outcomeIdsOf(ev);
+    for (const atHead of atHeads) {
+      if (atHead.set ? !(ids && inAnswerSet(atHead.set, ev.type, ids.receipt_id, ids.job_id)) : atHead.head.streamId !== ev.stream_id) {
+        atHead.headProblem ??= { code: 'head_not_in_stream', detail: atHead.set ? `the event at position ${p} (${ev.type} on ${JSON.stringify(ev.stream_id)}) is not an outcome answering receipt ${atHead.set.receiptId} for this subject` : `the event at position ${p} is on stream ${JSON.stringify(ev.stream_id)}, not this one` };
+      }
     }
+    if (ids && typeof ids.receipt_id === 'string') for (const s of this.sets.get(ids.receipt_id.toLowerCase()) ?? []) this.pushMember(s, p, ev, hash, ids);
     const t = this.streams.get(ev.stream_id);
     if (!t) return;
     if (p > t.head.position) {
@@ -150,6 +169,23 @@ export class HeadsChecker {
     }
   }
 
+  /** An `OutcomeReported` leaf at `p` naming the receipt of answer set `s`: a member when it names the subject too. */
+  private pushMember(s: Tracked, p: number, ev: { type: string; stream_position: number }, hash: string, ids: { receipt_id: unknown; job_id: unknown; outcome_id: unknown }): void {
+    if (!s.set || !inAnswerSet(s.set, ev.type, ids.receipt_id, ids.job_id)) return;
+    const seen = { position: p, stream_position: ev.stream_position, type: ev.type, event_hash: hash };
+    if (p > s.head.position) {
+      s.laterCount++;
+      s.later ??= seen;
+      return;
+    }
+    s.count++;
+    if (typeof ids.outcome_id !== 'string' || !this.streams.has(`outcome:${ids.outcome_id.toLowerCase()}`)) s.unlisted ??= seen;
+    if (p === s.head.position) {
+      s.headSeen = true;
+      if (hash !== s.head.eventHash) s.headProblem ??= { code: 'head_hash_mismatch', detail: `the event at position ${p} has hash ${hash}, the statement claims ${String(s.head.eventHash)}` };
+    }
+  }
+
   /**
    * The report, once every leaf below the size was fed; `root` is the RFC
    * 6962 root of those leaves (from their served leaf hashes, each checked
@@ -158,7 +194,7 @@ export class HeadsChecker {
   finish(root: Buffer): HeadsReport {
     if (this.next !== this.statement.size) throw new HeadsFeedError(`${this.next} leaves fed, the statement is as of size ${this.statement.size}`);
     const rootOk = Buffer.from(root).equals(this.statement.rootHash);
-    const streams = [...this.streams.values()].map((t) => this.finding(t));
+    const streams = [...this.streams.values(), ...[...this.sets.values()].flat()].map((t) => this.finding(t));
     const bad = !rootOk || streams.some((s) => s.verdict !== 'consistent' && s.verdict !== 'unchecked');
     const result = bad ? 'inconsistent' : streams.some((s) => s.verdict === 'unchecked') ? 'unchecked' : 'consistent';
     return { result, size: this.statement.size, root_matches: rootOk, leaves_read: this.next - this.unread, leaves_unread: this.unread, first_format3_position: this.firstF3, streams };
@@ -170,6 +206,10 @@ export class HeadsChecker {
       const l = t.later;
       const claim = t.head.position === 0 ? 'no event' : `head ${t.head.position}`;
       return { ...base, verdict: 'contradicted', code: 'later_event', later: l, detail: `the statement claims ${claim} as of size ${this.statement.size}, but the ${l.type} event at position ${l.position} (#${l.stream_position} of the stream, hash ${l.event_hash}) is later and on the same stream${t.laterCount > 1 ? ` (${t.laterCount} later events in all)` : ''}` };
+    }
+    if (t.unlisted) {
+      const u = t.unlisted;
+      return { ...base, verdict: 'contradicted', code: 'answer_not_listed', later: u, detail: `the statement claims the set of outcomes answering receipt ${t.set?.receiptId ?? ''} as of size ${this.statement.size}, but the ${u.type} event at position ${u.position} (hash ${u.event_hash}) answers it and its outcome stream is not named in the statement` };
     }
     if (t.headProblem && t.headProblem.code !== 'head_withheld') return { ...base, verdict: 'head_mismatch', code: t.headProblem.code, detail: t.headProblem.detail };
     if (t.chainProblem) return { ...base, verdict: 'chain_broken', code: t.chainProblem.code, detail: t.chainProblem.detail };

@@ -8,7 +8,8 @@
  *    `member_missing`, said first and once, and what depends on it is listed
  *    as not checked, not blamed on others;
  * 2. checkpoint (checkpoint.ts): `vkey`, `checkpoint_signature`,
- *    `cosignatures`, `timestamp` (RFC 3161) on the `log/checkpoint` note;
+ *    `cosignatures`, `timestamp` (RFC 3161) on the `log/checkpoint` note,
+ *    and the `log/nostr` anchor (`nostr_*`);
  * 3. events (events.ts): `leaf_hash`, `inclusion`, `leaf_event` for every
  *    `event/<position>`;
  * 4. records (members.ts, records.ts): `member_name`, `duplicate`,
@@ -18,7 +19,12 @@
  * 6. recomputation (recompute.ts): every coverage report recomputed with
  *    the core's assembler and `reconcile` (`report_recomputed`);
  * 7. subject (subject.ts): every event and record on the subject's streams,
- *    every named receipt held; a receipt stated not recorded is listed, never a pass.
+ *    every named receipt held; a receipt stated not recorded is listed, never a pass
+ *    unless a signed statement says its stream had no event (phase 8);
+ * 8. completeness (streams.ts, issue 30): the `log/stream-heads` statements
+ *    verify, are the pack's checkpoint's, name every stream the subject
+ *    spans, and the pack holds each from its stated head back to its first
+ *    event (`stream_heads`, `stream_incomplete`, `stream_unlisted`).
  *
  * The first three run as each line is read (readPack); the rest after the
  * last line. Every failure names its member and a {@link PackErrorCode}; all
@@ -33,6 +39,7 @@ import { recomputeReports, subjectResult } from './recompute';
 import { checkRecords, LeafData } from './records';
 import { PackDeps, PackPolicy, PackReport, Tally } from './result';
 import { bindSubject } from './subject';
+import { checkStreams } from './streams';
 import { timelineVerdict, workflowVerdict } from './verdicts';
 
 export * from './result';
@@ -53,11 +60,13 @@ export async function checkPack(lines: AsyncIterable<Buffer>, policy: PackPolicy
       checkpoint: null,
       cosignatures: [],
       timestamp: null,
+      nostr: null,
       counts: t.counts,
       passed: {},
       verdicts: { receipts: {}, timeline: null, workflow: null, outcomes: {} },
       reports: [],
       subject_result: null,
+      completeness: { statements: 0, streams: 0, proven: false, not_provable_before: null },
       failures: [{ member: 'log/checkpoint', check: 'checkpoint_signature', detail: cp.stopped }],
       not_checked: t.notChecked,
     };
@@ -76,13 +85,19 @@ export async function checkPack(lines: AsyncIterable<Buffer>, policy: PackPolicy
   const timeline = timelineVerdict(r, subject, missing, t);
   const workflow = workflowVerdict(r, verdicts.receiptDocs, t);
   const reports = recomputeReports(r, events, leaf, missing, { log_vkey: policy.log.vkey, trusted: policy.commitmentKeys ?? [] }, t);
-  bindSubject({ receipts: r.receipts, entries: r.entries, commitments: r.commitments, workflows: r.workflows, plans: r.plans, reports: r.reports, outcomes: r.outcomes, notRecorded: r.notRecorded, erased: r.erased, subject, events, missing }, t);
+  const bound = bindSubject({ receipts: r.receipts, entries: r.entries, commitments: r.commitments, workflows: r.workflows, plans: r.plans, reports: r.reports, outcomes: r.outcomes, notRecorded: r.notRecorded, erased: r.erased, subject, events, missing }, t);
+  const { completeness, backedNotRecorded } = checkStreams(
+    { statements: read.statements, log: policy.log, cp: cp.cp, links: read.links, events, missing, record: bound.record, records: r, named: bound.named },
+    t,
+  );
   // A member the manifest lists and the pack lacks is said first (stable otherwise: the order the checks found them).
   const failures = [...t.failures].sort((a, b) => Number(b.check === 'member_missing') - Number(a.check === 'member_missing'));
 
-  // Verified only when every member was checked: anything withheld or only stated (not recorded) leaves something unchecked.
+  // Verified only when every member was checked and the pack is shown complete: anything withheld, stated not recorded
+  // without a signed statement backing it, or a stream not provably whole (format 1/2 history) leaves something unchecked.
   const c = t.counts;
-  const verified = read.isPack && failures.length === 0 && (t.passed.checkpoint_signature ?? 0) > 0 && c.withheld === 0 && c.withheld_records === 0 && c.not_recorded === 0;
+  const verified =
+    read.isPack && failures.length === 0 && (t.passed.checkpoint_signature ?? 0) > 0 && c.withheld === 0 && c.withheld_records === 0 && c.not_recorded === backedNotRecorded && completeness.proven;
   return {
     verified,
     is_pack: read.isPack,
@@ -90,11 +105,13 @@ export async function checkPack(lines: AsyncIterable<Buffer>, policy: PackPolicy
     checkpoint: cp.cp ? { origin: cp.cp.origin, size: cp.cp.size, root: cp.cp.rootHash.toString('base64') } : null,
     cosignatures: cp.cosigs,
     timestamp: cp.timestamp,
+    nostr: cp.nostr,
     counts: c,
     passed: t.passed,
     verdicts: { receipts: verdicts.receipts, timeline, workflow, outcomes: verdicts.outcomes },
     reports,
     subject_result: subjectResult(subject, r.reports, verified),
+    completeness,
     failures,
     not_checked: t.notChecked,
   };

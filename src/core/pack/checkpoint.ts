@@ -1,10 +1,13 @@
 /**
  * The checkpoint phase: the `log/vkey` member against --vkey, the
  * `log/checkpoint` note's signature (`checkpoint_signature`) and witness
- * cosignatures (`cosignatures`), and its RFC 3161 token (`timestamp`).
+ * cosignatures (`cosignatures`), its RFC 3161 token (`timestamp`), and its
+ * Nostr anchor (`nostr_event`, `nostr_signature`, `nostr_content`,
+ * `nostr_consistency`, `nostr_pubkey`).
  * A checkpoint --vkey does not sign stops the check (issue 27).
  */
-import { Checkpoint, isTlogError, verifyCheckpoint } from '../tlog';
+import { checkNostrAnchor } from '../nostr/anchor';
+import { Checkpoint, isTlogError, verifyCheckpoint, verifyConsistency } from '../tlog';
 import { PackDeps, PackPolicy, PackReport, Tally } from './result';
 
 type Obj = Record<string, unknown>;
@@ -19,6 +22,7 @@ export class CheckpointState {
   stopped: string | null = null;
   cosigs: { name: string; timestamp: number }[] = [];
   timestamp: PackReport['timestamp'] = null;
+  nostr: PackReport['nostr'] = null;
 }
 
 /** Strict base64 bytes, or null. */
@@ -82,4 +86,48 @@ export async function timestampMember(s: CheckpointState, name: string, m: Obj, 
     s.timestamp = { gen_time: r.genTime, tsa: r.tsaName };
     t.pass('timestamp');
   } else t.fail(name, 'timestamp', `${r.code}: ${r.message}`);
+}
+
+/**
+ * `log/nostr`: the anchored checkpoint `note` is signed by --vkey and is an
+ * earlier state of the pack's checkpoint (`nostr_consistency`: the RFC 6962
+ * consistency proof from it to the pack's root), and the event is a valid
+ * NIP-01 event (`nostr_event`, `nostr_signature`) whose content is that
+ * checkpoint (`nostr_content`), by --nostr-pubkey (`nostr_pubkey`; listed as
+ * not checked without it).
+ */
+export function nostrMember(s: CheckpointState, name: string, m: Obj, policy: PackPolicy, t: Tally): void {
+  if (s.cp === null || s.note === null) {
+    t.fail(name, 'format', 'the Nostr anchor comes before the checkpoint');
+    return;
+  }
+  const note = typeof m.note === 'string' ? m.note : '';
+  let anchored: Checkpoint;
+  try {
+    anchored = verifyCheckpoint(note, [policy.log], policy.log.name).checkpoint;
+  } catch (e) {
+    t.fail(name, 'nostr_content', `the anchored checkpoint is not signed by --vkey: ${isTlogError(e) ? `${e.code}: ${e.message}` : (e as Error).message}`);
+    return;
+  }
+  const proof = Array.isArray(m.consistency) ? m.consistency.map(b64) : null;
+  try {
+    if (m.size !== anchored.size || anchored.size > s.cp.size || proof === null || proof.some((h) => h === null || h.length !== 32)) throw new Error(`size ${String(m.size)} and consistency proof do not describe an earlier checkpoint of size ${anchored.size} (the pack's is ${s.cp.size})`);
+    if (anchored.size === s.cp.size) {
+      if (!anchored.rootHash.equals(s.cp.rootHash)) throw new Error('the anchored checkpoint has the pack checkpoint\'s size and another root');
+    } else verifyConsistency(anchored.size, s.cp.size, proof as Buffer[], anchored.rootHash, s.cp.rootHash);
+    t.pass('nostr_consistency');
+  } catch (e) {
+    t.fail(name, 'nostr_consistency', `the anchored checkpoint is not an earlier state of the pack's: ${(e as Error).message}`);
+    return;
+  }
+  const r = checkNostrAnchor(m.event, note, policy.nostrPubkey);
+  if (!r.ok) {
+    t.fail(name, r.code, r.detail);
+    return;
+  }
+  t.pass('nostr_signature');
+  t.pass('nostr_content');
+  if (r.pubkey_checked) t.pass('nostr_pubkey');
+  else t.notChecked.push(`the publisher of Nostr event ${r.event_id} (${r.pubkey}): give --nostr-pubkey HEX (the ledger's publisher key) to check it`);
+  s.nostr = { event_id: r.event_id, pubkey: r.pubkey, created_at: r.created_at, size: anchored.size, pubkey_checked: r.pubkey_checked };
 }

@@ -9,6 +9,7 @@ import { Checkpoint, isTlogError, leafHash, verifyInclusion } from '../tlog';
 import { memberName } from './format';
 import { b64 } from './checkpoint';
 import { PackDeps, PackLeafEvent, Tally } from './result';
+import { linkOf, PackLinks } from './streams';
 
 type Obj = Record<string, unknown>;
 
@@ -16,7 +17,7 @@ type Obj = Record<string, unknown>;
 export type PackEvents = Map<number, PackLeafEvent | null>;
 
 /** One `event/<position>` member checked against the checkpoint `cp` (null: none signed by --vkey precedes it). */
-export function eventMember(events: PackEvents, name: string, m: Obj, cp: Checkpoint | null, deps: PackDeps, t: Tally): void {
+export function eventMember(events: PackEvents, name: string, m: Obj, cp: Checkpoint | null, deps: PackDeps, t: Tally, links?: PackLinks): void {
   t.counts.events++;
   const position = m.position;
   if (typeof position !== 'number' || !Number.isSafeInteger(position) || position < 1 || name !== memberName.event(position) || m.leaf_index !== position - 1) {
@@ -45,12 +46,14 @@ export function eventMember(events: PackEvents, name: string, m: Obj, cp: Checkp
   const computed = leaf ? leafHash(leaf) : stated;
   if (leaf && (!stated || !stated.equals(computed as Buffer))) t.fail(name, 'leaf_hash', `SHA-256(0x00 || leaf) is ${(computed as Buffer).toString('base64')}, the member states ${String(m.leaf_hash)}`);
   else if (leaf) t.pass('leaf_hash');
+  let included = false;
   if (cp === null) t.fail(name, 'inclusion', 'not checked: no checkpoint signed by --vkey precedes it');
   else if (!computed || proof.some((p) => p === null)) t.fail(name, 'inclusion', 'the proof or leaf hash is not base64');
   else {
     try {
       verifyInclusion(position - 1, cp.size, computed, proof as Buffer[], cp.rootHash);
       t.pass('inclusion');
+      included = true;
     } catch (e) {
       t.fail(name, 'inclusion', isTlogError(e) ? `${e.code}: ${e.message}` : (e as Error).message);
     }
@@ -65,7 +68,12 @@ export function eventMember(events: PackEvents, name: string, m: Obj, cp: Checkp
     }
     if (ev.position !== position) t.fail(name, 'leaf_event', `the leaf holds the event at position ${ev.position}, not ${position}`);
     else if (ev.type !== m.type) t.fail(name, 'leaf_event', `the leaf holds a ${ev.type} event; the member says ${String(m.type)}`);
-    else t.pass('leaf_event');
+    else {
+      t.pass('leaf_event');
+      // Only a leaf proven under the checkpoint says anything of its stream (one that is not already failed `inclusion`).
+      if (included) links?.set(position, linkOf(ev, leaf));
+      else links?.delete(position);
+    }
     events.set(position, ev.format === 3 ? payloadOf(ev, name, m, deps, t) : ev);
   }
 }

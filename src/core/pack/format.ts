@@ -59,6 +59,33 @@ export interface TimestampMember {
 }
 
 /**
+ * `log/stream-heads` (then `log/stream-heads/2`, `/3`, ...): a stream-heads
+ * statement (`aer1-stream-heads/1`, src/core/tlog/stream-heads.ts) signed by
+ * the log key as of the pack's checkpoint, for streams the subject spans;
+ * together the statements name every one of them (issue 30).
+ */
+export interface StreamHeadsMember {
+  member: string;
+  note: string;
+}
+
+/**
+ * `log/nostr` (issue 33): the newest Nostr anchor of a checkpoint no larger
+ * than the pack's: the signed NIP-01 `event` (its content that checkpoint's
+ * note), that checkpoint's signed `note` and `size`, and the RFC 6962
+ * consistency proof (base64 hashes) from it to the pack's checkpoint (empty
+ * when they are the same size), so every event of the pack below `size` is
+ * in the anchored tree. Present when the ledger holds such an anchor.
+ */
+export interface NostrMember {
+  member: 'log/nostr';
+  size: number;
+  note: string;
+  consistency: string[];
+  event: Record<string, unknown>;
+}
+
+/**
  * `event/<position>`: one ledger event as a leaf of the log: base64 of the
  * leaf bytes (null when withheld from the requesting key), the RFC 6962 leaf
  * hash and the inclusion proof against the pack's checkpoint.
@@ -207,6 +234,8 @@ export const memberName = {
   report: (reportId: string): string => `report/${reportId}`,
   outcome: (outcomeId: string): string => `outcome/${outcomeId}`,
   chunk: (n: number): string => `manifest/${n}`,
+  /** The k-th stream-heads statement, from 1: `log/stream-heads`, then `log/stream-heads/2`, ... */
+  streamHeads: (k: number): string => (k === 1 ? 'log/stream-heads' : `log/stream-heads/${k}`),
 };
 
 /** SHA-256 (hex) of a member line (without its `\n`). */

@@ -5,12 +5,13 @@
  * its leaves parsed once.
  */
 import { isObject } from '../aer1';
-import { CheckpointState, checkpointMember, timestampMember, vkeyMember } from './checkpoint';
+import { CheckpointState, checkpointMember, nostrMember, timestampMember, vkeyMember } from './checkpoint';
 import { eventMember, PackEvents } from './events';
 import { memberHash, PACK_FORMAT } from './format';
 import { chunkRead, ManifestState, memberRead } from './manifest';
 import { PackRecords, recordMember } from './members';
 import { PackDeps, PackPolicy, Tally } from './result';
+import { PackLinks } from './streams';
 
 type Obj = Record<string, unknown>;
 
@@ -22,8 +23,15 @@ export interface PackRead {
   checkpoint: CheckpointState;
   manifest: ManifestState;
   events: PackEvents;
+  /** What each event's leaf says of its stream (issue 30). */
+  links: PackLinks;
+  /** The `log/stream-heads` members, in file order. */
+  statements: { member: string; note: string }[];
   records: PackRecords;
 }
+
+/** `log/stream-heads`, then `log/stream-heads/2`, ... (format.ts `memberName.streamHeads`). */
+const STREAM_HEADS = /^log\/stream-heads(\/[1-9][0-9]{0,5})?$/;
 
 /**
  * Read the pack's `lines` (LF-separated, without the LF), checking each
@@ -31,7 +39,7 @@ export interface PackRead {
  * verify under --vkey (`checkpoint.stopped`).
  */
 export async function readPack(lines: AsyncIterable<Buffer>, policy: PackPolicy, deps: PackDeps, t: Tally): Promise<PackRead> {
-  const r: PackRead = { isPack: false, header: null, checkpoint: new CheckpointState(), manifest: new ManifestState(), events: new Map(), records: new PackRecords() };
+  const r: PackRead = { isPack: false, header: null, checkpoint: new CheckpointState(), manifest: new ManifestState(), events: new Map(), links: new Map(), statements: [], records: new PackRecords() };
   const names = new Set<string>();
   let lineNo = 0;
   for await (const line of lines) {
@@ -69,7 +77,7 @@ export async function readPack(lines: AsyncIterable<Buffer>, policy: PackPolicy,
     if (lineNo === 1 && name !== 'header') t.fail(name, 'format', 'the first line is not the header');
 
     if (name === 'header') t.counts.header++;
-    else if (name === 'log/vkey' || name === 'log/checkpoint' || name === 'log/timestamp') t.counts.log++;
+    else if (name === 'log/vkey' || name === 'log/checkpoint' || name === 'log/timestamp' || name === 'log/nostr' || STREAM_HEADS.test(name)) t.counts.log++;
     if (name === 'header') {
       r.header = m;
       if (m.format !== PACK_FORMAT) t.fail(name, 'format', `format is ${JSON.stringify(m.format)}, not ${PACK_FORMAT}`);
@@ -78,7 +86,12 @@ export async function readPack(lines: AsyncIterable<Buffer>, policy: PackPolicy,
       checkpointMember(r.checkpoint, name, m, policy, deps, t);
       if (r.checkpoint.stopped !== null) break;
     } else if (name === 'log/timestamp') await timestampMember(r.checkpoint, name, m, policy, deps, t);
-    else if (name.startsWith('event/')) eventMember(r.events, name, m, r.checkpoint.cp, deps, t);
+    else if (name === 'log/nostr') nostrMember(r.checkpoint, name, m, policy, t);
+    else if (name.startsWith('event/')) eventMember(r.events, name, m, r.checkpoint.cp, deps, t, r.links);
+    else if (STREAM_HEADS.test(name)) {
+      if (typeof m.note === 'string') r.statements.push({ member: name, note: m.note });
+      else t.fail(name, 'stream_heads', 'the member holds no "note" string');
+    }
     else if (!recordMember(r.records, name, m, t)) {
       t.counts.other++;
       t.fail(name, 'format', 'an unknown member');

@@ -19,6 +19,11 @@ export const PACK_CHECKS = [
   'checkpoint_signature',
   'cosignatures',
   'timestamp',
+  'nostr_event',
+  'nostr_signature',
+  'nostr_content',
+  'nostr_consistency',
+  'nostr_pubkey',
   'leaf_hash',
   'inclusion',
   'leaf_event',
@@ -31,6 +36,9 @@ export const PACK_CHECKS = [
   'aer1_verdict',
   'report_digest',
   'report_recomputed',
+  'stream_heads',
+  'stream_incomplete',
+  'stream_unlisted',
 ] as const;
 
 /** The closed union of the pack checker's codes: `member_missing` | `format` | `manifest` | ... (see {@link PACK_CHECKS}). */
@@ -52,7 +60,7 @@ export interface PackCounts {
   members: number;
   /** The header (1 in a well-formed pack). */
   header: number;
-  /** `log/vkey`, `log/checkpoint`, `log/timestamp`. */
+  /** `log/vkey`, `log/checkpoint`, `log/timestamp`, `log/nostr`, `log/stream-heads` (and its numbered followers). */
   log: number;
   events: number;
   receipts: number;
@@ -82,6 +90,8 @@ export interface PackReport {
   checkpoint: { origin: string; size: number; root: string } | null;
   cosignatures: { name: string; timestamp: number }[];
   timestamp: { gen_time: string; tsa: string } | 'not_checked' | null;
+  /** The carried Nostr anchor when its signature, content and consistency checked (`pubkey_checked`: against --nostr-pubkey); null when none or it failed. */
+  nostr: { event_id: string; pubkey: string; created_at: number; size: number; pubkey_checked: boolean } | null;
   /**
    * `withheld`: events whose leaf is withheld; `withheld_records`: records
    * whose bytes are withheld; `not_recorded`: `receipt/<id>` members stating
@@ -104,6 +114,15 @@ export interface PackReport {
    * is verified; otherwise the report's words are only what it states).
    */
   subject_result: { report_id: string; position: number; result: string; headline: string | null; established: boolean } | null;
+  /**
+   * What the pack's stream-heads statements (issue 30) establish:
+   * `statements` that verified, `streams` they name; `proven` when every
+   * stream the subject spans is named and held from its first event to its
+   * stated head, linked by `stream_prev`; `not_provable_before`: a position
+   * below which some named stream has format 1/2 events (no `stream_prev`),
+   * null when none. A pack is VERIFIED only when `proven`.
+   */
+  completeness: { statements: number; streams: number; proven: boolean; not_provable_before: number | null };
   failures: PackFailure[];
   /** What was not checked (withheld bytes, a token without --tsa-certs, a listed member the pack lacks and what depends on it). */
   not_checked: string[];
@@ -118,6 +137,8 @@ export interface PackPolicy {
   quorum: number;
   /** PEM of the TSA chain, to check a carried RFC 3161 token. */
   tsaCertsPem?: string;
+  /** The trusted Nostr publisher key (`--nostr-pubkey`, 64 hex), to check a carried anchor's publisher. */
+  nostrPubkey?: string;
   /** Keys trusted for endpoint commitments (`--trusted-key`), to judge attested ones. */
   commitmentKeys?: readonly NoteVerifier[];
 }
@@ -133,6 +154,10 @@ export interface PackLeafEvent {
   data: string | null;
   format: number;
   payload_commitment: string | null;
+  /** Format 3: the ledger position of the stream's previous event (0 for its first); null or absent for format 1/2. */
+  stream_prev?: number | null;
+  /** Format 3: the leaf's public identifiers; null or absent for format 1/2. */
+  ids?: Readonly<Record<string, string | number>> | null;
   /** Set when the pack says this format 3 event's payload was erased (checked against the `PayloadsErased` event it names). */
   erased?: { erasure_id: string; position: number; erased_at: string; by: string; legal_basis: string; reason: string };
 }

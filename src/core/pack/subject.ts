@@ -26,20 +26,20 @@ export interface SubjectInput extends Pick<PackRecords, 'receipts' | 'entries' |
  * own stream, the plans and reports are about the subject, every outcome
  * names the subject (its job, or the workflow's id) and answers a receipt the
  * subject's entries or workflow steps name (so no outcome of another call or
- * job can enter a recomputed report), the events of each
- * timeline/workflow/receipt/outcome stream are its positions 1..n with none
- * missing, and every receipt the entries or workflow steps name, or a
- * correction (S9) supersedes to, has a `receipt/<id>` member (recorded:
- * a pass; or stated by the server as not recorded: no pass, listed by the
- * caller). Cutting the end of a stream, or
- * leaving an outcome out, is not detectable offline unless a report in the
- * pack counted it (docs/evidence-pack.md).
+ * job can enter a recomputed report), and every receipt the entries or
+ * workflow steps name, or a correction (S9) supersedes to, has a
+ * `receipt/<id>` member (recorded: a pass; or stated by the server as not
+ * recorded: no pass, listed by the caller). Whether each stream is held
+ * whole is the completeness phase's (streams.ts), from the signed heads;
+ * this phase returns what it needs: the job or workflow and the receipts
+ * named, each with the action naming it.
  */
-export function bindSubject(p: SubjectInput, t: Tally): void {
+export function bindSubject(p: SubjectInput, t: Tally): SubjectBound {
+  const none: SubjectBound = { record: null, named: new Map() };
   const s = p.subject;
   if (!s || typeof s.id !== 'string' || !['job', 'workflow', 'coverage_report'].includes(s.kind)) {
     t.fail('header', 'subject', 'the header names no subject {kind: job/workflow/coverage_report, id}');
-    return;
+    return none;
   }
   const subjectOf = (report: unknown): { kind: string; id: string } | null => {
     const sub = isObject(report) && isObject(report.subject) ? report.subject : null;
@@ -56,7 +56,7 @@ export function bindSubject(p: SubjectInput, t: Tally): void {
     if (!own && !erased && !p.missing.has(memberName.report(s.id))) t.fail('header', 'subject', `the pack is about coverage report ${s.id} but holds no report/${s.id}`);
     for (const r of p.reports) if (r.report_id !== s.id) t.fail(r.member, 'subject', `a report other than ${s.id}, the pack's subject`);
   } else record = { kind: s.kind, id: s.kind === 'workflow' ? s.id.toLowerCase() : s.id };
-  if (!record) return;
+  if (!record) return none;
   const home = record.kind === 'job' ? `timeline:${record.id}` : `workflow:${record.id}`;
   // The ledger serves no pack of a job without entries (404) nor of a workflow it does not hold: a job or
   // workflow pack without its records is a forgery stripped of them, whatever else it holds.
@@ -92,16 +92,18 @@ export function bindSubject(p: SubjectInput, t: Tally): void {
   }
 
   // The receipts the subject's entries and workflow steps name (what its outcomes may answer), and those a correction supersedes to.
-  const named = new Set<string>();
+  // With the action that names each: `entry <seq> (tool <name>)` or `step <k> of workflow receipt <member>`.
+  const named = new Map<string, string>();
   const lower = (id: unknown): string | null => (typeof id === 'string' ? id.toLowerCase() : null);
+  const action = (seq: unknown, tool: unknown): string => `entry ${String(seq)}${typeof tool === 'string' ? ` (tool ${JSON.stringify(tool.slice(0, 200))})` : ''}`;
+  const name = (x: string | null, by: string): void => void (x !== null && !named.has(x) && named.set(x, by));
   for (const e of p.entries) {
     const doc = parseText(e.raw);
-    const x = isObject(doc) ? lower(doc.id) : null;
-    if (x !== null) named.add(x);
+    if (isObject(doc)) name(lower(doc.id), action(e.seq, doc.tool));
   }
   for (const w of p.workflows) {
     const doc = parseText(w.raw);
-    if (isObject(doc) && Array.isArray(doc.steps)) for (const st of doc.steps) if (isObject(st) && lower(st.receipt_id) !== null) named.add(lower(st.receipt_id)!);
+    if (isObject(doc) && Array.isArray(doc.steps)) doc.steps.forEach((st, k) => isObject(st) && name(lower(st.receipt_id), `step ${k + 1} of ${w.member}${typeof st.tool === 'string' ? ` (tool ${JSON.stringify(st.tool.slice(0, 200))})` : ''}`));
   }
 
   // Every event on a stream of the subject or of one of its records: the records held, the receipts its entries name
@@ -119,27 +121,15 @@ export function bindSubject(p: SubjectInput, t: Tally): void {
   for (const [position, ev] of p.events) {
     if (!ev?.erased) continue;
     const kept = retainedOf(p.events, position);
-    if (kept && ev.type === 'TimelineEntryAppended' && lower(kept.receipt_id) !== null) named.add(lower(kept.receipt_id)!);
-    if (kept && ev.type === 'TimelineImported' && Array.isArray(kept.entries)) for (const x of kept.entries) if (isObject(x) && lower(x.receipt_id) !== null) named.add(lower(x.receipt_id)!);
+    if (kept && ev.type === 'TimelineEntryAppended') name(lower(kept.receipt_id), `${action(kept.seq, kept.tool)}, erased`);
+    if (kept && ev.type === 'TimelineImported' && Array.isArray(kept.entries)) for (const x of kept.entries) if (isObject(x)) name(lower(x.receipt_id), `${action(x.seq, x.tool)}, erased`);
     const by = p.events.get(ev.erased.position);
     if (by && by.type === 'PayloadsErased') missingStreams.push(by.stream_id);
   }
-  const allowed = new Set<string>([home, ...p.receipts.map((r) => `receipt:${r.id}`), ...[...named].map((x) => `receipt:${x}`), ...p.plans.map((x) => `plan:${x.plan_id}`), ...p.reports.map((r) => `coverage:${r.report_id}`), ...p.outcomes.map((o) => `outcome:${o.id}`), ...missingStreams]);
-  const byStream = new Map<string, number[]>();
+  const allowed = new Set<string>([home, ...p.receipts.map((r) => `receipt:${r.id}`), ...[...named.keys()].map((x) => `receipt:${x}`), ...p.plans.map((x) => `plan:${x.plan_id}`), ...p.reports.map((r) => `coverage:${r.report_id}`), ...p.outcomes.map((o) => `outcome:${o.id}`), ...missingStreams]);
+  // The gaps in each stream are the completeness phase's (streams.ts: stream_incomplete, walked from the signed heads).
   for (const [position, ev] of p.events) {
-    if (!ev) continue;
-    if (!allowed.has(ev.stream_id)) t.fail(memberName.event(position), 'subject', `an event of stream ${ev.stream_id}, which is neither the subject's (${home}) nor one of its records'`);
-    if (ev.stream_id === home || ev.stream_id.startsWith('receipt:') || ev.stream_id.startsWith('outcome:')) (byStream.get(ev.stream_id) ?? byStream.set(ev.stream_id, []).get(ev.stream_id)!).push(ev.stream_position);
-  }
-  const withheldAny = [...p.events.values()].some((e) => e === null);
-  // An event member the manifest lists is missing: that is the failure, not the gap it leaves in its stream.
-  const eventMissing = [...p.missing].some((m) => m.startsWith('event/'));
-  if (!withheldAny && !eventMissing) {
-    for (const [stream, list] of byStream) {
-      list.sort((a, b) => a - b);
-      const gap = list.findIndex((x, k) => x !== k + 1);
-      if (gap >= 0) t.fail(stream, 'subject', `the pack holds events ${list.length > 10 ? `${list.slice(0, 10).join(', ')}, ...` : list.join(', ')} of the stream: event ${gap + 1} of the stream is missing`);
-    }
+    if (ev && !allowed.has(ev.stream_id)) t.fail(memberName.event(position), 'subject', `an event of stream ${ev.stream_id}, which is neither the subject's (${home}) nor one of its records'`);
   }
 
   // Every receipt named (by an entry, a workflow step, a correction) has its member: a recorded one passes; one the
@@ -185,4 +175,11 @@ export function bindSubject(p: SubjectInput, t: Tally): void {
     if (named.has(rid)) t.pass('subject');
     else t.fail(o.member, 'subject', `an outcome of receipt ${rid}, which the subject's entries and workflow steps do not name`);
   }
+  return { record: record as SubjectBound['record'], named };
+}
+
+/** What the subject phase found: the job or workflow whose records the pack holds, and the receipts its entries or steps name (lowercase) with the action naming each. */
+export interface SubjectBound {
+  record: { kind: 'job' | 'workflow'; id: string } | null;
+  named: Map<string, string>;
 }

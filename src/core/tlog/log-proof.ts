@@ -26,6 +26,7 @@ import { TlogErrorCode } from './errors';
 import { leafHash, verifyInclusion } from './merkle';
 import { MAX_PROOF_LINES, parseProofFile, PROOF_FILE_HEADER } from './proof-file';
 import { failure, quorumCheck, TrustPolicy } from './quorum';
+import { checkNostrAnchor, NostrCheckCode } from '../nostr/anchor';
 
 /** RFC 3161 verification (pkijs, asn1js), loaded only when a token is checked. */
 const timestampModule = (): Promise<typeof Timestamp> => import('../timestamp');
@@ -58,6 +59,7 @@ export interface LogCheck {
 export type ProofCheckCode =
   | TlogErrorCode
   | TsaReason
+  | NostrCheckCode
   | 'quorum_not_met'
   | 'tree_size_mismatch'
   | 'leaf_missing'
@@ -78,6 +80,7 @@ export type LogCheckName =
   | 'leaf_hash'
   | 'inclusion'
   | 'timestamp'
+  | 'nostr'
   | 'leaf_record'
   | 'receipt'
   | 'leaf_is_receipt'
@@ -99,6 +102,8 @@ export interface ProofParts {
   checkpoint: string;
   /** DER RFC 3161 TimeStampResp or token (JSON form, optional). */
   timestamp: Buffer | null;
+  /** The signed NIP-01 event anchoring the checkpoint (JSON form `nostr_event`, optional; issue 33), as parsed. */
+  nostrEvent?: unknown;
 }
 
 /** Everything found. */
@@ -112,6 +117,8 @@ export interface ProofReport {
   checkpoint: { origin: string; size: number; root: string } | null;
   cosignatures: { name: string; key_id: string; timestamp: number }[];
   timestamp: { gen_time: string; tsa: string } | null;
+  /** The carried Nostr anchor, when its signature and content checked (`pubkey_checked`: against --nostr-pubkey). */
+  nostr: { event_id: string; pubkey: string; created_at: number; pubkey_checked: boolean } | null;
   record: LeafEvent | null;
   receipt: { id: string | null; verdict: string; reasons: string[] } | null;
 }
@@ -150,7 +157,7 @@ function jsonParts(o: JsonObject): ProofParts {
     timestamp = decodeStrictBase64(o.timestamp);
     if (timestamp === null || timestamp.length === 0) throw new MalformedProof('timestamp is not non-empty base64');
   }
-  return { form: 'json', index, leaf, statedLeafHash, statedTreeSize, proof, checkpoint: o.checkpoint, timestamp };
+  return { form: 'json', index, leaf, statedLeafHash, statedTreeSize, proof, checkpoint: o.checkpoint, timestamp, nostrEvent: o.nostr_event ?? null };
 }
 
 /** A JSON reader: the value, or why the bytes are not JSON in words. */
@@ -193,7 +200,7 @@ export function readProofFile(bytes: Buffer, readJson: JsonReader = strictJson):
 /** A report for a file whose form is known but a field is malformed. */
 export function malformedReport(form: ProofParts['form'], message: string): ProofReport {
   const checks: LogCheck[] = [{ name: 'proof_file', ok: false, code: 'proof_file_malformed', detail: message }];
-  return { verified: false, failed: ['proof_file'], checks, form, leaf_index: -1, checkpoint: null, cosignatures: [], timestamp: null, record: null, receipt: null };
+  return { verified: false, failed: ['proof_file'], checks, form, leaf_index: -1, checkpoint: null, cosignatures: [], timestamp: null, nostr: null, record: null, receipt: null };
 }
 
 /**
@@ -271,6 +278,7 @@ export async function checkProof(parts: ProofParts, policy: TrustPolicy): Promis
       } else checks.push({ name: 'timestamp', ok: false, code: r.code, detail: r.message });
     }
   }
+  const nostr = nostrCheck(parts, cp !== null, policy, checks);
   let record: LeafEvent | null = null;
   let receipt: ProofReport['receipt'] = null;
   if (parts.leaf !== null) {
@@ -312,7 +320,28 @@ export async function checkProof(parts: ProofParts, policy: TrustPolicy): Promis
     checkpoint: cp ? { origin: cp.origin, size: cp.size, root: cp.rootHash.toString('base64') } : null,
     cosignatures: cosignatures.map((c) => ({ name: c.name, key_id: c.keyId.toString(16).padStart(8, '0'), timestamp: c.timestamp })),
     timestamp,
+    nostr,
     record,
     receipt,
   };
+}
+
+/**
+ * The carried Nostr anchor (issue 33): the event's signature, that its
+ * content is this checkpoint (so the inclusion proof joins the leaf to the
+ * anchored root) and, with --nostr-pubkey, that it is that publisher's.
+ * Without --nostr-pubkey a valid event is shown, not counted as passed.
+ */
+function nostrCheck(parts: ProofParts, signed: boolean, policy: TrustPolicy, checks: LogCheck[]): ProofReport['nostr'] {
+  if (parts.nostrEvent === undefined || parts.nostrEvent === null) return null;
+  const r = checkNostrAnchor(parts.nostrEvent, parts.checkpoint, policy.nostrPubkey);
+  if (!r.ok) {
+    checks.push({ name: 'nostr', ok: false, code: r.code, detail: r.detail });
+    return null;
+  }
+  const what = `Nostr event ${r.event_id} by ${r.pubkey}, created ${new Date(r.created_at * 1000).toISOString()}, carries this checkpoint`;
+  if (!signed) checks.push({ name: 'nostr', ok: null, detail: `${what}, but the checkpoint is not signed by the log: the anchor proves nothing here` });
+  else if (!r.pubkey_checked) checks.push({ name: 'nostr', ok: null, detail: `${what} (signature valid), but its publisher is NOT checked: give --nostr-pubkey HEX (the ledger's publisher key) to check it` });
+  else checks.push({ name: 'nostr', ok: true, detail: `${what}: signature valid (BIP-340), publisher is --nostr-pubkey; the inclusion proof joins the leaf to its root` });
+  return { event_id: r.event_id, pubkey: r.pubkey, created_at: r.created_at, pubkey_checked: r.pubkey_checked };
 }

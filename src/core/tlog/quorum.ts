@@ -18,6 +18,8 @@ export interface TrustPolicy {
   quorum: number;
   /** PEM of the TSA chain, to check a carried RFC 3161 token. */
   tsaCertsPem?: string;
+  /** The Nostr publisher key trusted for a carried anchor event (`--nostr-pubkey`, 64 hex). */
+  nostrPubkey?: string;
   /** Keys trusted for endpoint commitments (`--trusted-key`, the server's TRUSTED_COMMITMENT_KEYS), to judge attested ones. */
   commitmentKeys?: readonly NoteVerifier[];
 }

@@ -74,9 +74,10 @@ export const RECEIPT_SCHEMAS: Record<string, Schema> = {
       recorded_by: ref('RecordedBy'),
       publication: { type: 'string', enum: ['full', 'metadata'] },
       statement: { type: 'string' },
+      anchors: arrayOf(ref('NostrAnchor')),
     },
     'Machine verifier answer (S6): the stored bytes re-verified now. `verdict` and `output_commitment` are this ledger\'s result; `status` and `verification_status` are the receipt\'s own, as sent.',
-    ['statement', 'status', 'verification_status'],
+    ['statement', 'status', 'verification_status', 'anchors'],
   ),
   ReceiptSummary: obj(
     {
