@@ -49,7 +49,7 @@ export const ERROR_CODES = [
   // 413, 415
   'body_too_large', 'too_many_spans', 'unsupported_encoding', 'unsupported_media_type',
   // 422
-  'verification_failed', 'invalid_commitment', 'job_id_mismatch', 'malformed_array', 'no_entries', 'invalid_plan', 'no_plan', 'position_beyond_head',
+  'verification_failed', 'invalid_commitment', 'job_id_mismatch', 'malformed_array', 'no_entries', 'invalid_plan', 'no_plan', 'plan_erased', 'position_beyond_head',
   'step_receipt_missing', 'duplicate_step_receipt_id', 'url_has_userinfo', 'not_http_url', 'invalid_role', 'invalid_name', 'invalid_key_options', 'receipt_not_recorded', 'receipt_not_in_job', 'reserved_tool',
   'not_erasable', 'invalid_erasure',
   'invalid_webhook_url', 'webhook_address_refused', 'unknown_webhook_event', 'invalid_attestation', 'attestation_signature_invalid', 'attestation_key_untrusted',

@@ -96,9 +96,11 @@ export function jobBadge(assessment: JobAssessment, bindingAttestation: 'ledger_
 }
 
 /** A workflow's badge: `verification_status` of `GET /api/workflows/{id}/verify` and how many findings it states beside it. */
-export function workflowBadge(status: 'verified' | 'incomplete' | 'failed', findings: number): Badge {
+export function workflowBadge(status: 'verified' | 'incomplete' | 'failed' | 'erased', findings: number): Badge {
   const label = 'AER-1 workflow';
   if (status === 'failed') return { label, message: 'FAILED', tone: 'bad' };
+  // Issue 29: step receipts erased: not re-checked, never green.
+  if (status === 'erased') return { label, message: 'PARTLY ERASED', tone: 'warn' };
   if (status === 'incomplete') return { label, message: 'INCOMPLETE', tone: 'warn' };
   if (findings > 0) return { label, message: `verified, ${findings} FINDING${findings > 1 ? 'S' : ''}`, tone: 'warn' };
   return { label, message: 'verified', tone: 'ok' };

@@ -59,6 +59,7 @@ export const LEDGER_ERROR_CODES = [
   'otlp_attribute_type',
   'otlp_decode_failed',
   'outcome_id_conflict',
+  'plan_erased',
   'plan_exists',
   'plan_version_conflict',
   'position_beyond_head',

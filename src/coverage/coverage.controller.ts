@@ -7,6 +7,8 @@ import { HeavyRead, KeyQuota, PublicRead, REPORT_PDF_COST, REPORT_READ_COST } fr
 import { CheckpointLocator } from '../log/checkpoint-locator';
 import { RawJson } from '../common/raw-json';
 import { renderCoveragePage } from './coverage.page';
+import { renderErasedCoveragePage } from './erased-report.page';
+import { ERASED_STATUS } from '../erasure/erased-records';
 import { notFoundPage, projectionMismatchPage } from '../public-pages/views';
 import { LedgerError, ProjectionMismatchError } from '../common/errors';
 import { Caller } from '../auth/caller.decorator';
@@ -47,7 +49,7 @@ export class CoverageController {
   @ApiOperation({ operationId: 'issueCoverageReport', summary: 'Issue a coverage report as of a ledger position' })
   @ApiJsonBody('CoverageRequest')
   @ApiCreated('CoverageIssued', 'issued and recorded')
-  @ApiErrors([...WRITE_ERRORS, 429], { 422: '`no_plan`, `position_beyond_head`.', 429: '`quota_exceeded`: REPORT_QUOTA_PER_HOUR reports per key per hour.' })
+  @ApiErrors([...WRITE_ERRORS, 429], { 422: '`no_plan`, `plan_erased`, `position_beyond_head`.', 429: '`quota_exceeded`: REPORT_QUOTA_PER_HOUR reports per key per hour.' })
   async issue(@JsonBody() body: RawJson, @Caller() caller: Principal, @Req() req: Request, @Res({ passthrough: true }) res: Response) {
     await this.quota.spend(req, 'coverage_reports');
     const r = await this.coverage.issue(body, caller);
@@ -55,7 +57,7 @@ export class CoverageController {
     return r;
   }
 
-  /** A recorded report (JSON) with its digest recomputed. */
+  /** A recorded report (JSON) with its digest recomputed; an erased one (issue 29) with `erased: true`, `report` and `digest` null and the erasure. */
   @Get('api/coverage-reports/:report_id')
   @PublicRead(REPORT_READ_COST)
   @ApiOperation({ operationId: 'getCoverageReport', summary: 'A coverage report as JSON' })
@@ -80,15 +82,17 @@ export class CoverageController {
   @ApiOperation({ operationId: 'getCoveragePdf', summary: 'A coverage report as a PDF' })
   @ApiProduces('application/pdf')
   @ApiResponse({ status: 200, description: 'the report as a PDF (inline, filename coverage-{id}.pdf)', content: { 'application/pdf': { schema: { type: 'string', format: 'binary' } } } })
-  @ApiErrors([404, 429], { 429: 'also `server_busy`: HEAVY_READ_CONCURRENCY heavy reads are running.' })
+  @ApiErrors([404, 410, 429], { 410: '`content_erased`: the report\'s content was erased (issue 29); `erasure` names who, when, why and on which basis.', 429: 'also `server_busy`: HEAVY_READ_CONCURRENCY heavy reads are running.' })
   async pdf(@Param('report_id') id: string, @Res() res: Response): Promise<void> {
     // Reading the report (its digest recomputed) and its proof (the event hashed) take tens of ms each for a large
     // plan: a turn of the event loop between them lets /health and cheap reads in; the drawing runs on a thread.
     const r = await this.coverage.get(id);
+    // Issue 29: an erased report has no content to draw; 410 names the erasure.
+    if (r.report === null) throw new LedgerError(ERASED_STATUS, 'content_erased', `${r.statement}`, { erasure: r.erasure });
     await nextTurn();
     const checkpoint = await this.checkpoints.locate({ kind: 'coverage_report', id: r.report_id, position: r.position });
     await nextTurn();
-    const bytes = await this.pdfs.render({ report: r.report, digest: r.digest, digest_verified: r.digest_verified, report_id: r.report_id, issued_at: r.issued_at, url: r.url, position: r.position, checkpoint });
+    const bytes = await this.pdfs.render({ report: r.report, digest: r.digest, digest_verified: r.digest_verified, report_id: r.report_id, issued_at: r.issued_at, url: r.url, position: r.position, checkpoint, evidence_erased_since: r.evidence_erased_since ?? null });
     res.setHeader('Content-Disposition', `inline; filename="coverage-${r.report_id}.pdf"`);
     res.setHeader('X-Content-Type-Options', 'nosniff');
     res.status(200).type('application/pdf').send(bytes);
@@ -124,7 +128,7 @@ export class CoverageController {
     res.setHeader('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'");
     res.setHeader('X-Content-Type-Options', 'nosniff');
     const checkpoint = await this.checkpoints.locate({ kind: 'coverage_report', id: r.report_id, position: r.position });
-    res.status(200).type('html').send(renderCoveragePage(r, checkpoint));
+    res.status(200).type('html').send(r.report === null ? renderErasedCoveragePage(r, checkpoint) : renderCoveragePage(r, checkpoint));
   }
 
   /** Coverage reports in ledger order, paged by cursor, without their content (read one with getCoverageReport). Public, like the reports. */

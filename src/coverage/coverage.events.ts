@@ -8,24 +8,29 @@ export interface PlanVersionData {
   plan_id: string;
   version: number;
   subject: PlanSubject;
-  /** The normalized plan: what `digest` covers. */
-  plan: NormalizedPlan;
-  /** SHA-256 over the canonical JSON of `plan`. */
-  digest: string;
+  /** The normalized plan: what `digest` covers. Null in the retained data of an erased version (issue 29). */
+  plan: NormalizedPlan | null;
+  /** SHA-256 over the canonical JSON of `plan`; null when erased. */
+  digest: string | null;
   /** Server time of registration. */
   registered_at: string;
   /** Amendments: the version superseded and an optional note. */
   supersedes_version?: number;
   reason?: string | null;
+  /** Set in the retained data of an erased version (src/core/ledger/retained.ts). */
+  erased?: true;
 }
 
 /** Data of `CoverageReportIssued`, stream `coverage:<report_id>`. */
 export interface CoverageReportIssuedData {
   report_id: string;
   issued_at: string;
-  /** SHA-256 over the canonical JSON of `report` (report_id and issued_at excluded). */
-  digest: string;
+  /** SHA-256 over the canonical JSON of `report` (report_id and issued_at excluded); null when erased. */
+  digest: string | null;
+  /** When erased (issue 29), only `subject`, `plan` (id, version), `as_of_position` and `result` are retained. */
   report: CoverageReportContent;
+  /** Set in the retained data of an erased report (src/core/ledger/retained.ts). */
+  erased?: true;
 }
 
 export type PlanRegistered = Event<'PlanRegistered', PlanVersionData>;

@@ -27,7 +27,7 @@ export class CoverageListing {
     return toPage(rows, p.limit, (r) => ({
       plan_id: r.plan_id,
       subject: subject(r.subject_kind, r.subject_id),
-      title: r.title,
+      title: r.title === '' ? null : r.title, // '': the current version's content was erased (issue 29)
       current_version: Number(r.current_version),
       position: Number(r.position),
       url: this.urls.path(`/api/plans/${r.plan_id}`),
@@ -44,7 +44,7 @@ export class CoverageListing {
       plan_version: Number(r.plan_version),
       as_of_position: Number(r.as_of_position),
       result: r.result,
-      digest: r.digest,
+      digest: r.digest === '' ? null : r.digest, // '': erased (issue 29)
       issued_at: r.issued_at,
       position: Number(r.position),
       url: this.urls.coverageReport(r.report_id),

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { ErasureModule } from '../erasure/erasure.module';
+import { ErasureReadsModule } from '../erasure/erasure-reads.module';
 import { OutcomesRepositoryModule } from '../outcomes/outcomes-repository.module';
 import { TimelinesRepositoryModule } from '../timelines/timelines-repository.module';
 import { CoverageRepositoryModule } from './coverage-repository.module';
@@ -12,7 +13,7 @@ import { PlansService } from './plans.service';
 
 /** Expected-action plans and coverage reports (rev 09 "coverage plan"; docs/coverage.md). */
 @Module({
-  imports: [CoverageRepositoryModule, TimelinesRepositoryModule, OutcomesRepositoryModule, ErasureModule],
+  imports: [CoverageRepositoryModule, TimelinesRepositoryModule, OutcomesRepositoryModule, ErasureModule, ErasureReadsModule],
   controllers: [PlansController, CoverageController],
   providers: [PlansService, CoverageService, CoverageListing, PdfRenderer],
   exports: [CoverageRepositoryModule, PlansService, CoverageService],

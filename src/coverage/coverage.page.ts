@@ -10,9 +10,9 @@ import { layout, provenanceLabel, Tone, verdictBlock } from '../public-pages/lay
 import { ActionReport, EvidenceItem, RecordedBySection } from '../core/coverage/reconcile';
 import type { OutcomeItem } from '../core/coverage/outcomes';
 import type { StoredReport } from './coverage.service';
-import { layoutCoveragePicture } from '../core/coverage/picture';
+import { COVERED_ERASED_STYLE, coveredWithErasedEvidence, layoutCoveragePicture } from '../core/coverage/picture';
 import { coverageSvg } from '../core/coverage/picture-svg';
-import { coverageHeadline, outcomeOverride, outcomeReason, OUTCOME_WORDS } from '../core/coverage/headline';
+import { absentWords, coverageHeadline, outcomeOverride, outcomeReason, OUTCOME_WORDS } from '../core/coverage/headline';
 import { CheckpointRef, NO_CHECKPOINT, usableCheckpoint } from '../core/checkpoint-ref';
 import { safeHttpUrl } from '../public-pages/html';
 
@@ -32,7 +32,7 @@ const STYLE = `<style>.s-covered{color:var(--ok);font-weight:600}.s-missing,.s-f
 .s-covered::before{content:"\\2713\\00a0"}.s-missing::before,.s-failed::before,.s-reported_only::before,.s-out_of_order::before,.s-over_count::before{content:"\\2717\\00a0"}
 .note{background:#fff8c5;border-left:4px solid var(--warn);padding:.5rem .8rem}.ok{color:var(--ok)}.bad{color:var(--bad);font-weight:600}
 ul.evidence{margin:0;padding-left:1rem}ul.evidence li{margin:.15rem 0}
-.s-outcome{color:var(--bad);font-weight:600}.s-outcome::before{content:"\\2717\\00a0"}.s-outcome small{color:var(--fg);font-weight:400}
+.s-erased{color:var(--warn);font-weight:600}.s-erased::before{content:"\\2713\\00a0"}.s-outcome{color:var(--bad);font-weight:600}.s-outcome::before{content:"\\2717\\00a0"}.s-outcome small{color:var(--fg);font-weight:400}
 .o-confirmed{color:var(--ok);font-weight:600}.o-contradicted,.o-unconfirmed,.o-wrong_system{color:var(--bad);font-weight:600}
 .o-confirmed::before{content:"\\2713\\00a0"}.o-contradicted::before,.o-unconfirmed::before,.o-wrong_system::before{content:"\\2717\\00a0"}
 .picture{overflow:auto;max-height:80vh;max-width:100%;border:1px solid #d0d7de;background:#fff}.picture svg{display:block;max-width:none;height:auto}</style>`;
@@ -120,7 +120,9 @@ function actionRow(a: ActionReport, links: Links): string {
   const over = outcomeOverride(a);
   const status = over
     ? `<td class="s-outcome" data-outcome="${escapeHtml(over)}">outcome ${text(OUTCOME_WORDS[over])}<br><small>the call is recorded (covered by its receipt); ${text(outcomeReason(a.outcome!) ?? '')}</small></td>`
-    : `<td class="s-${escapeHtml(a.status)}">${text(a.status)}${a.conditions.length > 1 ? `<br><small>also: ${text(a.conditions.slice(1).join(', '))}</small>` : ''}</td>`;
+    : coveredWithErasedEvidence(a)
+      ? `<td class="s-erased">${text(COVERED_ERASED_STYLE.word)}<br><small>recorded and verified at ingestion; its content is gone, not re-checked</small></td>`
+      : `<td class="s-${escapeHtml(a.status)}">${text(a.status)}${a.conditions.length > 1 ? `<br><small>also: ${text(a.conditions.slice(1).join(', '))}</small>` : ''}</td>`;
   return `<tr id="action-${escapeHtml(encodeURIComponent(a.action_id))}"><td>${id(a.action_id)}</td><td>${id(a.tool)}</td>${status}
 <td>${text(a.min_count)}&ndash;${a.max_count === null ? '&infin;' : text(a.max_count)}; ${a.must_succeed ? 'must succeed' : 'outcome not required'}; accepts ${text(a.accepted_provenance.join(', '))}${a.after.length ? `; after ${text(a.after.join(', '))}` : ''}</td>
 <td>${evidenceList(a.evidence, links, a.outcome)}${a.over_count_evidence.length ? `<br><b>over count:</b>${evidenceList(a.over_count_evidence, links)}` : ''}${a.reported_only_evidence.length ? `<br><b>reported only:</b>${evidenceList(a.reported_only_evidence, links)}` : ''}</td><td>${text(a.detail)}</td></tr>`;
@@ -167,7 +169,7 @@ function headline(s: StoredReport): string {
         ? { tone: 'bad', text: `Endpoint commitment: ${c.final_entry_substituted && c.truncation !== 'detected' ? 'FINAL ENTRY SUBSTITUTED' : `TRUNCATION DETECTED${c.missing_entries !== null ? ` (${c.missing_entries} missing)` : ''}`}`, id: 'commitment-line' }
         : c.truncation === 'excluded'
           ? { tone: 'ok', text: 'Endpoint commitment: binding, truncation excluded', id: 'commitment-line' }
-          : { tone: 'warn', text: `Endpoint commitment: truncation not excluded (${c.state === 'absent' ? 'none recorded' : 'none binding'})`, id: 'commitment-line' },
+          : { tone: 'warn', text: `Endpoint commitment: truncation not excluded (${c.state === 'absent' ? absentWords(r) : 'none binding'})`, id: 'commitment-line' },
     );
   }
   if (!s.digest_verified) lines.push({ tone: 'bad', text: 'Report digest: recomputed, DOES NOT MATCH', id: 'digest-line' });

@@ -19,10 +19,10 @@
 import PDFDocument from 'pdfkit';
 import { visibleText } from '../core/text';
 import { CheckpointRef, NO_CHECKPOINT, usableCheckpoint } from '../core/checkpoint-ref';
-import { CoveragePicture, layoutCoveragePicture, MARK_STYLE, MarkKind } from '../core/coverage/picture';
+import { CoveragePicture, COVERED_ERASED_STYLE, coveredWithErasedEvidence, layoutCoveragePicture, MARK_STYLE, MarkKind } from '../core/coverage/picture';
 import type { ActionReport, CoverageReportContent, EvidenceItem } from '../core/coverage/types';
 import type { OutcomeItem } from '../core/coverage/outcomes';
-import { coverageHeadline, outcomeOverride, outcomeReason, OUTCOME_WORDS } from '../core/coverage/headline';
+import { absentWords, coverageHeadline, outcomeOverride, outcomeReason, OUTCOME_WORDS } from '../core/coverage/headline';
 
 /** What the PDF is made of: the report content and what the ledger (or the CLI) knows about it. */
 export interface CoveragePdfInput {
@@ -38,6 +38,8 @@ export interface CoveragePdfInput {
   position: number | null;
   /** The signed checkpoint the report is proven against; absent: "not yet proven against a signed checkpoint". */
   checkpoint?: CheckpointRef | null;
+  /** Evidence the report counted that was erased after it was issued (issue 29); absent or null: none. */
+  evidence_erased_since?: { count: number; erased_at: string } | null;
 }
 
 /** Evidence items listed per action in the PDF; the rest are counted (the JSON report has every one). */
@@ -127,10 +129,16 @@ export function renderCoveragePdf(input: CoveragePdfInput): Promise<Buffer> {
         ? [BAD, `Endpoint commitment: ${c.final_entry_substituted && c.truncation !== 'detected' ? 'FINAL ENTRY SUBSTITUTED' : `TRUNCATION DETECTED${c.missing_entries !== null ? ` (${c.missing_entries} missing)` : ''}`}`]
         : c.truncation === 'excluded'
           ? [OK, 'Endpoint commitment: binding, truncation excluded']
-          : [WARN, `Endpoint commitment: truncation NOT excluded (${c.state === 'absent' ? 'none recorded' : 'none binding'})`],
+          : [WARN, `Endpoint commitment: truncation NOT excluded (${c.state === 'absent' ? absentWords(r) : 'none binding'})`],
     );
   }
   if (input.digest_verified === false) headline.push([BAD, 'Report digest: recomputed, DOES NOT MATCH']);
+  const gone = input.evidence_erased_since;
+  if (gone) {
+    // Issue 29, as on the page: what this report states can no longer be re-checked; shown as issued, never green.
+    for (const l of headline) if (l[0] === OK) l[0] = WARN;
+    headline.unshift([WARN, `Evidence this report counted was erased after it was issued (${gone.count} event${gone.count === 1 ? '' : 's'}, last on ${gone.erased_at.slice(0, 10)}): the report is shown as issued and can no longer be recomputed`]);
+  }
   for (const [color, t] of headline) doc.font('Helvetica-Bold').fontSize(11).fillColor(color).text(t, { width });
 
   h2('Report');
@@ -175,10 +183,11 @@ export function renderCoveragePdf(input: CoveragePdfInput): Promise<Buffer> {
   for (const a of r.actions) {
     keep(50);
     const bad = a.status !== 'covered';
-    // A covered action whose required outcome is not confirmed is never a green COVERED (issue 27).
+    // A covered action whose required outcome is not confirmed is never a green COVERED (issue 27); nor one with erased evidence (issue 29).
     const over = outcomeOverride(a);
-    const word = over ? `OUTCOME ${OUTCOME_WORDS[over]}` : a.status.toUpperCase().replace(/_/g, ' ');
-    doc.font('Helvetica-Bold').fontSize(10).fillColor(over ? BAD : bad ? (a.status === 'reported_only' || a.status === 'over_count' ? WARN : BAD) : OK).text(word, { continued: true, width });
+    const erased = !over && coveredWithErasedEvidence(a);
+    const word = over ? `OUTCOME ${OUTCOME_WORDS[over]}` : erased ? COVERED_ERASED_STYLE.word.toUpperCase() : a.status.toUpperCase().replace(/_/g, ' ');
+    doc.font('Helvetica-Bold').fontSize(10).fillColor(over ? BAD : erased ? WARN : bad ? (a.status === 'reported_only' || a.status === 'over_count' ? WARN : BAD) : OK).text(word, { continued: true, width });
     doc.fillColor(INK).text(`  ${pdfText(a.action_id, 200)} (tool ${pdfText(a.tool, 200)})${a.conditions.length > 1 ? `  also: ${a.conditions.slice(1).join(', ')}` : ''}`, { width });
     para(`expects ${a.min_count}-${a.max_count === null ? 'unbounded' : a.max_count}; ${a.must_succeed ? 'must succeed' : 'outcome not required'}; accepts ${pdfText(a.accepted_provenance.join(', '))}${a.after.length ? `; after ${pdfText(a.after.join(', '))}` : ''}`, MUTED);
     if (over) para(`The call is recorded (covered by its receipt), but the outcome required from ${pdfText(a.outcome!.required.from_system, 200)} is ${over.replace('_', ' ')}: ${pdfText(outcomeReason(a.outcome!), 400)}.`, BAD);
@@ -321,6 +330,10 @@ function mark(doc: Doc, kind: MarkKind, x: number, y: number, r: number): void {
       break;
     case 'triangle':
       doc.polygon([x, y - r * 1.1], [x + r * 1.1, y + r * 0.9], [x - r * 1.1, y + r * 0.9]).fill(color);
+      break;
+    case 'hollow_square':
+      doc.lineWidth(1.5).dash(2, { space: 1.4 }).rect(x - r * 0.85, y - r * 0.85, 1.7 * r, 1.7 * r).fillAndStroke('#ffffff', color);
+      doc.undash();
       break;
   }
   doc.restore();

@@ -16,6 +16,12 @@ export class CoverageProjection implements Projection<PlanEvent | CoverageEvent>
     private readonly reports: CoverageReportsRepository,
   ) {}
 
+  /** Issue 29: the rows of erased plan versions and reports keep only what their retained data replays. */
+  async erasePayloads(tx: Tx, positions: readonly number[]): Promise<void> {
+    await this.plans.erasePayloads(tx, positions);
+    await this.reports.erasePayloads(tx, positions);
+  }
+
   async evolve(tx: Tx, e: RecordedEvent<PlanEvent | CoverageEvent>): Promise<void> {
     switch (e.type) {
       case 'CoverageReportIssued':

@@ -12,7 +12,8 @@ import { ProjectionGuard } from '../ledger/projection-guard';
 import { EventsRepository } from '../ledger/events.repository';
 import { streams } from '../ledger/streams';
 import { canonicalDigest } from '../core/coverage/canonical';
-import { CoverageReportsRepository } from './coverage-reports.repository';
+import { CoverageReportRow, CoverageReportsRepository } from './coverage-reports.repository';
+import { ErasedRecords, isErasedRaw, LocatedErasureNotice } from '../erasure/erased-records';
 import { CoverageEvent, CoverageReportIssuedData } from './coverage.events';
 import { recordersAsOf, reportEventsAsOf } from './ledger-reader';
 import { assembleReportInput, subjectRecord } from '../core/coverage/assemble';
@@ -52,8 +53,37 @@ export interface StoredReport {
   /** The key that issued the report. */
   issued_by: RecordedBy | null;
   report: CoverageReportContent;
-  /** Evidence the report counted that was erased after it was issued (issue 29; jobs): it can no longer be recomputed. Null when none. */
+  /** Evidence the report counted that was erased after it was issued (issue 29; a job's records, the subject's plan versions): it can no longer be recomputed. Null when none. */
   evidence_erased_since?: { count: number; erased_at: string; erasure_id: string } | null;
+}
+
+/**
+ * A recorded report whose payload was erased (issue 29, named by position):
+ * what its leaf and retained data still say (subject, plan version, as-of
+ * position and the result it recorded), the erasure, and nothing of its
+ * content: `report` and `digest` null, nothing recomputed.
+ */
+export interface ErasedStoredReport {
+  report_id: string;
+  url: string;
+  issued_at: string;
+  digest: null;
+  /** Null: nothing is left to recompute a digest from. */
+  digest_verified: null;
+  position: number;
+  issued_by: RecordedBy | null;
+  report: null;
+  erased: true;
+  /** What was retained: the subject, the plan version, the as-of position and the result recorded at issue. */
+  recorded: { subject: { job_id: string } | { workflow_id: string }; plan: { plan_id: string; version: number }; as_of_position: number; result: string };
+  erasure: LocatedErasureNotice | null;
+  /** "Content erased on <date> by <key name> (<legal basis>): <reason>", then what is left. */
+  statement: string;
+}
+
+/** 422 `plan_erased`: the plan version in force was erased (issue 29); nothing can be reconciled against it. */
+function planErased(subject: PlanSubject, used: { plan_id: string; version: number; position: number }): UnprocessableError {
+  return new UnprocessableError('plan_erased', `the plan version in force for ${subject.kind} ${subject.id} (plan ${used.plan_id} version ${used.version}, position ${used.position}) was erased: nothing can be reconciled against it; amend the plan (POST /api/plans/${used.plan_id}/amendments) to report again`, { plan_id: used.plan_id, version: used.version, position: used.position });
 }
 
 /** Parse `{job_id | workflow_id, as_of_position?}`; 400 `invalid_request` listing every problem. */
@@ -102,6 +132,7 @@ export class CoverageService {
     private readonly timelines: TimelineReads,
     private readonly guard: ProjectionGuard,
     private readonly erasure: ErasureService,
+    private readonly erased: ErasedRecords,
     @Optional() private readonly webhooks?: WebhookDispatcher,
     @Optional() private readonly trust?: CommitmentTrustService,
   ) {}
@@ -110,7 +141,7 @@ export class CoverageService {
    * Build and record a report, then emit the `coverage.report.issued` webhook
    * (its result and findings) to subscribers, after the commit. 422 `position_beyond_head` when as_of_position
    * is past the ledger head; 422 `no_plan` when no plan version for the subject
-   * is recorded at or before the position.
+   * is recorded at or before the position; 422 `plan_erased` when the version in force was erased.
    */
   async issue(body: RawJson, by: Principal): Promise<IssuedReport> {
     const { subject, asOf } = parseRequest(body.value);
@@ -133,6 +164,7 @@ export class CoverageService {
         later ? { plan_id: later.plan_id } : {},
       );
     }
+    if (inForce.plan === null) throw planErased(subject, inForce.used);
     // The events the subject spans as of the position (fetched), assembled by the core (src/core/coverage/assemble.ts),
     // as `aer1 verify-pack` assembles them from a pack's leaves.
     const planIds = [...new Set(versions.map((v) => v.plan_id))];
@@ -151,6 +183,7 @@ export class CoverageService {
     const otherJobs = subject.kind === 'job' ? await this.timelines.otherJobsNamingAsOf(tx, subject.id, receiptIds, position) : undefined;
     // Who stands behind each commitment is judged now (ledger-issued: the log key; attested: TRUSTED_COMMITMENT_KEYS).
     const assembled = assembleReportInput(events, { subject, asOf: position, trust: this.trust?.trust ?? NO_TRUST, recorders, ...(otherJobs ? { otherJobs } : {}) });
+    if (!assembled.ok && assembled.code === 'plan_erased') throw planErased(subject, inForce.used);
     if (!assembled.ok) throw new UnprocessableError('no_plan', `no plan version for ${subject.kind} ${subject.id} is recorded at or before position ${position}`);
     const report = reconcile(assembled.input);
     const digest = reportDigest(report);
@@ -170,12 +203,13 @@ export class CoverageService {
     return { report_id: reportId, url: this.urls.coverage(reportId), digest, as_of_position: position, result: report.result };
   }
 
-  /** A stored report, its digest recomputed. 404 when unknown. */
-  async get(reportId: string): Promise<StoredReport> {
+  /** A stored report, its digest recomputed; an erased one (issue 29) as {@link ErasedStoredReport}. 404 when unknown. */
+  async get(reportId: string): Promise<StoredReport | ErasedStoredReport> {
     // Checked against the report's event first: 409 `projection_mismatch` (ProjectionGuard).
     await this.guard.check(this.db, streams.coverage(reportId), [{ table: 'coverage_reports', column: 'report_id', value: reportId }]);
     const row = await this.reports.get(this.db, reportId);
     if (!row) throw new NotFoundError('coverage report', reportId);
+    if (isErasedRaw(row.report)) return this.erasedReport(row);
     const report = JSON.parse(row.report) as CoverageReportContent;
     return {
       report_id: row.report_id,
@@ -186,7 +220,47 @@ export class CoverageService {
       position: row.position,
       issued_by: await this.events.recordedByOne(this.db, row.position),
       report,
-      evidence_erased_since: 'job_id' in report.subject ? await this.erasure.erasedOfJob(report.subject.job_id, row.position) : null,
+      evidence_erased_since: await this.erasedSince(report, row.position),
+    };
+  }
+
+  /**
+   * What a report issued at `position` read that was erased since (issue 29): a job's evidence, and the
+   * subject's plan versions (named by position); the count and the newest erasure, or null.
+   */
+  private async erasedSince(report: CoverageReportContent, position: number): Promise<StoredReport['evidence_erased_since']> {
+    const job = 'job_id' in report.subject ? await this.erasure.erasedOfJob(report.subject.job_id, position) : null;
+    const subject = 'job_id' in report.subject ? { kind: 'job', id: report.subject.job_id } : { kind: 'workflow', id: report.subject.workflow_id.toLowerCase() };
+    const plans = (await this.plans.versionsOfSubject(this.db, subject)).filter((v) => v.position <= position).map((v) => v.position);
+    const gone = [...(await this.erasure.erasuresOf(plans)).values()].filter((r) => r.position > position);
+    if (gone.length === 0) return job;
+    const newest = gone.reduce((a, b) => (b.erased_at > a.erased_at ? b : a));
+    if (job && job.erased_at >= newest.erased_at) return { ...job, count: job.count + gone.length };
+    return { count: (job?.count ?? 0) + gone.length, erased_at: newest.erased_at, erasure_id: newest.erasure_id };
+  }
+
+  private async erasedReport(row: CoverageReportRow): Promise<ErasedStoredReport> {
+    const s = await this.reports.subjectOf(this.db, row.report_id);
+    const meta = await this.reports.summaryOf(this.db, row.report_id);
+    const erasure = await this.erased.located(row.position);
+    return {
+      report_id: row.report_id,
+      url: this.urls.coverage(row.report_id),
+      issued_at: row.issued_at,
+      digest: null,
+      digest_verified: null,
+      position: row.position,
+      issued_by: await this.events.recordedByOne(this.db, row.position),
+      report: null,
+      erased: true,
+      recorded: {
+        subject: s?.kind === 'workflow' ? { workflow_id: s.id } : { job_id: s?.id ?? '' },
+        plan: { plan_id: meta?.plan_id ?? '', version: meta?.plan_version ?? 0 },
+        as_of_position: s?.as_of_position ?? 0,
+        result: meta?.result ?? '',
+      },
+      erasure,
+      statement: `${erasure?.statement ?? 'Content erased'}. The report's content and digest are gone for good: nothing is recomputed. Its leaf (format 3: report id, type, key and time) still proves it was issued at position ${row.position}; the result it recorded at issue is kept.`,
     };
   }
 }

@@ -32,7 +32,8 @@ export const LATE_PLAN_WARNING = 'plan registered after execution began: coverag
  * header (`299 - "<text>"`) when there is one; returns the `warnings` member.
  */
 function planWarnings(v: PlanVersionView, res: Response): WriteWarning[] {
-  if (!v.registered_after_execution_began) return [];
+  // A version just recorded holds its plan (only a later erasure takes it).
+  if (!v.registered_after_execution_began || v.plan === null) return [];
   const subject = 'job_id' in v.plan ? `job ${String(v.plan.job_id)}` : `workflow ${String(v.plan.workflow_id)}`;
   res.setHeader('Warning', `299 - "${LATE_PLAN_WARNING}"`);
   return [

@@ -1,4 +1,4 @@
-import { int, Queryable } from '../database/rows';
+import { int, pages, placeholders, Queryable } from '../database/rows';
 import { canonicalJson } from '../core/coverage/canonical';
 import type { PlanVersionData } from './coverage.events';
 
@@ -14,6 +14,11 @@ export interface PlanVersionRow {
   reason: string | null;
   registered_at: string;
   position: number;
+}
+
+/** A version's title; '' when its payload was erased (its retained data has `plan: null`). */
+function titleOf(d: PlanVersionData): string {
+  return d.plan === null ? '' : d.plan.title;
 }
 
 function toVersion(r: PlanVersionRow): PlanVersionRow {
@@ -34,6 +39,19 @@ export interface PlanListRow {
  * method runs on the unit of work it is given.
  */
 export class PlansRepository {
+  /**
+   * Erase the content of the plan versions recorded at `positions` (issue 29): `plan` and `digest` '' (the mark of
+   * erased content), `reason` NULL; a plan whose current version is one of them loses its `title`. As their retained
+   * data replays ({@link titleOf}).
+   */
+  async erasePayloads(q: Queryable, positions: readonly number[]): Promise<void> {
+    for (const page of pages([...positions], 500)) {
+      const inList = placeholders(page.length);
+      await q.query(`UPDATE plan_versions SET plan = '', digest = '', reason = NULL WHERE position IN (${inList})`, page);
+      await q.query(`UPDATE plans SET title = '' WHERE last_position IN (${inList})`, page);
+    }
+  }
+
   /** Insert a registered plan's row (version 1). */
   async insertPlan(q: Queryable, d: PlanVersionData, position: number): Promise<void> {
     await q.query('INSERT INTO plans (plan_id, subject_kind, subject_id, current_version, title, first_position, last_position) VALUES (?, ?, ?, ?, ?, ?, ?)', [
@@ -41,7 +59,7 @@ export class PlansRepository {
       d.subject.kind,
       d.subject.id,
       d.version,
-      d.plan.title,
+      titleOf(d),
       position,
       position,
     ]);
@@ -49,7 +67,7 @@ export class PlansRepository {
 
   /** Move a plan to an amended version. */
   async updateCurrent(q: Queryable, d: PlanVersionData, position: number): Promise<void> {
-    await q.query('UPDATE plans SET current_version = ?, title = ?, last_position = ? WHERE plan_id = ?', [d.version, d.plan.title, position, d.plan_id]);
+    await q.query('UPDATE plans SET current_version = ?, title = ?, last_position = ? WHERE plan_id = ?', [d.version, titleOf(d), position, d.plan_id]);
   }
 
   /** Insert one version's row. */
@@ -59,8 +77,8 @@ export class PlansRepository {
       d.version,
       d.subject.kind,
       d.subject.id,
-      canonicalJson(d.plan),
-      d.digest,
+      d.plan === null ? '' : canonicalJson(d.plan),
+      d.digest ?? '',
       d.reason ?? null,
       d.registered_at,
       position,

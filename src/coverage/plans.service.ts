@@ -19,6 +19,7 @@ import { decideAmend, decideRegister } from './plans.decider';
 import { PlanVersionRow, PlansRepository } from './plans.repository';
 import { NormalizedPlan, PlanProblem, planDigest, PlanSubject, subjectMember, validatePlan } from '../core/coverage/plan';
 import type { IdentifierProblem } from '../core/text';
+import { ErasedRecords, ErasureNotice, isErasedRaw } from '../erasure/erased-records';
 
 export type { PlanVersionRow } from './plans.repository';
 
@@ -27,8 +28,8 @@ export interface PlanVersionView {
   plan_id: string;
   version: number;
   /** The normalized plan in registration form (`job_id` or `workflow_id`, every default filled in): feed it to `aer1 coverage --plan`. */
-  plan: Record<string, unknown>;
-  digest: string;
+  plan: Record<string, unknown> | null;
+  digest: string | null;
   registered_at: string;
   position: number;
   reason: string | null;
@@ -38,6 +39,9 @@ export interface PlanVersionView {
   registered_after_execution_began: boolean;
   /** The key that registered this version (null before attribution). */
   recorded_by: RecordedBy | null;
+  /** Issue 29: the version's content was erased (named by position); `plan`, `digest` and `reason` are then null. */
+  erased?: true;
+  erasure?: ErasureNotice | null;
 }
 
 /** The API form of a normalized plan: the subject as `job_id` / `workflow_id`. */
@@ -86,6 +90,7 @@ export class PlansService {
     private readonly timelines: TimelineReads,
     private readonly events: EventsRepository,
     private readonly guard: ProjectionGuard,
+    private readonly erased: ErasedRecords,
   ) {}
 
   /** The plan's rows (plan, versions) checked against its events: 409 `projection_mismatch` (ProjectionGuard). */
@@ -167,11 +172,12 @@ export class PlansService {
     const subject = { kind: rows[0].subject_kind, id: rows[0].subject_id } as PlanSubject;
     const first = await this.firstPosition(this.db, subject);
     const by = await this.events.recordedByAt(this.db, rows.map((r) => r.position));
+    const erasures = await this.erasuresOf(rows);
     return {
       plan_id: planId,
       ...subjectMember(subject),
       current_version: rows[rows.length - 1].version,
-      versions: rows.map((r) => this.view(r, rows.length, first, by.get(Number(r.position)) ?? null)),
+      versions: rows.map((r) => this.view(r, rows.length, first, by.get(Number(r.position)) ?? null, erasures)),
     };
   }
 
@@ -196,20 +202,26 @@ export class PlansService {
     const latest = await this.plans.latestVersionNumber(q, planId);
     const first = await this.firstPosition(q, { kind: r.subject_kind, id: r.subject_id } as PlanSubject);
     const by = await this.events.recordedByOne(q, r.position);
-    return this.view(r, latest ?? version, first, by);
+    return this.view(r, latest ?? version, first, by, await this.erasuresOf([r]));
+  }
+
+  /** The erasures of those of `rows` whose content was erased (issue 29: `plan` ''), keyed by position. */
+  private async erasuresOf(rows: readonly PlanVersionRow[]): Promise<Map<number, ErasureNotice>> {
+    const gone = rows.filter((r) => isErasedRaw(r.plan)).map((r) => r.position);
+    return gone.length === 0 ? new Map() : this.erased.ofPositions(gone);
   }
 
   private firstPosition(q: Queryable, subject: PlanSubject): Promise<number | null> {
     return executionFirstPosition(q, this.timelines, subject);
   }
 
-  private view(r: PlanVersionRow, latest: number, first: number | null, by: RecordedBy | null): PlanVersionView {
-    const plan = JSON.parse(r.plan) as NormalizedPlan;
+  private view(r: PlanVersionRow, latest: number, first: number | null, by: RecordedBy | null, erasures: ReadonlyMap<number, ErasureNotice>): PlanVersionView {
+    const gone = isErasedRaw(r.plan);
     return {
       plan_id: r.plan_id,
       version: r.version,
-      plan: planDocument(plan),
-      digest: r.digest,
+      plan: gone ? null : planDocument(JSON.parse(r.plan) as NormalizedPlan),
+      digest: gone ? null : r.digest,
       registered_at: r.registered_at,
       position: r.position,
       reason: r.reason,
@@ -217,6 +229,7 @@ export class PlansService {
       execution_first_position: first,
       registered_after_execution_began: first !== null && r.position > first,
       recorded_by: by,
+      ...(gone ? { erased: true as const, erasure: erasures.get(r.position) ?? null } : {}),
     };
   }
 }

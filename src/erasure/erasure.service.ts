@@ -226,7 +226,8 @@ export class ErasureService {
     const positions = new Set<number>(await this.events.positionsOfTypes(this.db, streams.timeline(jobId), ['TimelineEntryAppended', 'TimelineImported', 'EndpointCommitmentRecorded']));
     for (const p of (await this.receipts.positions(this.db, await this.timelines.receiptIds(this.db, jobId))).values()) positions.add(p);
     for (const p of await this.outcomes.positionsOfJob(this.db, jobId)) positions.add(p);
-    const erased = [...(await this.erasures.ofPositions(this.db, [...positions].filter((p) => p <= asOf))).values()];
+    // Erased after the report was issued: by a PayloadsErased event above its position (evidence erased before, it read as erased).
+    const erased = [...(await this.erasures.ofPositions(this.db, [...positions].filter((p) => p <= asOf))).values()].filter((r) => r.position > asOf);
     if (erased.length === 0) return null;
     const newest = erased.reduce((a, b) => (b.erased_at > a.erased_at ? b : a));
     return { count: erased.length, erased_at: newest.erased_at, erasure_id: newest.erasure_id };

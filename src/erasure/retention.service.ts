@@ -3,12 +3,15 @@ import { ConfigService } from '@nestjs/config';
 import { ApiKeysService } from '../auth/api-keys.service';
 import { AppConfig } from '../config/configuration';
 import { StoredEvent, SYSTEM } from '../core/ledger/event-hash';
-import { ERASABLE_TYPES } from '../core/ledger/retained';
+import { ERASABLE_BY_POSITION_ONLY, ERASABLE_TYPES } from '../core/ledger/retained';
 import { DatabaseService } from '../database/database.service';
 import { EventsRepository } from '../ledger/events.repository';
 import { ERASURE_PAGE, ErasureTarget, erasureTargets, PagedErasure } from './erasure-pages';
 import { ErasureService } from './erasure.service';
 import { parseRetentionPeriod, RetentionPeriod, retentionCutoff, shorterThanSixMonths } from './retention-period';
+
+/** What retention erases: every erasable type but plans and coverage reports (the compliance team's, erased only when named by position). */
+const RETENTION_TYPES = [...ERASABLE_TYPES].filter((t) => !ERASABLE_BY_POSITION_ONLY.has(t));
 
 /** Positions read per query while looking for payloads past their retention. */
 export const RETENTION_SCAN_WINDOW = 2_000;
@@ -107,7 +110,7 @@ export class RetentionService {
     };
     for (let from = 1; from <= head && !stop(); from += RETENTION_SCAN_WINDOW) {
       const to = Math.min(head, from + RETENTION_SCAN_WINDOW - 1);
-      const rows: StoredEvent[] = await this.events.heldBefore(this.db, from, to, [...ERASABLE_TYPES], latest);
+      const rows: StoredEvent[] = await this.events.heldBefore(this.db, from, to, RETENTION_TYPES, latest);
       result.scanned = to;
       await new Promise((resolve) => setImmediate(resolve)); // SQLite reads block the event loop while they run: let requests in between
       for (const e of rows) {

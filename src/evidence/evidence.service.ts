@@ -182,10 +182,18 @@ export class EvidenceService {
 
     // The plan versions in force for the subject, each with its event.
     const versions = (await this.coverage.planVersionsOfSubject(this.db, r.record)).filter((v) => v.position <= upTo);
-    let out = await this.packEvents.members(w, await this.eventsAt(versions.map((v) => v.position)), upTo, viewer);
+    const planEvents = await this.eventsAt(versions.map((v) => v.position));
+    let out = await this.packEvents.members(w, planEvents, upTo, viewer);
+    const planGone = await this.packEvents.erasedOf(planEvents);
     for (const v of versions) {
       heads.add(streams.plan(v.plan_id));
-      out += w.member({ member: memberName.plan(v.plan_id, v.version), plan_id: v.plan_id, version: v.version, position: v.position, digest: v.digest, registered_at: v.registered_at, plan: v.plan } satisfies PlanMember);
+      // Erased (issue 29, named by position): the version is named with no plan and no digest, and its erasure.
+      const x = planGone.get(v.position);
+      out += w.member(
+        x
+          ? ({ member: memberName.plan(v.plan_id, v.version), plan_id: v.plan_id, version: v.version, position: v.position, digest: null, registered_at: v.registered_at, plan: null, erased: x.erased } satisfies PlanMember)
+          : ({ member: memberName.plan(v.plan_id, v.version), plan_id: v.plan_id, version: v.version, position: v.position, digest: v.digest, registered_at: v.registered_at, plan: v.plan } satisfies PlanMember),
+      );
     }
     yield out;
 
@@ -241,7 +249,15 @@ export class EvidenceService {
     }
 
     for (const row of rows) {
-      let chunk = await this.packEvents.members(w, await this.eventsAt([row.position]), upTo, viewer);
+      const evs = await this.eventsAt([row.position]);
+      let chunk = await this.packEvents.members(w, evs, upTo, viewer);
+      const x = (await this.packEvents.erasedOf(evs)).get(row.position);
+      if (x) {
+        // Erased (issue 29, named by position): named with its erasure, no content, no digest; never recomputed.
+        chunk += w.member({ member: memberName.report(row.report_id), report_id: row.report_id, position: row.position, issued_at: row.issued_at, digest: null, report: null, recorders: { record: null, receipts: {} }, erased: x.erased } satisfies ReportMember);
+        yield chunk;
+        continue;
+      }
       const report = JSON.parse(row.report) as { as_of_position: number };
       const { recorders, other_jobs } = await recordersFor(this.db, this.timelines, r.record, report.as_of_position);
       chunk += w.member({ member: memberName.report(row.report_id), report_id: row.report_id, position: row.position, issued_at: row.issued_at, digest: row.digest, report, recorders, ...(other_jobs ? { other_jobs } : {}) } satisfies ReportMember);

@@ -33,7 +33,18 @@ export function timelineHeadline(t: Pick<TimelineView, 'verdict' | 'reasons' | '
   if (contradiction) return { tone: 'bad', text: `${what}: a recorded endpoint commitment contradicts this timeline (the chain itself is valid)` };
   if (t.truncation_excluded && t.binding_attestation === 'self_asserted') return { tone: 'warn', text: 'Chain valid — bound only by a self-asserted endpoint commitment (the producer\'s own word)' };
   if (t.truncation_excluded) return { tone: 'ok', text: `Chain valid — truncation excluded by a binding ${t.binding_attestation === 'attested_by' ? 'attested' : 'ledger-issued'} endpoint commitment` };
-  return { tone: 'warn', text: `Chain valid — truncation not excluded (${t.commitment_status === 'absent' ? 'no endpoint commitment' : 'no binding endpoint commitment'})` };
+  const erasedCommitments = t.erased?.commitments.length ?? 0;
+  // Issue 29: commitments recorded and erased since are not judged; "no endpoint commitment" would say none was recorded.
+  const none = erasedCommitments > 0 ? `${erasedCommitments} endpoint commitment${erasedCommitments === 1 ? '' : 's'} recorded and erased since, not judged` : t.commitment_status === 'absent' ? 'no endpoint commitment' : 'no binding endpoint commitment';
+  return { tone: 'warn', text: `Chain valid — truncation not excluded (${none})` };
+}
+
+/** The headline's subtitle word for the endpoint commitments: their status, and how many were recorded and erased since (issue 29). */
+function commitmentsWord(t: Pick<TimelineView, 'commitment_status' | 'erased'>): SafeHtml {
+  const n = t.erased?.commitments.length ?? 0;
+  if (n === 0) return html`<code>${t.commitment_status}</code>`;
+  const erased = html`<span id="commitments-erased">${n} recorded and erased since (not judged)</span>`;
+  return t.commitment_status === 'absent' ? erased : html`<code>${t.commitment_status}</code>; ${erased}`;
 }
 
 export function timelinePage(t: TimelineView & { verify_url: string; log?: LogLocation | null; outcome_against?: JobOutcomeAgainst | null; erasures?: ErasureNotice[] }): string {
@@ -51,7 +62,7 @@ export function timelinePage(t: TimelineView & { verify_url: string; log?: LogLo
     : [];
   const body = html`
 <h1>Job timeline ${idCode(t.job_id)}</h1>
-${verdictBlock([...against, ...failed, { tone: head.tone, text: head.text, id: 'verdict-line' }], html`<p>Chain verdict ${verdictBadge(t.verdict)}; endpoint commitments: <code>${t.commitment_status}</code>; ${t.entry_count} entries.</p>`)}
+${verdictBlock([...against, ...failed, { tone: head.tone, text: head.text, id: 'verdict-line' }], html`<p>Chain verdict ${verdictBadge(t.verdict)}; endpoint commitments: ${commitmentsWord(t)}; ${t.entry_count} entries.</p>`)}
 ${t.erased ? erasedEntriesNotice(t.erased, t.entry_count, t.erasures ?? []) : ''}
 ${t.truncation_excluded
   ? ''

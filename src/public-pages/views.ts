@@ -236,12 +236,15 @@ export function workflowPage(d: WorkflowPageData): string {
   const v = d.verification;
   const declaredUrl = safeHttpUrl(d.declared_verify_url);
   const stepOutcome = new Map(v.steps.map((s, i) => [i, s]));
+  const erasedSteps = v.steps.filter((s) => s.receipt === 'erased').length;
   const statement =
     v.verification_status === 'verified'
       ? 'Every step receipt is in the ledger and verifies, the steps are ordered 1..n without repeats, and the Merkle root recomputes.'
       : v.verification_status === 'incomplete'
         ? `Incomplete: ${v.steps.filter((s) => s.receipt === 'missing').length} step receipt(s) are not recorded in this ledger, so the workflow cannot be reported verified (S8.2 step 2).`
-        : `Does not verify: ${v.reasons.join(', ')}.`;
+        : v.verification_status === 'erased'
+          ? `Partly erased: the content of ${erasedSteps} step receipt(s) was erased (issue 29), so they can no longer be re-checked; every other check holds. The workflow is not reported verified.`
+          : `Does not verify: ${v.reasons.join(', ')}.`;
   const missing = v.steps.filter((s) => s.receipt === 'missing').length;
   const nf = v.findings.length;
   const headline =
@@ -252,7 +255,9 @@ export function workflowPage(d: WorkflowPageData): string {
           { tone: 'warn' as Tone, text: html`Workflow VERIFIED, ${`${nf} FINDING${nf === 1 ? '' : 'S'}: ${v.findings.slice(0, 3).map((f) => `${f.code.replace(/_/g, ' ')}${f.step === null ? '' : ` (step ${f.step})`}`).join('; ')}${nf > 3 ? `; and ${nf - 3} more` : ''}`}` }
       : v.verification_status === 'incomplete'
         ? { tone: 'warn' as Tone, text: html`Workflow INCOMPLETE: ${missing} step receipt(s) not recorded` }
-        : { tone: 'bad' as Tone, text: html`Workflow DOES NOT VERIFY` };
+        : v.verification_status === 'erased'
+          ? { tone: 'warn' as Tone, text: html`Workflow PARTLY ERASED: ${erasedSteps} step receipt(s) erased, not re-checked` }
+          : { tone: 'bad' as Tone, text: html`Workflow DOES NOT VERIFY` };
   const body = html`
 <h1>Workflow ${idCode(v.workflow_id)}</h1>
 ${verdictBlock(leadWithFailure([{ ...headline, id: 'verdict-line' }, ...stepFailureLine(d.steps)]), html`<p id="statement">${statement}</p><p class="muted">Verdict <code>${v.verdict}</code>, verification_status <code>${v.verification_status}</code>.</p>`)}
@@ -290,8 +295,8 @@ ${d.steps.map((s, i) => {
   const outcome = o?.receipt ?? 'not_supplied';
   const cls = outcome === 'verified' ? 'ok' : outcome === 'failed' ? 'bad' : 'warn';
   // Only a receipt this ledger holds is linked; a missing one says so instead of linking to "Not found".
-  const at = outcome === 'verified' || outcome === 'failed';
-  return html`<tr><td>${String(s.seq)}</td><td>${String(s.tool ?? '')}</td><td>${at ? receiptLink(s.receipt_id) : outcome === 'missing' ? unrecordedReceipt(s.receipt_id) : shortId(String(s.receipt_id ?? ''))}</td><td>${provenanceLabel(o?.provenance_class)}</td><td><span class="badge ${cls}">${outcome === 'missing' ? 'missing: not recorded' : outcome}</span>${o && o.reasons.length ? html` <span class="muted">${o.reasons.join(', ')}</span>` : ''}</td><td><code class="nowrap">${String(s.started_at ?? '')}</code><br><code class="nowrap">${String(s.ended_at ?? '')}</code></td><td>${String(s.status ?? '')}</td></tr>`;
+  const at = outcome === 'verified' || outcome === 'failed' || outcome === 'erased';
+  return html`<tr><td>${String(s.seq)}</td><td>${String(s.tool ?? '')}</td><td>${at ? receiptLink(s.receipt_id) : outcome === 'missing' ? unrecordedReceipt(s.receipt_id) : shortId(String(s.receipt_id ?? ''))}</td><td>${provenanceLabel(o?.provenance_class)}</td><td><span class="badge ${cls}">${outcome === 'missing' ? 'missing: not recorded' : outcome === 'erased' ? 'erased: not re-checked' : outcome}</span>${o && o.reasons.length ? html` <span class="muted">${o.reasons.join(', ')}</span>` : ''}</td><td><code class="nowrap">${String(s.started_at ?? '')}</code><br><code class="nowrap">${String(s.ended_at ?? '')}</code></td><td>${String(s.status ?? '')}</td></tr>`;
 })}
 </tbody></table></div>
 <p class="muted">Provenance applies per step; the workflow receipt does not upgrade the provenance of its steps (S8.2 step 6).</p>

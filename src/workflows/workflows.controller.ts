@@ -13,6 +13,7 @@ import { Caller } from '../auth/caller.decorator';
 import type { Principal } from '../auth/api-keys.service';
 import { LogService } from '../log/log.service';
 import { WorkflowsService } from './workflows.service';
+import { ERASED_STATUS } from '../erasure/erased-records';
 
 @ApiTags('workflows')
 @Controller()
@@ -87,10 +88,12 @@ export class WorkflowsController {
   @ApiOperation({ operationId: 'verifyWorkflow', summary: 'Verify a stored workflow receipt (S8.2)' })
   @ApiAnswer(200, 'WorkflowVerification', 'verified (verdict valid)')
   @ApiAnswer(422, 'WorkflowVerification', 'verdict invalid or incomplete')
+  @ApiAnswer(ERASED_STATUS, 'WorkflowVerification', 'verdict `partly_erased`: step receipts were erased (issue 29) and nothing else is wrong; the erased steps are `erased`, not re-checked')
   @ApiErrors([404, 409, 429], { 409: '`projection_mismatch`: the record does not match its ledger event and is not served.' })
   async verify(@Param('workflow_id') id: string, @Res({ passthrough: true }) res: Response) {
     const { row, report } = await this.workflows.verifyStored(id);
-    res.status(report.verification_status === 'verified' ? 200 : 422);
+    // 410 (issue 29): step receipts erased and nothing else wrong: neither verified nor failed (as the other verifiers).
+    res.status(report.verification_status === 'verified' ? 200 : report.verification_status === 'erased' ? ERASED_STATUS : 422);
     return { ...report, log: await this.log.locate(Number(row.position), this.urls.path(`/api/workflows/${row.workflow_id}/proof`)) };
   }
 
@@ -100,6 +103,7 @@ export class WorkflowsController {
   @ApiOperation({ operationId: 'verifyWorkflowDeprecated', deprecated: true, summary: 'Deprecated: use GET /api/workflows/{workflow_id}/verify' })
   @ApiAnswer(200, 'WorkflowVerification', 'verified', { Deprecation: 'RFC 9745 date of deprecation', Link: '<successor>; rel="successor-version"' })
   @ApiAnswer(422, 'WorkflowVerification', 'verdict invalid or incomplete')
+  @ApiAnswer(ERASED_STATUS, 'WorkflowVerification', 'verdict `partly_erased`: step receipts were erased (issue 29) and nothing else is wrong; the erased steps are `erased`, not re-checked')
   @ApiErrors([404, 409, 429], { 409: '`projection_mismatch`: the record does not match its ledger event and is not served.' })
   async verifyDeprecated(@Param('workflow_id') id: string, @Res({ passthrough: true }) res: Response) {
     markDeprecated(res, this.urls.workflowVerify(encodeURIComponent(id)));

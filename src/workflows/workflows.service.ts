@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
 import { AppConfig } from '../config/configuration';
 import { randomUUID } from 'node:crypto';
-import { Check, has, isNonEmptyString, isObject, isUuid, JsonObject, MERKLE_CONSTRUCTION, merkleRoot, originOf, stepReceiptsAtHand, uuidKey, verifyWorkflow, WorkflowFinding, workflowFindings, WorkflowResult } from '../core/aer1';
+import { Check, has, isObject, isUuid, JsonObject, MERKLE_CONSTRUCTION, merkleRoot, originOf, stepReceiptsAtHand, uuidKey, verifyWorkflow, WorkflowFinding, workflowFindings, WorkflowResult } from '../core/aer1';
 import { BadInputError, NotFoundError, UnprocessableError, VerificationFailedError } from '../common/errors';
 import { RawJson } from '../common/raw-json';
 import { httpUrlProblem } from '../core/text';
@@ -25,6 +25,9 @@ import type { RecordedBy } from '../core/ledger/event-hash';
 import { decideRecordWorkflow } from './workflows.decider';
 import { WorkflowEvent, WorkflowReceiptRecordedData } from './workflows.events';
 import { WorkflowRow, WorkflowsRepository } from './workflows.repository';
+import { ErasedRecords, ErasureNotice, isErasedRaw } from '../erasure/erased-records';
+import { ERASED, StepReceiptOutcome, takeErased, withErasedSteps, WorkflowResultAfterErasure } from './erased-steps';
+import { parseAssemble } from './assemble-request';
 
 export type { WorkflowRow } from './workflows.repository';
 
@@ -46,7 +49,7 @@ export interface WorkflowStepReport {
   seq: unknown;
   receipt_id: string | null;
   url: string | null;
-  receipt: 'verified' | 'failed' | 'missing' | 'not_supplied';
+  receipt: StepReceiptOutcome;
   provenance_class: string | null;
   reasons: string[];
   /** Informational: whether the step's receipt_hash equals the step receipt's output hash (bare hex). */
@@ -56,8 +59,8 @@ export interface WorkflowStepReport {
 /** The answer of GET /api/workflows/:id/verify (also the JSON of the workflow page). */
 export interface WorkflowVerification {
   workflow_id: string;
-  /** `verified` (valid), `incomplete` (a step receipt is not in the ledger), `failed` (invalid). */
-  verification_status: 'verified' | 'incomplete' | 'failed';
+  /** `verified` (valid), `incomplete` (a step receipt is not in the ledger), `failed` (invalid), `erased` (verdict `partly_erased`: step receipts erased, issue 29). */
+  verification_status: 'verified' | 'incomplete' | 'failed' | 'erased';
   verdict: string;
   reasons: string[];
   merkle_root: { declared: unknown; computed: string | null; confirmed: boolean; construction: string };
@@ -103,14 +106,6 @@ export interface ClaimingWorkflow {
   recorded_by: RecordedBy | null;
 }
 
-/** Body of POST /api/workflows/assemble. */
-interface AssembleRequest {
-  session_id: string;
-  goal: string;
-  status: string;
-  receipt_ids: string[];
-  output: string;
-}
 
 /**
  * Workflow receipts (S8): recording (verified by the core against the step
@@ -120,7 +115,7 @@ interface AssembleRequest {
 @Injectable()
 export class WorkflowsService {
   /** Workflow verification results per workflow and set of recorded step receipts (see verifiedSteps); shared, never modified. */
-  private readonly verified = new ResultCache<{ result: WorkflowResult; findings: WorkflowFinding[] }>(256);
+  private readonly verified = new ResultCache<{ result: WorkflowResultAfterErasure; findings: WorkflowFinding[] }>(256);
 
   constructor(
     private readonly db: DatabaseService,
@@ -131,6 +126,7 @@ export class WorkflowsService {
     private readonly events: EventsRepository,
     private readonly config: ConfigService<AppConfig, true>,
     private readonly guard: ProjectionGuard,
+    private readonly erasedRecords: ErasedRecords,
   ) {}
 
   /**
@@ -151,7 +147,11 @@ export class WorkflowsService {
       throw new UnprocessableError('url_has_userinfo', 'verify_url must not carry userinfo (user:password@ before the host); nothing was recorded', { field: 'verify_url' });
     }
     return this.db.write(async (tx) => {
-      const result = verifyWorkflow(value, stepReceiptsAtHand(await this.stepReceipts(tx, value)));
+      const held = await this.stepReceipts(tx, value);
+      // Issue 29: an erased step receipt has no content left to verify the new workflow against.
+      const erased = takeErased(held);
+      if (erased.length) throw new UnprocessableError('content_erased', `the content of step receipt(s) ${erased.join(', ')} was erased: a workflow naming them cannot be verified, so it is not recorded`, { erased });
+      const result = verifyWorkflow(value, stepReceiptsAtHand(held));
       this.rejectInvalid(result);
       return this.append(tx, body.text, result, false, null, by);
     });
@@ -276,7 +276,7 @@ export class WorkflowsService {
    * ledger holds now; never trusts the verdict recorded earlier. For an
    * assembled workflow the output hash is recomputed from the stored output.
    */
-  async verifyStored(workflowId: string): Promise<{ row: WorkflowRow; workflow: unknown; result: WorkflowResult; report: WorkflowVerification }> {
+  async verifyStored(workflowId: string): Promise<{ row: WorkflowRow; workflow: unknown; result: WorkflowResultAfterErasure; report: WorkflowVerification }> {
     const row = await this.get(workflowId);
     const workflow = parseStoredJson(row.raw);
     const { result, findings } = await this.verifiedSteps(row, workflow);
@@ -306,7 +306,7 @@ export class WorkflowsService {
     }
     const report: WorkflowVerification = {
       workflow_id: row.workflow_id,
-      verification_status: verdict === 'valid' ? 'verified' : verdict === 'incomplete' ? 'incomplete' : 'failed',
+      verification_status: verdict === 'valid' ? 'verified' : verdict === 'incomplete' ? 'incomplete' : verdict === 'partly_erased' ? 'erased' : 'failed',
       verdict,
       reasons,
       merkle_root: {
@@ -390,23 +390,28 @@ export class WorkflowsService {
     };
   }
 
-  /** The step receipts named by `workflow` that the ledger holds, keyed by lowercase id, as receipt objects. */
   /**
    * The core's verification of a stored workflow with the step receipts the
-   * ledger holds (S8.2). Step receipts are only ever added, never changed, so
-   * the result is kept per workflow and set of recorded step receipts (their
-   * ids and positions, read without their bytes): a page or verifier read of
-   * a workflow with 150 large steps re-reads and re-verifies them only when a
-   * missing step receipt has been recorded since.
+   * ledger holds (S8.2), erased ones named ({@link withErasedSteps}). The
+   * result is kept per workflow, set of recorded step receipts (ids and
+   * positions, read without their bytes) and ledger-wide erased count: a
+   * read re-verifies only when a step receipt was recorded or an erasure
+   * made since.
    */
-  private async verifiedSteps(row: WorkflowRow, workflow: unknown): Promise<{ result: WorkflowResult; findings: WorkflowFinding[] }> {
+  private async verifiedSteps(row: WorkflowRow, workflow: unknown): Promise<{ result: WorkflowResultAfterErasure; findings: WorkflowFinding[] }> {
     const ids = stepReceiptIds(workflow);
-    const present = [...(await this.receipts.positions(this.db, ids))].map(([id, position]) => `${id}@${position}`);
-    const key = `${row.workflow_id}@${Number(row.position)}:${present.sort().join(',')}`;
+    const positions = await this.receipts.positions(this.db, ids);
+    const present = [...positions].map(([id, position]) => `${id}@${position}`);
+    const key = `${row.workflow_id}@${Number(row.position)}:${await this.erasedRecords.erasedCount(this.db)}:${present.sort().join(',')}`;
     const kept = this.verified.get(key);
     if (kept) return kept;
-    const receipts = stepReceiptsAtHand(await this.stepReceipts(this.db, workflow));
-    const fresh = { result: verifyWorkflow(workflow, receipts), findings: workflowFindings(workflow, receipts, originOf(this.urls.base)) };
+    const held = await this.stepReceipts(this.db, workflow);
+    // Issue 29: an erased step receipt (held, no content) is named as erased with its erasure, not as missing.
+    const gone = takeErased(held);
+    const notices = gone.length ? await this.erasedRecords.ofPositions(gone.map((k) => positions.get(k)).filter((p): p is number => p !== undefined)) : new Map<number, ErasureNotice>();
+    const erased = new Map(gone.map((k) => [k, notices.get(positions.get(k) ?? NaN)?.statement ?? 'content erased']));
+    const receipts = gone.length ? held : stepReceiptsAtHand(held);
+    const fresh = { result: withErasedSteps(verifyWorkflow(workflow, receipts), erased), findings: workflowFindings(workflow, receipts, originOf(this.urls.base)) };
     this.verified.set(key, fresh);
     return fresh;
   }
@@ -419,6 +424,10 @@ export class WorkflowsService {
     const rows = await this.receiptRows(q, ids);
     const map = new Map<string, unknown>();
     for (const [k, row] of rows) {
+      if (isErasedRaw(row.raw)) {
+        map.set(k, ERASED);
+        continue;
+      }
       try {
         map.set(k, receiptOf(JSON.parse(row.raw)));
       } catch {
@@ -431,17 +440,6 @@ export class WorkflowsService {
   private receiptRows(q: Queryable, ids: string[]): Promise<Map<string, ReceiptRow>> {
     return this.receipts.getMany(q, ids.map(uuidKey));
   }
-}
-
-function parseAssemble(v: unknown): AssembleRequest {
-  if (!isObject(v)) throw new BadInputError('invalid_body', 'expected {session_id, goal, status, receipt_ids, output}');
-  const problems: string[] = [];
-  for (const k of ['session_id', 'goal', 'status'] as const) if (!isNonEmptyString(v[k])) problems.push(`${k} must be a non-empty string`);
-  if (typeof v.output !== 'string') problems.push('output must be a string (its UTF-8 bytes are hashed into output_hash)');
-  if (!Array.isArray(v.receipt_ids) || v.receipt_ids.length === 0) problems.push('receipt_ids must be a non-empty array of receipt ids');
-  else if (!(v.receipt_ids as unknown[]).every(isUuid)) problems.push('every receipt_ids element must be a UUID string');
-  if (problems.length) throw new BadInputError('invalid_body', problems.join('; '), { problems });
-  return v as unknown as AssembleRequest;
 }
 
 /** The lowercase UUIDs of a workflow document's step receipts, each once. */

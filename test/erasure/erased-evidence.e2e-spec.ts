@@ -204,4 +204,36 @@ describe.each(DIALECTS)('evidence over erased records on %s', (dialect) => {
     expect([v.verified, v.failures]).toEqual([true, []]);
     expect(v.not_checked.filter((x) => /^(entry|receipt)\/.*: content erased on/.test(x)).length).toBe(4);
   });
+
+  it('a plan version erased by position: the pack lists it, its report is no longer recomputable (not failed); the report erased too is listed, never recomputed', async () => {
+    const job = `ev-plan-${dialect}`;
+    const payments = (await t.app.get(ApiKeysService).create(`payments-${dialect}-plan`, 'outcome', { systems: ['PAYMENTS'] })).key;
+    await recordPersonalJob(t, job, payments);
+    const rep = await post(t, '/api/coverage-reports', { job_id: job }, t.keys.auditor);
+    expect(rep.status).toBe(201);
+    const planId = (await get(`/api/plans?job_id=${job}`)).body.plan_id as string;
+    const planPos = (await get(`/api/plans/${planId}/versions/1`)).body.position as number;
+    const reportPos = (await get(`/api/coverage-reports/${rep.body.report_id}`)).body.position as number;
+    const e1 = await post(t, '/api/erasures', { positions: [planPos], reason: 'customer request 21', legal_basis: 'GDPR Art. 17(1)(a)' }, t.keys.privacy);
+    expect(e1.status).toBe(201);
+    // The report, issued before, now leads with its plan erased since.
+    expect((await get(`/api/coverage-reports/${rep.body.report_id}`)).body.evidence_erased_since).toEqual({ count: 1, erased_at: e1.body.erased_at, erasure_id: e1.body.erasure_id });
+    await t.app.get(CheckpointSigner).tick();
+    const check = async (name: string): Promise<{ verified: boolean; failures: unknown[]; not_checked: string[] }> => {
+      const ms = lines(await pack(`/api/coverage-reports/${rep.body.report_id}/evidence`));
+      expect(ms.some((m) => JSON.stringify(m).includes('Pay supplier invoice') && m.member !== `report/${rep.body.report_id}`)).toBe(false);
+      return JSON.parse((await cli(['verify-pack', tmp.write(name, repack(ms)), '--vkey', vkey, '--json'])).out) as { verified: boolean; failures: unknown[]; not_checked: string[] };
+    };
+    const v1 = await check('plan-erased.jsonl');
+    expect([v1.verified, v1.failures]).toEqual([true, []]);
+    expect(v1.not_checked.filter((x) => x.startsWith(`plan/${planId}/1: content erased on `) && x.includes('customer request 21'))).toHaveLength(1);
+    expect(v1.not_checked).toContain(`report/${rep.body.report_id}: no longer recomputable: the plan version in force (position ${planPos}) was erased (an event it reads was erased after it was issued; its stored digest stands, checked above)`);
+    const e2 = await post(t, '/api/erasures', { positions: [reportPos], reason: 'customer request 22', legal_basis: 'GDPR Art. 17(1)(a)' }, t.keys.privacy);
+    expect(e2.status).toBe(201);
+    await t.app.get(CheckpointSigner).tick();
+    const v2 = await check('report-erased.jsonl');
+    expect([v2.verified, v2.failures]).toEqual([true, []]);
+    expect(v2.not_checked.filter((x) => x.startsWith(`report/${rep.body.report_id}: content erased on `) && x.includes('customer request 22'))).toHaveLength(1);
+    expect(v2.not_checked.some((x) => x.startsWith(`report/${rep.body.report_id}: no longer recomputable`))).toBe(false);
+  });
 });

@@ -246,4 +246,29 @@ describe.each(DIALECTS)('erased records\' pages and verifiers on %s', (dialect) 
   });
 
   const db = <T>(sql: string, params: unknown[]) => t.app.get(DatabaseService).query<T>(sql, params);
+
+  it('a workflow verified, then a step receipt erased: verified again, the step is erased (410 partly_erased), never the cached verified answer', async () => {
+    const b = await record('job-erased-workflow-step', 2);
+    const ids = b.receipts.map((r) => (r.id as string).toLowerCase());
+    const w = await post('/api/workflows/assemble', { session_id: 's-2', goal: 'pay', status: 'completed', receipt_ids: ids, output: 'done' }, t.keys.producer);
+    expect(w.status).toBe(201);
+    const wid = w.body.workflow_id as string;
+    const before = await json(`/api/workflows/${wid}/verify`);
+    expect([before.status, before.body.verdict, before.body.steps.map((s: { receipt: string }) => s.receipt)]).toEqual([200, 'valid', ['verified', 'verified']]);
+    const e = await post('/api/erasures', { receipt_ids: [ids[0]], reason: 'customer request 31', legal_basis: 'GDPR Art. 17(1)(a)' }, t.keys.privacy);
+    expect(e.status).toBe(201);
+    const after = await json(`/api/workflows/${wid}/verify`);
+    expect([after.status, after.body.verdict, after.body.verification_status, after.body.reasons, after.body.steps.map((s: { receipt: string }) => s.receipt)]).toEqual([410, 'partly_erased', 'erased', [], ['erased', 'verified']]);
+    const check = after.body.checks.find((c: { name: string }) => c.name === 'step_receipts.erased');
+    expect(check).toEqual({ name: 'step_receipts.erased', ok: null, detail: `content erased (issue 29), not re-checked: step 1 (receipt ${b.receipts[0].id as string}): Content erased on ${(e.body.erased_at as string).slice(0, 10)} by test-privacy (GDPR Art. 17(1)(a)): customer request 31` });
+    const p = await page(`/workflow/${wid}`);
+    expect(p.status).toBe(200);
+    expect(p.text).toContain('Workflow PARTLY ERASED: 1 step receipt(s) erased, not re-checked');
+    expect(p.text).toContain('erased: not re-checked');
+    expectNoGreenHeadline(p.text);
+    expect(await svgOf(`/badge/workflow/${wid}.svg`)).toContain('PARTLY ERASED');
+    // A workflow naming the erased receipt is not recorded (422 content_erased), never a 500.
+    const again = await post('/api/workflows', { ...w.body.workflow, workflow_id: uuidFor('wf-again'), receipt_id: uuidFor('wf-again-r') }, t.keys.producer);
+    expect([again.status, again.body.error, again.body.erased]).toEqual([422, 'content_erased', [ids[0]]]);
+  });
 });

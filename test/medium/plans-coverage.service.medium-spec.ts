@@ -63,7 +63,7 @@ describe.each(DIALECTS)('%s: PlansService and CoverageService (medium)', (dialec
     expect(issued.as_of_position).toBe((await m.get(LedgerService).head())!.position - 1);
     const stored = await m.get(CoverageService).get(issued.report_id);
     expect(stored).toMatchObject({ report_id: issued.report_id, digest: issued.digest, digest_verified: true, issued_by: { key_id: auditor.key_id } });
-    expect(stored.report.result).toBe(issued.result);
-    expect(stored.report.subject).toEqual({ job_id: 'job-kyc-42' });
+    expect(stored.report?.result).toBe(issued.result);
+    expect(stored.report?.subject).toEqual({ job_id: 'job-kyc-42' });
   });
 });

@@ -118,26 +118,65 @@ describe.each(DIALECTS)('erasure under attack on %s', (dialect) => {
     expect((await payloadsErased(l.db)).length).toBe(before);
   });
 
-  // Known gap (issue 29, left open): reports and plans cannot be erased by position yet (422 not_erasable), so a report issued
-  // before a job's erasure keeps the outcome's output_hash and the final entry digest. `it.failing` turns red once it is fixed.
-  it.failing("a coverage report issued before a job's erasure keeps the erased outcome's output_hash and final entry digest: named by position, it is erased (issue 29: reports stay unless named by position)", async () => {
+  // Issue 29: "plans and reports are the compliance team's and stay unless named by position". A job's erasure leaves them
+  // (a report issued before it keeps unsalted hashes of the evidence it counted); named by position they are erased, and
+  // every reader says so: never a 500, never their content.
+  it("a job's erasure leaves its plan and coverage report; named by position they are erased and every reader says so", async () => {
     const job = await l.execute('report-kept');
     const rep = await l.post('/api/coverage-reports', { job_id: 'report-kept' }, l.t.keys.auditor);
     expect(rep.status).toBe(201);
+    const planId = (await l.get('/api/plans?job_id=report-kept', l.t.keys.auditor)).body.plan_id as string;
     expect((await l.erase({ job_ids: ['report-kept'], ...WHY })).status).toBe(201);
-    const leaked = async (): Promise<string[]> => {
-      const texts = [(await l.get(`/api/coverage-reports/${rep.body.report_id}`, l.t.keys.auditor)).text, (await l.get(`/coverage/${rep.body.report_id}`)).text];
-      return job.secrets.filter((s) => texts.some((t) => t.includes(s)));
-    };
-    // The report holds unsalted content hashes of what was just erased (today: the outcome's output_hash, the final entry digest).
-    const kept = await leaked();
-    if (kept.length > 0) {
-      const plan = Number((await l.db.query<{ position: number }>("SELECT position FROM events WHERE stream_id LIKE 'plan:%' ORDER BY position DESC LIMIT 1"))[0].position);
-      const report = Number((await l.db.query<{ position: number }>('SELECT position FROM events WHERE stream_id = ?', [`coverage:${rep.body.report_id}`]))[0].position);
-      const e = await l.erase({ positions: [report, plan], ...WHY });
-      expect({ kept, status: e.status, error: e.body.error }).toEqual({ kept, status: 201, error: undefined });
-      expect(await leaked()).toEqual([]);
-    }
+    const texts = async (): Promise<string[]> => [
+      (await l.get(`/api/coverage-reports/${rep.body.report_id}`, l.t.keys.auditor)).text,
+      (await l.get(`/coverage/${rep.body.report_id}`)).text,
+      (await l.get(`/api/plans/${planId}`, l.t.keys.auditor)).text,
+      (await l.get(`/api/plans/${planId}/versions/1`, l.t.keys.auditor)).text,
+      // Their items in the lists (other tests' jobs have plans of the same title).
+      JSON.stringify(((await l.get('/api/plans?limit=1000', l.t.keys.auditor)).body.items as { plan_id: string }[]).find((x) => x.plan_id === planId)),
+      JSON.stringify(((await l.get('/api/coverage-reports?limit=1000')).body.items as { report_id: string }[]).find((x) => x.report_id === rep.body.report_id)),
+    ];
+    const planText = ['Pay supplier invoice', 'fetch_customer', 'send_payment'];
+    // The job's erasure left them: the report still states the erased outcome's output_hash and the final entry digest.
+    const kept = await texts();
+    expect(job.secrets.filter((x) => kept.some((t) => t.includes(x))).length).toBeGreaterThan(0);
+    expect(planText.every((x) => kept[2].includes(x))).toBe(true);
+
+    const plan = Number((await l.db.query<{ position: number }>('SELECT position FROM events WHERE stream_id = ?', [`plan:${planId}`]))[0].position);
+    const report = Number((await l.db.query<{ position: number }>('SELECT position FROM events WHERE stream_id = ?', [`coverage:${rep.body.report_id}`]))[0].position);
+    const e = await l.erase({ positions: [report, plan], ...WHY });
+    expect([e.status, e.body.error, e.body.positions]).toEqual([201, undefined, [plan, report]]);
+    const after = await texts();
+    expect(job.secrets.filter((x) => after.some((t) => t.includes(x)))).toEqual([]);
+    expect(planText.filter((x) => after.some((t) => t.includes(x)))).toEqual([]);
+    expect([JSON.parse(after[4]).title, JSON.parse(after[5]).digest]).toEqual([null, null]);
+
+    const json = await l.get(`/api/coverage-reports/${rep.body.report_id}`, l.t.keys.auditor);
+    expect([json.status, json.body.erased, json.body.report, json.body.digest, json.body.digest_verified, json.body.recorded.result, json.body.erasure.erasure_position]).toEqual([200, true, null, null, null, rep.body.result, e.body.erasure_position]);
+    expect(json.body.statement).toMatch(/^Content erased on \d{4}-\d{2}-\d{2} by test-privacy \(GDPR Art\. 17\(1\)\(a\)\): customer request 4711/);
+    const page = await l.get(`/coverage/${rep.body.report_id}`);
+    expect(page.status).toBe(200);
+    expect(page.text).toContain('id="erasure-statement"');
+    expect(page.text).not.toMatch(/badge ok|recomputed: matches/);
+    const pdf = await l.get(`/coverage/${rep.body.report_id}.pdf`);
+    expect([pdf.status, pdf.body.error]).toEqual([410, 'content_erased']);
+    const version = await l.get(`/api/plans/${planId}/versions/1`, l.t.keys.auditor);
+    expect([version.status, version.body.erased, version.body.plan, version.body.digest, version.body.erasure.erasure_position]).toEqual([200, true, null, null, e.body.erasure_position]);
+    // No report can be issued against an erased plan: 422 naming it, nothing recorded.
+    const again = await l.post('/api/coverage-reports', { job_id: 'report-kept' }, l.t.keys.auditor);
+    expect([again.status, again.body.error, again.body.position]).toEqual([422, 'plan_erased', plan]);
+    // A pack of the job lists the erased plan version and report; nothing in it is their content.
+    await l.t.app.get(CheckpointSigner).tick();
+    const pack = await l.get('/api/jobs/report-kept/evidence', l.t.keys.auditor);
+    expect(pack.status).toBe(200);
+    const members = pack.text.split('\n').filter(Boolean).map((x) => JSON.parse(x) as Record<string, unknown>);
+    const named = members.filter((m) => m.member === `plan/${planId}/1` || m.member === `report/${rep.body.report_id}`);
+    expect(named.map((m) => [m.member, 'plan' in m ? m.plan : m.report, m.digest, (m.erased as { position: number }).position])).toEqual([
+      [`plan/${planId}/1`, null, null, e.body.erasure_position],
+      [`report/${rep.body.report_id}`, null, null, e.body.erasure_position],
+    ]);
+    expect(planText.filter((x) => pack.text.includes(x))).toEqual([]);
+    expect((await verify(l)).ok).toBe(true);
   });
 
   it('job ids with SQL, LIKE, path and Unicode tricks match no other job: 404 naming them (400 for invisible characters), nothing erased', async () => {

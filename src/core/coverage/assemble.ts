@@ -60,7 +60,8 @@ export interface AssemblyContext {
 }
 
 /** The assembler's answer: the input, or `no_plan` (no version of the subject's plan at or below `asOf` among the events). */
-export type Assembly = { ok: true; input: ReconcileInput; receipt_ids: string[] } | { ok: false; code: 'no_plan' };
+/** `plan_erased`: the plan version in force was erased (issue 29), `position` its event's; nothing can be reconciled against it. */
+export type Assembly = { ok: true; input: ReconcileInput; receipt_ids: string[] } | { ok: false; code: 'no_plan' } | { ok: false; code: 'plan_erased'; position: number };
 
 type Obj = Record<string, unknown>;
 
@@ -212,7 +213,9 @@ export function planVersionsOf(events: readonly LedgerEvent[], subject: PlanSubj
     const d = dataOf(e);
     const s = isObject(d.subject) ? d.subject : null;
     if (!s || s.kind !== subject.kind || s.id !== subject.id) continue;
-    out.push({ plan_id: String(d.plan_id), version: Number(d.version), plan: canonicalJson(d.plan), digest: String(d.digest), registered_at: String(d.registered_at), position: e.position });
+    // An erased version (issue 29) replays from its retained data: `plan` and `digest` null, kept as '' (the read models' mark).
+    const gone = d.plan === null || d.plan === undefined;
+    out.push({ plan_id: String(d.plan_id), version: Number(d.version), plan: gone ? '' : canonicalJson(d.plan), digest: gone ? '' : String(d.digest), registered_at: String(d.registered_at), position: e.position });
   }
   return out;
 }
@@ -246,6 +249,7 @@ export function assembleReportInput(events: readonly LedgerEvent[], ctx: Assembl
   const subject: PlanSubject = ctx.subject.kind === 'workflow' ? { kind: 'workflow', id: ctx.subject.id.toLowerCase() } : ctx.subject;
   const inForce = planInForce(planVersionsOf(list, subject), asOf);
   if (inForce === null) return { ok: false, code: 'no_plan' };
+  if (inForce.plan === null) return { ok: false, code: 'plan_erased', position: inForce.used.position };
   const erased: ErasedAcc = { receipts: new Map(), entries: new Map(), commitments: [], outcomes: new Map() };
   const { record, receipt_ids: receiptIds } = subjectRecord(list, subject, ctx.trust, erased);
   const own = subject.kind === 'job' ? (list.find((e) => e.stream_id === subjectStream(subject))?.position ?? null) : workflowOf(list, subjectStream(subject)).first;

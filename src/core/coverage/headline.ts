@@ -86,3 +86,13 @@ export function coverageHeadline(r: Pick<CoverageReportContent, 'result' | 'find
   const rest = n > HEADLINE_FINDINGS ? `; and ${n - HEADLINE_FINDINGS} more` : '';
   return `Coverage: ${n} FINDING${n === 1 ? '' : 'S'}: ${named.join('; ')}${rest} (${ratio})`;
 }
+
+/**
+ * Why a report judged no endpoint commitment (`commitment.state` `absent`):
+ * "none recorded", or, when commitments were recorded and erased since
+ * (issue 29, findings `evidence_erased` naming a commitment), how many.
+ */
+export function absentWords(r: Pick<CoverageReportContent, 'findings'>): string {
+  const n = r.findings.filter((f) => f.code === 'evidence_erased' && f.commitment !== undefined).length;
+  return n === 0 ? 'none recorded' : `${n} recorded and erased since, not judged`;
+}

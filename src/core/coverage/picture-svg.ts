@@ -33,6 +33,8 @@ export function markSvg(kind: MarkKind, x: number, y: number, r: number, title?:
       return `<g>${t}<circle cx="${n(x)}" cy="${n(y)}" r="${n(r * 0.85)}" fill="#fff" stroke="${color}" stroke-width="1.5"/><path d="M${n(x - r * 0.85)} ${n(y + r * 0.85)}L${n(x + r * 0.85)} ${n(y - r * 0.85)}" stroke="${color}" stroke-width="1.8"/></g>`;
     case 'triangle':
       return `<path d="M${n(x)} ${n(y - r * 1.1)}L${n(x + r * 1.1)} ${n(y + r * 0.9)}L${n(x - r * 1.1)} ${n(y + r * 0.9)}Z" fill="${color}">${t}</path>`;
+    case 'hollow_square':
+      return `<rect x="${n(x - r * 0.85)}" y="${n(y - r * 0.85)}" width="${n(1.7 * r)}" height="${n(1.7 * r)}" fill="#fff" stroke="${color}" stroke-width="1.5" stroke-dasharray="2 1.4">${t}</rect>`;
   }
 }
 

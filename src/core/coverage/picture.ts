@@ -34,13 +34,14 @@ export const ARROWS_ALL_UP_TO = 40;
 export const LABEL_CHARS = 22;
 
 /** The kinds of marks, most severe first: a binned column shows the first present. */
-export const MARK_KINDS = ['failure', 'outcome', 'unplanned', 'over_count', 'reported_only', 'unaccepted', 'unknown', 'success'] as const;
+export const MARK_KINDS = ['failure', 'outcome', 'unplanned', 'over_count', 'reported_only', 'unaccepted', 'erased', 'unknown', 'success'] as const;
 export type MarkKind = (typeof MARK_KINDS)[number];
 
 /** The shape each mark kind is drawn with, its colour and its legend text. */
-export const MARK_STYLE: Readonly<Record<MarkKind, { shape: 'circle' | 'ring' | 'cross' | 'square' | 'diamond' | 'dash' | 'triangle' | 'slashed'; color: string; label: string }>> = {
+export const MARK_STYLE: Readonly<Record<MarkKind, { shape: 'circle' | 'ring' | 'cross' | 'square' | 'diamond' | 'dash' | 'triangle' | 'slashed' | 'hollow_square'; color: string; label: string }>> = {
   success: { shape: 'circle', color: '#1a7f37', label: 'accepted evidence, succeeded' },
   unknown: { shape: 'ring', color: '#1a7f37', label: 'accepted evidence, outcome unknown (no receipt)' },
+  erased: { shape: 'hollow_square', color: '#9a6700', label: 'accepted evidence, content erased since (verified at ingestion)' },
   failure: { shape: 'cross', color: '#cf222e', label: 'accepted evidence, failed' },
   outcome: { shape: 'slashed', color: '#cf222e', label: 'accepted evidence, owning system did not confirm' },
   over_count: { shape: 'square', color: '#9a6700', label: 'over count (beyond max_count)' },
@@ -58,6 +59,18 @@ export const OUTCOME_ROW_STYLE: Readonly<Record<Exclude<OutcomeStatus, 'confirme
   unconfirmed: { glyph: '\u2717', word: 'UNCONFIRMED', color: '#cf222e' },
   wrong_system: { glyph: '\u2717', word: 'WRONG SYSTEM', color: '#cf222e' },
 };
+
+/**
+ * A covered action with erased evidence (issue 29): still counted as covered
+ * (recorded and verified at ingestion), never drawn as a plain green
+ * "covered": its content can no longer be re-checked.
+ */
+export const COVERED_ERASED_STYLE = { glyph: '\u2713', word: 'covered \u2014 evidence erased', color: '#9a6700', hatch: false } as const;
+
+/** Whether a covered action counts evidence whose entry or receipt was erased since (issue 29). */
+export function coveredWithErasedEvidence(a: ActionReport): boolean {
+  return a.status === 'covered' && a.evidence.some((e) => e.evidence_erased !== undefined);
+}
 
 /** Each status's glyph and word (the row label); the colour only repeats it. */
 export const STATUS_STYLE: Readonly<Record<ActionStatus, { glyph: string; word: string; color: string; hatch: boolean }>> = {
@@ -162,6 +175,7 @@ function kindOf(e: EvidenceItem, list: 'evidence' | 'over' | 'reported' | 'unacc
   if (list === 'unplanned') return 'unplanned';
   if (e.outcome === 'failure') return 'failure';
   if (outcomeBad) return 'outcome';
+  if (e.evidence_erased !== undefined) return 'erased';
   return e.outcome === 'unknown' ? 'unknown' : 'success';
 }
 
@@ -239,7 +253,7 @@ export function layoutCoveragePicture(r: CoverageReportContent, opts: PictureOpt
 
   const rows: PictureRow[] = actions.map((a, index) => {
     const over = outcomeOverride(a);
-    const s = over ? { ...OUTCOME_ROW_STYLE[over], hatch: false } : STATUS_STYLE[a.status];
+    const s = over ? { ...OUTCOME_ROW_STYLE[over], hatch: false } : coveredWithErasedEvidence(a) ? COVERED_ERASED_STYLE : STATUS_STYLE[a.status];
     return {
       index,
       y: rowY(index),

@@ -27,13 +27,16 @@ export interface PlanVersionInput {
  * The plan in force as of ledger position `asOf`: of the versions recorded at
  * or below it (ordered by position), the last. `usable` lists them in that
  * order. Null when none is recorded at or below `asOf` (the server answers
- * 422 `no_plan`). Throws SyntaxError when the version's `plan` is not JSON.
+ * 422 `no_plan`). `plan` is null when that version's content was erased
+ * (issue 29: its `plan` is '', the read models' mark; nothing can be
+ * reconciled against it). Throws SyntaxError when the version's `plan` is
+ * other text that is not JSON.
  */
-export function planInForce<T extends PlanVersionInput>(versions: readonly T[], asOf: number): { used: T; usable: T[]; plan: NormalizedPlan } | null {
+export function planInForce<T extends PlanVersionInput>(versions: readonly T[], asOf: number): { used: T; usable: T[]; plan: NormalizedPlan | null } | null {
   const usable = versions.filter((v) => v.position <= asOf).sort((a, b) => a.position - b.position);
   if (usable.length === 0) return null;
   const used = usable[usable.length - 1];
-  return { used, usable, plan: JSON.parse(used.plan) as NormalizedPlan };
+  return { used, usable, plan: used.plan === '' ? null : (JSON.parse(used.plan) as NormalizedPlan) };
 }
 
 /**

@@ -12,7 +12,10 @@
 import { ndjsonTexts, splitJsonArray } from '../json/text';
 
 /** Event types whose payload may be erased. */
-export const ERASABLE_TYPES: ReadonlySet<string> = new Set(['ReceiptRecorded', 'TimelineEntryAppended', 'TimelineImported', 'EndpointCommitmentRecorded', 'OutcomeReported']);
+export const ERASABLE_TYPES: ReadonlySet<string> = new Set(['ReceiptRecorded', 'TimelineEntryAppended', 'TimelineImported', 'EndpointCommitmentRecorded', 'OutcomeReported', 'PlanRegistered', 'PlanAmended', 'CoverageReportIssued']);
+
+/** Types erased only when named by position: plans and coverage reports are the compliance team's (a job's erasure leaves them). */
+export const ERASABLE_BY_POSITION_ONLY: ReadonlySet<string> = new Set(['PlanRegistered', 'PlanAmended', 'CoverageReportIssued']);
 
 type Obj = Record<string, unknown>;
 
@@ -67,6 +70,17 @@ export function retainedData(type: string, data: unknown): Obj | null {
     }
     case 'OutcomeReported':
       return { ...d, raw: '', output_hash: '', erased: true };
+    case 'PlanRegistered':
+    case 'PlanAmended':
+      // The plan (title, actions), its unsalted digest and the amendment's free-text reason are content.
+      return { plan_id: d.plan_id, version: d.version, subject: d.subject, registered_at: d.registered_at, ...(d.supersedes_version !== undefined ? { supersedes_version: d.supersedes_version } : {}), plan: null, digest: null, reason: null, erased: true };
+    case 'CoverageReportIssued': {
+      // What it was about, against which plan version, as of where, and its result (the verdict it recorded); its
+      // findings, actions and evidence (content and unsalted hashes of it) and its digest are content.
+      const r = obj(d.report);
+      const plan = obj(r.plan);
+      return { report_id: d.report_id, issued_at: d.issued_at, digest: null, report: { subject: r.subject, plan: { plan_id: plan.plan_id ?? null, version: plan.version ?? null }, as_of_position: r.as_of_position, result: r.result }, erased: true };
+    }
     default:
       return null;
   }

@@ -85,7 +85,7 @@ export async function checkPack(lines: AsyncIterable<Buffer>, policy: PackPolicy
   const timeline = timelineVerdict(r, subject, missing, t);
   const workflow = workflowVerdict(r, verdicts.receiptDocs, t);
   const reports = recomputeReports(r, events, leaf, missing, { log_vkey: policy.log.vkey, trusted: policy.commitmentKeys ?? [] }, t);
-  const bound = bindSubject({ receipts: r.receipts, entries: r.entries, commitments: r.commitments, workflows: r.workflows, plans: r.plans, reports: r.reports, outcomes: r.outcomes, notRecorded: r.notRecorded, subject, events, missing }, t);
+  const bound = bindSubject({ receipts: r.receipts, entries: r.entries, commitments: r.commitments, workflows: r.workflows, plans: r.plans, reports: r.reports, outcomes: r.outcomes, notRecorded: r.notRecorded, erased: r.erased, subject, events, missing }, t);
   const { completeness, backedNotRecorded } = checkStreams(
     { statements: read.statements, log: policy.log, cp: cp.cp, links: read.links, events, missing, subject, record: bound.record, records: r, named: bound.named },
     t,

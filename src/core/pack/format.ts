@@ -172,9 +172,13 @@ export interface PlanMember {
   plan_id: string;
   version: number;
   position: number;
-  digest: string;
+  /** Null when erased. */
+  digest: string | null;
   registered_at: string;
-  plan: string;
+  /** Null when erased (issue 29, named by position). */
+  plan: string | null;
+  /** Issue 29: the version's content was erased; the erasure its event member names. */
+  erased?: { erasure_id: string; position: number; erased_at: string; by: string; legal_basis: string; reason: string };
 }
 
 /** `report/<report_id>`: a coverage report as recorded, with its digest. */
@@ -183,8 +187,12 @@ export interface ReportMember {
   report_id: string;
   position: number;
   issued_at: string;
-  digest: string;
+  /** Null when erased. */
+  digest: string | null;
+  /** Null when erased (issue 29, named by position): listed, never recomputed. */
   report: unknown;
+  /** Issue 29: the report's content was erased; the erasure its event member names. */
+  erased?: { erasure_id: string; position: number; erased_at: string; by: string; legal_basis: string; reason: string };
   /**
    * Who recorded the subject and each receipt, as the server read its keys
    * when it issued the report (key owners are not in the log): what the

@@ -84,6 +84,11 @@ export function recordMember(r: PackRecords, name: string, m: Obj, t: Tally): bo
   } else if (name.startsWith('report/')) {
     t.counts.reports++;
     named(t, name, typeof m.report_id === 'string' ? memberName.report(m.report_id) : null, 'report/<report_id>');
+    // Erased (issue 29, named by position): listed and checked against its event's erasure, never recomputed.
+    if (m.report === null && typeof m.erased === 'object' && m.erased !== null) {
+      rawOf(t, name, null, r, m);
+      return true;
+    }
     r.reports.push({ member: name, position: Number(m.position), report_id: String(m.report_id), digest: String(m.digest), report: m.report, recorders: m.recorders, other_jobs: m.other_jobs });
   } else if (name.startsWith('outcome/')) {
     t.counts.outcomes++;

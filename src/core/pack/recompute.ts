@@ -66,6 +66,7 @@ function recompute(stored: CoverageReportContent, recordersIn: unknown, otherJob
     read.map((e) => ({ ...e, data: e.data as string })),
     { subject, asOf, trust, recorders, ...(others ? { otherJobs: others.jobs } : {}) },
   );
+  if (!assembled.ok && assembled.code === 'plan_erased') return { ok: false, why: `the plan version in force (position ${assembled.position}) was erased` };
   if (!assembled.ok) return { ok: false, why: 'no plan version at or below its position is in the pack' };
   return { ok: true, report: reconcile(assembled.input) };
 }
@@ -109,6 +110,10 @@ export function recomputeReports(r: PackRecords, events: PackEvents, leaf: LeafD
       t.notChecked.push(`${x.member}: no longer recomputable: an event it reads was erased after it was issued (its stored digest stands, checked above)`);
       out.push({ report_id: x.report_id, digest: x.digest, recomputed: null }); // what was recomputed from what is left is no digest of this report
       continue;
+    }
+    else if (recomputed === null && readsErased(content, events)) {
+      // Its inputs (its plan version, say) were erased after it was issued: nothing to recompute from; its stored digest stands.
+      t.notChecked.push(`${x.member}: no longer recomputable: ${why} (an event it reads was erased after it was issued; its stored digest stands, checked above)`);
     }
     else if (recomputed !== null && missing.size) {
       t.notChecked.push(`${x.member}: not recomputed: ${missingList}, missing from the pack, may be among its inputs`);

@@ -11,7 +11,7 @@ import type { PackRecords } from './members';
 import { parseText, RecordRef, Tally } from './result';
 
 /** What the subject phase reads: the header's subject, the events, the records and the members the manifest lists that the pack lacks. */
-export interface SubjectInput extends Pick<PackRecords, 'receipts' | 'entries' | 'commitments' | 'workflows' | 'plans' | 'reports' | 'outcomes' | 'notRecorded'> {
+export interface SubjectInput extends Pick<PackRecords, 'receipts' | 'entries' | 'commitments' | 'workflows' | 'plans' | 'reports' | 'outcomes' | 'notRecorded' | 'erased'> {
   subject: { kind: string; id: string } | null;
   events: PackEvents;
   /** Members the manifest lists that the pack lacks (each already a `member_missing` failure). */
@@ -51,7 +51,9 @@ export function bindSubject(p: SubjectInput, t: Tally): SubjectBound {
   if (s.kind === 'coverage_report') {
     const own = p.reports.find((r) => r.report_id === s.id);
     record = own ? subjectOf(own.report) : null;
-    if (!own && !p.missing.has(memberName.report(s.id))) t.fail('header', 'subject', `the pack is about coverage report ${s.id} but holds no report/${s.id}`);
+    // Its report erased (issue 29, named by position): listed as erased (members phase), its subject no longer read from it.
+    const erased = p.erased.some((e) => e.member === memberName.report(s.id));
+    if (!own && !erased && !p.missing.has(memberName.report(s.id))) t.fail('header', 'subject', `the pack is about coverage report ${s.id} but holds no report/${s.id}`);
     for (const r of p.reports) if (r.report_id !== s.id) t.fail(r.member, 'subject', `a report other than ${s.id}, the pack's subject`);
   } else record = { kind: s.kind, id: s.kind === 'workflow' ? s.id.toLowerCase() : s.id };
   if (!record) return none;

@@ -47,12 +47,12 @@ export const WORKFLOW_SCHEMAS: Record<string, Schema> = {
     {
       log: ref('LogLocation'),
       workflow_id: { type: 'string' },
-      verdict: ref('Verdict'),
-      verification_status: { type: 'string', enum: ['verified', 'failed', 'incomplete'], deprecated: true, description: 'deprecated: read `verdict` (`verified` is `valid`, `failed` is `invalid`)' },
+      verdict: { type: 'string', enum: ['valid', 'invalid', 'historical', 'incomplete', 'partly_erased'], description: 'a `Verdict`, or `partly_erased` (410): step receipts were erased (issue 29) and nothing else is wrong' },
+      verification_status: { type: 'string', enum: ['verified', 'failed', 'incomplete', 'erased'], deprecated: true, description: 'deprecated: read `verdict` (`verified` is `valid`, `failed` is `invalid`)' },
       reasons: ref('ReasonCodes'),
       merkle_root: sideBySide,
       output_hash: sideBySide,
-      steps: arrayOf(obj({ seq: { type: 'integer' }, receipt_id: { type: 'string' }, url: nullable({ type: 'string' }), receipt: { type: 'string' }, reasons: ref('ReasonCodes') })),
+      steps: arrayOf(obj({ seq: { type: 'integer' }, receipt_id: { type: 'string' }, url: nullable({ type: 'string' }), receipt: { type: 'string', description: '`verified`, `failed`, `missing`, `not_supplied`, or `erased` (recorded, content erased since: not re-checked)' }, reasons: ref('ReasonCodes') })),
       findings: arrayOf(
         obj(
           {
