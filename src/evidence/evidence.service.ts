@@ -103,7 +103,6 @@ export class EvidenceService {
   ) {
     this.packEvents = new PackEvents(db, log, events, erasure);
   }
-
   private readonly packEvents: PackEvents;
   /** The stream-heads collector of each pack being written. */
   private readonly headsOf = new WeakMap<PackWriter, PackHeads>();
@@ -447,5 +446,4 @@ export class EvidenceService {
       yield out;
     }
   }
-
 }
