@@ -78,6 +78,14 @@ export class PagedErasure {
       const version = this.eventPositions.length === 0 ? STREAM_DOES_NOT_EXIST : this.eventPositions.length;
       const [ev] = await this.ledger.append<ErasureEvent>(tx, streams.erasure(this.erasure_id), version, [{ type: 'PayloadsErased', data }], this.by);
       await this.events.erasePayloads(tx, positions);
+      // A report's webhook event (coverage.report.issued) carried its findings and digest: cut to what is retained.
+      for (const t of fresh) {
+        const r = t.retained;
+        if (r.erased !== true || typeof r.report_id !== 'string' || typeof r.report !== 'object' || r.report === null) continue;
+        const kept = r.report as Record<string, unknown>;
+        const body = JSON.stringify({ report_id: r.report_id, subject: kept.subject, result: kept.result, as_of_position: kept.as_of_position, issued_at: r.issued_at, findings: [], digest: null, erased: true });
+        await tx.query("UPDATE webhook_events SET body = ? WHERE type = 'coverage.report.issued' AND event_key = ?", [body, r.report_id]);
+      }
       return { positions, erased_at, position: ev.position };
     }, { alone: true });
     if (!written) return [];

@@ -176,6 +176,10 @@ describe.each(DIALECTS)('erasure under attack on %s', (dialect) => {
       [`report/${rep.body.report_id}`, null, null, e.body.erasure_position],
     ]);
     expect(planText.filter((x) => pack.text.includes(x))).toEqual([]);
+    // The report's webhook event (coverage.report.issued) keeps no findings or digest either, in the feed a delivery reads.
+    const feed = await l.db.query<{ body: string }>("SELECT body FROM webhook_events WHERE type = 'coverage.report.issued' AND event_key = ?", [rep.body.report_id]);
+    expect(feed.map((x) => JSON.parse(x.body) as Record<string, unknown>).map((b) => [b.report_id, b.erased, b.digest, b.findings])).toEqual([[rep.body.report_id, true, null, []]]);
+    expect(feed.some((x) => x.body.includes(rep.body.digest as string))).toBe(false);
     expect((await verify(l)).ok).toBe(true);
   });
 
