@@ -17,9 +17,8 @@
  *   before position N", never VERIFIED.
  * (The later outcome that contradicts a confirmation, removed: test/evidence/pack-outcomes.e2e-spec.ts.)
  */
+import { lines, Member, onStream, repack, text } from './pack-lines';
 import { AddressInfo } from 'node:net';
-import type { Response as SaResponse } from 'superagent';
-import { PackWriter } from '../../src/core/pack/format';
 import { generateSignerKey, signStreamHeads, verifyStreamHeads, parseVerifierKey } from '../../src/core/tlog';
 import { CheckpointSigner } from '../../src/log/checkpoint-signer';
 import { LogIdentityService } from '../../src/log/log-identity.service';
@@ -29,7 +28,6 @@ import { buildTimeline, receiptFor } from '../coverage/fixtures';
 import { DIALECTS, startApp, TestApp } from '../helpers/app';
 import { outcomeFor, paymentPlan } from '../outcomes/fixtures';
 
-type Member = Record<string, unknown> & { member: string };
 interface Verdict {
   code: number;
   verified: boolean;
@@ -38,21 +36,6 @@ interface Verdict {
   not_checked: string[];
 }
 
-const text = (res: SaResponse, cb: (err: Error | null, body: string) => void): void => {
-  let s = '';
-  res.setEncoding('utf8');
-  res.on('data', (c: string) => (s += c));
-  res.on('end', () => cb(null, s));
-};
-const lines = (body: string): Member[] => body.trimEnd().split('\n').map((l) => JSON.parse(l) as Member);
-const repack = (members: Member[]): string => {
-  const w = new PackWriter();
-  let out = '';
-  for (const m of members) if (m.member !== 'manifest' && !m.member.startsWith('manifest/')) out += w.member(m);
-  return out + w.finish();
-};
-const leafText = (m: Member): string => (typeof m.leaf === 'string' ? Buffer.from(m.leaf, 'base64').toString('utf8') : '');
-const onStream = (m: Member, stream: string): boolean => m.member.startsWith('event/') && leafText(m).includes(`,${JSON.stringify(stream)},`);
 const pos = (m: Member): number => m.position as number;
 
 describe.each(DIALECTS)('pack completeness on %s', (dialect) => {

@@ -7,9 +7,8 @@
  * verify-pack` must not say VERIFIED on such a pack. Helpers as in
  * test/evidence/pack-completeness.e2e-spec.ts.
  */
-import type { Response as SaResponse } from 'superagent';
+import { isStatement, lines, Member, onStream, repack, text } from '../evidence/pack-lines';
 import { ApiKeysService } from '../../src/auth/api-keys.service';
-import { PackWriter } from '../../src/core/pack/format';
 import { parseVerifierKey, verifyStreamHeads } from '../../src/core/tlog';
 import { CheckpointSigner } from '../../src/log/checkpoint-signer';
 import { LogIdentityService } from '../../src/log/log-identity.service';
@@ -19,7 +18,6 @@ import { DIALECTS, startApp, TestApp } from '../helpers/app';
 import { outcomeFor, PAYMENT_STEPS, paymentPlan } from '../outcomes/fixtures';
 import { uuidFor } from '../coverage/fixtures';
 
-type Member = Record<string, unknown> & { member: string };
 interface Verdict {
   code: number;
   verified: boolean;
@@ -29,22 +27,6 @@ interface Verdict {
   not_checked: string[];
 }
 
-const text = (res: SaResponse, cb: (err: Error | null, body: string) => void): void => {
-  let s = '';
-  res.setEncoding('utf8');
-  res.on('data', (c: string) => (s += c));
-  res.on('end', () => cb(null, s));
-};
-const lines = (body: string): Member[] => body.trimEnd().split('\n').map((l) => JSON.parse(l) as Member);
-const repack = (members: Member[]): string => {
-  const w = new PackWriter();
-  let out = '';
-  for (const m of members) if (m.member !== 'manifest' && !m.member.startsWith('manifest/')) out += w.member(m);
-  return out + w.finish();
-};
-const leafText = (m: Member): string => (typeof m.leaf === 'string' ? Buffer.from(m.leaf, 'base64').toString('utf8') : '');
-const onStream = (m: Member, stream: string): boolean => m.member.startsWith('event/') && leafText(m).includes(`,${JSON.stringify(stream)},`);
-const isStatement = (m: Member): boolean => /^log\/stream-heads(\/\d+)?$/.test(m.member);
 
 describe.each(DIALECTS)('completeness under attack on %s', (dialect) => {
   jest.setTimeout(240_000);
