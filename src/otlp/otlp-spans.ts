@@ -6,11 +6,10 @@
  * stored head. Errors: 400 `otlp_attribute_type` when an attribute the
  * ledger reads has another type than documented (nothing recorded).
  */
-import { createHash } from 'node:crypto';
 import { BadInputError } from '../common/errors';
 import { hasLoneSurrogate, identifierProblem } from '../core/text';
 import { CLOSE_MARKER_TOOL } from '../core/coverage/types';
-import type { JsonObject } from '../core/aer1';
+import { sha256, sha256Hex, type JsonObject } from '../core/aer1';
 import { AttrValue, OtlpSpan, STATUS_ERROR } from './otlp-decode';
 
 /** The attributes the ledger reads, and the one type each must have. */
@@ -228,7 +227,7 @@ function checkTypes(s: OtlpSpan, index: number): void {
  * owner, or another job, names another.
  */
 export function spanReceiptId(sender: string, jobId: string, traceId: string, spanId: string): string {
-  const b = createHash('sha256').update(`aer1-otlp-span/2:${JSON.stringify([sender, jobId, traceId, spanId])}`, 'utf8').digest().subarray(0, 16);
+  const b = sha256(`aer1-otlp-span/2:${JSON.stringify([sender, jobId, traceId, spanId])}`).subarray(0, 16);
   b[6] = (b[6] & 0x0f) | 0x80;
   b[8] = (b[8] & 0x3f) | 0x80;
   const h = b.toString('hex');
@@ -302,7 +301,7 @@ export function receiptText(r: SpanRecord, provenance: string): string {
  * service verifies this value instead of parsing the text it just wrote).
  */
 export function receiptDocument(r: SpanRecord, provenance: string): JsonObject {
-  const hex = createHash('sha256').update(r.bytes).digest('hex');
+  const hex = sha256Hex(r.bytes);
   const context: JsonObject = { source: 'otlp', trace_id: r.span.trace_id, span_id: r.span.span_id, span_name: r.span.name, ended_at: spanTime(r.span.end) };
   if (r.status === 'error' && r.span.status_message !== '') context.error_message = r.span.status_message;
   return {
