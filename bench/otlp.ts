@@ -126,7 +126,7 @@ export async function benchOtlp(ctx: BenchContext): Promise<FigureResult[]> {
       },
       note:
         `${fmt(spans)} spans in ${fmt(nRequests)} requests (${o.seconds.toFixed(2)} s; the NDJSON batch ${b.seconds.toFixed(2)} s). Per span the service decodes it (protobufjs, the OpenTelemetry project's generated definitions), ` +
-        'writes the text of its transport receipt, parses and verifies that receipt (core) and records it (an event), then builds its chain entry with the link to the one before and appends it to the job\'s timeline (a second event): two events, two read-model rows and about four tree nodes a span, where a receipt of the NDJSON batch is one event. ' +
+        'writes the text of its transport receipt, verifies that receipt (core; from the value its text was written from, not parsed back) and records it (an event), then builds its chain entry with the link to the one before, checked as it is built, and appends it to the job\'s timeline (a second event): two events, two read-model rows and about four tree nodes a span, where a receipt of the NDJSON batch is one event. ' +
         (met ? `Target met (${pct(ratio)} >= ${pct(OTLP_TARGET)}).` : `Target missed by ${shortfall(OTLP_TARGET, ratio)} (${pct(ratio)} < ${pct(OTLP_TARGET)}).`),
     });
   }

@@ -11,7 +11,8 @@
  * The ingestion workloads run the application in process (createApp, as
  * test/helpers/app.ts does) so that the profile covers the server; the
  * client's frames (undici) are listed too and are not the server's cost.
- * Profiles are kept in bench/out/profiles/.
+ * Profiles are kept in bench/out/profiles/. LEDGER_EVENT_FORMAT=2 in the
+ * environment runs the ingestion and OTLP workloads writing format 2 events.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readdirSync, statSync } from 'node:fs';
@@ -60,7 +61,7 @@ async function workload(name: string, n: number | undefined): Promise<void> {
       const { createDb } = await import('./lib/db');
       const { receiptBodies } = await import('./lib/receipts');
       const db = await createDb(dialect, tmp, process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test');
-      const app = await createApp({ DATABASE_URL: db.url, LOG_LEVEL: 'warn', NODE_ENV: 'production', PUBLIC_BASE_URL: 'http://127.0.0.1' });
+      const app = await createApp({ DATABASE_URL: db.url, LOG_LEVEL: 'warn', NODE_ENV: 'production', PUBLIC_BASE_URL: 'http://127.0.0.1', LEDGER_EVENT_FORMAT: process.env.LEDGER_EVENT_FORMAT });
       await app.init();
       await app.listen(0, '127.0.0.1');
       const port = (app.getHttpServer().address() as { port: number }).port;
@@ -117,7 +118,7 @@ async function workload(name: string, n: number | undefined): Promise<void> {
         };
       }
       const db = await createDb(dialect, tmp, process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test');
-      const app = await createApp({ DATABASE_URL: db.url, LOG_LEVEL: 'warn', NODE_ENV: 'production', PUBLIC_BASE_URL: 'http://127.0.0.1' });
+      const app = await createApp({ DATABASE_URL: db.url, LOG_LEVEL: 'warn', NODE_ENV: 'production', PUBLIC_BASE_URL: 'http://127.0.0.1', LEDGER_EVENT_FORMAT: process.env.LEDGER_EVENT_FORMAT });
       await app.init();
       await app.listen(0, '127.0.0.1');
       const port = (app.getHttpServer().address() as { port: number }).port;

@@ -4,9 +4,9 @@ import { AppConfig } from '../config/configuration';
 import { DatabaseService, emptyTable, Tx } from '../database/database.service';
 import { ExpectedVersionConflictError, UnavailableError } from '../common/errors';
 import { AnyEvent, ExpectedVersion, NO_CONCURRENCY_CHECK, STREAM_DOES_NOT_EXIST } from './event';
-import { randomBytes } from 'node:crypto';
-import { CURRENT_EVENT_FORMAT, eventHashInput, LEDGER_GENESIS_HASH, LedgerChainReport, LedgerChainVerifier, payloadCommitment, publicIdsText, RecordedBy, StoredEvent } from '../core/ledger/event-hash';
-import { publicIdsOf } from '../core/ledger/public-ids';
+import { SaltPool } from './salt-pool';
+import { CURRENT_EVENT_FORMAT, eventHashInput, LEDGER_GENESIS_HASH, LedgerChainReport, LedgerChainVerifier, payloadCommitment, RecordedBy, StoredEvent } from '../core/ledger/event-hash';
+import { publicIdsTextOf } from '../core/ledger/public-ids';
 import { sha256Hex } from '../core/aer1';
 import { EventsRepository } from './events.repository';
 import { ProjectionRegistry } from './projections';
@@ -36,6 +36,8 @@ const PAGE = 5000;
  */
 @Injectable()
 export class LedgerService {
+  /** Each format 3 event's 32 bytes of salt, fresh, never reused. */
+  private readonly salts = new SaltPool();
   /** The head each open write transaction has appended up to (entries vanish with their Tx). */
   private readonly txHeads = new WeakMap<Tx, { position: number; event_hash: string }>();
   /** The head after the kept calls of each open commit group (see Tx.group). */
@@ -100,12 +102,10 @@ export class LedgerService {
     const stored: StoredEvent[] = [];
     let streamPosition = version;
     let streamPrev = streamHead?.position ?? 0;
-    const salts = events.length > 0 ? randomBytes(32 * events.length) : Buffer.alloc(0);
-    for (let i = 0; i < events.length; i++) {
-      const e = events[i];
+    for (const e of events) {
       const data = JSON.stringify(e.data);
-      const salt = salts.subarray(32 * i, 32 * i + 32);
-      const base = {
+      const salt = this.salts.next();
+      const ev: StoredEvent = {
         position: ++position,
         stream_id: streamId,
         stream_position: ++streamPosition,
@@ -117,13 +117,14 @@ export class LedgerService {
         key_id: by.key_id,
         key_name: by.name,
         stream_prev: streamPrev,
-        public_ids: publicIdsText(publicIdsOf(e.type, e.data)),
+        public_ids: publicIdsTextOf(e.type, e.data),
         payload_commitment: payloadCommitment(salt, data),
         payload_salt: salt.toString('hex'),
+        event_hash: '',
       };
       streamPrev = position;
-      const input = eventHashInput(base);
-      const ev: StoredEvent = { ...base, event_hash: sha256Hex(input) };
+      const input = eventHashInput(ev);
+      ev.event_hash = sha256Hex(input);
       this.leaves.add(tx, ev, input);
       await this.events.insert(tx, ev);
       await this.projections.apply(tx, ev, e.data); // data as appended: not parsed back from ev.data when it is plain JSON

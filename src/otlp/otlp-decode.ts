@@ -93,8 +93,8 @@ export function decodeProtobuf(body: Buffer): OtlpSpan[] {
           span_id: pbId(s.spanId, 8, where, 'spanId'),
           parent_span_id: s.parentSpanId && s.parentSpanId.length > 0 ? pbId(s.parentSpanId, 8, where, 'parentSpanId') : null,
           name: pbText(s.name),
-          start: BigInt(String(s.startTimeUnixNano ?? 0)),
-          end: BigInt(String(s.endTimeUnixNano ?? 0)),
+          start: pbNanos(s.startTimeUnixNano),
+          end: pbNanos(s.endTimeUnixNano),
           status_code: s.status?.code ?? 0,
           status_message: pbText(s.status?.message),
           attributes: new Map((s.attributes ?? []).map((kv) => [pbText(kv.key), pbValue(kv.value)])),
@@ -103,6 +103,21 @@ export function decodeProtobuf(body: Buffer): OtlpSpan[] {
     }
   }
   return out;
+}
+
+/**
+ * A protobuf 64-bit integer as protobufjs gives it (a `Long`, or a number)
+ * as a bigint: `BigInt(String(v))` (0 when absent), without the decimal
+ * string for a Long (its two 32-bit halves, taken as unsigned or signed as
+ * the Long says).
+ */
+export function pbNanos(v: unknown): bigint {
+  if (typeof v === 'object' && v !== null && (v as { __isLong__?: unknown }).__isLong__ === true) {
+    const l = v as { low: number; high: number; unsigned: boolean };
+    const u = (BigInt(l.high >>> 0) << 32n) | BigInt(l.low >>> 0);
+    return l.unsigned ? u : BigInt.asIntN(64, u);
+  }
+  return BigInt(String(v ?? 0));
 }
 
 function pbId(bytes: Uint8Array | null | undefined, length: number, where: string, field: string): string {

@@ -6,10 +6,10 @@
  * stored head. Errors: 400 `otlp_attribute_type` when an attribute the
  * ledger reads has another type than documented (nothing recorded).
  */
-import { createHash } from 'node:crypto';
 import { BadInputError } from '../common/errors';
 import { hasLoneSurrogate, identifierProblem } from '../core/text';
 import { CLOSE_MARKER_TOOL } from '../core/coverage/types';
+import { sha256, sha256Hex, type JsonObject } from '../core/aer1';
 import { AttrValue, OtlpSpan, STATUS_ERROR } from './otlp-decode';
 
 /** The attributes the ledger reads, and the one type each must have. */
@@ -90,6 +90,13 @@ export function planSpans(spans: readonly OtlpSpan[], sender: string): SpanPlan 
   let notRecorded = 0;
   const agents: OtlpSpan[] = [];
   const byId = new Map(spans.map((s) => [s.trace_id + s.span_id, s]));
+  // The spans of a request mostly share one job: its id is checked once (jobIdProblem is pure).
+  const problems = new Map<string, string | null>();
+  const jobIdProblemOnce = (job: string): string | null => {
+    let p = problems.get(job);
+    if (p === undefined) problems.set(job, (p = jobIdProblem(job)));
+    return p;
+  };
   for (const s of ordered) {
     const op = str(s, ATTR.operation);
     if (op === INVOKE_AGENT) agents.push(s);
@@ -99,7 +106,7 @@ export function planSpans(spans: readonly OtlpSpan[], sender: string): SpanPlan 
     }
     const job = jobIdOf(s);
     const tool = str(s, ATTR.tool);
-    const problem = jobIdProblem(job);
+    const problem = jobIdProblemOnce(job);
     if (problem) {
       rejected.push(reject(s, null, 'invalid_job_id', `job id ${JSON.stringify(job)} (from ${jobSource(s)}): ${problem}; the span was not recorded`));
       continue;
@@ -124,7 +131,7 @@ export function planSpans(spans: readonly OtlpSpan[], sender: string): SpanPlan 
   for (const a of agents) {
     const jobs = new Set(records.filter((r) => r.kind === 'tool_call' && encloses(a, r.span, byId)).map((r) => r.job_id));
     const own = jobIdOf(a);
-    if ((a.parent_span_id === null || str(a, ATTR.job) !== undefined || str(a, ATTR.conversation) !== undefined) && jobIdProblem(own) === null) jobs.add(own);
+    if ((a.parent_span_id === null || str(a, ATTR.job) !== undefined || str(a, ATTR.conversation) !== undefined) && jobIdProblemOnce(own) === null) jobs.add(own);
     if (jobs.size === 0) notRecorded++;
     for (const job of jobs) records.push(record(a, 'agent_close', job, CLOSE_MARKER_TOOL, true, sender));
   }
@@ -220,7 +227,7 @@ function checkTypes(s: OtlpSpan, index: number): void {
  * owner, or another job, names another.
  */
 export function spanReceiptId(sender: string, jobId: string, traceId: string, spanId: string): string {
-  const b = createHash('sha256').update(`aer1-otlp-span/2:${JSON.stringify([sender, jobId, traceId, spanId])}`, 'utf8').digest().subarray(0, 16);
+  const b = sha256(`aer1-otlp-span/2:${JSON.stringify([sender, jobId, traceId, spanId])}`).subarray(0, 16);
   b[6] = (b[6] & 0x0f) | 0x80;
   b[8] = (b[8] & 0x3f) | 0x80;
   const h = b.toString('hex');
@@ -280,13 +287,24 @@ export function provenanceOf(by: { gateway: boolean }): 'OBSERVED VIA GATEWAY' |
 /**
  * The exact text of a record's transport receipt (implementer's guide):
  * members in this order, no white space; `output_hash` over the canonical
- * bytes; `tool_context` names the span.
+ * bytes; `tool_context` names the span. It is JSON.stringify of
+ * {@link receiptDocument}.
  */
 export function receiptText(r: SpanRecord, provenance: string): string {
-  const hex = createHash('sha256').update(r.bytes).digest('hex');
-  const context: Record<string, unknown> = { source: 'otlp', trace_id: r.span.trace_id, span_id: r.span.span_id, span_name: r.span.name, ended_at: spanTime(r.span.end) };
+  return JSON.stringify(receiptDocument(r, provenance));
+}
+
+/**
+ * The transport receipt of a record as a value: strings, booleans, a
+ * non-negative integer and one nested object, no member undefined, so
+ * parsing its text ({@link receiptText}) gives back an equal value (the
+ * service verifies this value instead of parsing the text it just wrote).
+ */
+export function receiptDocument(r: SpanRecord, provenance: string): JsonObject {
+  const hex = sha256Hex(r.bytes);
+  const context: JsonObject = { source: 'otlp', trace_id: r.span.trace_id, span_id: r.span.span_id, span_name: r.span.name, ended_at: spanTime(r.span.end) };
   if (r.status === 'error' && r.span.status_message !== '') context.error_message = r.span.status_message;
-  return JSON.stringify({
+  return {
     id: r.receipt_id,
     tool: r.tool,
     timestamp: spanTime(r.span.start),
@@ -299,5 +317,5 @@ export function receiptText(r: SpanRecord, provenance: string): string {
     verification_status: provenance === 'OBSERVED VIA GATEWAY' ? 'execution_observed' : 'agent_reported',
     status: r.status,
     result_captured: r.result_captured,
-  });
+  };
 }

@@ -7,7 +7,7 @@
  */
 import { Injectable } from '@nestjs/common';
 import { createHash, randomUUID } from 'node:crypto';
-import { entryDigest, JsonObject } from '../core/aer1';
+import { JsonObject } from '../core/aer1';
 import { LedgerError, NotFoundError } from '../common/errors';
 import { assertIdentifier } from '../core/text';
 import { CLOSE_MARKER_TOOL } from '../core/coverage/types';
@@ -21,13 +21,13 @@ import { assertOwner, assertProvenance, recordedBy, sameOwner } from '../auth/pe
 import { assertPlanOwner } from '../coverage/plan-owner';
 import { ReceiptsService } from '../receipts/receipts.service';
 import { ReceiptReads } from '../receipts/receipt-reads';
-import { decideAppend, EMPTY_HEAD, EntryToAppend, headOfStored, TimelineHead } from '../timelines/timelines.decider';
+import { AppendDecider, EMPTY_HEAD, headOfStored, TimelineHead } from '../timelines/timelines.decider';
 import { TimelineEvent } from '../timelines/timelines.events';
 import type { TimelineRow } from '../timelines/timelines.repository';
 import { TimelineReads } from '../timelines/timeline-reads';
 import { CommitmentsService } from '../timelines/commitments.service';
 import type { OtlpSpan } from './otlp-decode';
-import { planSpans, provenanceOf, receiptText, senderOf, SpanRecord, SpanRejection, spanTime } from './otlp-spans';
+import { planSpans, provenanceOf, receiptDocument, senderOf, SpanRecord, SpanRejection, spanTime } from './otlp-spans';
 
 /** Spans recorded between two turns of the event loop on PostgreSQL. */
 const YIELD_EVERY = 64;
@@ -36,6 +36,8 @@ const YIELD_EVERY = 64;
 interface Item {
   receipt_id: string;
   receipt_text: string;
+  /** The value `receipt_text` was written from by JSON.stringify (parsing the text gives an equal value), so it is not parsed back. */
+  receipt_value: JsonObject;
   tool: string;
   bytes: Buffer;
   status: 'ok' | 'error';
@@ -99,14 +101,15 @@ export class OtlpService {
     const plan = planSpans(spans, senderOf(by));
     const provenance = provenanceOf(by);
     assertProvenance(by, provenance);
-    const texts = plan.records.map((r) => receiptText(r, provenance));
+    const docs = plan.records.map((r) => receiptDocument(r, provenance));
+    const texts = docs.map((d) => JSON.stringify(d));
     return this.db.write(async (tx) => {
       const answer: ExportAnswer = { recorded: 0, duplicates: 0, not_recorded: plan.not_recorded, rejected: [...plan.rejected], jobs: [] };
       const stored = await this.receiptRows.findRecorded(tx, plan.records.map((r) => r.receipt_id));
       const byJob = new Map<string, Item[]>();
       plan.records.forEach((r, k) => {
         const items = byJob.get(r.job_id) ?? [];
-        items.push({ receipt_id: r.receipt_id, receipt_text: texts[k], tool: r.tool, bytes: r.bytes, status: r.status, result_captured: r.result_captured, close: r.close, record: r });
+        items.push({ receipt_id: r.receipt_id, receipt_text: texts[k], receipt_value: docs[k], tool: r.tool, bytes: r.bytes, status: r.status, result_captured: r.result_captured, close: r.close, record: r });
         byJob.set(r.job_id, items);
       });
       for (const [jobId, items] of byJob) {
@@ -189,7 +192,7 @@ export class OtlpService {
       const id = randomUUID();
       const bytes = Buffer.from(JSON.stringify({ closed_by: 'api', job_id: jobId }), 'utf8');
       const now = spanTime(BigInt(Date.now()) * 1_000_000n);
-      const text = JSON.stringify({
+      const doc: JsonObject = {
         id,
         tool: CLOSE_MARKER_TOOL,
         timestamp: now,
@@ -201,8 +204,8 @@ export class OtlpService {
         output_hash: `sha256:${sha256Hex(bytes)}`,
         verification_status: provenance === 'OBSERVED VIA GATEWAY' ? 'execution_observed' : 'agent_reported',
         status: 'ok',
-      });
-      return this.append(tx, jobId, row, last, [{ receipt_id: id, receipt_text: text, tool: CLOSE_MARKER_TOOL, bytes, status: 'ok', result_captured: true, close: true, record: null }], by);
+      };
+      return this.append(tx, jobId, row, last, [{ receipt_id: id, receipt_text: JSON.stringify(doc), receipt_value: doc, tool: CLOSE_MARKER_TOOL, bytes, status: 'ok', result_captured: true, close: true, record: null }], by);
     });
   }
 
@@ -240,12 +243,14 @@ export class OtlpService {
   private async append(tx: Tx, jobId: string, row: TimelineRow | null, last: { head: TimelineHead; value: JsonObject } | null, items: Item[], by: Principal): Promise<JobAppended> {
     const provenance = provenanceOf(by);
     let head = last?.head ?? EMPTY_HEAD;
-    const entries: EntryToAppend[] = [];
+    // Each entry is checked as it is built, and its digest (the next entry's prev_digest) is the one that check computes.
+    const decider = new AppendDecider({ source: row?.source ?? null, head, last: last?.value }, jobId, by.publication, items.length);
+    const entries: { seq: number; digest: string }[] = [];
     let n = 0;
     for (const it of items) {
       // PostgreSQL: let the event loop read the database's answers now and then, as the NDJSON batch does (ReceiptsService.ingestBatch).
       if (++n % YIELD_EVERY === 0 && tx.dialect === 'postgres') await new Promise<void>((resolve) => setImmediate(resolve));
-      await this.receipts.recordIn(tx, it.receipt_text, by, null);
+      await this.receipts.recordIn(tx, it.receipt_text, by, null, it.receipt_value);
       const e: JsonObject = {
         seq: head.seq + 1,
         job_id: jobId,
@@ -259,11 +264,11 @@ export class OtlpService {
         result_captured: it.result_captured,
         ...(it.record ? { trace_id: it.record.span.trace_id, span_id: it.record.span.span_id } : {}),
       };
-      const digest = entryDigest(e)!;
-      entries.push({ text: JSON.stringify(e), e, seq: head.seq + 1, digest });
+      const digest = decider.push(JSON.stringify(e), e, head.seq + 1) as string;
+      entries.push({ seq: head.seq + 1, digest });
       head = { seq: head.seq + 1, digest, closed: it.close };
     }
-    const decided = decideAppend({ source: row?.source ?? null, head: last?.head ?? EMPTY_HEAD, last: last?.value }, jobId, entries, by.publication);
+    const decided = decider.decided();
     // Decided on the head read in this serialized write transaction; no timeline row: the stream is new.
     const stored = await this.ledger.append<TimelineEvent>(tx, streams.timeline(jobId), row ? NO_CONCURRENCY_CHECK : STREAM_DOES_NOT_EXIST, decided.events, recordedBy(by));
     const end = decided.head;

@@ -66,10 +66,14 @@ export class ReceiptsService {
    * Record, inside `tx`, a receipt whose exact text the ledger wrote itself
    * (the OTLP receiver's transport receipts, docs/otlp.md): verified (S6) and
    * recorded as {@link ingest} records one. `recorded`: what is recorded
-   * under its id (null: nothing). 422 / 403 / 409 as `ingest`.
+   * under its id (null: nothing). `value`: the value `text` was written from
+   * by JSON.stringify (strings, booleans, integers and objects, no member
+   * undefined, so parsing `text` gives an equal value): verified as it is,
+   * not parsed back; without it `text` is parsed as a request body.
+   * 422 / 403 / 409 as `ingest`.
    */
-  async recordIn(tx: Tx, text: string, by: Principal, recorded: RecordedReceipt | null): Promise<RecordedReceipt> {
-    const body = parseRequestJson(text);
+  async recordIn(tx: Tx, text: string, by: Principal, recorded: RecordedReceipt | null, value?: unknown): Promise<RecordedReceipt> {
+    const body: RawJson = value === undefined ? parseRequestJson(text) : { text, value };
     return (await this.record(tx, body, this.verifyOrThrow(body.value, by), null, by, recorded)).recorded;
   }
 

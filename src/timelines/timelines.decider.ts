@@ -66,25 +66,73 @@ const RULES = ['close_not_last', 'seq_not_contiguous', 'genesis_prev_digest', 'l
  * entry (`index`) and the head it was checked against.
  */
 export function decideAppend(state: AppendState, jobId: string, entries: readonly EntryToAppend[], publication: 'full' | 'metadata'): { events: TimelineEntryAppended[]; head: TimelineHead } {
-  if (state.source === 'import') {
-    throw new ConflictError('timeline_imported', `the timeline of job ${jobId} was imported complete; it cannot be extended`, { reasons: ['timeline_imported'], job_id: jobId });
+  const d = new AppendDecider(state, jobId, publication, entries.length);
+  for (const { text, e, seq, digest } of entries) d.push(text, e, seq, digest);
+  return d.decided();
+}
+
+/**
+ * {@link decideAppend} entry by entry, for a caller that builds each entry
+ * from the one before (the OTLP receiver links entry k + 1 to the digest of
+ * entry k): {@link push} checks an entry with the same chain verifier and
+ * gives its S7.1 digest as that check computed it (no second verifier per
+ * entry), and {@link decided} answers exactly what `decideAppend` answers
+ * for the same entries: the events and head, or the error of the first entry
+ * that breaks a rule. `count` is the number of entries the request holds (the
+ * errors say "entry k of the request" when it is more than one). 409
+ * `timeline_imported` at once.
+ */
+export class AppendDecider {
+  private readonly v: TimelineVerifier;
+  private readonly events: TimelineEntryAppended[] = [];
+  private head: TimelineHead;
+  private index = 0;
+  private broken: ConflictError | null = null;
+
+  constructor(
+    state: AppendState,
+    private readonly jobId: string,
+    private readonly publication: 'full' | 'metadata',
+    private readonly count: number,
+  ) {
+    if (state.source === 'import') {
+      throw new ConflictError('timeline_imported', `the timeline of job ${jobId} was imported complete; it cannot be extended`, { reasons: ['timeline_imported'], job_id: jobId });
+    }
+    this.v = state.head.seq === 0 ? new TimelineVerifier() : TimelineVerifier.continuing(state.head.seq, state.last, jobId);
+    this.head = state.head;
   }
-  const v = state.head.seq === 0 ? new TimelineVerifier() : TimelineVerifier.continuing(state.head.seq, state.last, jobId);
-  let head = state.head;
-  const events: TimelineEntryAppended[] = [];
-  entries.forEach(({ text, e, seq, digest }, k) => {
-    v.push(e);
-    const broken = new Set(v.segment().reasons);
-    const rule = RULES.find((r) => broken.has(r));
-    if (rule) throw ruleError(rule, jobId, head, seq, k, entries.length);
+
+  /**
+   * Check the next entry (`text` its exact text, `e` its value, `seq` its
+   * seq) and return its S7.1 digest: `digest` when given (the caller's
+   * recomputation), else the one the chain check computed (null for a
+   * malformed entry). After an entry that breaks a rule, later entries are
+   * not checked; {@link decided} throws that entry's error.
+   */
+  push(text: string, e: JsonObject, seq: number, digest?: string): string | null {
+    const k = this.index++;
+    if (this.broken) return digest ?? null;
+    this.v.push(e);
+    const own = digest ?? this.v.lastEntryDigest;
+    const rule = RULES.find((r) => this.v.hasReason(r));
+    if (rule) {
+      this.broken = ruleError(rule, this.jobId, this.head, seq, k, this.count);
+      return own;
+    }
     const close = e.close === true;
-    events.push({
+    this.events.push({
       type: 'TimelineEntryAppended',
-      data: { job_id: jobId, seq, raw: text, entry_digest: digest, receipt_id: e.id as string, tool: e.tool as string, provenance_class: e.provenance_class as string, close, publication },
+      data: { job_id: this.jobId, seq, raw: text, entry_digest: own as string, receipt_id: e.id as string, tool: e.tool as string, provenance_class: e.provenance_class as string, close, publication: this.publication },
     });
-    head = { seq, digest, closed: close };
-  });
-  return { events, head };
+    this.head = { seq, digest: own as string, closed: close };
+    return own;
+  }
+
+  /** The events of the entries pushed and the new head; throws the error of the first entry that broke a rule. */
+  decided(): { events: TimelineEntryAppended[]; head: TimelineHead } {
+    if (this.broken) throw this.broken;
+    return { events: this.events, head: this.head };
+  }
 }
 
 function ruleError(rule: (typeof RULES)[number], jobId: string, head: TimelineHead, seq: number, index: number, count: number): ConflictError {

@@ -2,8 +2,9 @@
 import { createHash } from 'node:crypto';
 import { verifyReceipt } from '../../src/core/aer1';
 import { LedgerError } from '../../src/core/errors';
-import { decodeJson, decodeProtobuf, encodeResponse, OTLP_MAX_SPANS } from '../../src/otlp/otlp-decode';
-import { attributesJson, planSpans, receiptText, spanReceiptId, spanTime } from '../../src/otlp/otlp-spans';
+import { decodeJson, decodeProtobuf, encodeResponse, OTLP_MAX_SPANS, pbNanos } from '../../src/otlp/otlp-decode';
+import fc from 'fast-check';
+import { attributesJson, planSpans, receiptDocument, receiptText, spanReceiptId, spanTime, SpanRecord } from '../../src/otlp/otlp-spans';
 import { hexId, jsonRequest, protoRequest, readProtoResponse, SpanSpec } from './requests';
 
 const T1 = hexId(1, 16);
@@ -116,6 +117,38 @@ describe('planSpans', () => {
     const v = verifyReceipt(JSON.parse(text));
     expect(v.verdict).toBe('valid');
     expect(JSON.parse(text)).toMatchObject({ id: spanReceiptId(SENDER, T1, T1, hexId(1, 8)), tool: 't1', status: 'error', provenance_class: 'LOGGED BY AGENT', output_hash: `sha256:${createHash('sha256').update(result, 'utf8').digest('hex')}`, tool_context: { error_message: 'timeout' } });
+  });
+
+  test('a receipt document is exactly what parsing its text gives back (the service verifies the document instead of parsing the text it wrote)', () => {
+    const text = fc.oneof(fc.string({ maxLength: 30 }), fc.string({ unit: 'binary', maxLength: 30 }), fc.constantFrom('', '\ud800', 'a\udfffb', '"\\', '\u0000'));
+    fc.assert(
+      fc.property(text, text, text, fc.uint8Array({ maxLength: 80 }), fc.boolean(), fc.boolean(), fc.constantFrom('LOGGED BY AGENT', 'OBSERVED VIA GATEWAY'), fc.bigInt({ min: 0n, max: 253402300799999999999n }), (tool, name, message, bytes, error, captured, provenance, start) => {
+        const span = { trace_id: hexId(1, 16), span_id: hexId(2, 8), parent_span_id: null, name, start, end: start + 5n, status_code: error ? 2 : 1, status_message: message, attributes: new Map() };
+        const r: SpanRecord = { span, kind: 'tool_call', job_id: 'job', tool, bytes: Buffer.from(bytes), result_captured: captured, status: error ? 'error' : 'ok', close: false, receipt_id: spanReceiptId(SENDER, 'job', span.trace_id, span.span_id) };
+        const doc = receiptDocument(r, provenance);
+        expect(JSON.parse(receiptText(r, provenance))).toStrictEqual(doc);
+        expect(receiptText(r, provenance)).toBe(JSON.stringify(doc));
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  test('span times read from protobuf Longs are what their decimal strings give, for any 64-bit value, signed or not', () => {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const Long = require('long') as { fromString(s: string, unsigned: boolean): object };
+    fc.assert(
+      fc.property(fc.bigInt({ min: 0n, max: 2n ** 64n - 1n }), fc.boolean(), (n, unsigned) => {
+        const text = unsigned ? n.toString() : BigInt.asIntN(64, n).toString();
+        const long = Long.fromString(text, unsigned);
+        expect(pbNanos(long)).toBe(BigInt(String(long)));
+        expect(pbNanos(long)).toBe(BigInt(text));
+      }),
+      { numRuns: 2000 },
+    );
+    expect(pbNanos(undefined)).toBe(0n);
+    expect(pbNanos(null)).toBe(0n);
+    expect(pbNanos(1234)).toBe(1234n);
+    expect(pbNanos('18446744073709551615')).toBe(18446744073709551615n);
   });
 
   test('aer1.job.close = true closes with that entry', () => {

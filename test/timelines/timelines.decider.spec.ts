@@ -1,7 +1,8 @@
 /** The timeline decider, pure: given the state read in the transaction, when entries are appended or a timeline imported, then events or a 409. */
 import { entryDigest, JsonObject, ZERO_DIGEST } from '../../src/core/aer1';
 import { thrown } from '../helpers/errors';
-import { AppendState, decideAppend, decideImport, EMPTY_HEAD, EntryToAppend } from '../../src/timelines/timelines.decider';
+import type { LedgerError } from '../../src/common/errors';
+import { AppendDecider, AppendState, decideAppend, decideImport, EMPTY_HEAD, EntryToAppend } from '../../src/timelines/timelines.decider';
 import { TimelineImportedData } from '../../src/timelines/timelines.events';
 
 function chain(job: string, n: number, closeLast = true): JsonObject[] {
@@ -84,5 +85,58 @@ describe('decideImport', () => {
     expect(decideImport({ source: 'import', imported_raw: '[1]' }, data)).toEqual({ existing: true });
     expect(thrown(() => decideImport({ source: 'import', imported_raw: '[2]' }, data)).message).toContain('imported with different bytes');
     expect(thrown(() => decideImport({ source: 'append', imported_raw: null }, data)).message).toContain('built by appends');
+  });
+});
+
+describe('AppendDecider (entry by entry, as the OTLP receiver appends)', () => {
+  const t = chain('job', 4);
+  /** Push `entries` without digests (the decider computes them); the digests it gave, and what it decided or threw. */
+  const run = (state: AppendState, entries: JsonObject[]): { digests: (string | null)[]; decided: unknown } => {
+    const d = new AppendDecider(state, 'job', 'full', entries.length);
+    const digests = entries.map((e) => d.push(JSON.stringify(e), e, e.seq as number));
+    let decided: unknown;
+    try {
+      decided = d.decided();
+    } catch (e) {
+      decided = asError(e);
+    }
+    return { digests, decided };
+  };
+  const viaDecideAppend = (state: AppendState, entries: JsonObject[]): unknown => {
+    try {
+      return decideAppend(state, 'job', entries.map(toAppend), 'full');
+    } catch (e) {
+      return asError(e);
+    }
+  };
+  /** Everything an error answers with. */
+  const asError = (e: unknown): unknown =>
+    summary(
+      thrown(() => {
+        throw e;
+      }),
+    );
+  const summary = (e: LedgerError): unknown => ({ name: e.name, status: e.status, code: e.code, message: e.message, details: e.details });
+
+  it('gives each entry the digest entryDigest gives, and decides what decideAppend decides', () => {
+    const r = run({ source: null, head: EMPTY_HEAD, last: undefined }, t);
+    expect(r.digests).toEqual(t.map((e) => entryDigest(e)));
+    expect(r.decided).toEqual(viaDecideAppend({ source: null, head: EMPTY_HEAD, last: undefined }, t));
+    const cont = run(after(t.slice(0, 2)), t.slice(2));
+    expect(cont.digests).toEqual(t.slice(2).map((e) => entryDigest(e)));
+    expect(cont.decided).toEqual(viaDecideAppend(after(t.slice(0, 2)), t.slice(2)));
+  });
+
+  it('throws, at the end, the error decideAppend throws at the first entry that breaks a rule (a gap, a bad link, an entry after the close)', () => {
+    const gap = [t[0], { ...t[2] }];
+    const badLink = [t[0], { ...t[1], prev_digest: 'f'.repeat(64) }, t[2]];
+    const afterClose = [...chain('job', 2), chain('job', 3)[2]];
+    for (const entries of [gap, badLink, afterClose]) {
+      const r = run({ source: null, head: EMPTY_HEAD, last: undefined }, entries);
+      const expected = viaDecideAppend({ source: null, head: EMPTY_HEAD, last: undefined }, entries);
+      expect(expected).toMatchObject({ status: 409 });
+      expect(r.decided).toEqual(expected);
+    }
+    expect(summary(thrown(() => new AppendDecider({ source: 'import', head: EMPTY_HEAD, last: undefined }, 'job', 'full', 1)))).toEqual(viaDecideAppend({ source: 'import', head: EMPTY_HEAD, last: undefined }, t));
   });
 });

@@ -18,6 +18,7 @@ import { checkMembers, EntryMembers, EntryOutcome, prototypeIsPlain, reasonFor, 
 import { absorbSegment, segmentOf, TimelineSegment } from './chain-segment';
 import { LinkState, newLinkState, newRunFindings, ProvenanceSlot, RunFindings } from './chain-state';
 import { timelineResult, TimelineResult } from './chain-result';
+import type { ReasonCode } from './reasons';
 
 export { CHAIN_LIMITS } from './chain-result';
 export type { TimelineResult } from './chain-result';
@@ -100,6 +101,16 @@ export class TimelineVerifier {
     v.run = newRunFindings(); // ... whose findings belong to the segment before
     v.startIndex = startIndex;
     return v;
+  }
+
+  /** Whether `code` is among the reasons found over the entries pushed here (the reasons of {@link segment}, without copying its findings). */
+  hasReason(code: ReasonCode): boolean {
+    return this.run.findings.has(code);
+  }
+
+  /** The S7.1 (-07) digest of the last entry pushed, as {@link entryDigest} gives it; null when that entry was malformed or erased, or none was pushed. */
+  get lastEntryDigest(): string | null {
+    return this.link.lastDigest07;
   }
 
   /** The findings and end state of the entries pushed here, for {@link mergeTimelineSegments}. Not when collecting entries. */

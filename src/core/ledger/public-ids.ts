@@ -5,6 +5,7 @@
  * id, ...). They stay public after the payload is erased; everything else
  * of the data is the payload. Unknown types carry none.
  */
+import { writeJsonString } from '../aer1';
 import { PublicIdValue } from './event-hash';
 
 /** Per event type: `[name in the leaf, member of the event data]`. */
@@ -35,4 +36,37 @@ export function publicIdsOf(type: string, data: unknown): Record<string, PublicI
     if (typeof v === 'string' || (typeof v === 'number' && Number.isSafeInteger(v) && v >= 0)) out[name] = v;
   }
   return out;
+}
+
+/**
+ * Per event type, its {@link PUBLIC_IDS} in the order the leaf writes them
+ * (names in code-point order, as {@link publicIdsText} sorts them), each with
+ * its name already written (`"name":`). Built once: no sort per event.
+ */
+const WRITTEN: ReadonlyMap<string, readonly (readonly [prefix: string, member: string])[]> = new Map(
+  Object.entries(PUBLIC_IDS).map(([type, spec]) => {
+    const names = spec.map(([name]) => name);
+    if (new Set(names).size !== names.length) throw new Error(`PUBLIC_IDS.${type} names a public identifier twice`);
+    const sorted = [...spec].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return [type, sorted.map(([name, member]) => [writeJsonString(name) + ':', member] as const)];
+  }),
+);
+
+/**
+ * `publicIdsText(publicIdsOf(type, data))` (the `public_ids` a format 3 event
+ * of `type` with `data` stores and hashes) written in one pass, with the names
+ * sorted once per type: the writer's path (src/ledger/ledger.service.ts).
+ * Same text for every input (test/core/ledger/fast-paths.spec.ts).
+ */
+export function publicIdsTextOf(type: string, data: unknown): string {
+  const spec = WRITTEN.get(type);
+  if (!spec || typeof data !== 'object' || data === null) return '{}';
+  const d = data as Record<string, unknown>;
+  let out = '';
+  for (const [prefix, member] of spec) {
+    const v = d[member];
+    if (typeof v === 'string') out += (out === '' ? '' : ',') + prefix + writeJsonString(v);
+    else if (typeof v === 'number' && Number.isSafeInteger(v) && v >= 0) out += (out === '' ? '' : ',') + prefix + String(v);
+  }
+  return '{' + out + '}';
 }
