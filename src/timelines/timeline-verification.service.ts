@@ -159,7 +159,8 @@ export class TimelineVerificationService {
     const erasure = await this.erasure(result, erased, erasedCommitments);
     return {
       assessment: overall,
-      headline: overall === 'partly_erased' && result.erased ? erasedHeadline(result.erased, result.entry_count) : JOB_ASSESSMENT_HEADLINE[overall],
+      // The chain's assessment, and (as the job page says) how many recorded calls failed: never CLEAN alone then.
+      headline: (overall === 'partly_erased' && result.erased ? erasedHeadline(result.erased, result.entry_count) : JOB_ASSESSMENT_HEADLINE[overall]) + (failed_calls > 0 ? `; ${failed_calls} of ${result.entry_count} recorded calls failed` : ''),
       job_id: jobId,
       source: row.source,
       verdict,

@@ -305,7 +305,11 @@ describe.each(DIALECTS)('page headlines lead with the verdict on %s (issue 12)',
 
     const v = await t.http.get('/api/jobs/job-failing/verify');
     expect(v.body).toMatchObject({ verdict: 'valid', entry_count: 5, failed_calls: 3 });
-    expect((await t.http.get('/api/jobs/job-succeeding/verify')).body).toMatchObject({ verdict: 'valid', entry_count: 3, failed_calls: 0 });
+    // The headline says so too (a new user read "CLEAN" on a job with a failed call): never the chain's word alone.
+    expect(v.body.headline).toMatch(/; 3 of 5 recorded calls failed$/);
+    const ok = (await t.http.get('/api/jobs/job-succeeding/verify')).body;
+    expect(ok).toMatchObject({ verdict: 'valid', entry_count: 3, failed_calls: 0 });
+    expect(ok.headline).not.toContain('failed');
     const fine = (await t.http.get('/jobs/job-succeeding')).text;
     expect(fine).not.toContain('call failed');
     expect(fine).not.toContain('class="failed-call"');
