@@ -1,14 +1,13 @@
 import { INestApplication } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
 import { NestFactory } from '@nestjs/core';
-import fastifyHelmet from '@fastify/helmet';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { Logger, PARAMS_PROVIDER_TOKEN } from 'nestjs-pino';
 import { AppModule } from './app.module';
 import { ApiKeysService } from './auth/api-keys.service';
 import { ErrorFilter } from './common/error.filter';
-import { frameworkErrors, hardenServer, rejectRepeatedQuery, securityHeaders } from './common/http-hardening';
+import { frameworkErrors, hardenServer, rejectRepeatedQuery, securityHeaderHook } from './common/http-hardening';
 import { deferBodies, ReadBodyInterceptor } from './common/raw-body';
 import { requestLogHook } from './common/request-log';
 import { addSchemas, operationIdFactory } from './common/openapi';
@@ -63,7 +62,7 @@ export async function createApp(env: Record<string, string | undefined> = proces
   if (metrics.enabled) httpMetrics(fastify, metrics); // first: it sees every answer, refusals included
   const requestLog = requestLogHook(app.get(PARAMS_PROVIDER_TOKEN));
   if (requestLog) fastify.addHook('onRequest', requestLog);
-  await app.register(fastifyHelmet, securityHeaders());
+  fastify.addHook('onRequest', securityHeaderHook());
   fastify.addHook('onRequest', rejectRepeatedQuery());
   if (cfg.REDIS_URL) fastify.addHook('onRequest', dashboardAuth(app.get(ApiKeysService))); // Bull Board at /queues
   hardenServer(app.getHttpServer());

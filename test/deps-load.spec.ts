@@ -6,7 +6,6 @@ const MODULES = [
   '@nestjs/platform-express',
   '@nestjs/platform-fastify',
   'fastify',
-  '@fastify/helmet',
   '@fastify/static',
   '@bull-board/fastify',
   'accepts',
