@@ -15,18 +15,20 @@
  * both are the same prepared statements.
  */
 import autocannon from 'autocannon';
+import { join } from 'node:path';
 import { startApp, createKey } from './lib/app';
 import { BenchContext, FigureResult } from './lib/figure';
 import { countEvents, createDb, Dialect, migrate, rawInsert, RawMode } from './lib/db';
 import { fmt, now, pct, shortfall } from './lib/measure';
+import { freePort, startChild, stopChild, waitForHttp } from './lib/proc';
 import { ledgerRows, receiptBodies, refusedBodies } from './lib/receipts';
 
 /** NDJSON batches against the fastest raw reference of the same run (issue 17; issue 14 asked 30% of the per-row reference). */
 export const BATCH_TARGET = 0.5;
-/** Single POSTs (50 connections, group commit on) against the NDJSON batch rate of the same run (issue 17). */
-export const SINGLE_TARGET = 0.4;
-/** Two API instances on one PostgreSQL against one instance's single-POST rate (issue 17). */
-export const TWO_INSTANCES_TARGET = 1.3;
+/** Single POSTs (50 connections, group commit on) against a bare Nest-on-Fastify JSON POST route of the same run (issue 34). */
+export const SINGLE_TARGET = 0.3;
+/** Single POSTs: latency p99 at most this many ms (issue 34). */
+export const SINGLE_P99_MS = 250;
 const PER_BATCH = 1000;
 /** Alternating runs of the NDJSON batch and its raw reference (at most; `--reps` lowers it). */
 const BATCH_REPS = 3;
@@ -103,6 +105,56 @@ export async function single(ctx: BenchContext, dialect: Dialect, bodies: string
     }
   } finally {
     await db.drop();
+  }
+}
+
+/**
+ * The limit of the HTTP stack (issue 34): the same single POSTs (`CONNECTIONS`
+ * connections, the same bodies) against a bare Nest application on
+ * `platform` (bench/bare-app.ts: one JSON POST route that parses the body and
+ * answers 201), in a child process as the API runs.
+ */
+export async function bare(ctx: BenchContext, platform: 'express' | 'fastify', bodies: string[]): Promise<{ rate: number; p50: number; p99: number }> {
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const env: NodeJS.ProcessEnv = { ...process.env, NODE_ENV: 'production' };
+  delete env.AER1_BENCH_CHILD;
+  delete env.NODE_OPTIONS;
+  const child = startChild(process.execPath, [join(ctx.root, 'bench', 'out', 'build', 'bench', 'bare-app.js'), platform, String(port)], { cwd: ctx.root, env });
+  try {
+    await waitForHttp(`${base}/health`, child);
+    for (let i = 0; i < 200; i++) {
+      const r = await fetch(`${base}/api/receipts`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: bodies[i % bodies.length] });
+      if (r.status !== 201) throw new Error(`bare ${platform} warm-up answered ${r.status}`);
+      await r.arrayBuffer();
+    }
+    let created = 0;
+    let answered = 0;
+    let last = 0;
+    let next = 0;
+    const t0 = now();
+    const res = await runAutocannon({
+      url: base,
+      connections: CONNECTIONS,
+      amount: bodies.length,
+      timeout: 60,
+      requests: [
+        {
+          method: 'POST',
+          path: '/api/receipts',
+          headers: { 'content-type': 'application/json' },
+          setupRequest: (req) => ({ ...req, body: bodies[next++ % bodies.length] }),
+          onResponse: (status) => {
+            if (status === 201) created++;
+            if (++answered === bodies.length) last = now();
+          },
+        },
+      ],
+    });
+    if (created !== bodies.length) throw new Error(`bare ${platform}: ${created} of ${bodies.length} answered 201`);
+    return { rate: created / ((last || now()) - t0), p50: res.latency.p50, p99: res.latency.p99 };
+  } finally {
+    await stopChild(child);
   }
 }
 
@@ -193,6 +245,12 @@ export async function benchIngest(ctx: BenchContext): Promise<FigureResult[]> {
     // The ceiling of the single-POST rate: the same requests refused with 422 after all of the per-request work but the write.
     ctx.log(`ingest ${dialect}: HTTP single POST refused with 422 before the write (the ceiling), autocannon ${CONNECTIONS} connections, ${fmt(nSingle)} receipts`);
     const ceiling = await single(ctx, dialect, refusedBodies(ctx.root, nSingle), 1, 422);
+    // The limit of the stack itself (issue 34): a bare Nest app's JSON POST route, on each platform, the same bodies.
+    const bareBodies = receiptBodies(ctx.root, nSingle);
+    ctx.log(`ingest ${dialect}: bare Nest-on-Fastify JSON POST route, autocannon ${CONNECTIONS} connections, ${fmt(nSingle)} requests`);
+    const bareFastify = await bare(ctx, 'fastify', bareBodies);
+    ctx.log(`ingest ${dialect}: bare Nest-on-Express JSON POST route, autocannon ${CONNECTIONS} connections, ${fmt(nSingle)} requests`);
+    const bareExpress = await bare(ctx, 'express', bareBodies);
     const ref = {
       what: dialect === 'sqlite' ? 'raw better-sqlite3 prepared INSERTs of the same rows, 1 transaction per 1,000' : 'raw pg multi-row INSERT of the same rows, 1 statement per table per 1,000, 1 transaction per 1,000',
       value: r.rate,
@@ -231,51 +289,40 @@ export async function benchIngest(ctx: BenchContext): Promise<FigureResult[]> {
         'runs, alternating (best taken), batch receipts/s': batchRates.map((x) => fmt(Math.round(x))).join(' / '),
       },
     });
-    const singleRatio = s.rate / b.rate;
-    const singleMet = singleRatio >= SINGLE_TARGET;
+    const singleRatio = s.rate / bareFastify.rate;
+    const singleMet = singleRatio >= SINGLE_TARGET && s.p99 <= SINGLE_P99_MS;
+    const misses = [
+      singleRatio >= SINGLE_TARGET ? '' : `rate missed by ${shortfall(SINGLE_TARGET, singleRatio)} (${pct(singleRatio)} < ${pct(SINGLE_TARGET)})`,
+      s.p99 <= SINGLE_P99_MS ? '' : `p99 ${s.p99} ms > ${SINGLE_P99_MS} ms`,
+    ].filter(Boolean);
     out.push({
       figure: `receipt ingestion, single POST (autocannon, ${CONNECTIONS} connections), ${name}`,
       value: s.rate,
       unit: 'receipts/s',
-      reference: { what: `NDJSON batches of ${PER_BATCH} of this run`, value: b.rate, unit: 'receipts/s' },
+      reference: { what: `a bare Nest-on-Fastify JSON POST route (parse the body, answer 201), same requests, this run`, value: bareFastify.rate, unit: 'requests/s' },
       ratio: singleRatio,
-      target: `>= ${pct(SINGLE_TARGET)} of the NDJSON batch rate`,
+      target: `>= ${pct(SINGLE_TARGET)} of the bare Nest-on-Fastify route, p99 <= ${SINGLE_P99_MS} ms`,
       met: singleMet,
-      details: { ...oldRef, 'ratio against the raw reference': pct(s.rate / r.rate), 'ratio against the old per-row reference': pct(s.rate / perRow.rate), 'latency p50, ms': s.p50, 'latency p99, ms': s.p99,
+      details: { ...oldRef, 'NDJSON batches of this run, receipts/s': Math.round(b.rate), 'ratio against the NDJSON batch rate': pct(s.rate / b.rate),
+        'ratio against the raw reference': pct(s.rate / r.rate), 'latency p50, ms': s.p50, 'latency p99, ms': s.p99,
+        'bare Nest-on-Fastify JSON POST route, requests/s': Math.round(bareFastify.rate), 'bare Nest-on-Fastify, latency p50 / p99, ms': `${bareFastify.p50} / ${bareFastify.p99}`,
+        'bare Nest-on-Express JSON POST route, requests/s': Math.round(bareExpress.rate), 'bare Nest-on-Express, latency p50 / p99, ms': `${bareExpress.p50} / ${bareExpress.p99}`,
+        'single POST against the bare Nest-on-Express route': pct(s.rate / bareExpress.rate),
         'ceiling: the same POSTs refused with 422 after all the per-request work but the write, requests/s': Math.round(ceiling.rate),
-        'ceiling against the NDJSON batch rate': pct(ceiling.rate / b.rate),
+        'ceiling against the bare Nest-on-Fastify route': pct(ceiling.rate / bareFastify.rate),
         'single POST against its ceiling': pct(s.rate / ceiling.rate) },
       note:
-        `${fmt(nSingle)} requests, each a different receipt, in ${s.seconds.toFixed(2)} s; latency p50 ${s.p50} ms, p99 ${s.p99} ms; ${s.errors}. Group commit (GROUP_COMMIT_MAX 64, GROUP_COMMIT_MAX_WAIT_MS 2, the defaults): ` +
+        `${fmt(nSingle)} requests, each a different receipt, in ${s.seconds.toFixed(2)} s; latency p50 ${s.p50} ms, p99 ${s.p99} ms; ${s.errors}. The reference is the limit of the stack itself: a bare Nest app on Fastify ` +
+        `(bench/bare-app.ts: one route, the platform's JSON parser, 201; no guards, interceptors, helmet or logging) under the same load, ${fmt(bareFastify.rate)} requests/s (on Express ${fmt(bareExpress.rate)}). Group commit (GROUP_COMMIT_MAX 64, GROUP_COMMIT_MAX_WAIT_MS 2, the defaults): ` +
         'the writes queued while a group commits run as the next group, each in its own savepoint, with one COMMIT (one WAL flush) for the group; ' +
         (dialect === 'sqlite' ? 'on the one SQLite connection, ' : 'behind the ledger append lock (a PostgreSQL advisory lock), ') +
         'so the flush is shared and what bounds the rate is the per-request work (HTTP, parse, verify, the statements of each write). ' +
-        `The same POSTs refused with 422 after all of that work but the write run at ${fmt(ceiling.rate)} requests/s (${pct(ceiling.rate / b.rate)} of the batch rate): no single-POST rate can exceed it, and the write (one savepoint, the statements, a share of the COMMIT) takes it to ${pct(s.rate / ceiling.rate)} of that. ` +
+        `The same POSTs refused with 422 after all of that work but the write run at ${fmt(ceiling.rate)} requests/s (${pct(ceiling.rate / bareFastify.rate)} of the bare route): no single-POST rate can exceed it, and the write (one savepoint, the statements, a share of the COMMIT) takes it to ${pct(s.rate / ceiling.rate)} of that. ` +
         (dialect === 'sqlite'
-          ? 'On SQLite the write is in process and synchronous (its COMMIT fsync blocks the event loop), so the HTTP stack (Express, helmet, Nest\'s router, guards and interceptor, response writing) is most of the cost; see bench/PROFILE.md, "Third round". '
+          ? 'On SQLite the write is in process and synchronous (its COMMIT fsync blocks the event loop), so the HTTP stack (platform, security headers, Nest\'s router, guards and interceptor, response writing) is most of the cost; see bench/PROFILE.md. '
           : 'On PostgreSQL the groups run back to back (a write transaction is open nearly all the time): each write of a group is several round trips (savepoint, existence look-up, the INSERTs, release) answered only when the API\'s event loop, busy with the HTTP work of the other requests, gets to them, and the database server shares the same cores. ') +
-        (singleMet ? `Target met (${pct(singleRatio)} >= ${pct(SINGLE_TARGET)}).` : `Target missed by ${shortfall(SINGLE_TARGET, singleRatio)} (${pct(singleRatio)} < ${pct(SINGLE_TARGET)}).`),
+        (singleMet ? `Target met (${pct(singleRatio)} >= ${pct(SINGLE_TARGET)}, p99 ${s.p99} ms <= ${SINGLE_P99_MS} ms).` : `Target missed: ${misses.join('; ')}.`),
     });
-    if (dialect === 'postgres') {
-      ctx.log(`ingest ${dialect}: HTTP single POST, two API instances on one database, autocannon ${CONNECTIONS} connections each, ${fmt(nSingle)} receipts`);
-      const two = await single(ctx, dialect, receiptBodies(ctx.root, nSingle), 2);
-      const twoRatio = two.rate / s.rate;
-      const twoMet = twoRatio >= TWO_INSTANCES_TARGET;
-      out.push({
-        figure: `receipt ingestion, single POST, two API instances on one ${name} (autocannon, ${CONNECTIONS} connections each)`,
-        value: two.rate,
-        unit: 'receipts/s',
-        reference: { what: 'one instance, single POST, this run', value: s.rate, unit: 'receipts/s' },
-        ratio: twoRatio,
-        target: `>= ${TWO_INSTANCES_TARGET}x one instance`,
-        met: twoMet,
-        details: { 'latency p50, ms': two.p50, 'latency p99, ms': two.p99 },
-        note:
-          `${fmt(nSingle)} requests split between two API processes on one database, in ${two.seconds.toFixed(2)} s; latency p50 ${two.p50} ms, p99 ${two.p99} ms (the slower instance); ${two.errors}. ` +
-          'The advisory lock serializes commit groups across the instances, so the second instance adds request processing (HTTP, parse, verify) in parallel, not commit capacity; on a machine with few cores the processes compete for the same CPU. ' +
-          (twoMet ? `Target met (${twoRatio.toFixed(2)}x >= ${TWO_INSTANCES_TARGET}x).` : `Target missed (${twoRatio.toFixed(2)}x < ${TWO_INSTANCES_TARGET}x).`),
-      });
-    }
   }
   return out;
 }

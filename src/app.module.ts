@@ -47,7 +47,7 @@ export class AppModule {
           useFactory: (config: ConfigService<AppConfig, true>) => ({
             // No per-request middleware from nestjs-pino: its AsyncLocalStorage turns on promise hooks for
             // every promise of every request (measured: 22% of a single POST's CPU). Requests are logged by
-            // pino-http as plain Express middleware over the same logger (app.factory.ts, requestLogging).
+            // pino-http, a Fastify onRequest hook over the same logger (app.factory.ts, requestLogHook).
             forRoutes: [],
             pinoHttp: requestLogOptions(config.get('LOG_LEVEL', { infer: true }) ?? (env.NODE_ENV === 'test' ? 'silent' : 'info'), env.NODE_ENV !== 'test'),
           }),

@@ -1,5 +1,5 @@
 import { createParamDecorator, ExecutionContext } from '@nestjs/common';
-import type { Request } from 'express';
+import type { FastifyRequest } from 'fastify';
 import type { Principal } from './api-keys.service';
 
 /**
@@ -8,7 +8,7 @@ import type { Principal } from './api-keys.service';
  * error, never a client's.
  */
 export const Caller = createParamDecorator((_: unknown, ctx: ExecutionContext): Principal => {
-  const req = ctx.switchToHttp().getRequest<Request & { principal?: Principal }>();
+  const req = ctx.switchToHttp().getRequest<FastifyRequest & { principal?: Principal }>();
   if (!req.principal) throw new Error('@Caller() used on an endpoint without @Roles');
   return req.principal;
 });

@@ -1,6 +1,6 @@
 import { Controller, Delete, Get, HttpCode, Param, Post, Res } from '@nestjs/common';
 import { ApiBearerAuth, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
-import type { Response } from 'express';
+import type { FastifyReply } from 'fastify';
 import { ApiAnswer, ApiCreated, ApiErrors, ApiJsonBody, arrayOf, ref, WRITE_ERRORS } from '../common/openapi';
 import { PublicUrls } from '../common/urls';
 import { JsonBody } from '../common/json-body.decorator';
@@ -37,7 +37,7 @@ export class KeysController {
   @ApiJsonBody('CreateKey')
   @ApiCreated('KeyCreated', 'created; the secret is shown only in this answer')
   @ApiErrors(WRITE_ERRORS, { 400: '`invalid_body`, `unsupported_character`, `value_too_large`.', 422: '`invalid_role`, `invalid_name`, `invalid_key_options`.' })
-  async create(@JsonBody() body: RawJson, @Res({ passthrough: true }) res: Response) {
+  async create(@JsonBody() body: RawJson, @Res({ passthrough: true }) res: FastifyReply) {
     const v = body.value;
     if (!isObject(v) || typeof v.name !== 'string' || typeof v.role !== 'string') throw new BadInputError('invalid_body', 'expected {"name": string, "role": string, "owner"?: string, "systems"?: [string], "gateway"?: boolean, "publication"?: "full"|"metadata", "retention_period"?: "P30D"}');
     const unknown = Object.keys(v).filter((k) => !['name', 'role', 'owner', 'systems', 'gateway', 'publication', 'retention_period'].includes(k));
@@ -49,7 +49,7 @@ export class KeysController {
       publication: v.publication as Publication | undefined,
       retention_period: v.retention_period as string | null | undefined,
     });
-    res.status(201).setHeader('Location', this.urls.key(k.id));
+    res.status(201).header('Location', this.urls.key(k.id));
     return k;
   }
 

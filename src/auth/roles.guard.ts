@@ -1,6 +1,6 @@
 import { CanActivate, ExecutionContext, Injectable, SetMetadata } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import type { Request } from 'express';
+import type { FastifyRequest } from 'fastify';
 import { LedgerError } from '../common/errors';
 import { ApiKeysService, Principal, Role } from './api-keys.service';
 
@@ -20,7 +20,7 @@ export class RolesGuard implements CanActivate {
   async canActivate(ctx: ExecutionContext): Promise<boolean> {
     const roles = this.reflector.getAllAndOverride<Role[] | undefined>(ROLES_KEY, [ctx.getHandler(), ctx.getClass()]);
     if (!roles || roles.length === 0) return true;
-    const req = ctx.switchToHttp().getRequest<Request & { principal?: Principal }>();
+    const req = ctx.switchToHttp().getRequest<FastifyRequest & { principal?: Principal }>();
     // Authenticated earlier in this request by the read-budget guard (keyed reads), else here: one key read per request.
     const principal = req.principal ?? (await this.keys.fromHeader(req.headers.authorization)) ?? (await this.keys.authenticate(undefined));
     if (principal.role !== 'admin' && !roles.includes(principal.role)) {

@@ -1,6 +1,6 @@
 import { Controller, Get, Param, Req, Res } from '@nestjs/common';
 import { ApiOperation, ApiProduces, ApiResponse, ApiTags } from '@nestjs/swagger';
-import type { Request, Response } from 'express';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiErrors } from '../common/openapi';
 import { HeavyRead, JOB_VERIFY_COST, PublicRead, VerifyRateLimit } from '../common/rate-limit';
 import { BadgesService, RenderedBadge } from './badges.service';
@@ -27,7 +27,7 @@ export class BadgesController {
   @ApiProduces('image/svg+xml')
   @ApiResponse(SVG_ANSWER)
   @ApiErrors([404, 429])
-  async receipt(@Param('id') id: string, @Req() req: Request, @Res() res: Response): Promise<void> {
+  async receipt(@Param('id') id: string, @Req() req: FastifyRequest, @Res() res: FastifyReply): Promise<void> {
     send(req, res, await this.badges.receipt(id));
   }
 
@@ -38,7 +38,7 @@ export class BadgesController {
   @ApiProduces('image/svg+xml')
   @ApiResponse(SVG_ANSWER)
   @ApiErrors([404, 429])
-  async job(@Param('job_id') jobId: string, @Req() req: Request, @Res() res: Response): Promise<void> {
+  async job(@Param('job_id') jobId: string, @Req() req: FastifyRequest, @Res() res: FastifyReply): Promise<void> {
     send(req, res, await this.badges.job(jobId));
   }
 
@@ -48,19 +48,19 @@ export class BadgesController {
   @ApiProduces('image/svg+xml')
   @ApiResponse(SVG_ANSWER)
   @ApiErrors([404, 429])
-  async workflow(@Param('workflow_id') id: string, @Req() req: Request, @Res() res: Response): Promise<void> {
+  async workflow(@Param('workflow_id') id: string, @Req() req: FastifyRequest, @Res() res: FastifyReply): Promise<void> {
     send(req, res, await this.badges.workflow(id));
   }
 }
 
-function send(req: Request, res: Response, b: RenderedBadge): void {
-  res.setHeader('ETag', b.etag);
-  res.setHeader('Cache-Control', `public, max-age=${BADGE_MAX_AGE_SECONDS}`);
-  res.setHeader('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'");
-  res.setHeader('X-Content-Type-Options', 'nosniff');
+function send(req: FastifyRequest, res: FastifyReply, b: RenderedBadge): void {
+  res.header('ETag', b.etag);
+  res.header('Cache-Control', `public, max-age=${BADGE_MAX_AGE_SECONDS}`);
+  res.header('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'");
+  res.header('X-Content-Type-Options', 'nosniff');
   const inm = req.headers['if-none-match'];
   if (typeof inm === 'string' && inm.split(',').some((t) => t.trim() === b.etag || t.trim() === `W/${b.etag}`)) {
-    res.status(304).end();
+    res.status(304).send();
     return;
   }
   res.status(200).type('image/svg+xml; charset=utf-8').send(b.svg);

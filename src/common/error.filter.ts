@@ -1,7 +1,8 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
-import type { Request, Response } from 'express';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { badgeSvg, busyBadge } from '../core/badge';
 import { ApiErrorCode, LedgerError } from './errors';
+import { JSON_TYPE, pathOf } from './http';
 import { ANONYMOUS_BUDGET_MESSAGE, KEY_BUDGET_MESSAGE } from './rate-limit';
 
 /** Body of every error response. */
@@ -25,22 +26,22 @@ export class ErrorFilter implements ExceptionFilter {
   private readonly logger = new Logger('ErrorFilter');
 
   catch(exception: unknown, host: ArgumentsHost): void {
-    const res = host.switchToHttp().getResponse<Response>();
-    const req = host.switchToHttp().getRequest<Request>();
+    const res = host.switchToHttp().getResponse<FastifyReply>();
+    const req = host.switchToHttp().getRequest<FastifyRequest | undefined>();
     const [status, body, headers] = this.map(exception);
-    if (res.headersSent) return;
+    if (res.sent || res.raw.headersSent) return;
     // Answered before its body was read (401/403 from the headers, 413 by length): close the connection rather than
     // read the rest of the body.
-    if (req && !req.complete && !Buffer.isBuffer(req.body)) res.setHeader('Connection', 'close');
-    for (const [k, v] of Object.entries(headers)) if (!(k === 'Retry-After' && res.hasHeader(k))) res.setHeader(k, v);
-    if (status === 429 && req && /^\/badge\/.*\.svg$/.test(req.path)) {
-      res.setHeader('Cache-Control', 'no-store');
-      res.setHeader('X-Error-Code', body.error);
-      res.setHeader('X-Content-Type-Options', 'nosniff');
-      res.status(status).type('image/svg+xml; charset=utf-8').send(badgeSvg(busyBadge()));
+    if (req && !req.raw.complete && !Buffer.isBuffer(req.body)) res.header('Connection', 'close');
+    for (const [k, v] of Object.entries(headers)) if (!(k === 'Retry-After' && (res.hasHeader(k) || res.raw.hasHeader(k)))) res.header(k, v);
+    if (status === 429 && req && /^\/badge\/.*\.svg$/.test(pathOf(req))) {
+      res.header('Cache-Control', 'no-store');
+      res.header('X-Error-Code', body.error);
+      res.header('X-Content-Type-Options', 'nosniff');
+      void res.status(status).type('image/svg+xml; charset=utf-8').send(badgeSvg(busyBadge()));
       return;
     }
-    res.status(status).json(body);
+    void res.status(status).type(JSON_TYPE).send(body);
   }
 
   private map(e: unknown): [number, ErrorBody, Record<string, string>] {

@@ -1,11 +1,11 @@
 /**
  * HTTP hardening applied to every route (API, pages, /docs, /queues):
- * security headers (helmet), one answer for repeated query parameters,
+ * security headers (helmet, built once), one answer for repeated query parameters,
  * JSON bodies for the errors Node's HTTP parser answers itself (431, 400,
  * 408), and the server's header and request timeouts.
  */
-import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import helmet from 'helmet';
+import type { FastifyReply, FastifyRequest, FastifyServerOptions, onRequestHookHandler } from 'fastify';
+import helmet, { HelmetOptions } from 'helmet';
 import type { Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 
@@ -15,15 +15,15 @@ export const HEADERS_TIMEOUT_MS = 10_000;
 export const REQUEST_TIMEOUT_MS = 60_000;
 
 /**
- * helmet with a Content-Security-Policy that fits the HTML served outside
+ * helmet's options, with a Content-Security-Policy that fits the HTML served outside
  * the public pages: Swagger UI at /docs and Bull Board at /queues load their
  * scripts from this origin and use inline styles. The public pages set a
  * stricter policy of their own (no scripts at all). Every answer gets
  * `X-Content-Type-Options: nosniff`, `Referrer-Policy: no-referrer`,
  * `X-Frame-Options: DENY` and `frame-ancestors 'none'`.
  */
-export function securityHeaders(): RequestHandler {
-  return helmet({
+export function securityHeaders(): HelmetOptions {
+  return {
     contentSecurityPolicy: {
       useDefaults: false,
       directives: {
@@ -42,7 +42,18 @@ export function securityHeaders(): RequestHandler {
     },
     frameguard: { action: 'deny' },
     referrerPolicy: { policy: 'no-referrer' },
-  });
+  };
+}
+
+/**
+ * helmet as a Fastify `onRequest` hook on every request (unknown routes
+ * too), built once: @fastify/helmet builds helmet's middlewares (and parses
+ * the CSP) again on every request, about 40 us of a single POST's CPU
+ * (bench/PROFILE.md); the headers are the same.
+ */
+export function securityHeaderHook(): onRequestHookHandler {
+  const headers = helmet(securityHeaders());
+  return (req, reply, done) => headers(req.raw, reply.raw, () => done());
 }
 
 /** The only repeatable query parameters, by path: `GET /api/ledger/stream-heads?stream=a&stream=b` (its controller reads them with URLSearchParams.getAll). */
@@ -54,20 +65,35 @@ export const REPEATABLE_QUERY: Readonly<Record<string, readonly string[]>> = { '
  * an array where a string is expected must never reach a query. The
  * exceptions are {@link REPEATABLE_QUERY}.
  */
-export function rejectRepeatedQuery(): RequestHandler {
-  return (req: Request, res: Response, next: NextFunction): void => {
-    const q = req.originalUrl.indexOf('?');
+export function rejectRepeatedQuery(): onRequestHookHandler {
+  return (req: FastifyRequest, reply: FastifyReply, next: () => void): void => {
+    const url = req.url;
+    const q = url.indexOf('?');
     if (q < 0) return next();
     const seen = new Set<string>();
-    const repeatable = REPEATABLE_QUERY[req.path] ?? [];
-    for (const name of new URLSearchParams(req.originalUrl.slice(q + 1)).keys()) {
+    const repeatable = REPEATABLE_QUERY[url.slice(0, q)] ?? [];
+    for (const name of new URLSearchParams(url.slice(q + 1)).keys()) {
       if (seen.has(name) && !repeatable.includes(name)) {
-        res.status(400).json({ error: 'repeated_parameter', message: `query parameter ${JSON.stringify(name.slice(0, 100))} is given more than once; give it once`, parameter: name.slice(0, 100) });
+        void reply.status(400).send({ error: 'repeated_parameter', message: `query parameter ${JSON.stringify(name.slice(0, 100))} is given more than once; give it once`, parameter: name.slice(0, 100) });
         return;
       }
       seen.add(name);
     }
     next();
+  };
+}
+
+/**
+ * Fastify's answer to the errors it meets before routing (its
+ * `frameworkErrors`): a path parameter that does not percent-decode
+ * (`/api/receipts/%ED%A0%80x`) is 400 `bad_request`, as every other refusal,
+ * with the same security headers (the hooks that set them have not run).
+ */
+export function frameworkErrors(): NonNullable<FastifyServerOptions['frameworkErrors']> {
+  const headers = helmet(securityHeaders());
+  return (error, req, reply) => {
+    const message = error.code === 'FST_ERR_BAD_URL' ? 'a path parameter of the request URL does not decode (malformed percent-encoding)' : 'the request could not be read';
+    headers(req.raw, reply.raw, () => void (reply as FastifyReply).status(400).send({ error: 'bad_request', message }));
   };
 }
 

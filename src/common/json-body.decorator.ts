@@ -1,5 +1,5 @@
 import { createParamDecorator, ExecutionContext } from '@nestjs/common';
-import type { Request } from 'express';
+import type { FastifyRequest } from 'fastify';
 import { BadInputError } from './errors';
 import { parseRequestJson, RawJson } from './raw-json';
 
@@ -9,7 +9,7 @@ import { parseRequestJson, RawJson } from './raw-json';
  * exact text is kept for storage. Injects a {@link RawJson}.
  */
 export const JsonBody = createParamDecorator((_: unknown, ctx: ExecutionContext): RawJson => {
-  const req = ctx.switchToHttp().getRequest<Request>();
+  const req = ctx.switchToHttp().getRequest<FastifyRequest>();
   const body: unknown = req.body;
   if (!Buffer.isBuffer(body) || body.length === 0) throw new BadInputError('empty_body', 'a JSON request body is required');
   return parseRequestJson(body);
@@ -17,7 +17,7 @@ export const JsonBody = createParamDecorator((_: unknown, ctx: ExecutionContext)
 
 /** The raw body bytes (for NDJSON endpoints). */
 export const RawBody = createParamDecorator((_: unknown, ctx: ExecutionContext): Buffer => {
-  const req = ctx.switchToHttp().getRequest<Request>();
+  const req = ctx.switchToHttp().getRequest<FastifyRequest>();
   const body: unknown = req.body;
   if (!Buffer.isBuffer(body) || body.length === 0) throw new BadInputError('empty_body', 'a request body is required');
   return body;

@@ -172,9 +172,9 @@ export function operationIdFactory(controllerKey: string, methodKey: string): st
  * `Deprecation` (a structured date: the release that deprecated it) and RFC
  * 8288 `Link: <successor>; rel="successor-version"`.
  */
-export function markDeprecated(res: { setHeader(name: string, value: string): unknown }, successor: string): void {
-  res.setHeader('Deprecation', DEPRECATED_SINCE);
-  res.setHeader('Link', `<${successor}>; rel="successor-version"`);
+export function markDeprecated(res: { header(name: string, value: string): unknown }, successor: string): void {
+  res.header('Deprecation', DEPRECATED_SINCE);
+  res.header('Link', `<${successor}>; rel="successor-version"`);
 }
 
 /** RFC 9745 structured-field date of the release that deprecated the singular verify paths (2026-12-01). */

@@ -11,7 +11,8 @@ import { ConfigService } from '@nestjs/config';
 import { APP_INTERCEPTOR, Reflector } from '@nestjs/core';
 import { InjectThrottlerStorage, ThrottlerException, ThrottlerGuard, ThrottlerLimitDetail, ThrottlerRequest, ThrottlerStorage, ThrottlerStorageService } from '@nestjs/throttler';
 import type { ThrottlerStorageRecord } from '@nestjs/throttler/dist/throttler-storage-record.interface';
-import type { Request, Response } from 'express';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { ServerResponse } from 'node:http';
 import { from, Observable, switchMap } from 'rxjs';
 import { ApiKeysService } from '../auth/api-keys.service';
 import type { AppConfig } from '../config/configuration';
@@ -101,7 +102,7 @@ export class PublicReadGuard extends ThrottlerGuard {
     const known = slot[READER];
     if (known) return known;
     let r: Reader = { tracker: await super.getTracker(req), keyed: false };
-    const header = (req as unknown as Request).headers?.authorization;
+    const header = (req as unknown as FastifyRequest).headers?.authorization;
     if (header !== undefined && this.keys) {
       try {
         const p = await this.keys.fromHeader(header);
@@ -129,7 +130,7 @@ export class PublicReadGuard extends ThrottlerGuard {
     const roles = this.reflector.getAllAndOverride<string[] | undefined>(ROLES_KEY, targets);
     if (!Array.isArray(roles) || roles.length === 0) return false;
     // A keyed read spends the key's read budget like any read; a keyed write has its own limits.
-    const method = context.switchToHttp().getRequest<Request>().method;
+    const method = context.switchToHttp().getRequest<FastifyRequest>().method;
     return method !== 'GET' && method !== 'HEAD';
   }
 
@@ -233,8 +234,8 @@ export class KeyQuota {
   ) {}
 
   /** Spend one unit of `kind` for the key of `req` (set by the roles guard); throws 429 past the quota. */
-  async spend(req: Request, kind: 'coverage_reports' | 'verification_batches'): Promise<void> {
-    const principal = (req as Request & { principal?: { key_id: string } }).principal;
+  async spend(req: FastifyRequest, kind: 'coverage_reports' | 'verification_batches'): Promise<void> {
+    const principal = (req as FastifyRequest & { principal?: { key_id: string } }).principal;
     if (!principal) return; // the roles guard always sets it on these routes
     const limit = this.config.get('REPORT_QUOTA_PER_HOUR', { infer: true });
     const hour = 3_600_000;
@@ -320,7 +321,7 @@ export class HeavyReadInterceptor implements NestInterceptor {
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
     if (context.getType() !== 'http' || !this.reflector.getAllAndOverride<boolean | undefined>(HEAVY_KEY, [context.getHandler(), context.getClass()])) return next.handle();
     const release = this.slots.acquire();
-    const res = context.switchToHttp().getResponse<Response>();
+    const res = context.switchToHttp().getResponse<FastifyReply>().raw;
     // 'close' follows the end of every response, finished or cut (the error filter's answers included).
     if (res.closed || res.destroyed) release();
     else {
@@ -345,7 +346,7 @@ export class HeavyReadInterceptor implements NestInterceptor {
  * is still being computed, or every byte went out) is never a stall, and a
  * client that takes any byte restarts the clock. Returns the watch's stop.
  */
-export function watchStall(res: Response, stallMs: number): () => void {
+export function watchStall(res: ServerResponse, stallMs: number): () => void {
   let lastSent = -1;
   let since = Date.now();
   const timer = setInterval(

@@ -1,11 +1,30 @@
 import { CallHandler, ExecutionContext, Injectable, NestInterceptor } from '@nestjs/common';
-import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { raw } from 'express';
+import { raw } from 'body-parser';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { from, Observable, switchMap } from 'rxjs';
 
 /** An error the ErrorFilter maps by its `type` and `status`, like body-parser's own errors. */
 function bodyError(status: number, type: string, message: string): Error {
   return Object.assign(new Error(message), { status, statusCode: status, type, expose: true });
+}
+
+/** A raw request, with the body {@link rawBody} read (a Buffer) once it has. */
+type BodyRequest = IncomingMessage & { body?: unknown };
+/** The callback of {@link rawBody}: no argument once the body is read (or there is none), the error otherwise. */
+type Next = (err?: unknown) => void;
+/** {@link rawBody}'s reader. */
+export type BodyReader = (req: BodyRequest, res: ServerResponse, next: Next) => void;
+
+/**
+ * Fastify reads no body itself: every content type goes to one parser that
+ * leaves the stream unread, so that {@link ReadBodyInterceptor} reads it
+ * after the guards (and Fastify answers no 415 for a type it does not know:
+ * the routes decide).
+ */
+export function deferBodies(fastify: FastifyInstance): void {
+  fastify.removeAllContentTypeParsers();
+  fastify.addContentTypeParser('*', (_req: FastifyRequest, _payload: IncomingMessage, done: (err: Error | null, body?: unknown) => void) => done(null, undefined));
 }
 
 /**
@@ -16,13 +35,13 @@ function bodyError(status: number, type: string, message: string): Error {
  * of the body is never read. (express.raw reads an oversized body to its end
  * before answering, so a client that declares a huge length and sends slowly
  * holds the request open.) Bodies with a Content-Encoding are inflated by
- * express.raw as before, with the same limit; bytes that do not decode under
+ * body-parser's raw reader (what express.raw is), with the same limit; bytes that do not decode under
  * their declared encoding (zlib or brotli errors, a truncated stream) are a
  * 400 `invalid_content_encoding`, not a server error.
  */
-export function rawBody(limit: number): RequestHandler {
+export function rawBody(limit: number): BodyReader {
   const inflating = raw({ type: () => true, limit });
-  return (req: Request, res: Response, next: NextFunction): void => {
+  return (req: BodyRequest, res: ServerResponse, next: Next): void => {
     const encoding = (req.headers['content-encoding'] ?? 'identity').toLowerCase();
     if (encoding !== 'identity') {
       return void inflating(req, res, (err?: unknown) => {
@@ -97,7 +116,7 @@ export function rawBody(limit: number): RequestHandler {
  */
 @Injectable()
 export class ReadBodyInterceptor implements NestInterceptor {
-  private readonly read: RequestHandler;
+  private readonly read: BodyReader;
 
   constructor(limit: number) {
     this.read = rawBody(limit);
@@ -106,10 +125,17 @@ export class ReadBodyInterceptor implements NestInterceptor {
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
     if (context.getType() !== 'http') return next.handle();
     const http = context.switchToHttp();
-    const req = http.getRequest<Request>();
-    const res = http.getResponse<Response>();
-    if (Buffer.isBuffer(req.body) || req.readableEnded) return next.handle();
-    const done = new Promise<void>((resolve, reject) => this.read(req, res, (err?: unknown) => (err ? reject(err as Error) : resolve())));
+    const req = http.getRequest<FastifyRequest>();
+    const res = http.getResponse<FastifyReply>();
+    if (Buffer.isBuffer(req.body) || req.raw.readableEnded) return next.handle();
+    const raw: BodyRequest = req.raw;
+    const done = new Promise<void>((resolve, reject) =>
+      this.read(raw, res.raw, (err?: unknown) => {
+        if (err) return reject(err as Error);
+        req.body = raw.body;
+        resolve();
+      }),
+    );
     return from(done).pipe(switchMap(() => next.handle()));
   }
 }

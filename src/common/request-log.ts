@@ -1,13 +1,14 @@
 /**
- * Request logging: pino-http as plain Express middleware, over the one pino
- * logger that nestjs-pino also hands to Nest (app logs). nestjs-pino's own
+ * Request logging: pino-http over the raw request and response (a Fastify
+ * `onRequest` hook, src/app.factory.ts), over the one pino logger that nestjs-pino also hands to Nest (app logs). nestjs-pino's own
  * request middleware is not used: it keeps each request's logger in an
  * AsyncLocalStorage, which turns on promise hooks for every promise the
  * request creates (measured: 22% of a single POST's CPU). App logs written
  * while a request runs therefore carry no request id; the request's own log
  * line (method, URL, status, time) does.
  */
-import type { RequestHandler } from 'express';
+import type { onRequestHookHandler } from 'fastify';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import pino, { Logger } from 'pino';
 import { pinoHttp, Options } from 'pino-http';
 
@@ -29,8 +30,15 @@ export function requestLogOptions(level: string, autoLogging: boolean): Options 
  * write no request line: pino-http logs each finished request at `info`, and
  * below that level it would still serialize every request for nothing.
  */
-export function requestLogging(params: { pinoHttp?: unknown }): RequestHandler | null {
+export function requestLogging(params: { pinoHttp?: unknown }): ((req: IncomingMessage, res: ServerResponse, next: () => void) => void) | null {
   const options = params.pinoHttp as Options & { logger: Logger };
   if (!options.autoLogging || !options.logger.isLevelEnabled('info')) return null;
-  return pinoHttp(options) as unknown as RequestHandler;
+  return pinoHttp(options);
+}
+
+/** {@link requestLogging} as a Fastify `onRequest` hook over the raw request and response, or null when it would write nothing. */
+export function requestLogHook(params: { pinoHttp?: unknown }): onRequestHookHandler | null {
+  const log = requestLogging(params);
+  if (!log) return null;
+  return (req, reply, done) => log(req.raw, reply.raw, () => done());
 }

@@ -119,7 +119,7 @@ export class AppConfig extends NostrVariables {
   PACK_CHECKPOINT_WAIT_MS = 5000;
 
   /**
-   * Which proxies to trust for the client address (Express `trust proxy`): unset or `false` (the socket's
+   * Which proxies to trust for the client address (Fastify's `trustProxy`, as Express's `trust proxy` read it): unset or `false` (the socket's
    * address), `true`, a hop count, or comma-separated addresses / CIDRs / `loopback`, `uniquelocal`.
    */
   @IsOptional()
@@ -442,7 +442,7 @@ export function validateConfig(env: Record<string, unknown>): AppConfig {
   return config;
 }
 
-/** The Express `trust proxy` value for TRUST_PROXY (see {@link AppConfig.TRUST_PROXY}). */
+/** The `trustProxy` value (Fastify's; Express's `trust proxy` took the same) for TRUST_PROXY (see {@link AppConfig.TRUST_PROXY}). */
 export function trustProxy(value: string | undefined): boolean | number | string[] {
   if (value === undefined || value === '' || value === 'false' || value === 'true') return value === 'true';
   if (/^\d+$/.test(value)) return Number(value);

@@ -1,6 +1,7 @@
 import { Controller, Get, Param, Post, Query, Req, Res } from '@nestjs/common';
 import { ApiBearerAuth, ApiOperation, ApiProduces, ApiResponse, ApiTags } from '@nestjs/swagger';
-import type { Request, Response } from 'express';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { HTML, acceptsType } from '../common/http';
 import { Roles } from '../auth/roles.guard';
 import { JsonBody } from '../common/json-body.decorator';
 import { HeavyRead, KeyQuota, PublicRead, REPORT_PDF_COST, REPORT_READ_COST } from '../common/rate-limit';
@@ -50,10 +51,10 @@ export class CoverageController {
   @ApiJsonBody('CoverageRequest')
   @ApiCreated('CoverageIssued', 'issued and recorded')
   @ApiErrors([...WRITE_ERRORS, 429], { 422: '`no_plan`, `plan_erased`, `position_beyond_head`.', 429: '`quota_exceeded`: REPORT_QUOTA_PER_HOUR reports per key per hour.' })
-  async issue(@JsonBody() body: RawJson, @Caller() caller: Principal, @Req() req: Request, @Res({ passthrough: true }) res: Response) {
+  async issue(@JsonBody() body: RawJson, @Caller() caller: Principal, @Req() req: FastifyRequest, @Res({ passthrough: true }) res: FastifyReply) {
     await this.quota.spend(req, 'coverage_reports');
     const r = await this.coverage.issue(body, caller);
-    res.status(201).setHeader('Location', this.urls.coverageReport(r.report_id));
+    res.status(201).header('Location', this.urls.coverageReport(r.report_id));
     return r;
   }
 
@@ -83,7 +84,7 @@ export class CoverageController {
   @ApiProduces('application/pdf')
   @ApiResponse({ status: 200, description: 'the report as a PDF (inline, filename coverage-{id}.pdf)', content: { 'application/pdf': { schema: { type: 'string', format: 'binary' } } } })
   @ApiErrors([404, 410, 429], { 410: '`content_erased`: the report\'s content was erased (issue 29); `erasure` names who, when, why and on which basis.', 429: 'also `server_busy`: HEAVY_READ_CONCURRENCY heavy reads are running.' })
-  async pdf(@Param('report_id') id: string, @Res() res: Response): Promise<void> {
+  async pdf(@Param('report_id') id: string, @Res() res: FastifyReply): Promise<void> {
     // Reading the report (its digest recomputed) and its proof (the event hashed) take tens of ms each for a large
     // plan: a turn of the event loop between them lets /health and cheap reads in; the drawing runs on a thread.
     const r = await this.coverage.get(id);
@@ -93,8 +94,8 @@ export class CoverageController {
     const checkpoint = await this.checkpoints.locate({ kind: 'coverage_report', id: r.report_id, position: r.position });
     await nextTurn();
     const bytes = await this.pdfs.render({ report: r.report, digest: r.digest, digest_verified: r.digest_verified, report_id: r.report_id, issued_at: r.issued_at, url: r.url, position: r.position, checkpoint, evidence_erased_since: r.evidence_erased_since ?? null });
-    res.setHeader('Content-Disposition', `inline; filename="coverage-${r.report_id}.pdf"`);
-    res.setHeader('X-Content-Type-Options', 'nosniff');
+    res.header('Content-Disposition', `inline; filename="coverage-${r.report_id}.pdf"`);
+    res.header('X-Content-Type-Options', 'nosniff');
     res.status(200).type('application/pdf').send(bytes);
   }
 
@@ -105,30 +106,30 @@ export class CoverageController {
   @ApiProduces('text/html', 'application/json')
   @ApiResponse({ status: 200, description: 'the page (HTML), or the report (JSON by Accept)', content: { 'text/html': { schema: { type: 'string' } }, 'application/json': { schema: ref('CoverageReport') } } })
   @ApiErrors([404, 409, 429], { 409: 'projection_mismatch: the record does not match its ledger event and is not shown' })
-  async page(@Param('report_id') id: string, @Req() req: Request, @Res() res: Response): Promise<void> {
+  async page(@Param('report_id') id: string, @Req() req: FastifyRequest, @Res() res: FastifyReply): Promise<void> {
     let r;
     try {
       r = await this.coverage.get(id);
     } catch (e) {
       // An HTML reader gets an honest page (not found, or not shown); JSON readers the error body (the exception filter).
       const notFound = e instanceof LedgerError && e.status === 404;
-      if (!(notFound || e instanceof ProjectionMismatchError) || req.accepts(['text/html', 'application/json']) === 'application/json') throw e;
-      res.setHeader('Vary', 'Accept');
-      res.setHeader('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'");
-      res.setHeader('X-Content-Type-Options', 'nosniff');
-      if (e instanceof ProjectionMismatchError) res.status(409).type('html').send(projectionMismatchPage({ message: e.message, table: e.table, position: e.position }));
-      else res.status(404).type('html').send(notFoundPage((e as LedgerError).message));
+      if (!(notFound || e instanceof ProjectionMismatchError) || acceptsType(req, ['text/html', 'application/json']) === 'application/json') throw e;
+      res.header('Vary', 'Accept');
+      res.header('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'");
+      res.header('X-Content-Type-Options', 'nosniff');
+      if (e instanceof ProjectionMismatchError) res.status(409).type(HTML).send(projectionMismatchPage({ message: e.message, table: e.table, position: e.position }));
+      else res.status(404).type(HTML).send(notFoundPage((e as LedgerError).message));
       return;
     }
-    res.setHeader('Vary', 'Accept');
-    if (req.accepts(['text/html', 'application/json']) === 'application/json') {
-      res.status(200).json(r);
+    res.header('Vary', 'Accept');
+    if (acceptsType(req, ['text/html', 'application/json']) === 'application/json') {
+      res.status(200).send(r);
       return;
     }
-    res.setHeader('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'");
-    res.setHeader('X-Content-Type-Options', 'nosniff');
+    res.header('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'");
+    res.header('X-Content-Type-Options', 'nosniff');
     const checkpoint = await this.checkpoints.locate({ kind: 'coverage_report', id: r.report_id, position: r.position });
-    res.status(200).type('html').send(r.report === null ? renderErasedCoveragePage(r, checkpoint) : renderCoveragePage(r, checkpoint));
+    res.status(200).type(HTML).send(r.report === null ? renderErasedCoveragePage(r, checkpoint) : renderCoveragePage(r, checkpoint));
   }
 
   /** Coverage reports in ledger order, paged by cursor, without their content (read one with getCoverageReport). Public, like the reports. */

@@ -1,6 +1,6 @@
 import { Controller, Get, Param, Post, Query, Res } from '@nestjs/common';
 import { ApiBearerAuth, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
-import type { Response } from 'express';
+import type { FastifyReply } from 'fastify';
 import { isUuid } from '../core/aer1';
 import { Roles } from '../auth/roles.guard';
 import { BadInputError } from '../common/errors';
@@ -31,11 +31,11 @@ export const LATE_PLAN_WARNING = 'plan registered after execution began: coverag
  * every coverage report judged against it will say so. Sets the `Warning`
  * header (`299 - "<text>"`) when there is one; returns the `warnings` member.
  */
-function planWarnings(v: PlanVersionView, res: Response): WriteWarning[] {
+function planWarnings(v: PlanVersionView, res: FastifyReply): WriteWarning[] {
   // A version just recorded holds its plan (only a later erasure takes it).
   if (!v.registered_after_execution_began || v.plan === null) return [];
   const subject = 'job_id' in v.plan ? `job ${String(v.plan.job_id)}` : `workflow ${String(v.plan.workflow_id)}`;
-  res.setHeader('Warning', `299 - "${LATE_PLAN_WARNING}"`);
+  res.header('Warning', `299 - "${LATE_PLAN_WARNING}"`);
   return [
     {
       code: 'plan_registered_after_execution_began',
@@ -71,9 +71,9 @@ export class PlansController {
   @ApiJsonBody('Plan')
   @ApiCreated(PLAN_WRITE_ANSWER, 'registered as version 1; `warnings` says when it came after execution began', PLAN_WRITE_HEADERS)
   @ApiErrors([...WRITE_ERRORS, 409], { 409: '`plan_exists`: amend instead.', 422: '`invalid_plan`, every problem in `problems` and its code in `reasons`.' })
-  async register(@JsonBody() body: RawJson, @Caller() caller: Principal, @Res({ passthrough: true }) res: Response) {
+  async register(@JsonBody() body: RawJson, @Caller() caller: Principal, @Res({ passthrough: true }) res: FastifyReply) {
     const v = await this.plans.register(body, caller);
-    res.status(201).setHeader('Location', this.urls.planVersion(v.plan_id, v.version));
+    res.status(201).header('Location', this.urls.planVersion(v.plan_id, v.version));
     return { ...v, warnings: planWarnings(v, res) };
   }
 
@@ -85,9 +85,9 @@ export class PlansController {
   @ApiJsonBody('PlanAmendment')
   @ApiCreated(PLAN_WRITE_ANSWER, 'recorded as version n+1; `warnings` says when it came after execution began', PLAN_WRITE_HEADERS)
   @ApiErrors([...WRITE_ERRORS, 404, 409], { 409: '`plan_version_conflict` (supersedes_version is not current).', 422: '`invalid_plan`.' })
-  async amend(@Param('plan_id') planId: string, @JsonBody() body: RawJson, @Caller() caller: Principal, @Res({ passthrough: true }) res: Response) {
+  async amend(@Param('plan_id') planId: string, @JsonBody() body: RawJson, @Caller() caller: Principal, @Res({ passthrough: true }) res: FastifyReply) {
     const v = await this.plans.amend(planId, body, caller);
-    res.status(201).setHeader('Location', this.urls.planVersion(v.plan_id, v.version));
+    res.status(201).header('Location', this.urls.planVersion(v.plan_id, v.version));
     return { ...v, warnings: planWarnings(v, res) };
   }
 

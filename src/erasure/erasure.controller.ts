@@ -1,5 +1,5 @@
 import { Controller, Get, Param, Post, Res } from '@nestjs/common';
-import type { Response } from 'express';
+import type { FastifyReply } from 'fastify';
 import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Caller } from '../auth/caller.decorator';
 import type { Principal } from '../auth/api-keys.service';
@@ -42,11 +42,11 @@ export class ErasureController {
     409: '`already_erased`: every payload named was erased before.',
     422: '`invalid_erasure` (naming the member), `too_many_targets`, `not_erasable` (a position of a type that cannot be erased).',
   })
-  async create(@JsonBody() body: RawJson, @Caller() caller: Principal, @Res({ passthrough: true }) res: Response) {
+  async create(@JsonBody() body: RawJson, @Caller() caller: Principal, @Res({ passthrough: true }) res: FastifyReply) {
     const req = this.erasure.parse(body.value);
     const a = await this.erasure.erase(req, caller);
     const url = this.urls.erasure(a.erasure_id);
-    res.setHeader('Location', url);
+    res.header('Location', url);
     return { ...a, url };
   }
 

@@ -1,6 +1,7 @@
 import { Controller, Get, Logger, Param, Res } from '@nestjs/common';
 import { ApiBearerAuth, ApiOperation, ApiParam, ApiProduces, ApiResponse, ApiTags } from '@nestjs/swagger';
-import type { Response } from 'express';
+import type { FastifyReply } from 'fastify';
+import { takeOver } from '../common/http';
 import type { Principal } from '../auth/api-keys.service';
 import { Caller } from '../auth/caller.decorator';
 import { Roles } from '../auth/roles.guard';
@@ -43,7 +44,7 @@ export class EvidenceController {
   @ApiProduces('application/jsonl')
   @ApiResponse({ status: 200, description: PACK_DESCRIPTION, content: { 'application/jsonl': { schema: ref('EvidencePackMember') } } })
   @ApiErrors([400, 401, 403, 404, 429, 503], { 404: PACK_404, 503: PACK_503 })
-  job(@Param('id') id: string, @Caller() caller: Principal, @Res() res: Response): Promise<void> {
+  job(@Param('id') id: string, @Caller() caller: Principal, @Res() res: FastifyReply): Promise<void> {
     return this.send('job', id, caller, res);
   }
 
@@ -58,7 +59,7 @@ export class EvidenceController {
   @ApiProduces('application/jsonl')
   @ApiResponse({ status: 200, description: PACK_DESCRIPTION, content: { 'application/jsonl': { schema: ref('EvidencePackMember') } } })
   @ApiErrors([401, 403, 404, 429, 503], { 404: PACK_404, 503: PACK_503 })
-  workflow(@Param('id') id: string, @Caller() caller: Principal, @Res() res: Response): Promise<void> {
+  workflow(@Param('id') id: string, @Caller() caller: Principal, @Res() res: FastifyReply): Promise<void> {
     return this.send('workflow', id, caller, res);
   }
 
@@ -73,7 +74,7 @@ export class EvidenceController {
   @ApiProduces('application/jsonl')
   @ApiResponse({ status: 200, description: PACK_DESCRIPTION, content: { 'application/jsonl': { schema: ref('EvidencePackMember') } } })
   @ApiErrors([401, 403, 404, 429, 503], { 404: PACK_404, 503: PACK_503 })
-  report(@Param('id') id: string, @Caller() caller: Principal, @Res() res: Response): Promise<void> {
+  report(@Param('id') id: string, @Caller() caller: Principal, @Res() res: FastifyReply): Promise<void> {
     return this.send('coverage_report', id, caller, res);
   }
 
@@ -83,21 +84,22 @@ export class EvidenceController {
    * cuts the response: the pack then has no final manifest, which
    * verify-pack reports as truncated.
    */
-  private async send(kind: PackSubjectKind, id: string, caller: Principal, res: Response): Promise<void> {
+  private async send(kind: PackSubjectKind, id: string, caller: Principal, reply: FastifyReply): Promise<void> {
     // The client leaving ends a wait for the checkpoint (the slot it holds comes back).
     const left = new AbortController();
     const abort = (): void => left.abort();
-    res.once('close', abort);
+    reply.raw.once('close', abort);
     let opened;
     try {
       opened = await this.evidence.open(kind, id, caller, left.signal);
     } finally {
-      res.off('close', abort);
+      reply.raw.off('close', abort);
     }
     const { filename, chunks } = opened;
-    res.status(200).type(PACK_MEDIA_TYPE);
-    res.setHeader('Content-Disposition', `attachment; filename="${filename.replace(/[^A-Za-z0-9._-]/g, '_')}"`);
-    res.setHeader('Cache-Control', 'no-store');
+    reply.status(200).type(PACK_MEDIA_TYPE);
+    reply.header('Content-Disposition', `attachment; filename="${filename.replace(/[^A-Za-z0-9._-]/g, '_')}"`);
+    reply.header('Cache-Control', 'no-store');
+    const res = takeOver(reply);
     try {
       for await (const chunk of chunks) {
         if (res.destroyed) {

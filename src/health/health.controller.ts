@@ -3,7 +3,7 @@ import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { FreeRead } from '../common/rate-limit';
 import { ref } from '../common/openapi';
 import { HealthCheck, HealthCheckResult, HealthCheckService, HealthIndicatorService } from '@nestjs/terminus';
-import type { Response } from 'express';
+import type { FastifyReply } from 'fastify';
 import { DatabaseService } from '../database/database.service';
 import { BatchDispatcher } from '../verification-queue/dispatchers';
 import { CheckpointSigner } from '../log/checkpoint-signer';
@@ -88,7 +88,7 @@ export class HealthController {
   @ApiOperation({ operationId: 'getHealth', summary: 'Database and (when configured) Redis reachability' })
   @ApiResponse({ status: 200, description: '{status: "ok" | "degraded", info, error, details: {database: {status, dialect}, redis?: {status, message?}}}; "degraded": the database is up, Redis is down (batches answer 503)', content: { 'application/json': { schema: ref('Health') } } })
   @ApiResponse({ status: 503, description: '{status: "error", ...}: the database does not answer', content: { 'application/json': { schema: ref('Health') } } })
-  async check(@Res({ passthrough: true }) res: Response): Promise<HealthAnswer> {
+  async check(@Res({ passthrough: true }) res: FastifyReply): Promise<HealthAnswer> {
     const checks = [
       async () => {
         const i = this.indicator.check('database');

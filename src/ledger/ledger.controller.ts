@@ -1,6 +1,7 @@
 import { Controller, Get, Headers, Inject, Query, Res } from '@nestjs/common';
 import { ApiBearerAuth, ApiHeader, ApiOperation, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
-import type { Response } from 'express';
+import type { FastifyReply } from 'fastify';
+import { takeOver } from '../common/http';
 import { Caller } from '../auth/caller.decorator';
 import type { Principal } from '../auth/api-keys.service';
 import { Roles } from '../auth/roles.guard';
@@ -57,7 +58,7 @@ export class LedgerController {
   @ApiErrors([400, 401, 403, 429])
   async events(
     @Caller() caller: Principal,
-    @Res() res: Response,
+    @Res() res: FastifyReply,
     @Query('after') after?: string,
     @Query('stream_prefix') prefix?: string,
     @Headers('last-event-id') lastEventId?: string,
@@ -67,7 +68,7 @@ export class LedgerController {
       throw new BadInputError('invalid_query', 'stream_prefix must be 1 to 200 characters without control characters');
     }
     const release = this.stream.reserve(caller);
-    this.stream.serve(res, caller, { after: start, prefix: prefix ?? null }, release);
+    this.stream.serve(takeOver(res), caller, { after: start, prefix: prefix ?? null }, release);
   }
 
   /** `{position, event_hash}` of the newest event (`{position: 0, event_hash: null}` when empty); publish it to a witness. */
@@ -104,7 +105,7 @@ export class LedgerController {
   @ApiAnswer(200, 'LedgerVerification', 'the chain recomputed and every read-model row matches its events (verdict valid)')
   @ApiAnswer(409, 'LedgerVerification', 'something does not verify (verdict invalid): the full report, each failing part named')
   @ApiErrors([400, 429])
-  async verify(@Res({ passthrough: true }) res: Response, @Query('head_position') headPosition?: string, @Query('head_hash') headHash?: string) {
+  async verify(@Res({ passthrough: true }) res: FastifyReply, @Query('head_position') headPosition?: string, @Query('head_hash') headHash?: string) {
     let expected: { position: number; event_hash: string } | undefined;
     if (headPosition !== undefined || headHash !== undefined) {
       const position = Number(headPosition);

@@ -1,6 +1,7 @@
 import { Controller, Get, Param, Query, Req, Res } from '@nestjs/common';
 import { ApiOperation, ApiParam, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
-import type { Request, Response } from 'express';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { vary } from '../common/http';
 import { ApiKeysService } from '../auth/api-keys.service';
 import { BadInputError, LedgerError, NotFoundError } from '../common/errors';
 import { addSignatureLines } from '../core/tlog';
@@ -25,7 +26,7 @@ const TEXT = 'text/plain; charset=utf-8';
 /** Streams one `GET /api/ledger/stream-heads` names at most (the URL stays under Node's 16 KiB header limit). */
 const MAX_HEADS_PER_REQUEST = 100;
 
-function proofFormat(format: string | undefined, req: Request): 'json' | 'tlog-proof' {
+function proofFormat(format: string | undefined, req: FastifyRequest): 'json' | 'tlog-proof' {
   if (format === undefined) return /^text\/plain\b/.test(req.headers.accept ?? '') ? 'tlog-proof' : 'json';
   if (format === 'json' || format === 'tlog-proof') return format;
   throw new BadInputError('invalid_query', 'format is json or tlog-proof', { format: format.slice(0, 40) });
@@ -66,9 +67,9 @@ export class LogController {
   @ApiOperation({ operationId: 'getCheckpoint', summary: 'The newest witnessed checkpoint (or, without witnesses, the newest signed one): C2SP tlog-checkpoint, signed note' })
   @ApiResponse({ status: 200, description: 'the signed note, with cosignature lines when witnessed', content: { [TEXT]: { schema: { type: 'string' } } } })
   @ApiErrors([404, 429, 503])
-  async checkpoint(@Res() res: Response): Promise<void> {
+  async checkpoint(@Res() res: FastifyReply): Promise<void> {
     const cp = await this.log.requireLatest();
-    res.status(200).type(TEXT).setHeader('Cache-Control', 'no-cache');
+    res.status(200).type(TEXT).header('Cache-Control', 'no-cache');
     res.send(cp.note);
   }
 
@@ -82,9 +83,9 @@ export class LogController {
   @ApiOperation({ operationId: 'getLatestCheckpoint', summary: 'The newest log-signed checkpoint, whether or not witnesses have cosigned it yet' })
   @ApiResponse({ status: 200, description: 'the signed note (with any cosignature lines received so far)', content: { [TEXT]: { schema: { type: 'string' } } } })
   @ApiErrors([404, 429, 503])
-  async latestCheckpoint(@Res() res: Response): Promise<void> {
+  async latestCheckpoint(@Res() res: FastifyReply): Promise<void> {
     const cp = await this.log.requireNewestSigned();
-    res.status(200).type(TEXT).setHeader('Cache-Control', 'no-cache');
+    res.status(200).type(TEXT).header('Cache-Control', 'no-cache');
     res.send(await this.withStoredCosignatures(cp.size, cp.note));
   }
 
@@ -146,9 +147,9 @@ export class LogController {
   @ApiParam({ name: 'size', schema: { type: 'integer', minimum: 0 } })
   @ApiResponse({ status: 200, description: 'the signed note, verbatim', content: { [TEXT]: { schema: { type: 'string' } } } })
   @ApiErrors([400, 404, 429])
-  async checkpointBySize(@Param('size') size: string, @Res() res: Response): Promise<void> {
+  async checkpointBySize(@Param('size') size: string, @Res() res: FastifyReply): Promise<void> {
     const cp = await this.log.checkpoint(countParam('size', size) as number);
-    res.status(200).type(TEXT).setHeader('Cache-Control', this.witnessed.enabled ? 'public, max-age=60' : 'public, max-age=31536000, immutable');
+    res.status(200).type(TEXT).header('Cache-Control', this.witnessed.enabled ? 'public, max-age=60' : 'public, max-age=31536000, immutable');
     res.send(await this.withStoredCosignatures(cp.size, cp.note));
   }
 
@@ -165,12 +166,12 @@ export class LogController {
   @ApiParam({ name: 'size', schema: { type: 'integer', minimum: 0 } })
   @ApiResponse({ status: 200, description: 'DER TimeStampResp', content: { 'application/timestamp-reply': { schema: { type: 'string', format: 'binary' } } } })
   @ApiErrors([400, 404, 429])
-  async checkpointTimestamp(@Param('size') size: string, @Res() res: Response): Promise<void> {
+  async checkpointTimestamp(@Param('size') size: string, @Res() res: FastifyReply): Promise<void> {
     const n = countParam('size', size) as number;
     const ts = await this.witnessed.timestamp(n);
     if (!ts) throw new LedgerError(404, 'timestamp_not_found', `the checkpoint of size ${n} has no RFC 3161 timestamp`, { size: n });
-    res.status(200).type('application/timestamp-reply').setHeader('Cache-Control', 'public, max-age=31536000, immutable');
-    res.setHeader('Content-Disposition', `attachment; filename="checkpoint-${n}.tsr"`);
+    res.status(200).type('application/timestamp-reply').header('Cache-Control', 'public, max-age=31536000, immutable');
+    res.header('Content-Disposition', `attachment; filename="checkpoint-${n}.tsr"`);
     res.send(timeStampReplyFromToken(ts.token));
   }
 
@@ -186,9 +187,9 @@ export class LogController {
   @ApiQuery({ name: 'count', required: false, schema: { type: 'integer', minimum: 1, maximum: MAX_LEAVES_PER_PAGE } })
   @ApiAnswer(200, 'Leaves', 'the leaves that exist in the range')
   @ApiErrors([400, 401, 404, 409, 429])
-  async leaves(@Req() req: Request, @Res({ passthrough: true }) res: Response, @Query('start') start?: string, @Query('count') count?: string) {
+  async leaves(@Req() req: FastifyRequest, @Res({ passthrough: true }) res: FastifyReply, @Query('start') start?: string, @Query('count') count?: string) {
     const viewer = await this.keys.fromHeader(req.headers.authorization);
-    res.vary('Authorization');
+    vary(res, 'Authorization');
     return { leaves: await this.log.leaves(countParam('start', start) as number, countParam('count', count, false) ?? 100, viewer) };
   }
 
@@ -210,13 +211,13 @@ export class LogController {
   @ApiQuery({ name: 'size', required: false, schema: { type: 'integer', minimum: 0 }, description: 'a signed checkpoint size, at most the newest (default the newest)' })
   @ApiResponse({ status: 200, description: 'the signed statement', content: { [TEXT]: { schema: { type: 'string' } } } })
   @ApiErrors([400, 404, 409, 429, 503])
-  async streamHeads(@Req() req: Request, @Res() res: Response, @Query('size') size?: string): Promise<void> {
-    const q = req.originalUrl.indexOf('?');
-    const streams = q < 0 ? [] : new URLSearchParams(req.originalUrl.slice(q + 1)).getAll('stream');
+  async streamHeads(@Req() req: FastifyRequest, @Res() res: FastifyReply, @Query('size') size?: string): Promise<void> {
+    const q = req.url.indexOf('?');
+    const streams = q < 0 ? [] : new URLSearchParams(req.url.slice(q + 1)).getAll('stream');
     if (streams.length === 0 || streams.length > MAX_HEADS_PER_REQUEST) throw new BadInputError('invalid_query', `give 1..${MAX_HEADS_PER_REQUEST} stream parameters`, { count: streams.length });
     const cp = await this.heads.checkpointFor(countParam('size', size, false));
     const signed = await this.heads.sign(streams, cp);
-    res.status(200).type(TEXT).setHeader('Cache-Control', 'no-cache');
+    res.status(200).type(TEXT).header('Cache-Control', 'no-cache');
     res.send(signed.note);
   }
 
@@ -227,9 +228,9 @@ export class LogController {
   @ApiParam({ name: 'index', schema: { type: 'integer', minimum: 0 } })
   @ApiAnswer(200, 'Leaf', 'the leaf')
   @ApiErrors([400, 401, 404, 409, 429])
-  async leaf(@Param('index') index: string, @Req() req: Request, @Res({ passthrough: true }) res: Response) {
+  async leaf(@Param('index') index: string, @Req() req: FastifyRequest, @Res({ passthrough: true }) res: FastifyReply) {
     const viewer = await this.keys.fromHeader(req.headers.authorization);
-    res.vary('Authorization');
+    vary(res, 'Authorization');
     return (await this.log.leaves(countParam('index', index) as number, 1, viewer))[0];
   }
 
@@ -285,7 +286,7 @@ export class LogController {
   @ApiQuery({ name: 'format', required: false, schema: { type: 'string', enum: ['json', 'tlog-proof'] } })
   @ApiAnswer(200, 'LogProof', 'the proof file (JSON form; `?format=tlog-proof` or Accept: text/plain for the C2SP form)')
   @ApiErrors([400, 401, 404, 409, 429, 503])
-  async eventProof(@Param('position') position: string, @Req() req: Request, @Res() res: Response, @Query('format') format?: string): Promise<void> {
+  async eventProof(@Param('position') position: string, @Req() req: FastifyRequest, @Res() res: FastifyReply, @Query('format') format?: string): Promise<void> {
     const p = countParam('position', position) as number;
     if (p < 1) throw new NotFoundError('event', position);
     await this.sendProof(p, proofFormat(format, req), req, res, `event-${p}`);
@@ -298,7 +299,7 @@ export class LogController {
   @ApiQuery({ name: 'format', required: false, schema: { type: 'string', enum: ['json', 'tlog-proof'] } })
   @ApiAnswer(200, 'LogProof', 'the proof file (JSON form; `?format=tlog-proof` or Accept: text/plain for the C2SP form)')
   @ApiErrors([400, 401, 404, 409, 429, 503])
-  async receiptProof(@Param('id') id: string, @Req() req: Request, @Res() res: Response, @Query('format') format?: string): Promise<void> {
+  async receiptProof(@Param('id') id: string, @Req() req: FastifyRequest, @Res() res: FastifyReply, @Query('format') format?: string): Promise<void> {
     const row = await this.receipts.get(this.db, id.toLowerCase());
     if (!row) throw new NotFoundError('receipt', id);
     await this.sendProof(Number(row.position), proofFormat(format, req), req, res, `receipt-${row.id}`);
@@ -311,7 +312,7 @@ export class LogController {
   @ApiQuery({ name: 'format', required: false, schema: { type: 'string', enum: ['json', 'tlog-proof'] } })
   @ApiAnswer(200, 'LogProof', 'the proof file')
   @ApiErrors([400, 401, 404, 409, 429, 503])
-  receiptProofSingular(@Param('id') id: string, @Req() req: Request, @Res() res: Response, @Query('format') format?: string): Promise<void> {
+  receiptProofSingular(@Param('id') id: string, @Req() req: FastifyRequest, @Res() res: FastifyReply, @Query('format') format?: string): Promise<void> {
     return this.receiptProof(id, req, res, format);
   }
 
@@ -322,7 +323,7 @@ export class LogController {
   @ApiQuery({ name: 'format', required: false, schema: { type: 'string', enum: ['json', 'tlog-proof'] } })
   @ApiAnswer(200, 'LogProof', 'the proof file')
   @ApiErrors([400, 401, 404, 409, 429, 503])
-  async workflowProof(@Param('id') id: string, @Req() req: Request, @Res() res: Response, @Query('format') format?: string): Promise<void> {
+  async workflowProof(@Param('id') id: string, @Req() req: FastifyRequest, @Res() res: FastifyReply, @Query('format') format?: string): Promise<void> {
     const row = await this.workflows.get(this.db, id.toLowerCase());
     if (!row) throw new NotFoundError('workflow', id);
     await this.sendProof(Number(row.position), proofFormat(format, req), req, res, `workflow-${row.workflow_id}`);
@@ -335,18 +336,19 @@ export class LogController {
   @ApiQuery({ name: 'format', required: false, schema: { type: 'string', enum: ['json', 'tlog-proof'] } })
   @ApiAnswer(200, 'LogProof', 'the proof file')
   @ApiErrors([400, 401, 404, 409, 429, 503])
-  async reportProof(@Param('id') id: string, @Req() req: Request, @Res() res: Response, @Query('format') format?: string): Promise<void> {
+  async reportProof(@Param('id') id: string, @Req() req: FastifyRequest, @Res() res: FastifyReply, @Query('format') format?: string): Promise<void> {
     const row = await this.coverage.report(this.db, id.toLowerCase());
     if (!row) throw new NotFoundError('coverage report', id);
     await this.sendProof(Number(row.position), proofFormat(format, req), req, res, `coverage-report-${row.report_id}`);
   }
 
-  private async sendProof(position: number, format: 'json' | 'tlog-proof', req: Request, res: Response, name: string): Promise<void> {
+  private async sendProof(position: number, format: 'json' | 'tlog-proof', req: FastifyRequest, res: FastifyReply, name: string): Promise<void> {
     const viewer = await this.keys.fromHeader(req.headers.authorization);
     const f = await this.log.proofFile(position, format, viewer);
-    res.vary('Authorization').vary('Accept');
+    vary(res, 'Authorization');
+    vary(res, 'Accept');
     res.status(200).type(f.type);
-    res.setHeader('Content-Disposition', `inline; filename="${name.replace(/[^A-Za-z0-9._-]/g, '_')}.${format === 'json' ? 'json' : 'tlog-proof'}"`);
+    res.header('Content-Disposition', `inline; filename="${name.replace(/[^A-Za-z0-9._-]/g, '_')}.${format === 'json' ? 'json' : 'tlog-proof'}"`);
     res.send(f.body);
   }
 }

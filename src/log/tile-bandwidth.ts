@@ -1,7 +1,7 @@
 import { Injectable, Optional } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
 import { InjectThrottlerStorage, normalizeIp, ThrottlerStorage } from '@nestjs/throttler';
-import type { Request } from 'express';
+import type { FastifyRequest } from 'fastify';
 import type { AppConfig } from '../config/configuration';
 import { LedgerError } from '../common/errors';
 import { IPV6_CLIENT_PREFIX, RATE_WINDOW_SECONDS } from '../common/rate-limit';
@@ -36,7 +36,7 @@ export class TileBandwidth {
    * 429 `bandwidth_exceeded` with `retry_after_seconds` once it is spent.
    * An answer larger than the whole budget is still served once per window.
    */
-  async spend(req: Request, bytes: number): Promise<void> {
+  async spend(req: FastifyRequest, bytes: number): Promise<void> {
     if (this.units === 0) return;
     const tracker = normalizeIp(req.ip ?? 'unknown', IPV6_CLIENT_PREFIX);
     const ttl = RATE_WINDOW_SECONDS * 1000;

@@ -1,6 +1,7 @@
 import { Controller, Get, Req, Res } from '@nestjs/common';
 import { ApiOperation, ApiParam, ApiResponse, ApiTags } from '@nestjs/swagger';
-import type { Request, Response } from 'express';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { pathOf } from '../common/http';
 import { BadInputError, LedgerError } from '../common/errors';
 import { ApiErrors } from '../common/openapi';
 import { FreeRead } from '../common/rate-limit';
@@ -57,8 +58,8 @@ export class TilesController {
   @ApiParam({ name: 'path', description: 'e.g. 0/000, 1/x001/234/067.p/5, entries/000.p/17', schema: { type: 'string' } })
   @ApiResponse({ status: 200, description: 'the tile or bundle bytes', content: { [OCTETS]: { schema: { type: 'string', format: 'binary' } } } })
   @ApiErrors([400, 404, 409, 429, 503])
-  async tile(@Req() req: Request, @Res() res: Response): Promise<void> {
-    const path = req.path.replace(/^\/+/, '');
+  async tile(@Req() req: FastifyRequest, @Res() res: FastifyReply): Promise<void> {
+    const path = pathOf(req).replace(/^\/+/, '');
     let t: TileRef;
     try {
       t = parseTilePath(path);
@@ -74,7 +75,7 @@ export class TilesController {
     }
     const bytes = await this.reads.read(this.db, t);
     await this.bandwidth.spend(req, bytes.length);
-    res.status(200).type(OCTETS).setHeader('Cache-Control', t.width === TILE_WIDTH ? IMMUTABLE : SHORT_LIVED);
+    res.status(200).type(OCTETS).header('Cache-Control', t.width === TILE_WIDTH ? IMMUTABLE : SHORT_LIVED);
     res.send(bytes);
   }
 
@@ -91,8 +92,8 @@ export class TilesController {
   @ApiParam({ name: 'path', description: 'the leaf index in tile path elements, e.g. 067, x001/234/067', schema: { type: 'string' } })
   @ApiResponse({ status: 200, description: 'the leaf bytes', content: { [OCTETS]: { schema: { type: 'string', format: 'binary' } } } })
   @ApiErrors([400, 404, 409, 429, 503])
-  async largeLeaf(@Req() req: Request, @Res() res: Response): Promise<void> {
-    const rel = req.path.replace(/^\/+leaf\//, '');
+  async largeLeaf(@Req() req: FastifyRequest, @Res() res: FastifyReply): Promise<void> {
+    const rel = pathOf(req).replace(/^\/+leaf\//, '');
     let index: number;
     try {
       index = parseTilePath(`tile/0/${rel}`).index;
@@ -111,7 +112,7 @@ export class TilesController {
     const withheld = await this.events.withheldPositions(this.db, index, index + 1);
     if (leafBytesWithheld(e, withheld.has(e.position), null)) throw notFound;
     await this.bandwidth.spend(req, leaf.length);
-    res.status(200).type(OCTETS).setHeader('Cache-Control', IMMUTABLE);
+    res.status(200).type(OCTETS).header('Cache-Control', IMMUTABLE);
     res.send(leaf);
   }
 }

@@ -2,7 +2,7 @@ import { Controller, Get, Req, Res } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
 import { ApiBearerAuth, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { Request, Response } from 'express';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiKeysService } from '../auth/api-keys.service';
 import { ApiErrors } from '../common/openapi';
 import { FreeRead } from '../common/rate-limit';
@@ -39,11 +39,11 @@ export class MetricsController {
   @ApiOperation({ operationId: 'getMetrics', summary: 'Prometheus metrics (METRICS_ENABLED=true; METRICS_TOKEN or an admin key)' })
   @ApiResponse({ status: 200, description: 'Prometheus text exposition format 0.0.4', content: { 'text/plain': { schema: { type: 'string' } } } })
   @ApiErrors([401, 403, 404], { 403: 'Metrics need an admin key or METRICS_TOKEN.', 404: 'Metrics are disabled (METRICS_ENABLED is not true).' })
-  async scrape(@Req() req: Request, @Res({ passthrough: true }) res: Response): Promise<string> {
+  async scrape(@Req() req: FastifyRequest, @Res({ passthrough: true }) res: FastifyReply): Promise<string> {
     if (!this.metrics.enabled) throw new LedgerError(404, 'not_found', 'no such endpoint: metrics are disabled (METRICS_ENABLED)');
     await this.authorize(req.headers.authorization);
-    res.setHeader('Content-Type', this.metrics.contentType);
-    res.setHeader('Cache-Control', 'no-store');
+    res.header('Content-Type', this.metrics.contentType);
+    res.header('Cache-Control', 'no-store');
     return this.metrics.scrape();
   }
 

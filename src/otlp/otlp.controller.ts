@@ -1,6 +1,6 @@
 import { Controller, HttpCode, Param, Post, Req, Res } from '@nestjs/common';
 import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
-import type { Request, Response } from 'express';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Roles } from '../auth/roles.guard';
 import { Caller } from '../auth/caller.decorator';
 import type { Principal } from '../auth/api-keys.service';
@@ -45,7 +45,7 @@ export class OtlpController {
     413: '`too_many_spans` (more than 10,000 spans in one request).',
     415: '`unsupported_media_type`: only application/x-protobuf and application/json.',
   })
-  async traces(@Req() req: Request, @Caller() caller: Principal, @Res() res: Response): Promise<void> {
+  async traces(@Req() req: FastifyRequest, @Caller() caller: Principal, @Res() res: FastifyReply): Promise<void> {
     const type = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
     if (type !== 'application/x-protobuf' && type !== 'application/json') {
       throw new LedgerError(415, 'unsupported_media_type', `Content-Type ${JSON.stringify(type)} is not taken here: send application/x-protobuf or application/json (OTLP/HTTP)`);
@@ -60,7 +60,7 @@ export class OtlpController {
       return;
     }
     // OTLP/JSON: int64 as a decimal string; receivers of the answer ignore the `aer1` member (unknown fields).
-    res.status(200).json({
+    res.status(200).send({
       ...(rejected > 0 || message !== '' ? { partialSuccess: { rejectedSpans: String(rejected), errorMessage: message } } : {}),
       aer1: { recorded: answer.recorded, duplicates: answer.duplicates, not_recorded: answer.not_recorded, rejected: answer.rejected, jobs: answer.jobs },
     });
@@ -77,9 +77,9 @@ export class OtlpController {
   @ApiBodyContent('closeJob', 'No body is read.', { 'application/json': { schema: { type: 'object', description: 'empty; ignored' } } })
   @ApiAnswer(201, { type: 'object', description: '`{job_id, appended, head, ledger_commitment, url}`' }, 'the closing entry appended', { Location: 'the stored timeline' })
   @ApiErrors([...WRITE_ERRORS, 404, 409], { 403: '`not_owner`, `not_plan_owner`.', 409: '`timeline_closed`, `timeline_imported`.' })
-  async close(@Param('job_id') jobId: string, @Caller() caller: Principal, @Res({ passthrough: true }) res: Response) {
+  async close(@Param('job_id') jobId: string, @Caller() caller: Principal, @Res({ passthrough: true }) res: FastifyReply) {
     const r = await this.otlp.close(jobId, caller);
-    res.status(201).setHeader('Location', this.urls.jobTimeline(jobId));
+    res.status(201).header('Location', this.urls.jobTimeline(jobId));
     return r;
   }
 }

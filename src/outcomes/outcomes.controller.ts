@@ -1,6 +1,7 @@
 import { Controller, Get, Param, Post, Req, Res } from '@nestjs/common';
 import { ApiBearerAuth, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
-import type { Request, Response } from 'express';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { vary } from '../common/http';
 import { Roles } from '../auth/roles.guard';
 import { Caller } from '../auth/caller.decorator';
 import { ApiKeysService, Principal } from '../auth/api-keys.service';
@@ -48,9 +49,9 @@ export class OutcomesController {
     409: '`outcome_id_conflict`: the id is recorded with other bytes (outcomes are never edited).',
     422: '`verification_failed` with `reasons` (members, strict base64, output commitment); `receipt_not_recorded`; `receipt_not_in_job` (no entry of the job it names, nor a step of a workflow with that id, names the receipt).',
   })
-  async report(@JsonBody() body: RawJson, @Caller() caller: Principal, @Res({ passthrough: true }) res: Response) {
+  async report(@JsonBody() body: RawJson, @Caller() caller: Principal, @Res({ passthrough: true }) res: FastifyReply) {
     const o = await this.outcomes.report(body, caller);
-    if (o.outcome === 'created') res.status(201).setHeader('Location', o.verify_url);
+    if (o.outcome === 'created') res.status(201).header('Location', o.verify_url);
     else res.status(200);
     return o;
   }
@@ -71,7 +72,7 @@ export class OutcomesController {
   @ApiAnswer(422, 'OutcomeVerification', 'the stored record does not verify (verdict invalid)')
   @ApiAnswer(ERASED_STATUS, 'ErasedRecordVerification', 'the report\'s content was erased (issue 29): verdict `erased`, nothing re-verified')
   @ApiErrors([404, 429])
-  async verify(@Param('id') id: string, @Res({ passthrough: true }) res: Response) {
+  async verify(@Param('id') id: string, @Res({ passthrough: true }) res: FastifyReply) {
     const { row, result, reported_by, superseded_by } = await this.outcomes.verifyStored(id);
     if (isErasedRaw(row.raw)) {
       res.status(ERASED_STATUS);
@@ -143,15 +144,15 @@ export class OutcomesController {
   @ApiOperation({ operationId: 'exportJobOutcomes', summary: 'The outcome reports naming a job, as recorded, NDJSON in ledger order (for aer1 coverage --outcomes)' })
   @ApiResponse({ status: 200, description: 'one outcome report per line, in ledger order', content: { 'application/x-ndjson': { schema: { type: 'string', description: 'one OutcomeReport per line (LF-terminated)' } } } })
   @ApiErrors([401, 403, 429], { 403: '`canonical_bytes_withheld`: a report under a `metadata` publication, and no auditor or admin key.' })
-  async export(@Param('job_id') jobId: string, @Req() req: Request, @Res() res: Response): Promise<void> {
+  async export(@Param('job_id') jobId: string, @Req() req: FastifyRequest, @Res() res: FastifyReply): Promise<void> {
     const viewer = await this.keys.fromHeader(req.headers.authorization);
     const rows = await this.outcomes.exportJob(jobId);
     if (rows.some((r) => r.publication === 'metadata') && !mayReadWithheld(viewer)) {
       throw new LedgerError(403, 'canonical_bytes_withheld', 'some outcome reports of this job are published as metadata only: their canonical bytes are served to auditor and admin keys');
     }
-    res.vary('Authorization');
+    vary(res, 'Authorization');
     res.status(200).type('application/x-ndjson');
     // Erased reports (issue 29) have no document left: they are not lines of the export.
-    res.end(rows.filter((r) => !isErasedRaw(r.raw)).map((r) => (/[\r\n]/.test(r.raw) ? JSON.stringify(JSON.parse(r.raw)) : r.raw) + '\n').join(''));
+    res.send(Buffer.from(rows.filter((r) => !isErasedRaw(r.raw)).map((r) => (/[\r\n]/.test(r.raw) ? JSON.stringify(JSON.parse(r.raw)) : r.raw) + '\n').join(''), 'utf8'));
   }
 }

@@ -1,7 +1,8 @@
 import { Controller, Get, Param, Query, Req, Res } from '@nestjs/common';
 import { ApiOperation, ApiProduces, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { ApiErrors, ref } from '../common/openapi';
-import type { Request, Response } from 'express';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { HTML, acceptsType, vary } from '../common/http';
 import { BadInputError, LedgerError, ProjectionMismatchError } from '../common/errors';
 import { HeavyRead, JOB_VERIFY_COST, PublicRead, VerifyRateLimit } from '../common/rate-limit';
 import { PublicPagesService } from './public-pages.service';
@@ -30,7 +31,7 @@ export class PublicPagesController {
   @ApiOperation({ operationId: 'getIndex', summary: 'What this service is' })
   @ApiResponse({ status: 200, description: 'HTML, or JSON with Accept: application/json', content: { 'text/html': { schema: { type: 'string' } }, 'application/json': { schema: ref('Page') } } })
   @ApiProduces('text/html', 'application/json')
-  index(@Req() req: Request, @Res() res: Response): void {
+  index(@Req() req: FastifyRequest, @Res() res: FastifyReply): void {
     send(req, res, 200, { service: 'AER-1 audit ledger', docs: '/docs', pages: ['/run/{id}', '/jobs/{job_id}', '/workflow/{workflow_id}', '/outcome/{id}'] }, indexPage);
   }
 
@@ -41,7 +42,7 @@ export class PublicPagesController {
   @ApiProduces('text/html', 'application/json')
   @ApiResponse({ status: 200, description: 'HTML, or the page data as JSON with Accept: application/json', content: { 'text/html': { schema: { type: 'string' } }, 'application/json': { schema: ref('Page') } } })
   @ApiErrors([404, 409, 429], { 409: 'projection_mismatch: the record does not match its ledger event and is not shown' })
-  async receipt(@Param('id') id: string, @Req() req: Request, @Res() res: Response): Promise<void> {
+  async receipt(@Param('id') id: string, @Req() req: FastifyRequest, @Res() res: FastifyReply): Promise<void> {
     // An auditor's key (optional) is served canonical bytes a `metadata` publication withholds.
     const viewer = await this.keys.fromHeader(req.headers.authorization);
     await render(req, res, () => this.pages.receipt(id, viewer), receiptPage);
@@ -58,7 +59,7 @@ export class PublicPagesController {
   @ApiProduces('text/html', 'application/json')
   @ApiResponse({ status: 200, description: 'HTML, or the page data as JSON with Accept: application/json', content: { 'text/html': { schema: { type: 'string' } }, 'application/json': { schema: ref('Page') } } })
   @ApiErrors([404, 429])
-  async outcome(@Param('id') id: string, @Req() req: Request, @Res() res: Response): Promise<void> {
+  async outcome(@Param('id') id: string, @Req() req: FastifyRequest, @Res() res: FastifyReply): Promise<void> {
     const viewer = await this.keys.fromHeader(req.headers.authorization);
     await render(req, res, () => this.pages.outcome(id, viewer), outcomePage);
   }
@@ -73,7 +74,7 @@ export class PublicPagesController {
   @ApiErrors([400, 404, 429])
   @ApiQuery({ name: 'after', required: false, description: 'show entries with seq greater than this (default 0)' })
   @ApiQuery({ name: 'limit', required: false, description: `entries per page (default ${DEFAULT_PAGE_ENTRIES}, at most ${MAX_PAGE_ENTRIES})` })
-  async job(@Param('job_id') jobId: string, @Req() req: Request, @Res() res: Response, @Query('after') after?: string, @Query('limit') limit?: string): Promise<void> {
+  async job(@Param('job_id') jobId: string, @Req() req: FastifyRequest, @Res() res: FastifyReply, @Query('after') after?: string, @Query('limit') limit?: string): Promise<void> {
     const range = { after: queryInt('after', after, 0, Number.MAX_SAFE_INTEGER), limit: queryInt('limit', limit, DEFAULT_PAGE_ENTRIES, MAX_PAGE_ENTRIES, 1) };
     await render(req, res, () => this.pages.timeline(jobId, range), timelinePage);
   }
@@ -85,7 +86,7 @@ export class PublicPagesController {
   @ApiProduces('text/html', 'application/json')
   @ApiResponse({ status: 200, description: 'HTML, or the page data as JSON with Accept: application/json', content: { 'text/html': { schema: { type: 'string' } }, 'application/json': { schema: ref('Page') } } })
   @ApiErrors([404, 409, 429], { 409: 'projection_mismatch: the record does not match its ledger event and is not shown' })
-  async workflow(@Param('workflow_id') id: string, @Req() req: Request, @Res() res: Response): Promise<void> {
+  async workflow(@Param('workflow_id') id: string, @Req() req: FastifyRequest, @Res() res: FastifyReply): Promise<void> {
     await render(req, res, () => this.pages.workflow(id), workflowPage);
   }
 }
@@ -98,22 +99,22 @@ function queryInt(name: string, value: string | undefined, def: number, max: num
   return n;
 }
 
-function wantsJson(req: Request): boolean {
-  return req.accepts(['html', 'json']) === 'json';
+function wantsJson(req: FastifyRequest): boolean {
+  return acceptsType(req, ['html', 'json']) === 'json';
 }
 
-function send<T>(req: Request, res: Response, status: number, data: T, page: (d: T) => string): void {
-  res.vary('Accept');
+function send<T>(req: FastifyRequest, res: FastifyReply, status: number, data: T, page: (d: T) => string): void {
+  vary(res, 'Accept');
   if (wantsJson(req)) {
-    res.status(status).json(data);
+    res.status(status).send(data);
     return;
   }
-  res.status(status).setHeader('Content-Security-Policy', CSP);
-  res.setHeader('X-Content-Type-Options', 'nosniff');
-  res.type('html').send(page(data));
+  res.status(status).header('Content-Security-Policy', CSP);
+  res.header('X-Content-Type-Options', 'nosniff');
+  res.type(HTML).send(page(data));
 }
 
-async function render<T>(req: Request, res: Response, load: () => Promise<T>, page: (d: T) => string): Promise<void> {
+async function render<T>(req: FastifyRequest, res: FastifyReply, load: () => Promise<T>, page: (d: T) => string): Promise<void> {
   let data: T;
   try {
     data = await load();

@@ -1,7 +1,8 @@
 import { Controller, Get, Param, Post, Query, Req, Res } from '@nestjs/common';
 import { ApiBearerAuth, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { PublicRead, VerifyRateLimit } from '../common/rate-limit';
-import type { Request, Response } from 'express';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { JSON_TYPE, vary } from '../common/http';
 import { Roles } from '../auth/roles.guard';
 import { Caller } from '../auth/caller.decorator';
 import { ApiKeysService, Principal } from '../auth/api-keys.service';
@@ -45,9 +46,9 @@ export class ReceiptsController {
   @ApiCreated('ReceiptRecorded', 'recorded')
   @ApiAnswer(200, 'ReceiptRecorded', 'the same bytes were already recorded')
   @ApiErrors([...WRITE_ERRORS, 409], { 409: '`receipt_id_conflict`.', 422: '`verification_failed`, with `reasons` and the failing `checks`.', 403: '`not_owner`, `provenance_not_permitted`.' })
-  async create(@JsonBody() body: RawJson, @Caller() caller: Principal, @Res({ passthrough: true }) res: Response) {
+  async create(@JsonBody() body: RawJson, @Caller() caller: Principal, @Res({ passthrough: true }) res: FastifyReply) {
     const o = await this.receipts.ingest(body, caller);
-    if (o.outcome === 'created') res.status(201).setHeader('Location', this.urls.receiptRecord(o.id));
+    if (o.outcome === 'created') res.status(201).header('Location', this.urls.receiptRecord(o.id));
     else res.status(200);
     return o;
   }
@@ -62,7 +63,7 @@ export class ReceiptsController {
   })
   @ApiAnswer(200, 'ReceiptBatchAnswer', 'every line answered; recorded lines are in the ledger')
   @ApiErrors(WRITE_ERRORS, { 422: '`malformed_array` / `no_entries` when no line is usable.' })
-  async batch(@RawBody() body: Buffer, @Caller() caller: Principal, @Res({ passthrough: true }) res: Response) {
+  async batch(@RawBody() body: Buffer, @Caller() caller: Principal, @Res({ passthrough: true }) res: FastifyReply) {
     const r = await this.receipts.ingestBatch(body, caller);
     res.status(200);
     return r;
@@ -77,9 +78,9 @@ export class ReceiptsController {
   @ApiCreated('ReceiptRecorded', 'recorded; the original now links to it')
   @ApiAnswer(200, 'ReceiptRecorded', 'the same correction was already recorded')
   @ApiErrors([...WRITE_ERRORS, 404, 409], { 404: 'the original receipt is not recorded.', 409: '`already_superseded`, `correction_same_id`, `receipt_id_conflict`.', 422: '`verification_failed`, with `reasons`.' })
-  async correct(@Param('id') id: string, @JsonBody() body: RawJson, @Caller() caller: Principal, @Res({ passthrough: true }) res: Response) {
+  async correct(@Param('id') id: string, @JsonBody() body: RawJson, @Caller() caller: Principal, @Res({ passthrough: true }) res: FastifyReply) {
     const o = await this.receipts.correct(id, body, caller);
-    if (o.outcome === 'created') res.status(201).setHeader('Location', this.urls.receiptRecord(o.id));
+    if (o.outcome === 'created') res.status(201).header('Location', this.urls.receiptRecord(o.id));
     else res.status(200);
     return o;
   }
@@ -118,7 +119,7 @@ export class ReceiptsController {
   @ApiAnswer(422, 'ReceiptVerification', 'the stored record does not verify (verdict invalid)')
   @ApiAnswer(ERASED_STATUS, 'ErasedRecordVerification', 'the receipt\'s content was erased (issue 29): verdict `erased`, nothing re-verified, the verdict recorded at ingestion and the erasure')
   @ApiErrors([404, 409, 429], { 409: '`projection_mismatch`: the record does not match its ledger event and is not served.' })
-  async verify(@Param('id') id: string, @Res({ passthrough: true }) res: Response) {
+  async verify(@Param('id') id: string, @Res({ passthrough: true }) res: FastifyReply) {
     const { row, result, receipt } = await this.receipts.verifyStored(id);
     if (isErasedRaw(row.raw)) {
       res.status(ERASED_STATUS);
@@ -194,7 +195,7 @@ export class ReceiptsController {
   @ApiAnswer(422, 'ReceiptVerification', 'the stored record does not verify')
   @ApiAnswer(ERASED_STATUS, 'ErasedRecordVerification', 'the receipt\'s content was erased (issue 29)')
   @ApiErrors([404, 409, 429], { 409: '`projection_mismatch`: the record does not match its ledger event and is not served.' })
-  async verifyDeprecated(@Param('id') id: string, @Res({ passthrough: true }) res: Response) {
+  async verifyDeprecated(@Param('id') id: string, @Res({ passthrough: true }) res: FastifyReply) {
     markDeprecated(res, this.urls.receiptVerify(encodeURIComponent(id)));
     return this.verify(id, res);
   }
@@ -212,11 +213,11 @@ export class ReceiptsController {
   @ApiOperation({ operationId: 'exportReceipt', summary: 'The stored receipt document, byte for byte (for aer1 verify)' })
   @ApiResponse({ status: 200, description: 'the stored document as recorded', content: { 'application/json': { schema: ref('ReceiptDocument') } } })
   @ApiErrors([401, 403, 404, 409, 410, 429], { 409: '`projection_mismatch`: the record does not match its ledger event and is not served.', 403: '`canonical_bytes_withheld`: a `metadata` publication, and no auditor or admin key.', 410: '`content_erased`: the document was erased (issue 29); `erasure` names who, when, why and on which basis.' })
-  async raw(@Param('id') id: string, @Req() req: Request, @Res() res: Response): Promise<void> {
+  async raw(@Param('id') id: string, @Req() req: FastifyRequest, @Res() res: FastifyReply): Promise<void> {
     const viewer = await this.keys.fromHeader(req.headers.authorization);
     const text = await this.listing.raw(id, viewer);
-    res.vary('Authorization');
-    res.status(200).type('application/json').send(Buffer.from(text, 'utf8'));
+    vary(res, 'Authorization');
+    res.status(200).type(JSON_TYPE).send(Buffer.from(text, 'utf8'));
   }
 
   /**
@@ -230,9 +231,9 @@ export class ReceiptsController {
   @ApiOperation({ operationId: 'getReceipt', summary: 'The stored record of a receipt' })
   @ApiAnswer(200, 'StoredReceipt', 'the stored record')
   @ApiErrors([401, 404, 409, 429], { 409: '`projection_mismatch`: the record does not match its ledger event and is not served.' })
-  async get(@Param('id') id: string, @Req() req: Request, @Res({ passthrough: true }) res: Response) {
+  async get(@Param('id') id: string, @Req() req: FastifyRequest, @Res({ passthrough: true }) res: FastifyReply) {
     const viewer = await this.keys.fromHeader(req.headers.authorization);
-    res.vary('Authorization');
+    vary(res, 'Authorization');
     return this.listing.get(id, viewer);
   }
 }

@@ -1,7 +1,8 @@
 import { ERASED_STATUS } from '../erasure/erased-records';
 import { Controller, Get, Param, Post, Put, Query, Res, Req } from '@nestjs/common';
 import { ApiBearerAuth, ApiOperation, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
-import type { Request, Response } from 'express';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { vary, takeOver } from '../common/http';
 import { Roles } from '../auth/roles.guard';
 import { Caller } from '../auth/caller.decorator';
 import { ApiKeysService, Principal } from '../auth/api-keys.service';
@@ -53,9 +54,9 @@ export class TimelinesController {
     409: '`seq_not_contiguous`, `link_mismatch`, `genesis_prev_digest`, `timeline_closed`, `timeline_imported` (`reasons` holds the same code).',
     422: '`verification_failed` (malformed entry), `job_id_mismatch`, `reserved_tool` (the tool `aer1.job.close` is the ledger\'s closing marker), `malformed_array`, `no_entries`.',
   })
-  async append(@Param('job_id') jobId: string, @JsonBody() body: RawJson, @Caller() caller: Principal, @Res({ passthrough: true }) res: Response) {
+  async append(@Param('job_id') jobId: string, @JsonBody() body: RawJson, @Caller() caller: Principal, @Res({ passthrough: true }) res: FastifyReply) {
     const r = await this.timelines.append(jobId, body, caller);
-    res.status(201).setHeader('Location', this.urls.jobTimeline(jobId));
+    res.status(201).header('Location', this.urls.jobTimeline(jobId));
     return r;
   }
 
@@ -78,11 +79,11 @@ export class TimelinesController {
   @ApiCreated('TimelineImported', 'imported')
   @ApiAnswer(200, 'TimelineImported', 'the same body was already imported')
   @ApiErrors([...WRITE_ERRORS, 409], { 409: '`timeline_exists`.', 422: '`verification_failed` with `reasons`, `job_id_mismatch`, `reserved_tool`, `malformed_array`.' })
-  async import(@Param('job_id') jobId: string, @RawBody() bytes: Buffer, @Req() req: Request, @Caller() caller: Principal, @Res({ passthrough: true }) res: Response) {
+  async import(@Param('job_id') jobId: string, @RawBody() bytes: Buffer, @Req() req: FastifyRequest, @Caller() caller: Principal, @Res({ passthrough: true }) res: FastifyReply) {
     const type = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
     const body = NDJSON_TYPES.includes(type) ? parseNdjsonRequest(bytes) : parseRequestJson(bytes);
     const { outcome, ...r } = await this.timelines.import(jobId, body, caller);
-    if (outcome === 'created') res.status(201).setHeader('Location', this.urls.jobTimeline(jobId));
+    if (outcome === 'created') res.status(201).header('Location', this.urls.jobTimeline(jobId));
     else res.status(200);
     return r;
   }
@@ -105,9 +106,9 @@ export class TimelinesController {
   @ApiCreated('CommitmentRecorded', 'recorded (binding or not); the answer also judges every commitment of the job together (commitment_assessment, truncation_excluded, findings)')
   @ApiAnswer(200, 'CommitmentRecorded', 'the same commitment text (and attestation) was already recorded for this job')
   @ApiErrors(WRITE_ERRORS, { 422: '`invalid_commitment` (with `problems`); `invalid_attestation`, `attestation_signature_invalid`, `attestation_key_untrusted` (nothing written).' })
-  async commit(@Param('job_id') jobId: string, @JsonBody() body: RawJson, @Caller() caller: Principal, @Res({ passthrough: true }) res: Response) {
+  async commit(@Param('job_id') jobId: string, @JsonBody() body: RawJson, @Caller() caller: Principal, @Res({ passthrough: true }) res: FastifyReply) {
     const { outcome, ...r } = await this.commitments.recordCommitment(jobId, body, caller);
-    if (outcome === 'created') res.status(201).setHeader('Location', this.urls.jobTimeline(jobId));
+    if (outcome === 'created') res.status(201).header('Location', this.urls.jobTimeline(jobId));
     else res.status(200);
     return r;
   }
@@ -119,7 +120,7 @@ export class TimelinesController {
   @ApiQuery({ name: 'limit', required: false, schema: { type: 'integer', minimum: 1, maximum: 10000 }, description: 'at most this many entries (default 1000, max 10000)' })
   @ApiAnswer(200, 'Timeline', 'the timeline and a page of its entries')
   @ApiErrors([400, 401, 404, 409, 429], { 409: '`projection_mismatch`: the record does not match its ledger event and is not served.' })
-  async timeline(@Param('job_id') jobId: string, @Req() req: Request, @Res({ passthrough: true }) res: Response, @Query('after') after?: string, @Query('limit') limit?: string) {
+  async timeline(@Param('job_id') jobId: string, @Req() req: FastifyRequest, @Res({ passthrough: true }) res: FastifyReply, @Query('after') after?: string, @Query('limit') limit?: string) {
     const a = after === undefined ? 0 : Number(after);
     const l = limit === undefined ? 1000 : Number(limit);
     if (!Number.isSafeInteger(a) || a < 0 || !Number.isSafeInteger(l) || l < 1 || l > 10_000) {
@@ -127,7 +128,7 @@ export class TimelinesController {
     }
     // An auditor's key (optional) is served canonical bytes a `metadata` publication withholds.
     const viewer = await this.keys.fromHeader(req.headers.authorization);
-    res.vary('Authorization');
+    vary(res, 'Authorization');
     return this.timelines.timeline(jobId, a, l, viewer);
   }
 
@@ -144,11 +145,12 @@ export class TimelinesController {
   @ApiOperation({ operationId: 'exportJobTimeline', summary: 'The timeline entries as recorded, NDJSON (for aer1 verify --kind chain)' })
   @ApiResponse({ status: 200, description: 'one recorded entry per line, in seq order', content: { 'application/x-ndjson': { schema: { type: 'string', description: 'one ChainEntry per line, as recorded (LF-terminated)' } } } })
   @ApiErrors([401, 403, 404, 409, 429], { 409: '`projection_mismatch`: the record does not match its ledger event and is not served.', 403: '`canonical_bytes_withheld`: entries under a `metadata` publication, and no auditor or admin key.' })
-  async export(@Param('job_id') jobId: string, @Req() req: Request, @Res() res: Response): Promise<void> {
+  async export(@Param('job_id') jobId: string, @Req() req: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
     const viewer = await this.keys.fromHeader(req.headers.authorization);
     const lines = await this.timelines.exportLines(jobId, viewer);
-    res.vary('Authorization');
-    res.status(200).type('application/x-ndjson');
+    vary(reply, 'Authorization');
+    reply.status(200).type('application/x-ndjson');
+    const res = takeOver(reply);
     for await (const line of lines) {
       if (res.destroyed) return; // the client went away
       if (!res.write(line)) {
@@ -184,7 +186,7 @@ export class TimelinesController {
   @ApiAnswer(422, 'TimelineVerification', 'the chain is invalid or historical')
   @ApiAnswer(ERASED_STATUS, 'TimelineVerification', 'entries were erased (issue 29): every link still checkable holds, the others cannot be re-checked (`partly_erased`)')
   @ApiErrors([404, 409, 429], { 409: '`projection_mismatch`: the record does not match its ledger event and is not served.' })
-  async verify(@Param('job_id') jobId: string, @Res({ passthrough: true }) res: Response) {
+  async verify(@Param('job_id') jobId: string, @Res({ passthrough: true }) res: FastifyReply) {
     const r = await this.verification.verify(jobId);
     res.status(r.assessment === 'clean' ? 200 : r.assessment === 'partly_erased' ? ERASED_STATUS : 422);
     // The job's newest event in the verifiable log: its inclusion covers the chain linking every entry to the one before.

@@ -6,12 +6,13 @@
  * (hashed look-up, revocation) and never logged.
  */
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
-import { ExpressAdapter } from '@bull-board/express';
+import { FastifyAdapter } from '@bull-board/fastify';
 import { BullBoardModule } from '@bull-board/nestjs';
 import { DynamicModule } from '@nestjs/common';
-import type { NextFunction, Request, Response } from 'express';
-import { ApiKeysService } from '../auth/api-keys.service';
+import type { onRequestHookHandler } from 'fastify';
+import type { ApiKeysService } from '../auth/api-keys.service';
 import { LedgerError } from '../common/errors';
+import { pathOf } from '../common/http';
 import { VERIFICATION_QUEUE } from './queue-options';
 
 const ROLES = new Set(['auditor', 'admin']);
@@ -28,19 +29,26 @@ export function dashboardKey(header: string | undefined): string | undefined {
   return colon >= 0 ? decoded.slice(colon + 1) : undefined;
 }
 
-/** Express middleware in front of the dashboard: 401 (with a Basic challenge) or 403, as JSON. */
-export function dashboardAuth(keys: ApiKeysService) {
-  return (req: Request, res: Response, next: NextFunction): void => {
+/**
+ * A Fastify `onRequest` hook in front of the dashboard (`/queues` and
+ * everything under it, the dashboard's own API included): 401 (with a Basic
+ * challenge) or 403, as JSON; added for every route by src/app.factory.ts
+ * when the queue runs on Redis.
+ */
+export function dashboardAuth(keys: ApiKeysService): onRequestHookHandler {
+  return (req, reply, done) => {
+    const path = pathOf(req).toLowerCase();
+    if (path !== '/queues' && !path.startsWith('/queues/')) return done();
     keys
       .authenticate(dashboardKey(req.headers.authorization))
       .then((p) => {
         if (!ROLES.has(p.role)) throw new LedgerError(403, 'forbidden_role', `the queue dashboard needs role auditor or admin; the key has role ${p.role}`);
-        next();
+        done();
       })
       .catch((e: unknown) => {
         const err = e instanceof LedgerError ? e : new LedgerError(401, 'invalid_key', 'the API key is not known');
-        if (err.status === 401) res.setHeader('WWW-Authenticate', 'Basic realm="aer1 queues", charset="UTF-8"');
-        res.status(err.status).json({ error: err.code, message: err.message });
+        if (err.status === 401) reply.header('WWW-Authenticate', 'Basic realm="aer1 queues", charset="UTF-8"');
+        void reply.status(err.status).send({ error: err.code, message: err.message });
       });
   };
 }
@@ -48,11 +56,15 @@ export function dashboardAuth(keys: ApiKeysService) {
 /** Modules that mount the dashboard at /queues over the verification queue. */
 export function queueDashboardModules(): DynamicModule[] {
   return [
-    BullBoardModule.forRootAsync({
-      inject: [ApiKeysService],
+    // Keys are checked by dashboardAuth, a hook on every route (src/app.factory.ts): Nest's middleware on Fastify
+    // would cover /queues but not the dashboard's own routes under it.
+    BullBoardModule.forRoot({
+      route: '/queues',
+      adapter: FastifyAdapter,
+      middleware: (_req: unknown, _res: unknown, next: () => void) => next(),
       // hideRedisDetails: the Redis server's version, kernel, memory and clients are no business of an auditor
       // (GET /queues/api/redis/stats answers 403).
-      useFactory: (keys: ApiKeysService) => ({ route: '/queues', adapter: ExpressAdapter, middleware: dashboardAuth(keys), boardOptions: { uiConfig: { hideRedisDetails: true } } }),
+      boardOptions: { uiConfig: { hideRedisDetails: true } },
     }),
     // Read-only: emptying or cleaning the queue from a browser could strand a batch's chunks.
     BullBoardModule.forFeature({ name: VERIFICATION_QUEUE, adapter: BullMQAdapter, options: { readOnlyMode: true } }),

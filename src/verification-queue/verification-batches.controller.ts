@@ -1,6 +1,6 @@
 import { Controller, Get, Param, Post, Query, Req, Res } from '@nestjs/common';
 import { ApiBearerAuth, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
-import type { Request, Response } from 'express';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Roles } from '../auth/roles.guard';
 import { BadInputError } from '../common/errors';
 import { JsonBody } from '../common/json-body.decorator';
@@ -37,11 +37,11 @@ export class VerificationBatchesController {
   @ApiJsonBody('BatchRequest')
   @ApiAnswer(202, 'BatchQueued', 'queued; `Location` is the status URL', { Location: 'the batch status URL' })
   @ApiErrors([...WRITE_ERRORS, 429, 503], { 429: '`quota_exceeded`: REPORT_QUOTA_PER_HOUR batches per key per hour.', 400: '`invalid_targets`, `too_many_targets`, `invalid_scope`.' })
-  async create(@JsonBody() body: RawJson, @Caller() caller: Principal, @Req() req: Request, @Res({ passthrough: true }) res: Response) {
+  async create(@JsonBody() body: RawJson, @Caller() caller: Principal, @Req() req: FastifyRequest, @Res({ passthrough: true }) res: FastifyReply) {
     await this.quota.spend(req, 'verification_batches');
     const r = await this.batches.submit(body.value, caller);
     res.status(202);
-    res.setHeader('Location', r.status_url);
+    res.header('Location', r.status_url);
     return r;
   }
 

@@ -1,6 +1,6 @@
 import { Controller, Delete, Get, HttpCode, Param, Post, Res } from '@nestjs/common';
 import { ApiBearerAuth, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
-import type { Response } from 'express';
+import type { FastifyReply } from 'fastify';
 import type { Principal } from '../auth/api-keys.service';
 import { Caller } from '../auth/caller.decorator';
 import { Roles } from '../auth/roles.guard';
@@ -32,9 +32,9 @@ export class WebhooksController {
   @ApiJsonBody('CreateWebhook')
   @ApiCreated('WebhookCreated', 'subscribed; the signing secret is shown only in this answer')
   @ApiErrors([...WRITE_ERRORS, 409], { 400: '`invalid_body`.', 409: '`webhook_limit_key` (WEBHOOK_MAX_PER_KEY), `webhook_limit_owner` (WEBHOOK_MAX_PER_OWNER).', 422: '`invalid_webhook_url`, `url_has_userinfo`, `unknown_webhook_event`, `webhook_address_refused`.' })
-  async create(@JsonBody() body: RawJson, @Caller() caller: Principal, @Res({ passthrough: true }) res: Response) {
+  async create(@JsonBody() body: RawJson, @Caller() caller: Principal, @Res({ passthrough: true }) res: FastifyReply) {
     const w = await this.webhooks.create(body.value, caller);
-    res.status(201).setHeader('Location', this.urls.path(`/api/webhooks/${w.id}`));
+    res.status(201).header('Location', this.urls.path(`/api/webhooks/${w.id}`));
     return w;
   }
 

@@ -1,6 +1,6 @@
 import { Controller, Get, Param, Post, Query, Res } from '@nestjs/common';
 import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
-import type { Response } from 'express';
+import type { FastifyReply } from 'fastify';
 import { Roles } from '../auth/roles.guard';
 import { JsonBody } from '../common/json-body.decorator';
 import { VerifyRateLimit } from '../common/rate-limit';
@@ -44,9 +44,9 @@ export class WorkflowsController {
   @ApiCreated('WorkflowRecorded', 'recorded (verdict valid or incomplete)')
   @ApiAnswer(200, 'WorkflowRecorded', 'the same bytes were already recorded')
   @ApiErrors([...WRITE_ERRORS, 409], { 409: '`workflow_id_conflict`.', 422: '`verification_failed`, with `reasons`.', 400: '`wrapped_workflow`.' })
-  async create(@JsonBody() body: RawJson, @Caller() caller: Principal, @Res({ passthrough: true }) res: Response) {
+  async create(@JsonBody() body: RawJson, @Caller() caller: Principal, @Res({ passthrough: true }) res: FastifyReply) {
     const o = await this.workflows.record(body, caller);
-    if (o.outcome === 'created') res.status(201).setHeader('Location', o.url);
+    if (o.outcome === 'created') res.status(201).header('Location', o.url);
     else res.status(200);
     return o;
   }
@@ -68,9 +68,9 @@ export class WorkflowsController {
   @ApiJsonBody('AssembleWorkflow')
   @ApiCreated('WorkflowAssembled', 'assembled and recorded')
   @ApiErrors(WRITE_ERRORS, { 422: '`step_receipt_missing` (with `missing`), `duplicate_step_receipt_id`, `url_has_userinfo`.' })
-  async assemble(@JsonBody() body: RawJson, @Caller() caller: Principal, @Res({ passthrough: true }) res: Response) {
+  async assemble(@JsonBody() body: RawJson, @Caller() caller: Principal, @Res({ passthrough: true }) res: FastifyReply) {
     const o = await this.workflows.assemble(body, caller);
-    res.status(201).setHeader('Location', o.url);
+    res.status(201).header('Location', o.url);
     return { workflow_id: o.workflow_id, receipt_id: o.receipt_id, url: o.url, verify_url: o.verify_url, merkle_root: o.merkle_root, verdict: o.verdict, workflow: o.workflow };
   }
 
@@ -90,7 +90,7 @@ export class WorkflowsController {
   @ApiAnswer(422, 'WorkflowVerification', 'verdict invalid or incomplete')
   @ApiAnswer(ERASED_STATUS, 'WorkflowVerification', 'verdict `partly_erased`: step receipts were erased (issue 29) and nothing else is wrong; the erased steps are `erased`, not re-checked')
   @ApiErrors([404, 409, 429], { 409: '`projection_mismatch`: the record does not match its ledger event and is not served.' })
-  async verify(@Param('workflow_id') id: string, @Res({ passthrough: true }) res: Response) {
+  async verify(@Param('workflow_id') id: string, @Res({ passthrough: true }) res: FastifyReply) {
     const { row, report } = await this.workflows.verifyStored(id);
     // 410 (issue 29): step receipts erased and nothing else wrong: neither verified nor failed (as the other verifiers).
     res.status(report.verification_status === 'verified' ? 200 : report.verification_status === 'erased' ? ERASED_STATUS : 422);
@@ -105,7 +105,7 @@ export class WorkflowsController {
   @ApiAnswer(422, 'WorkflowVerification', 'verdict invalid or incomplete')
   @ApiAnswer(ERASED_STATUS, 'WorkflowVerification', 'verdict `partly_erased`: step receipts were erased (issue 29) and nothing else is wrong; the erased steps are `erased`, not re-checked')
   @ApiErrors([404, 409, 429], { 409: '`projection_mismatch`: the record does not match its ledger event and is not served.' })
-  async verifyDeprecated(@Param('workflow_id') id: string, @Res({ passthrough: true }) res: Response) {
+  async verifyDeprecated(@Param('workflow_id') id: string, @Res({ passthrough: true }) res: FastifyReply) {
     markDeprecated(res, this.urls.workflowVerify(encodeURIComponent(id)));
     return this.verify(id, res);
   }

@@ -1,13 +1,16 @@
 /**
  * Nothing of erased content is served (issue 29), on SQLite and PostgreSQL:
  * a payment job whose tool outputs and outcome name a customer is erased
- * whole; then every GET route of the app (enumerated from the Express
- * router, each parameter given the erased ids, positions, the job's plan and
+ * whole; then every GET route of the app (enumerated from Nest's route
+ * metadata, each parameter given the erased ids, positions, the job's plan and
  * the reports on it), with an admin key and without one, the search by each
  * erased output hash and the live event stream are read, and none of their
  * answers holds the customer string, its base64 at any alignment, the
  * canonical bytes or the output hashes.
  */
+import { RequestMethod } from '@nestjs/common';
+import { METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants';
+import { ModulesContainer } from '@nestjs/core';
 import { request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
@@ -20,10 +23,28 @@ import { forbiddenStrings, leaksIn, PersonalJob, post, recordPersonalJob } from 
 /** Routes whose answer is not about ledger content, or that never ends (the live stream is read below). */
 const SKIP = new Set(['/api/ledger/events/stream', '/docs', '/docs/', '/docs/LICENSE', '/docs/index.html', '/docs/swagger-ui-init.js', '/docs/docs/swagger-ui-init.js', '/docs-json', '/docs-yaml']);
 
-/** Every GET route path of the app's Express router. */
+/**
+ * Every GET route path of the app's controllers (`/api/receipts/:id`), from
+ * Nest's own route metadata (the HTTP platform's router is not walked: the
+ * same list on Express or Fastify).
+ */
 function getRoutes(t: TestApp): string[] {
-  const inst = t.app.getHttpAdapter().getInstance() as { router?: { stack: { route?: { path: string; methods: Record<string, boolean> } }[] } };
-  return [...new Set((inst.router?.stack ?? []).flatMap((l) => (l.route && l.route.methods.get ? [l.route.path] : [])))].sort();
+  const out = new Set<string>();
+  for (const m of t.app.get(ModulesContainer).values()) {
+    for (const c of m.controllers.values()) {
+      const cls = c.metatype as (new (...a: never[]) => object) | null;
+      if (!cls) continue;
+      const base = String(Reflect.getMetadata(PATH_METADATA, cls) ?? '');
+      for (const name of Object.getOwnPropertyNames(cls.prototype)) {
+        const fn = (cls.prototype as Record<string, unknown>)[name];
+        if (typeof fn !== 'function' || Reflect.getMetadata(METHOD_METADATA, fn) !== RequestMethod.GET) continue;
+        for (const p of [Reflect.getMetadata(PATH_METADATA, fn) as string | string[]].flat()) {
+          out.add(`/${[base, p].filter((x) => x && x !== '/').join('/')}`.replace(/\/+/g, '/'));
+        }
+      }
+    }
+  }
+  return [...out].sort();
 }
 
 /** Read the live stream for `ms` milliseconds and return what arrived. */
