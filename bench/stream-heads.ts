@@ -175,7 +175,7 @@ export async function benchStreamHeads(ctx: BenchContext): Promise<FigureResult[
       ratio: null,
       target: 'no full scan of the log',
       met: s.queries <= s.streams + Math.ceil(s.streams / 100) + 2,
-      note: `${s.queries} queries: one indexed read per stream plus one per 100 heads for the tree leaves`,
+      note: `${s.queries} queries: two per 500 streams for their heads, one per 100 heads for the tree leaves`,
       details: { queries: s.queries, streams: s.streams, bytes: s.bytes },
     },
     {

@@ -347,11 +347,12 @@ export class EvidenceService {
             seq = rows[rows.length - 1].seq;
             let part = '';
             for (const row of rows) part += w.member({ member: memberName.entry(row.seq), seq: row.seq, position: e.position, raw: hide ? null : row.raw, ...(hide ? { withheld: WITHHELD_NOTE } : {}) } satisfies EntryMember);
-            yield part + (await this.namedReceipts(w, jobId, rows.flatMap((x) => (x.receipt_id ? [{ seq: x.seq, id: x.receipt_id }] : [])), upTo, viewer, corrections));
+            yield part + (await this.namedReceipts(w, jobId, rows.flatMap((x) => (x.receipt_id ? [{ seq: x.seq, id: x.receipt_id }] : [])), upTo, viewer, corrections)) + (await this.headsOf.get(w)!.drain());
           }
         }
       }
-      yield chunk + (await this.namedReceipts(w, jobId, named, upTo, viewer, corrections));
+      // The stream names of a page are signed as soon as a batch is full: memory is one batch, never the job's.
+      yield chunk + (await this.namedReceipts(w, jobId, named, upTo, viewer, corrections)) + (await this.headsOf.get(w)!.drain());
     }
   }
 
