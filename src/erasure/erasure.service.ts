@@ -217,6 +217,18 @@ export class ErasureService {
   }
 
   /**
+   * The ledger position of the newest `PayloadsErased` event (0: none): the
+   * last page of the newest erasure. A pack waits for a checkpoint covering
+   * it, so every erasure its members show is in the pack with its proof.
+   * Two reads: the newest erasure, then its stream's last event.
+   */
+  async newestErasurePosition(q: Queryable = this.db): Promise<number> {
+    const r = await q.query<{ erasure_id: string }>('SELECT erasure_id FROM erasures ORDER BY position DESC LIMIT 1');
+    if (!r[0]) return 0;
+    return (await this.events.lastPositionOf(q, streams.erasure(r[0].erasure_id))) ?? 0;
+  }
+
+  /**
    * What of job `jobId`'s evidence as of ledger position `asOf` was erased
    * since (its entries, commitments, the receipts its entries name, its
    * outcome reports): the count and the newest erasure, or null when nothing

@@ -149,7 +149,8 @@ export class EvidenceService {
       first = s.position;
     }
     const retryAfter = Math.max(1, Math.ceil(this.config.get('CHECKPOINT_INTERVAL_MS', { infer: true }) / 1000));
-    const cp = await this.log.latestCovering(first, kind.replace('_', ' '), this.config.get('PACK_CHECKPOINT_WAIT_MS', { infer: true }), retryAfter, signal);
+    // Also the newest erasure: a member it erased shows as erased, and its erasure event must be in the pack, proven.
+    const cp = await this.log.latestCovering(Math.max(first, await this.erasure.newestErasurePosition()), kind.replace('_', ' '), this.config.get('PACK_CHECKPOINT_WAIT_MS', { infer: true }), retryAfter, signal);
     return { kind, id, record, reportId, cp };
   }
 

@@ -28,7 +28,7 @@ export class PackHeads {
     private readonly subjectLine: string,
   ) {}
 
-  /** Name a stream the subject spans (a name already in the pending batch is named once). */
+  /** Name a stream the subject spans (a name already in the pending batch is named once; the writer names each stream once in a pack). */
   add(streamId: string): void {
     if (this.queued.has(streamId)) return;
     this.queued.add(streamId);
@@ -38,8 +38,11 @@ export class PackHeads {
   /** The statement members due: one per full batch ('' when none is). */
   async drain(): Promise<string> {
     let out = '';
-    while (this.pending.length >= BATCH) out += await this.sign(this.pending.splice(0, BATCH));
-    if (this.pending.length === 0) this.queued.clear();
+    while (this.pending.length >= BATCH) {
+      const batch = this.pending.splice(0, BATCH);
+      for (const x of batch) this.queued.delete(x); // the set holds the pending batch only, never the job's names
+      out += await this.sign(batch);
+    }
     return out;
   }
 
