@@ -83,6 +83,10 @@ describe('/health while forty addresses ask for a coverage PDF at once (HEAVY_RE
   });
 
   it('/health answers within the bounds while the burst is in flight; every PDF request is 200 (a PDF that opens) or 429 server_busy', async () => {
+    // The sample is taken once a signed checkpoint covers the report: every PDF of the burst then says the same
+    // (one drawn before the signer's next run says "not yet proven", a few hundred bytes apart).
+    const position = Number(((await (await fetch(`${server.url}/api/coverage-reports/${reportId}`, { headers: { accept: 'application/json' } })).json()) as { position: number }).position);
+    for (let i = 0; i < 300 && Number((await (await fetch(`${server.url}/checkpoint`)).text()).split('\n')[1]) < position; i++) await new Promise((r) => setTimeout(r, 100));
     const one = await fetch(`${server.url}/coverage/${reportId}.pdf`, { headers: { 'x-forwarded-for': '198.51.100.250' } });
     expect(one.status).toBe(200);
     const sample = Buffer.from(await one.arrayBuffer());
