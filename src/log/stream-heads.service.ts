@@ -119,6 +119,15 @@ export class StreamHeadsService {
       if (members.length > 0) newest.set(streamId, members[members.length - 1].position);
     }
     if (named.size > MAX_STREAM_HEADS) throw new BadInputError('invalid_query', `the streams named and the outcomes of the answer sets named are ${named.size}, more than ${MAX_STREAM_HEADS}: name fewer`, { count: named.size });
+    // A head is signed only backed: its leaf rebuilt from the stored event hashes to the stored event_hash (the tree is checked below).
+    const back = (streamId: string, e: StoredEvent, noLeaf: (l: ReturnType<typeof storedLeaf>) => string): Buffer => {
+      const l = storedLeaf(e);
+      if (l.leaf === null) throw unbacked('leaf_not_recomputable', streamId, e.position, noLeaf(l));
+      if (sha256Hex(l.leaf) !== e.event_hash) throw unbacked('event_hash_mismatch', streamId, e.position, 'the stored event_hash is not the SHA-256 of the leaf rebuilt from the stored event');
+      heads.push({ streamId, position: e.position, eventHash: e.event_hash });
+      toCheck.push({ streamId, position: e.position, leaf: l.leaf });
+      return l.leaf;
+    };
     const setEvents: Map<number, StoredEvent> = await this.events.atPositions(q, [...newest.values()]);
     for (const { streamId, set } of sets) {
       const at = newest.get(streamId);
@@ -127,13 +136,10 @@ export class StreamHeadsService {
         continue;
       }
       const e = setEvents.get(at);
-      const l = e ? storedLeaf(e) : null;
-      if (!e || !l || l.leaf === null) throw unbacked('leaf_not_recomputable', streamId, at, 'the newest outcome of the set has no stored leaf that can be rebuilt');
-      if (sha256Hex(l.leaf) !== e.event_hash) throw unbacked('event_hash_mismatch', streamId, e.position, 'the stored event_hash is not the SHA-256 of the leaf rebuilt from the stored event');
-      const ids = outcomeIdsOf(parseLeaf(l.leaf));
+      const noLeaf = 'the newest outcome of the set has no stored leaf that can be rebuilt';
+      if (!e) throw unbacked('leaf_not_recomputable', streamId, at, noLeaf);
+      const ids = outcomeIdsOf(parseLeaf(back(streamId, e, () => noLeaf)));
       if (!ids || !inAnswerSet(set, e.type, ids.receipt_id, ids.job_id)) throw unbacked('answer_not_outcome', streamId, e.position, 'the event the outcomes index names is not an OutcomeReported leaf answering this receipt for this subject');
-      heads.push({ streamId, position: e.position, eventHash: e.event_hash });
-      toCheck.push({ streamId, position: e.position, leaf: l.leaf });
     }
     const found = await this.events.headsAsOf(q, plain, cp.size);
     for (const streamId of plain) {
@@ -142,11 +148,7 @@ export class StreamHeadsService {
         heads.push({ streamId, position: 0, eventHash: null });
         continue;
       }
-      const l = storedLeaf(e);
-      if (l.leaf === null) throw unbacked('leaf_not_recomputable', streamId, e.position, l.erased ? 'its format 1/2 leaf held content that was erased' : 'its stored row cannot be serialized');
-      if (sha256Hex(l.leaf) !== e.event_hash) throw unbacked('event_hash_mismatch', streamId, e.position, 'the stored event_hash is not the SHA-256 of the leaf rebuilt from the stored event');
-      heads.push({ streamId, position: e.position, eventHash: e.event_hash });
-      toCheck.push({ streamId, position: e.position, leaf: l.leaf });
+      back(streamId, e, (l) => (l.erased ? 'its format 1/2 leaf held content that was erased' : 'its stored row cannot be serialized'));
     }
     let stored: Buffer[];
     try {
