@@ -42,6 +42,8 @@ interface WriteCall {
   queuedAt: number;
   /** Runs in a group of its own (see {@link DatabaseService.write}). */
   alone: boolean;
+  /** Yields to every other waiting call (see {@link DatabaseService.write}). */
+  background: boolean;
 }
 
 /** The hooks of one call of a commit group (see {@link Tx}). */
@@ -234,10 +236,13 @@ export class DatabaseService implements OnApplicationShutdown {
    * cannot be rolled back to), every call of the group fails and nothing of
    * the group is written. `options.alone`: run in a group of its own (a call
    * that must see only committed data, e.g. a copy of the database).
+   * `options.background` (with `alone`): long maintenance work, such as an
+   * erasure page; every call queued behind it that is not background runs
+   * first, so requests wait for at most the one background call running.
    */
-  write<T>(fn: (tx: Tx) => Promise<T>, options: { alone?: boolean } = {}): Promise<T> {
+  write<T>(fn: (tx: Tx) => Promise<T>, options: { alone?: boolean; background?: boolean } = {}): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.waiting.push({ fn, resolve: resolve as (v: unknown) => void, reject, queuedAt: performance.now(), alone: options.alone === true });
+      this.waiting.push({ fn, resolve: resolve as (v: unknown) => void, reject, queuedAt: performance.now(), alone: options.alone === true || options.background === true, background: options.background === true });
       this.schedule();
     });
   }
@@ -276,9 +281,11 @@ export class DatabaseService implements OnApplicationShutdown {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     const { max } = this.groupCommit;
-    let n = 1;
-    if (!this.waiting[0].alone) while (n < this.waiting.length && n < max && !this.waiting[n].alone) n++;
-    const group = this.waiting.splice(0, n);
+    // Background calls wait while any other call waits (they keep their order among themselves).
+    const first = this.waiting[0].background ? Math.max(0, this.waiting.findIndex((c) => !c.background)) : 0;
+    let n = first + 1;
+    if (!this.waiting[first].alone) while (n < this.waiting.length && n - first < max && !this.waiting[n].alone) n++;
+    const group = this.waiting.splice(first, n - first);
     this.running = this.runGroup(group).finally(() => {
       this.running = null;
       this.schedule();

@@ -15,7 +15,7 @@ import { OutcomeReads } from '../outcomes/outcome-reads';
 import { ReceiptReads } from '../receipts/receipt-reads';
 import { TimelineReads } from '../timelines/timeline-reads';
 import { PayloadsErasedData } from './erasure.events';
-import { ERASURE_PAGE, ErasureTarget, erasureTargets, PagedErasure } from './erasure-pages';
+import { ErasureTarget, erasurePageSize, erasureTargets, PagedErasure } from './erasure-pages';
 import { ErasureRow, ErasuresRepository } from './erasures.repository';
 
 /** At most this many receipt ids, job ids and positions together in one request. */
@@ -37,7 +37,8 @@ export interface ErasureRequest {
 /**
  * The answer of an erasure: its id, the positions erased (in order), when
  * (its first page), and the positions of its `PayloadsErased` events (one per
- * page of at most `ERASURE_PAGE` (1000); `erasure_position` is the first).
+ * page of at most 1000 positions on PostgreSQL, 250 on SQLite ({@link erasurePageSize});
+ * `erasure_position` is the first).
  */
 export interface ErasureAnswer {
   erasure_id: string;
@@ -115,8 +116,9 @@ export class ErasureService {
    * named was erased before. `origin`: `request` or `retention`. The targets
    * are resolved and their retained data computed on a read snapshot, without
    * the write lock; the payloads are then erased in pages of
-   * `ERASURE_PAGE` (1000) (one write and one `PayloadsErased` event each, see
-   * {@link PagedErasure}), so other writes go on meanwhile.
+   * {@link erasurePageSize} positions (one background write and one
+   * `PayloadsErased` event each, see {@link PagedErasure}), so other writes
+   * go on meanwhile and run before the next page.
    */
   async erase(req: ErasureRequest, by: Principal | RecordedBy, origin: PayloadsErasedData['origin'] = 'request'): Promise<ErasureAnswer> {
     const writer: RecordedBy = 'role' in by ? recordedBy(by) : by;
@@ -124,8 +126,9 @@ export class ErasureService {
       const { positions, skipped } = await this.resolve(q, req);
       const held: ErasureTarget[] = [];
       // Read and prepared a page at a time, yielding between pages: SQLite reads block the event loop while they run.
-      for (let i = 0; i < positions.length; i += ERASURE_PAGE) {
-        held.push(...erasureTargets((await this.events.atPositions(q, positions.slice(i, i + ERASURE_PAGE))).values()));
+      const page = erasurePageSize(this.db.dialect);
+      for (let i = 0; i < positions.length; i += page) {
+        held.push(...erasureTargets((await this.events.atPositions(q, positions.slice(i, i + page))).values()));
         await new Promise((resolve) => setImmediate(resolve));
       }
       if (held.length === 0) throw new ConflictError('already_erased', 'every payload named was erased before', { positions: positions.slice(0, 100) });

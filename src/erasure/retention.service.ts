@@ -6,7 +6,7 @@ import { StoredEvent, SYSTEM } from '../core/ledger/event-hash';
 import { ERASABLE_BY_POSITION_ONLY, ERASABLE_TYPES } from '../core/ledger/retained';
 import { DatabaseService } from '../database/database.service';
 import { EventsRepository } from '../ledger/events.repository';
-import { ERASURE_PAGE, ErasureTarget, erasureTargets, PagedErasure } from './erasure-pages';
+import { ErasureTarget, erasureTargets, PagedErasure } from './erasure-pages';
 import { ErasureService } from './erasure.service';
 import { parseRetentionPeriod, RetentionPeriod, retentionCutoff, shorterThanSixMonths } from './retention-period';
 
@@ -40,7 +40,7 @@ export interface RetentionRun {
  * `retention`, the policy as legal basis ("retention policy
  * RETENTION_PERIOD=P180D", "key retention_period=P30D"). Candidates are read
  * outside the write lock, {@link RETENTION_SCAN_WINDOW} positions a query;
- * payloads are erased {@link ERASURE_PAGE} a write, each page re-checked in
+ * payloads are erased a page a write ({@link erasurePageSize}), each page re-checked in
  * its write (a payload erased meanwhile, by a request or another replica's
  * run, is never erased twice). Scheduled by {@link RetentionScheduler}.
  */
@@ -106,7 +106,7 @@ export class RetentionService {
     const head = (await this.events.head(this.db))?.position ?? 0;
     const runs = new Map<string, { erasure: PagedErasure; pending: ErasureTarget[] }>();
     const flush = async (r: { erasure: PagedErasure; pending: ErasureTarget[] }, min: number) => {
-      while (r.pending.length >= min && r.pending.length > 0) result.erased += (await r.erasure.erasePage(r.pending.splice(0, ERASURE_PAGE))).length;
+      while (r.pending.length >= min && r.pending.length > 0) result.erased += (await r.erasure.erasePage(r.pending.splice(0, r.erasure.pageSize))).length;
     };
     for (let from = 1; from <= head && !stop(); from += RETENTION_SCAN_WINDOW) {
       const to = Math.min(head, from + RETENTION_SCAN_WINDOW - 1);
@@ -119,7 +119,7 @@ export class RetentionService {
         let r = runs.get(p.legal_basis);
         if (!r) runs.set(p.legal_basis, (r = { erasure: this.erasure.pagedErasure({ reason: 'retention', legal_basis: p.legal_basis }, SYSTEM, 'retention'), pending: [] }));
         r.pending.push(...erasureTargets([e]));
-        await flush(r, ERASURE_PAGE);
+        await flush(r, r.erasure.pageSize);
       }
     }
     for (const r of runs.values()) await flush(r, 1);

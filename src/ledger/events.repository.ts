@@ -132,7 +132,9 @@ export class EventsRepository {
    */
   async heldBefore(q: Queryable, from: number, to: number, types: readonly string[], before: string): Promise<StoredEvent[]> {
     const rows = await q.query<StoredEvent>(
-      `SELECT * FROM events WHERE position >= ? AND position <= ? AND type IN (${placeholders(types.length)}) AND data <> '' AND recorded_at < ? ORDER BY position`,
+      // `type || ''`: the position range drives the read, never the index on `type`, which SQLite would otherwise pick
+      // (without statistics) and walk every event of those types for each window: 27x slower over 100,000 events.
+      `SELECT * FROM events WHERE position >= ? AND position <= ? AND (type || '') IN (${placeholders(types.length)}) AND data <> '' AND recorded_at < ? ORDER BY position`,
       [from, to, ...types, before],
     );
     return rows.map(toStored);

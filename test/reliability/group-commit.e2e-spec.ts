@@ -128,6 +128,28 @@ describe.each(DIALECTS)('group commit on %s', (dialect) => {
     await db.unsafeQuery(`DROP TABLE ${table}`);
   });
 
+  it('background writes (erasure pages) yield: every other call queued meanwhile runs first, background calls keep their order', async () => {
+    const db = t.app.get(DatabaseService);
+    const order: string[] = [];
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    // Hold the queue with one running call, then queue background and ordinary calls behind it, interleaved.
+    const holder = db.write(async () => {
+      await gate;
+      order.push('holder');
+    });
+    await new Promise((r) => setImmediate(r));
+    const calls = [
+      db.write(async () => void order.push('bg1'), { background: true }),
+      db.write(async () => void order.push('w1')),
+      db.write(async () => void order.push('bg2'), { background: true }),
+      db.write(async () => void order.push('w2')),
+    ];
+    release();
+    await Promise.all([holder, ...calls]);
+    expect(order).toEqual(['holder', 'w1', 'w2', 'bg1', 'bg2']);
+  });
+
   it('a group hook that throws fails the whole group: every call rejects and nothing is stored', async () => {
     const db = t.app.get(DatabaseService);
     const p0 = await head();
