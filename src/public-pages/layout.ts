@@ -153,12 +153,17 @@ export function provenanceLabel(cls: unknown): SafeHtml {
 export type Tone = 'ok' | 'bad' | 'warn' | 'na';
 const SYMBOL: Record<Tone, string> = { ok: '✓', bad: '✗', warn: '⚠', na: '–' };
 
-/** The verdict block that leads a page: the worst tone colours the frame; every line has its own symbol, words and colour. */
-export function verdictBlock(lines: { tone: Tone; text: SafeHtml | string; id?: string }[], more: SafeHtml | string = ''): SafeHtml {
+/**
+ * The verdict block that leads a page: the worst tone colours the frame;
+ * every line has its own symbol, words and colour. `id`: the section's id
+ * (`verdict` for the page's own; another for a block inside a section, so a
+ * page holds each id once), its lines' default ids `<id>-1`, `<id>-2`, ...
+ */
+export function verdictBlock(lines: { tone: Tone; text: SafeHtml | string; id?: string }[], more: SafeHtml | string = '', id = 'verdict'): SafeHtml {
   const rank: Tone[] = ['bad', 'warn', 'na', 'ok'];
   const worst = rank.find((t) => lines.some((l) => l.tone === t)) ?? 'na';
-  return html`<section class="verdict ${worst}" id="verdict">${lines.map(
-    (l, i) => html`<div class="${`line ${l.tone}${i > 0 ? ' sub' : ''}`}" id="${l.id ?? `verdict-${i + 1}`}"><span aria-hidden="true">${SYMBOL[l.tone]}</span> ${l.text}</div>`,
+  return html`<section class="verdict ${worst}" id="${id}">${lines.map(
+    (l, i) => html`<div class="${`line ${l.tone}${i > 0 ? ' sub' : ''}`}" id="${l.id ?? `${id}-${i + 1}`}"><span aria-hidden="true">${SYMBOL[l.tone]}</span> ${l.text}</div>`,
   )}${more}</section>`;
 }
 

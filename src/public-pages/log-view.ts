@@ -25,7 +25,7 @@ export function logSection(loc: LogLocation): SafeHtml {
   const cp = loc.checkpoint;
   return html`<section class="box" id="log">
 <h2>In the verifiable log</h2>
-${verdictBlock([logLine(loc)])}
+${verdictBlock([logLine(loc)], '', 'log-verdict')}
 <table class="kv">
 <tr><th>Leaf index</th><td>${loc.leaf_index} <span class="muted">(ledger position ${loc.position})</span></td></tr>
 <tr><th>Leaf hash</th><td>${shortId(loc.leaf_hash)}</td></tr>

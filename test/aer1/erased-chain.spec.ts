@@ -55,4 +55,16 @@ describe('erased entries in a timeline', () => {
     gap.pushErased({ seq: 5, close: true, provenance_class: 'EXECUTED BY LEDGER' });
     expect(gap.finish().reasons).toEqual(['seq_not_contiguous']);
   });
+
+  it('content checks never pass for erased content: partial holds only for the held entries, all erased is not evaluated', () => {
+    const content = ['entries.objects', 'entries.members', 'entries.canonical_bytes'];
+    const some = run(chain(4), [2, 3]);
+    for (const name of content) expect(some.checks.find((c) => c.name === name)).toEqual({ name, ok: true, detail: 'holds for the 2 entries still held; 2 erased entries not re-checked' });
+    const all = run(chain(3), [1, 2, 3]);
+    for (const name of content) expect(all.checks.find((c) => c.name === name)).toEqual({ name, ok: null, detail: 'not re-checkable: the content of every entry (3) was erased' });
+    // What the ledger still holds of an erased entry (seq, close, provenance class) is still checked.
+    expect(all.checks.filter((c) => c.ok === true).map((c) => c.name)).toEqual(['non_empty', 'entries.seq', 'entries.close', 'entries.provenance_class', 'sequence', 'one_job', 'close_only_last', 'closed']);
+    const none = run(chain(3), []);
+    for (const name of content) expect(none.checks.find((c) => c.name === name)).toEqual({ name, ok: true });
+  });
 });

@@ -61,11 +61,19 @@ export function timelineResult(run: RunFindings, link: LinkState, count: number,
   checks.push(empty ? { name: 'non_empty', ok: false, detail: 'a timeline is a non-empty array (S7.2)' } : { name: 'non_empty', ok: true, detail: `${count} entries` });
   if (empty) findings.reason('empty_timeline');
   if (!empty) {
-    aggregate('entries.objects', failures.entry, 'not JSON objects');
-    aggregate('entries.members', failures.members, 'missing or malformed members');
+    // Issue 29: an erased entry's object, members and canonical bytes are gone; these checks hold only for the entries still held.
+    const erased = failures.erased.count;
+    const heldText = (n: number) => (n === 1 ? 'entry' : `${n} entries`);
+    const onContent = (name: string, failed: FailureList, prefix: string): void => {
+      if (erased === 0 || failed.count > 0) aggregate(name, failed, prefix);
+      else if (erased === count) checks.push({ name, ok: null, detail: `not re-checkable: the content of every entry (${count}) was erased` });
+      else checks.push({ name, ok: true, detail: `holds for the ${heldText(count - erased)} still held; ${erased} erased ${erased === 1 ? 'entry' : 'entries'} not re-checked` });
+    };
+    onContent('entries.objects', failures.entry, 'not JSON objects');
+    onContent('entries.members', failures.members, 'missing or malformed members');
     aggregate('entries.seq', failures.seq, 'seq is not an integer');
     aggregate('entries.close', failures.close, 'close is not a boolean');
-    aggregate('entries.canonical_bytes', failures.base64, 'canonical_bytes is not strict base64');
+    onContent('entries.canonical_bytes', failures.base64, 'canonical_bytes is not strict base64');
     aggregate('entries.provenance_class', failures.provenance, 'unknown provenance class');
     if (run.genesis) checks.push(run.genesis);
     aggregate('sequence', failures.contiguous, 'not contiguous from 1');
