@@ -145,9 +145,11 @@ describe.each(DIALECTS)('second attack: the ledger check on %s', (dialect) => {
       await gate;
       yield* realReadAll(o);
     });
+    // Every request's handler asks for the chain check (passed through); the gate opens once all four have asked.
+    const asked = jest.spyOn(ledger, 'verifyChain');
     const pending = Promise.all([1, 2, 3, 4].map(() => t.http.get('/api/ledger/verify').then((r) => r)));
-    for (let i = 0; i < 100 && scans.mock.calls.length === 0; i++) await new Promise((r) => setTimeout(r, 20));
-    await new Promise((r) => setTimeout(r, 300)); // the three others reach the handler meanwhile
+    for (let i = 0; i < 500 && asked.mock.calls.length < 4; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(asked).toHaveBeenCalledTimes(4);
     release();
     const answers = await pending;
     expect(answers.map((a) => [a.status, a.body.verdict])).toEqual([1, 2, 3, 4].map(() => [200, 'valid']));
@@ -155,5 +157,6 @@ describe.each(DIALECTS)('second attack: the ledger check on %s', (dialect) => {
     await t.http.get('/api/ledger/verify');
     expect(scans).toHaveBeenCalledTimes(2); // a later request scans again: an edited row is caught by the next check
     scans.mockRestore();
+    asked.mockRestore();
   });
 });
