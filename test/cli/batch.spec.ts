@@ -65,7 +65,7 @@ describe('aer1 verify --batch', () => {
     // The same bytes from stdin (a stream, not the reused buffer) give the same lines.
     const s = await cli(['verify', '--batch', '--json', '-'], { stdin: gen.out });
     expect(s.out).toBe(r.out);
-  });
+  }, 30_000); // 6,000 receipts generated and verified twice (about 1.5 s on a quiet machine; over 5 s on a loaded one)
 
   it('marks a line not JSON when it is not UTF-8', async () => {
     const bytes = Buffer.concat([Buffer.from('{"id":"x","input":"'), Buffer.from([0xc3, 0x28]), Buffer.from('"}\n')]);
