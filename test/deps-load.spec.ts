@@ -35,7 +35,6 @@ const MODULES = [
   'supertest',
   // nostr-tools 2.19.x: 2.23 and later need @noble/curves 2, which is ESM only (issue 33).
   'nostr-tools',
-  'nostr-tools/relay',
   'ws',
 ];
 

@@ -1,23 +1,19 @@
 import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
 import { finalizeEvent, type Event as NostrEvent } from 'nostr-tools';
-import { Relay, useWebSocketImplementation } from 'nostr-tools/relay';
-import WebSocket from 'ws';
 import { AppConfig } from '../config/configuration';
 import { anchorEventTemplate } from '../core/nostr/anchor';
 import { DatabaseService } from '../database/database.service';
 import { LogIdentityService } from './log-identity.service';
 import { LogService } from './log.service';
 import { NostrAnchors } from './nostr-anchors.service';
+import { publishToRelay } from './nostr-relay-client';
 import { NostrRepository, StoredNostrAnchor } from './nostr.repository';
-
-// Node 20 has no global WebSocket: nostr-tools connects through `ws`.
-useWebSocketImplementation(WebSocket);
 
 /** First retry delay after a relay refused or could not be reached, in ms, doubled per failure up to 5 minutes. */
 const NOSTR_BACKOFF_MS = 1000;
 const NOSTR_MAX_BACKOFF_MS = 300_000;
-/** How long one relay may take to connect, and to answer OK, in ms. */
+/** How long one relay may take to connect and answer OK, in ms. */
 const RELAY_TIMEOUT_MS = 5000;
 
 /** What /health shows of one relay. */
@@ -152,33 +148,20 @@ export class NostrPublisher implements OnApplicationBootstrap, OnApplicationShut
     }
     const now = Date.now();
     const todo = [...this.relays.entries()].filter(([, r]) => r.lastOk?.size !== n.size && now >= r.retryAt);
-    await Promise.all(todo.map(([url, r]) => this.publishTo(url, r, n)));
+    // Settled, not all: the run (and so the next one) waits for every relay, whatever one of them did.
+    const done = await Promise.allSettled(todo.map(([url, r]) => this.publishTo(url, r, n)));
+    for (const d of done) if (d.status === 'rejected') this.logger.error(`Nostr anchoring: ${(d.reason as Error)?.message ?? String(d.reason)}`);
   }
 
   private async publishTo(url: string, r: RelayState, a: StoredNostrAnchor): Promise<void> {
     const event = JSON.parse(a.event) as NostrEvent;
-    let ok = false;
-    let message: string;
-    let relay: Relay | null = null;
-    try {
-      relay = new Relay(url);
-      relay.connectionTimeout = RELAY_TIMEOUT_MS;
-      await relay.connect();
-      relay.publishTimeout = RELAY_TIMEOUT_MS;
-      message = await relay.publish(event);
-      ok = true;
-    } catch (e) {
-      message = (e instanceof Error ? e.message : String(e)) || 'refused';
-    } finally {
-      try {
-        relay?.close();
-      } catch {
-        // already closed
-      }
-    }
+    const answer = await publishToRelay(url, event, RELAY_TIMEOUT_MS);
+    // A relay's text is data: logged JSON-quoted (no line breaks or escape codes reach the log), never printed raw.
+    for (const notice of answer.notices) this.logger.debug(`NOTICE from ${url}: ${JSON.stringify(notice)}`);
+    const { ok, message } = answer;
     const at = new Date().toISOString();
-    const attempt = (await this.repo.publications(this.db, a.size)).filter((p) => p.relay === url).length + 1;
-    await this.db.write((tx) => this.repo.insertPublication(tx, { size: a.size, relay: url, attempt, ok, message: message.slice(0, 500), at }));
+    // The attempt number is taken inside the write (writes are serialized, across processes too): never two alike.
+    await this.db.write(async (tx) => this.repo.insertPublication(tx, { size: a.size, relay: url, attempt: (await this.repo.attempts(tx, a.size, url)) + 1, ok, message, at }));
     if (ok) {
       Object.assign(r, { failures: 0, retryAt: 0, lastError: null, lastOk: { size: a.size, at } });
       this.logger.log(`Nostr event ${a.event_id} (checkpoint ${a.size}) accepted by ${url}`);
@@ -188,6 +171,6 @@ export class NostrPublisher implements OnApplicationBootstrap, OnApplicationShut
     const delay = Math.min(NOSTR_BACKOFF_MS * 2 ** (r.failures - 1), NOSTR_MAX_BACKOFF_MS);
     r.retryAt = Date.now() + delay;
     r.lastError = `${at}: ${message.slice(0, 300)}`;
-    this.logger.warn(`Nostr event ${a.event_id} (checkpoint ${a.size}) not accepted by ${url}: ${message.slice(0, 300)}; retrying in ${delay} ms`);
+    this.logger.warn(`Nostr event ${a.event_id} (checkpoint ${a.size}) not accepted by ${url}: ${JSON.stringify(message.slice(0, 300))}; retrying in ${delay} ms`);
   }
 }

@@ -79,6 +79,12 @@ export class NostrRepository {
     return rows.length === 1;
   }
 
+  /** How many attempts on the anchor of `size` are stored for `relay`. */
+  async attempts(q: Queryable, size: number, relay: string): Promise<number> {
+    const rows = await q.query<{ n: number | string | null }>('SELECT MAX(attempt) AS n FROM nostr_publications WHERE size = ? AND relay = ?', [size, relay]);
+    return Number(rows[0]?.n ?? 0);
+  }
+
   /** Every attempt on the anchor of `size`, by relay then attempt. */
   async publications(q: Queryable, size: number): Promise<StoredNostrPublication[]> {
     const rows = await q.query<PubRow>('SELECT size, relay, attempt, ok, message, at FROM nostr_publications WHERE size = ? ORDER BY relay, attempt', [size]);
