@@ -4,7 +4,7 @@ import { AppConfig } from '../config/configuration';
 import type { NostrEvent } from '../core/nostr/anchor';
 import { DatabaseService } from '../database/database.service';
 import { Queryable } from '../database/rows';
-import { NostrSettings, parseNostrSettings } from './nostr-config';
+import { NostrSettings, parseNostrSettings, publicRelayUrl } from './nostr-config';
 import { NostrRepository, StoredNostrAnchor, StoredNostrPublication } from './nostr.repository';
 
 /** One relay's answer to an anchor: its newest attempt. */
@@ -76,7 +76,7 @@ export class NostrAnchors {
     for (const p of attempts) byRelay.set(p.relay, [...(byRelay.get(p.relay) ?? []), p]);
     const relay_status = [...byRelay.entries()].map(([url, ps]) => {
       const last = ps[ps.length - 1];
-      return { url, ok: ps.some((p) => p.ok), message: last.message, at: last.at, attempts: ps.length };
+      return { url: publicRelayUrl(url), ok: ps.some((p) => p.ok), message: last.message, at: last.at, attempts: ps.length };
     });
     const oks = attempts.filter((p) => p.ok).map((p) => p.at).sort();
     return {

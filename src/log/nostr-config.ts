@@ -50,6 +50,21 @@ export function readNostrKeyFile(path: string): Uint8Array {
 }
 
 /**
+ * A relay URL as it may be shown to anyone (/health, anchors, pages): its
+ * query and fragment (where a paid relay's access token goes) replaced by
+ * `?…`. The full URL stays in the configuration and the database.
+ */
+export function publicRelayUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (!u.search && !u.hash) return url;
+    return `${u.protocol}//${u.host}${u.pathname}?\u2026`;
+  } catch {
+    return url;
+  }
+}
+
+/**
  * Parse NOSTR_RELAYS (comma-separated `wss://` URLs; `ws://` only with
  * NOSTR_ALLOW_INSECURE) and NOSTR_KEY_FILE; null when neither is set. Throws
  * an Error naming the variable for: one set without the other, a URL that

@@ -7,6 +7,7 @@ import { DatabaseService } from '../database/database.service';
 import { LogIdentityService } from './log-identity.service';
 import { LogService } from './log.service';
 import { NostrAnchors } from './nostr-anchors.service';
+import { publicRelayUrl } from './nostr-config';
 import { publishToRelay } from './nostr-relay-client';
 import { NostrRepository, StoredNostrAnchor } from './nostr.repository';
 
@@ -105,7 +106,7 @@ export class NostrPublisher implements OnApplicationBootstrap, OnApplicationShut
       event_id: n?.event_id ?? null,
       created_at: n?.created_at ?? null,
       relays: [...this.relays.entries()].map(([url, r]) => ({
-        url,
+        url: publicRelayUrl(url),
         status: r.lastError ? 'failing' : r.lastOk && n && r.lastOk.size === n.size ? 'ok' : 'pending',
         last_ok_size: r.lastOk?.size ?? null,
         last_ok_at: r.lastOk?.at ?? null,

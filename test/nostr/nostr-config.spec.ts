@@ -6,7 +6,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { getPublicKey, nip19 } from 'nostr-tools';
-import { createNostrKeyFile, parseNostrSettings } from '../../src/log/nostr-config';
+import { createNostrKeyFile, parseNostrSettings, publicRelayUrl } from '../../src/log/nostr-config';
 
 describe('Nostr settings', () => {
   const dir = mkdtempSync(join(tmpdir(), 'aer1-nostr-cfg-'));
@@ -53,5 +53,17 @@ describe('Nostr settings', () => {
     writeFileSync(bad, 'not a key\n');
     const path = file === 'KEY' ? key : file === 'BAD' ? bad : file === 'MISSING' ? join(dir, 'missing.key') : undefined;
     expect(() => parseNostrSettings(relays, path, false, 0)).toThrow(why);
+  });
+});
+
+describe('a relay URL as shown publicly (/health, anchors)', () => {
+  it.each([
+    ['wss://relay.example.com', 'wss://relay.example.com'],
+    ['wss://relay.example.com/', 'wss://relay.example.com/'],
+    ['wss://paid.example.com/ws?token=s3cret', 'wss://paid.example.com/ws?\u2026'],
+    ['wss://paid.example.com/#s3cret', 'wss://paid.example.com/?\u2026'],
+    ['ws://127.0.0.1:7777', 'ws://127.0.0.1:7777'],
+  ])('%s -> %s', (url, shown) => {
+    expect(publicRelayUrl(url)).toBe(shown);
   });
 });
