@@ -219,15 +219,21 @@ function checkTypes(s: OtlpSpan, index: number): void {
 }
 
 /**
- * A span's receipt id: the UUID (version 8, RFC 9562) made of the first 16
- * bytes of SHA-256 over the UTF-8 of `aer1-otlp-span/2:` followed by the JSON
+ * A span's receipt id: a UUID (version 8, RFC 9562) whose first 4 bytes are
+ * the first 4 bytes of SHA-256 over the UTF-8 of `aer1-otlp-job/3:` followed
+ * by the JSON array `[sender, job id]`, and whose other 12 bytes are bytes 4
+ * to 15 of SHA-256 over the UTF-8 of `aer1-otlp-span/3:` followed by the JSON
  * array `[sender, job id, trace id hex, span id hex]` (JSON.stringify, no
- * white space; `sender` from {@link senderOf}). The same span sent again by
- * the same owner for the same job names the same receipt; a key of another
- * owner, or another job, names another.
+ * white space; `sender` from {@link senderOf}; version and variant bits set).
+ * The same span sent again by the same owner for the same job names the
+ * same receipt; a key of another owner, or another job, names another. The
+ * receipts of one job share their first 8 hex digits, so a request's
+ * receipts sit together in every index keyed by receipt id (a span then
+ * touches a few index pages, not one page of each index per span).
  */
 export function spanReceiptId(sender: string, jobId: string, traceId: string, spanId: string): string {
-  const b = sha256(`aer1-otlp-span/2:${JSON.stringify([sender, jobId, traceId, spanId])}`).subarray(0, 16);
+  const b = sha256(`aer1-otlp-span/3:${JSON.stringify([sender, jobId, traceId, spanId])}`).subarray(0, 16);
+  sha256(`aer1-otlp-job/3:${JSON.stringify([sender, jobId])}`).copy(b, 0, 0, 4);
   b[6] = (b[6] & 0x0f) | 0x80;
   b[8] = (b[8] & 0x3f) | 0x80;
   const h = b.toString('hex');

@@ -216,7 +216,8 @@ describe('documented forms', () => {
   });
 
   test('a receipt id is SHA-256 over the sender, the job, the trace and span ids: the same span of another owner or job names another receipt', () => {
-    const b = createHash('sha256').update(`aer1-otlp-span/2:${JSON.stringify([SENDER, 'job-1', T1, hexId(1, 8)])}`, 'utf8').digest();
+    const b = createHash('sha256').update(`aer1-otlp-span/3:${JSON.stringify([SENDER, 'job-1', T1, hexId(1, 8)])}`, 'utf8').digest();
+    createHash('sha256').update(`aer1-otlp-job/3:${JSON.stringify([SENDER, 'job-1'])}`, 'utf8').digest().copy(b, 0, 0, 4);
     b[6] = (b[6] & 0x0f) | 0x80;
     b[8] = (b[8] & 0x3f) | 0x80;
     expect(spanReceiptId(SENDER, 'job-1', T1, hexId(1, 8)).replace(/-/g, '')).toBe(b.subarray(0, 16).toString('hex'));
@@ -228,5 +229,10 @@ describe('documented forms', () => {
     ]);
     expect(ids.size).toBe(4);
     expect(spanReceiptId(SENDER, 'job-1', T1, hexId(1, 8))).toBe(spanReceiptId(SENDER, 'job-1', T1, hexId(1, 8)));
+    // The receipts of one job (same sender) share their first 8 hex digits; another job's or sender's do not.
+    const prefix = (id: string): string => id.slice(0, 8);
+    expect(prefix(spanReceiptId(SENDER, 'job-1', T1, hexId(2, 8)))).toBe(prefix(spanReceiptId(SENDER, 'job-1', hexId(7, 16), hexId(9, 8))));
+    expect(prefix(spanReceiptId(SENDER, 'job-2', T1, hexId(1, 8)))).not.toBe(prefix(spanReceiptId(SENDER, 'job-1', T1, hexId(1, 8))));
+    expect(prefix(spanReceiptId('owner:evil', 'job-1', T1, hexId(1, 8)))).not.toBe(prefix(spanReceiptId(SENDER, 'job-1', T1, hexId(1, 8))));
   });
 });
