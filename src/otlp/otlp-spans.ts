@@ -108,21 +108,21 @@ export function planSpans(spans: readonly OtlpSpan[], sender: string): SpanPlan 
     const tool = str(s, ATTR.tool);
     const problem = jobIdProblemOnce(job);
     if (problem) {
-      rejected.push(reject(s, null, 'invalid_job_id', `job id ${JSON.stringify(job)} (from ${jobSource(s)}): ${problem}; the span was not recorded`));
+      rejected.push(reject(s, null, 'invalid_job_id', `${spanLabel(s)}: job id ${JSON.stringify(job)} (from ${jobSource(s)}): ${problem}; the span was not recorded`));
       continue;
     }
     if (tool === undefined || tool.length === 0) {
-      rejected.push(reject(s, job, 'missing_tool_name', `an execute_tool span needs a non-empty ${ATTR.tool}`));
+      rejected.push(reject(s, job, 'missing_tool_name', `${spanLabel(s)} of job ${JSON.stringify(job)}: an execute_tool span needs a non-empty ${ATTR.tool}; the span was not recorded`));
       continue;
     }
     if (tool === CLOSE_MARKER_TOOL) {
-      rejected.push(reject(s, job, 'reserved_tool', `the tool ${JSON.stringify(CLOSE_MARKER_TOOL)} is reserved for the ledger's closing marker; close with ${ATTR.close} = true or an invoke_agent span`));
+      rejected.push(reject(s, job, 'reserved_tool', `${spanLabel(s)} of job ${JSON.stringify(job)}: the tool ${JSON.stringify(CLOSE_MARKER_TOOL)} is reserved for the ledger's closing marker; close with ${ATTR.close} = true or an invoke_agent span; the span was not recorded`));
       continue;
     }
     const result = s.attributes.get(ATTR.result);
     if (result?.type === 'string' && (result.not_utf8 === true || hasLoneSurrogate(result.value))) {
       const what = result.not_utf8 ? 'bytes that are not UTF-8 (protobuf)' : 'an unpaired UTF-16 surrogate (OTLP/JSON \\uD800-\\uDFFF escape)';
-      rejected.push(reject(s, job, 'result_not_utf8', `${ATTR.result} holds ${what}: its bytes cannot be recorded as sent; the span was not recorded`));
+      rejected.push(reject(s, job, 'result_not_utf8', `${spanLabel(s)} of job ${JSON.stringify(job)}: ${ATTR.result} holds ${what}: its bytes cannot be recorded as sent; the span was not recorded`));
       continue;
     }
     records.push(record(s, 'tool_call', job, tool, s.attributes.get(ATTR.close)?.type === 'bool' && (s.attributes.get(ATTR.close) as { value: boolean }).value, sender));
@@ -190,6 +190,11 @@ function record(s: OtlpSpan, kind: SpanRecord['kind'], job: string, tool: string
     close,
     receipt_id: spanReceiptId(sender, job, s.trace_id, s.span_id),
   };
+}
+
+/** How a message names a span: `span <trace id>/<span id> ("<name>")`, as the service's refusals do. */
+export function spanLabel(s: Pick<OtlpSpan, 'trace_id' | 'span_id' | 'name'>): string {
+  return `span ${s.trace_id}/${s.span_id} (${JSON.stringify(s.name)})`;
 }
 
 function reject(s: OtlpSpan, job: string | null, reason: string, message: string): SpanRejection {

@@ -4,6 +4,7 @@ import { verifyReceipt } from '../../src/core/aer1';
 import { LedgerError } from '../../src/core/errors';
 import { decodeJson, decodeProtobuf, encodeResponse, OTLP_MAX_SPANS, pbNanos } from '../../src/otlp/otlp-decode';
 import fc from 'fast-check';
+import { summary } from '../../src/otlp/otlp.controller';
 import { attributesJson, planSpans, receiptDocument, receiptText, spanReceiptId, spanTime, SpanRecord } from '../../src/otlp/otlp-spans';
 import { hexId, jsonRequest, protoRequest, readProtoResponse, SpanSpec } from './requests';
 
@@ -168,6 +169,18 @@ describe('planSpans', () => {
     const plan = planSpans(decodeProtobuf(protoRequest([tool(1, 1, { 'gen_ai.tool.name': '' }), tool(2, 2, { 'aer1.job_id': 'bad\u0007id' }), tool(3, 3, {})])), SENDER);
     expect(plan.rejected.map((r) => r.reason)).toEqual(['missing_tool_name', 'invalid_job_id']);
     expect(plan.records.map((r) => r.tool)).toEqual(['t3']);
+  });
+
+  test('a refusal names its span (trace id/span id and name), in the answer\'s message too', () => {
+    const noTool: SpanSpec = { ...tool(4, 4, {}), name: 'execute_tool (unnamed)', attrs: { 'gen_ai.operation.name': 'execute_tool', 'aer1.job_id': 'job-9' } };
+    const plan = planSpans(decodeProtobuf(protoRequest([tool(1, 1, { 'gen_ai.tool.name': '' }), noTool, tool(2, 2, { 'aer1.job_id': 'bad\u0007id' })])), SENDER);
+    expect(plan.rejected.map((r) => [r.reason, r.message])).toEqual([
+      ['missing_tool_name', `span ${T1}/${hexId(1, 8)} ("execute_tool t1") of job "${T1}": an execute_tool span needs a non-empty gen_ai.tool.name; the span was not recorded`],
+      ['invalid_job_id', expect.stringMatching(new RegExp(`^span ${T1}/${hexId(2, 8)} \\("execute_tool t2"\\): job id "bad\\\\u0007id" \\(from aer1\\.job_id\\): `))],
+      ['missing_tool_name', `span ${T1}/${hexId(4, 8)} ("execute_tool (unnamed)") of job "job-9": an execute_tool span needs a non-empty gen_ai.tool.name; the span was not recorded`],
+    ]);
+    const message = summary({ recorded: 0, duplicates: 0, not_recorded: 0, rejected: plan.rejected, jobs: [] });
+    expect(message).toContain(`missing_tool_name: span ${T1}/${hexId(4, 8)} ("execute_tool (unnamed)") of job "job-9": an execute_tool span needs`);
   });
 
   test('an empty job id is refused invalid_job_id whichever attribute names it; an agent span naming an empty job closes nothing', () => {
