@@ -108,21 +108,21 @@ export function planSpans(spans: readonly OtlpSpan[], sender: string): SpanPlan 
     const tool = str(s, ATTR.tool);
     const problem = jobIdProblemOnce(job);
     if (problem) {
-      rejected.push(reject(s, null, 'invalid_job_id', `job id ${JSON.stringify(job)} (from ${jobSource(s)}): ${problem}; the span was not recorded`));
+      rejected.push(reject(s, null, 'invalid_job_id', `${spanLabel(s)}: job id ${JSON.stringify(job)} (from ${jobSource(s)}): ${problem}; the span was not recorded`));
       continue;
     }
     if (tool === undefined || tool.length === 0) {
-      rejected.push(reject(s, job, 'missing_tool_name', `an execute_tool span needs a non-empty ${ATTR.tool}`));
+      rejected.push(reject(s, job, 'missing_tool_name', `${spanLabel(s)} of job ${JSON.stringify(job)}: an execute_tool span needs a non-empty ${ATTR.tool}; the span was not recorded`));
       continue;
     }
     if (tool === CLOSE_MARKER_TOOL) {
-      rejected.push(reject(s, job, 'reserved_tool', `the tool ${JSON.stringify(CLOSE_MARKER_TOOL)} is reserved for the ledger's closing marker; close with ${ATTR.close} = true or an invoke_agent span`));
+      rejected.push(reject(s, job, 'reserved_tool', `${spanLabel(s)} of job ${JSON.stringify(job)}: the tool ${JSON.stringify(CLOSE_MARKER_TOOL)} is reserved for the ledger's closing marker; close with ${ATTR.close} = true or an invoke_agent span; the span was not recorded`));
       continue;
     }
     const result = s.attributes.get(ATTR.result);
     if (result?.type === 'string' && (result.not_utf8 === true || hasLoneSurrogate(result.value))) {
       const what = result.not_utf8 ? 'bytes that are not UTF-8 (protobuf)' : 'an unpaired UTF-16 surrogate (OTLP/JSON \\uD800-\\uDFFF escape)';
-      rejected.push(reject(s, job, 'result_not_utf8', `${ATTR.result} holds ${what}: its bytes cannot be recorded as sent; the span was not recorded`));
+      rejected.push(reject(s, job, 'result_not_utf8', `${spanLabel(s)} of job ${JSON.stringify(job)}: ${ATTR.result} holds ${what}: its bytes cannot be recorded as sent; the span was not recorded`));
       continue;
     }
     records.push(record(s, 'tool_call', job, tool, s.attributes.get(ATTR.close)?.type === 'bool' && (s.attributes.get(ATTR.close) as { value: boolean }).value, sender));
@@ -192,6 +192,11 @@ function record(s: OtlpSpan, kind: SpanRecord['kind'], job: string, tool: string
   };
 }
 
+/** How a message names a span: `span <trace id>/<span id> ("<name>")`, as the service's refusals do. */
+export function spanLabel(s: Pick<OtlpSpan, 'trace_id' | 'span_id' | 'name'>): string {
+  return `span ${s.trace_id}/${s.span_id} (${JSON.stringify(s.name)})`;
+}
+
 function reject(s: OtlpSpan, job: string | null, reason: string, message: string): SpanRejection {
   return { trace_id: s.trace_id, span_id: s.span_id, name: s.name, job_id: job, reason, message };
 }
@@ -219,15 +224,21 @@ function checkTypes(s: OtlpSpan, index: number): void {
 }
 
 /**
- * A span's receipt id: the UUID (version 8, RFC 9562) made of the first 16
- * bytes of SHA-256 over the UTF-8 of `aer1-otlp-span/2:` followed by the JSON
+ * A span's receipt id: a UUID (version 8, RFC 9562) whose first 4 bytes are
+ * the first 4 bytes of SHA-256 over the UTF-8 of `aer1-otlp-job/3:` followed
+ * by the JSON array `[sender, job id]`, and whose other 12 bytes are bytes 4
+ * to 15 of SHA-256 over the UTF-8 of `aer1-otlp-span/3:` followed by the JSON
  * array `[sender, job id, trace id hex, span id hex]` (JSON.stringify, no
- * white space; `sender` from {@link senderOf}). The same span sent again by
- * the same owner for the same job names the same receipt; a key of another
- * owner, or another job, names another.
+ * white space; `sender` from {@link senderOf}; version and variant bits set).
+ * The same span sent again by the same owner for the same job names the
+ * same receipt; a key of another owner, or another job, names another. The
+ * receipts of one job share their first 8 hex digits, so a request's
+ * receipts sit together in every index keyed by receipt id (a span then
+ * touches a few index pages, not one page of each index per span).
  */
 export function spanReceiptId(sender: string, jobId: string, traceId: string, spanId: string): string {
-  const b = sha256(`aer1-otlp-span/2:${JSON.stringify([sender, jobId, traceId, spanId])}`).subarray(0, 16);
+  const b = sha256(`aer1-otlp-span/3:${JSON.stringify([sender, jobId, traceId, spanId])}`).subarray(0, 16);
+  sha256(`aer1-otlp-job/3:${JSON.stringify([sender, jobId])}`).copy(b, 0, 0, 4);
   b[6] = (b[6] & 0x0f) | 0x80;
   b[8] = (b[8] & 0x3f) | 0x80;
   const h = b.toString('hex');

@@ -58,7 +58,7 @@ export function timelinePage(t: TimelineView & { verify_url: string; log?: LogLo
     : [];
   // Failed calls lead before the chain's verdict: a valid chain records them faithfully; it does not mean they succeeded.
   const failed: VerdictLine[] = t.failed_calls > 0
-    ? [{ tone: 'bad', text: `${t.failed_calls} of ${t.entry_count} calls failed (recorded status not ok): a valid chain proves only that the record is intact`, id: 'failed-calls' }]
+    ? [{ tone: 'bad', text: `${t.failed_calls} of ${t.calls} calls failed (recorded status not ok): a valid chain proves only that the record is intact`, id: 'failed-calls' }]
     : [];
   const body = html`
 <h1>Job timeline ${idCode(t.job_id)}</h1>

@@ -4,7 +4,7 @@
  * public page does not depend on the timelines module's service API.
  */
 import { Attestation, AttestationKind, CommitmentTrust, judgeAttestation, NO_TRUST } from '../core/aer1/attestation';
-import { assessCommitments, chainVerdict, failedCallStatus, Check, CommitmentFinding, CommitmentOutcome, CommitmentsStatus, earlierCounts, has, isObject, isUuid, JsonObject, RecordedCommitment, TimelineResult, TimelineVerifier, JobAssessment, jobAssessment } from '../core/aer1';
+import { assessCommitments, chainVerdict, failedCallStatus, isClosingMarkerEntry, Check, CommitmentFinding, CommitmentOutcome, CommitmentsStatus, earlierCounts, has, isObject, isUuid, JsonObject, RecordedCommitment, TimelineResult, TimelineVerifier, JobAssessment, jobAssessment } from '../core/aer1';
 import { parseStoredJson, Queryable } from '../database/rows';
 import { TimelineReads } from '../timelines/timeline-reads';
 
@@ -74,6 +74,8 @@ export interface TimelineView {
   provenance: Record<string, number>;
   /** Entries (of all, not only this page) recording a failed call: a `status` member present and not `ok`. */
   failed_calls: number;
+  /** Entries (of all) recording a call: all but the ledger's closing marker ({@link isClosingMarkerEntry}). */
+  calls: number;
   /** Who stands behind the binding commitments (null: none binds); `self_asserted` is the producer's own word. */
   binding_attestation: AttestationKind | null;
   /** True only when some endpoint commitment binds the visible timeline now and none contradicts it (S7.3). */
@@ -189,6 +191,7 @@ export async function loadTimelineView(
     limits: result.limits,
     provenance: result.provenance,
     failed_calls: failed.filter((x) => x !== null).length,
+    calls: rows.filter((r) => !isClosingMarkerEntry({ tool: r.tool, close: Boolean(r.close) })).length,
     truncation_excluded: assessment.truncation_excluded,
     binding_attestation: assessment.binding_attestation,
     assessment: jobAssessment(verdict, assessment),

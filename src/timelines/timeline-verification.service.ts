@@ -4,7 +4,7 @@
  * entry texts, once per timeline state, and the commitments judged together.
  */
 import { Injectable } from '@nestjs/common';
-import { assessCommitments, chainVerdict, CommitmentsAssessment, decidingCommitment, earlierCounts, entryDigest, failedCallStatus, TimelineResult, TimelineVerifier, jobAssessment, JOB_ASSESSMENT_HEADLINE } from '../core/aer1';
+import { assessCommitments, chainVerdict, CommitmentsAssessment, decidingCommitment, earlierCounts, entryDigest, failedCallStatus, isClosingMarkerEntry, TimelineResult, TimelineVerifier, jobAssessment, JOB_ASSESSMENT_HEADLINE } from '../core/aer1';
 import { CommitmentTrust, judgeAttestation, NO_TRUST } from '../core/aer1/attestation';
 import { LogIdentityService } from '../log/log-identity.service';
 import { CommitmentTrustService } from '../log/commitment-trust.service';
@@ -31,6 +31,8 @@ const PAGE = 2000;
 export interface CountedChain {
   result: TimelineResult;
   failed_calls: number;
+  /** Entries that record a call: all but the ledger's closing marker ({@link isClosingMarkerEntry}). */
+  calls: number;
   /** Erased entries (issue 29): the first {@link LISTED_ERASED} by seq and ledger position. */
   erased: { seq: number; position: number }[];
 }
@@ -100,8 +102,11 @@ export class TimelineVerificationService {
     if (kept) return kept;
     const v = new TimelineVerifier();
     let failedCalls = 0;
+    let calls = 0;
     const erased: CountedChain['erased'] = [];
     for await (const r of this.entryRows(q, jobId)) {
+      // The closing marker closes the job; it is no call (neither counted nor failed), erased or not.
+      if (!isClosingMarkerEntry({ tool: r.tool, close: Boolean(r.close) })) calls++;
       if (isErasedRaw(r.raw)) {
         // Issue 29: what the ledger still holds of the entry; its links are counted as not re-checkable.
         v.pushErased({ seq: r.seq, close: r.close, provenance_class: r.provenance_class });
@@ -112,7 +117,7 @@ export class TimelineVerificationService {
       if (failedCallStatus(e) !== null) failedCalls++;
       v.push(e);
     }
-    const counted = { result: v.finish(), failed_calls: failedCalls, erased };
+    const counted = { result: v.finish(), failed_calls: failedCalls, calls, erased };
     if (key !== null) this.closedChains.set(key, counted);
     return counted;
   }
@@ -136,7 +141,7 @@ export class TimelineVerificationService {
    */
   async verify(jobId: string): Promise<TimelineVerification> {
     const row = await this.get(jobId);
-    const { result, failed_calls, erased } = await this.countedChain(this.db, jobId);
+    const { result, failed_calls, calls, erased } = await this.countedChain(this.db, jobId);
     const { rows, erased: erasedCommitments, assessment } = await this.assess(this.db, jobId, result);
     const chosen = decidingCommitment(assessment);
     const excluded = assessment.truncation_excluded;
@@ -160,7 +165,7 @@ export class TimelineVerificationService {
     return {
       assessment: overall,
       // The chain's assessment, and (as the job page says) how many recorded calls failed: never CLEAN alone then.
-      headline: (overall === 'partly_erased' && result.erased ? erasedHeadline(result.erased, result.entry_count) : JOB_ASSESSMENT_HEADLINE[overall]) + (failed_calls > 0 ? `; ${failed_calls} of ${result.entry_count} recorded calls failed` : ''),
+      headline: (overall === 'partly_erased' && result.erased ? erasedHeadline(result.erased, result.entry_count) : JOB_ASSESSMENT_HEADLINE[overall]) + (failed_calls > 0 ? `; ${failed_calls} of ${calls} recorded calls failed` : ''),
       job_id: jobId,
       source: row.source,
       verdict,

@@ -284,6 +284,26 @@ describe.each(DIALECTS)('OTLP traces in on %s', (dialect) => {
     expect((await post(jsonRequest([agent]), 'application/json')).body.aer1).toMatchObject({ recorded: 0, duplicates: 1 });
   });
 
+  it('the closing marker is no call: an invoke_agent span with status ERROR closes with a marker of status error, and the failed calls count only the tool calls', async () => {
+    const trace = hexId(23, 16);
+    const job = 'job-agent-failed';
+    const ok: SpanSpec = { trace, span: hexId(2, 8), parent: hexId(1, 8), name: 'execute_tool fetch', start: 1, attrs: { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'fetch', 'aer1.job_id': job, 'gen_ai.tool.call.result': 'r' } };
+    const bad: SpanSpec = { ...ok, span: hexId(3, 8), name: 'execute_tool parse', start: 2, attrs: { ...ok.attrs, 'gen_ai.tool.name': 'parse' }, error: 'bad input' };
+    const agent: SpanSpec = { trace, span: hexId(1, 8), name: 'invoke_agent failing', start: 0, end: 5, attrs: { 'gen_ai.operation.name': 'invoke_agent', 'aer1.job_id': job }, error: 'agent gave up' };
+    expect((await post(protoRequest([ok, bad]), 'application/x-protobuf')).status).toBe(200);
+    // The agent span in a later request: the ledger's closing marker, with the agent span's status.
+    expect((await post(jsonRequest([agent]), 'application/json')).body.aer1).toMatchObject({ recorded: 1, jobs: [{ appended: [{ seq: 3, tool: 'aer1.job.close', status: 'error' }] }] });
+    const tl = await timeline(job);
+    expect(tl.entries.map((e) => [e.seq, e.tool, e.status, e.close ?? false])).toEqual([[1, 'fetch', 'ok', false], [2, 'parse', 'error', false], [3, 'aer1.job.close', 'error', true]]);
+    const v = (await t.http.get(`/api/jobs/${job}/verify`)).body;
+    expect([v.verdict, v.entry_count, v.failed_calls]).toEqual(['valid', 3, 1]);
+    expect(v.headline).toMatch(/; 1 of 2 recorded calls failed$/);
+    const page = (await t.http.get(`/jobs/${job}`)).text;
+    expect(page).toContain('1 of 2 calls failed (recorded status not ok)');
+    expect(page.match(/call failed:/g)).toHaveLength(1);
+    expect(/<tr id="entry-3"[^>]*>/.exec(page)?.[0]).toBe('<tr id="entry-3">');
+  });
+
   it('refuses the reserved tool aer1.job.close from producers (422 reserved_tool; a span in partial_success): nothing written', async () => {
     const before = await head();
     const entry = { seq: 1, job_id: 'job-reserved', id: '0b7e4a52-51a4-4c3e-9d0e-5f7b2f2d9a11', tool: 'aer1.job.close', provenance_class: 'LOGGED BY AGENT', canonical_bytes: Buffer.from('x').toString('base64'), prev_digest: '0'.repeat(64), close: true };

@@ -157,6 +157,11 @@ describe.each(DIALECTS)('aer1 gateway, ledger on %s', (dialect) => {
     expect(tl.head).toMatchObject({ seq: 3, closed: true });
     expect(tl.commitments).toMatchObject([{ issued_by: 'ledger', binding_at_record: true }]);
     expect(await verdict(job)).toEqual(['valid', []]);
+    // The closing marker is the close, not a call: two calls, one failed.
+    const closed = (await t.http.get(`/api/jobs/${encodeURIComponent(job)}/verify`)).body;
+    expect([closed.entry_count, closed.failed_calls]).toEqual([3, 1]);
+    expect(closed.headline).toMatch(/; 1 of 2 recorded calls failed$/);
+    expect((await t.http.get(`/jobs/${encodeURIComponent(job)}`)).text).toContain('1 of 2 calls failed (recorded status not ok)');
   });
 
   it('closes a job when the last session recording in it ends (HTTP DELETE), not while another session still records in it', async () => {

@@ -4,6 +4,7 @@ import { verifyReceipt } from '../../src/core/aer1';
 import { LedgerError } from '../../src/core/errors';
 import { decodeJson, decodeProtobuf, encodeResponse, OTLP_MAX_SPANS, pbNanos } from '../../src/otlp/otlp-decode';
 import fc from 'fast-check';
+import { summary } from '../../src/otlp/otlp.controller';
 import { attributesJson, planSpans, receiptDocument, receiptText, spanReceiptId, spanTime, SpanRecord } from '../../src/otlp/otlp-spans';
 import { hexId, jsonRequest, protoRequest, readProtoResponse, SpanSpec } from './requests';
 
@@ -170,6 +171,18 @@ describe('planSpans', () => {
     expect(plan.records.map((r) => r.tool)).toEqual(['t3']);
   });
 
+  test('a refusal names its span (trace id/span id and name), in the answer\'s message too', () => {
+    const noTool: SpanSpec = { ...tool(4, 4, {}), name: 'execute_tool (unnamed)', attrs: { 'gen_ai.operation.name': 'execute_tool', 'aer1.job_id': 'job-9' } };
+    const plan = planSpans(decodeProtobuf(protoRequest([tool(1, 1, { 'gen_ai.tool.name': '' }), noTool, tool(2, 2, { 'aer1.job_id': 'bad\u0007id' })])), SENDER);
+    expect(plan.rejected.map((r) => [r.reason, r.message])).toEqual([
+      ['missing_tool_name', `span ${T1}/${hexId(1, 8)} ("execute_tool t1") of job "${T1}": an execute_tool span needs a non-empty gen_ai.tool.name; the span was not recorded`],
+      ['invalid_job_id', expect.stringMatching(new RegExp(`^span ${T1}/${hexId(2, 8)} \\("execute_tool t2"\\): job id "bad\\\\u0007id" \\(from aer1\\.job_id\\): `))],
+      ['missing_tool_name', `span ${T1}/${hexId(4, 8)} ("execute_tool (unnamed)") of job "job-9": an execute_tool span needs a non-empty gen_ai.tool.name; the span was not recorded`],
+    ]);
+    const message = summary({ recorded: 0, duplicates: 0, not_recorded: 0, rejected: plan.rejected, jobs: [] });
+    expect(message).toContain(`missing_tool_name: span ${T1}/${hexId(4, 8)} ("execute_tool (unnamed)") of job "job-9": an execute_tool span needs`);
+  });
+
   test('an empty job id is refused invalid_job_id whichever attribute names it; an agent span naming an empty job closes nothing', () => {
     const plan = planSpans(decodeProtobuf(protoRequest([tool(1, 1, { 'aer1.job_id': '' }), tool(2, 2, { 'gen_ai.conversation.id': '' }), { ...agent, attrs: { 'gen_ai.operation.name': 'invoke_agent', 'aer1.job_id': '' } }])), SENDER);
     expect(plan.rejected.map((r) => [r.reason, r.span_id])).toEqual([['invalid_job_id', hexId(1, 8)], ['invalid_job_id', hexId(2, 8)]]);
@@ -216,7 +229,8 @@ describe('documented forms', () => {
   });
 
   test('a receipt id is SHA-256 over the sender, the job, the trace and span ids: the same span of another owner or job names another receipt', () => {
-    const b = createHash('sha256').update(`aer1-otlp-span/2:${JSON.stringify([SENDER, 'job-1', T1, hexId(1, 8)])}`, 'utf8').digest();
+    const b = createHash('sha256').update(`aer1-otlp-span/3:${JSON.stringify([SENDER, 'job-1', T1, hexId(1, 8)])}`, 'utf8').digest();
+    createHash('sha256').update(`aer1-otlp-job/3:${JSON.stringify([SENDER, 'job-1'])}`, 'utf8').digest().copy(b, 0, 0, 4);
     b[6] = (b[6] & 0x0f) | 0x80;
     b[8] = (b[8] & 0x3f) | 0x80;
     expect(spanReceiptId(SENDER, 'job-1', T1, hexId(1, 8)).replace(/-/g, '')).toBe(b.subarray(0, 16).toString('hex'));
@@ -228,5 +242,10 @@ describe('documented forms', () => {
     ]);
     expect(ids.size).toBe(4);
     expect(spanReceiptId(SENDER, 'job-1', T1, hexId(1, 8))).toBe(spanReceiptId(SENDER, 'job-1', T1, hexId(1, 8)));
+    // The receipts of one job (same sender) share their first 8 hex digits; another job's or sender's do not.
+    const prefix = (id: string): string => id.slice(0, 8);
+    expect(prefix(spanReceiptId(SENDER, 'job-1', T1, hexId(2, 8)))).toBe(prefix(spanReceiptId(SENDER, 'job-1', hexId(7, 16), hexId(9, 8))));
+    expect(prefix(spanReceiptId(SENDER, 'job-2', T1, hexId(1, 8)))).not.toBe(prefix(spanReceiptId(SENDER, 'job-1', T1, hexId(1, 8))));
+    expect(prefix(spanReceiptId('owner:evil', 'job-1', T1, hexId(1, 8)))).not.toBe(prefix(spanReceiptId(SENDER, 'job-1', T1, hexId(1, 8))));
   });
 });

@@ -2,17 +2,12 @@
 import { NormalizedPlan, UnplannedPolicy } from './plan';
 import type { ActionOutcome, OutcomeRecord, OutcomesSection } from './outcomes';
 import type { Attestation, AttestationKind } from '../aer1/attestation';
+import { CLOSE_MARKER_TOOL } from '../aer1/call-status';
 
 export const REPORT_FORMAT = 'aer1-coverage-report/1';
 
-/**
- * The reserved tool name of the ledger's closing marker: the entry the
- * ledger writes to close a timeline when no tool call of the same request
- * can carry `close: true` (OTLP, `POST /api/jobs/{id}/close`). Producers
- * cannot write it (422 `reserved_tool`); coverage does not count the marker
- * as an action ({@link closingMarker}).
- */
-export const CLOSE_MARKER_TOOL = 'aer1.job.close';
+/** The reserved tool name of the ledger's closing marker (defined with the failed-call rule, core/aer1/call-status.ts); coverage does not count the marker as an action ({@link closingMarker}). */
+export { CLOSE_MARKER_TOOL };
 
 /** The ledger's closing marker as a report lists it (`close`): its entry's seq and receipt id. */
 export interface ClosingMarker {

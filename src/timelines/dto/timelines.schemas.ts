@@ -146,7 +146,7 @@ export const TIMELINE_SCHEMAS: Record<string, Schema> = {
       final_entry_digest: nullable({ ...digest }),
       closed: { type: 'boolean' },
       provenance: { type: 'object', additionalProperties: { type: 'integer' }, description: 'entries per provenance class' },
-      failed_calls: { type: 'integer', minimum: 0, description: 'entries recording a failed call: a status member present and not "ok" (the chain may still be valid)' },
+      failed_calls: { type: 'integer', minimum: 0, description: 'entries recording a failed call: a status member present and not "ok" (the chain may still be valid); the ledger\'s closing marker (tool aer1.job.close, close true) is no call and never counted' },
       commitment: { type: 'object', additionalProperties: true, description: 'the deciding commitment (status absent when none)' },
       commitment_assessment: { type: 'string' },
       commitments: arrayOf({ type: 'object', additionalProperties: true }),
