@@ -86,6 +86,7 @@ export const SINGLE_POST_GROUPS: FrameGroup[] = [
   { name: 'receipts service + decider', test: (_f, u) => u.includes('/receipts/') },
   { name: 'response (serialize, headers, write)', test: (_f, u) => /fastify\/lib\/(reply|wrapThenable|error-handler)|fast-json-stringify|router-response-controller|\/common\/error\.filter|safe-stable-stringify/.test(u) },
   { name: 'HTTP hooks (security headers, request checks, metrics, log)', test: (_f, u) => /http-hardening|helmet|request-log|\/metrics\/|pino/.test(u) },
-  { name: 'HTTP stack (Node http, Fastify, Nest router, interceptors, rxjs)', test: (_f, u) => /node_modules\/(fastify|@fastify|find-my-way|avvio|@nestjs|rxjs|light-my-request)|^node:(_http|net|internal\/(stream|http|streams|net))|^node:http/.test(u) },
+  { name: 'HTTP stack (Node http, Fastify, Nest router, interceptors, rxjs)', test: (_f, u) => /node_modules\/(fastify|@fastify|find-my-way|avvio|@nestjs|rxjs|light-my-request)|^node:_http|^node:http/.test(u) },
+  { name: 'HTTP stack (Node http, Fastify, Nest router, interceptors, rxjs)', fallback: true, test: (_f, u) => /^node:(net|internal\/(stream|streams|net|http))/.test(u) },
   { name: 'program (native, microtasks)', test: (f) => f === '(program)' || f === 'runMicrotasks' || f === 'processTicksAndRejections' },
 ];

@@ -72,6 +72,8 @@ export interface FrameGroup {
   name: string;
   /** Matches a frame by its function name and url (path relative to the repository, or node:... / empty). */
   test(functionName: string, url: string): boolean;
+  /** Only when no other group matches any frame of the sample (e.g. Node's sockets, which the database driver uses too). */
+  fallback?: boolean;
 }
 
 function load(file: string): { p: Profile; byId: Map<number, ProfileNode>; parentOf: Map<number, number> } {
@@ -116,7 +118,8 @@ export function inclusiveFrames(file: string, n = 25): { totalMs: number; frames
  * Sampled time per group: each sample goes to the first of `groups` that
  * matches a frame on its stack, walking from the leaf to the root (so a
  * hash computed by the ledger counts for the ledger, JSON.parse called by
- * the body parser for validation); samples no group matches go to `other`.
+ * the body parser for validation); a `fallback` group is tried only when no
+ * other group matches the sample; samples no group matches go to `other`.
  */
 export function groupedTime(file: string, groups: FrameGroup[]): { totalMs: number; groups: { name: string; ms: number; share: number }[] } {
   const { p, byId, parentOf } = load(file);
@@ -126,15 +129,18 @@ export function groupedTime(file: string, groups: FrameGroup[]): { totalMs: numb
     const us = p.timeDeltas[i] ?? 0;
     total += us;
     let name = 'other';
-    search: for (let cur: number | undefined = p.samples[i]; cur !== undefined; cur = parentOf.get(cur)) {
-      const f = byId.get(cur)!.callFrame;
-      const url = urlOf(f);
-      for (const g of groups) {
-        if (g.test(f.functionName, url)) {
-          name = g.name;
-          break search;
+    for (const fallback of [false, true]) {
+      search: for (let cur: number | undefined = p.samples[i]; cur !== undefined; cur = parentOf.get(cur)) {
+        const f = byId.get(cur)!.callFrame;
+        const url = urlOf(f);
+        for (const g of groups) {
+          if ((g.fallback === true) === fallback && g.test(f.functionName, url)) {
+            name = g.name;
+            break search;
+          }
         }
       }
+      if (name !== 'other') break;
     }
     agg.set(name, (agg.get(name) ?? 0) + us);
   }
