@@ -7,7 +7,12 @@
  * WORKLOAD: timeline | merkle | cli | coverage | ingest-batch-sqlite |
  * ingest-batch-postgres | ingest-single-sqlite | ingest-single-postgres |
  * otlp-sqlite | otlp-postgres (N requests of 512 execute_tool spans; also
- * prints the statements the server sent and the time it waited on them).
+ * prints the statements the server sent and the time it waited on them) |
+ * single-load-sqlite | single-load-postgres (issue 34: N single POSTs from
+ * autocannon, 50 connections, to the server started as `npm start` starts
+ * it, profiled in that process only while it answers them; prints the top
+ * frames by self and by inclusive time and the time per group, see
+ * profile-load.ts).
  * The ingestion workloads run the application in process (createApp, as
  * test/helpers/app.ts does) so that the profile covers the server; the
  * client's frames (undici) are listed too and are not the server's cost.
@@ -17,7 +22,8 @@
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readdirSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { topFrames } from './profile-top';
+import { groupedTime, inclusiveFrames, topFrames } from './profile-top';
+import { profileSingleUnderLoad, SINGLE_POST_GROUPS } from './profile-load';
 
 const root = resolve(__dirname, '..', '..', '..', '..');
 const dir = join(root, 'bench', 'out', 'profiles');
@@ -160,6 +166,24 @@ async function main(): Promise<void> {
   }
   mkdirSync(dir, { recursive: true });
   const started = Date.now();
+  if (name === 'single-load-sqlite' || name === 'single-load-postgres') {
+    const file = join(dir, `${name}-${Date.now()}.cpuprofile`);
+    const tmp = join(root, 'bench', 'out', 'tmp');
+    mkdirSync(tmp, { recursive: true });
+    const r = await profileSingleUnderLoad(root, tmp, name === 'single-load-sqlite' ? 'sqlite' : 'postgres', n ?? 10_000, file, process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test');
+    const self = topFrames(file, 30);
+    const incl = inclusiveFrames(file, 40);
+    const groups = groupedTime(file, SINGLE_POST_GROUPS);
+    const line = (x: { share: number; selfMs: number; name: string }): string => `${(x.share * 100).toFixed(1).padStart(5)}%  ${x.selfMs.toFixed(0).padStart(7)} ms  ${x.name}\n`;
+    process.stdout.write(`\n${file}\n${Math.round(r.rate)} requests/s while profiled (p50 ${r.p50} ms, p99 ${r.p99} ms); ${self.totalMs.toFixed(0)} ms sampled\n`);
+    process.stdout.write('\ntime per group (first match from the leaf up):\n');
+    for (const g of groups.groups) process.stdout.write(`${(g.share * 100).toFixed(1).padStart(5)}%  ${g.ms.toFixed(0).padStart(7)} ms  ${g.name}\n`);
+    process.stdout.write('\ntop frames by self time:\n');
+    for (const x of self.frames) process.stdout.write(line(x));
+    process.stdout.write('\ntop frames by inclusive time:\n');
+    for (const x of incl.frames) process.stdout.write(line(x));
+    return;
+  }
   if (name === 'cli') {
     // The CLI itself under --cpu-prof, on a generated NDJSON timeline.
     const file = join(root, 'bench', 'out', 'tmp', 'profile-timeline.ndjson');

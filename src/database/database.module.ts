@@ -6,6 +6,7 @@ import { AppConfig } from '../config/configuration';
 import { MIGRATIONS } from '../../migrations';
 import { dataSourceOptions, dialectOf } from './database-url';
 import { DatabaseService, GroupCommitOptions, runMigrationsLocked } from './database.service';
+import { WalSync } from './wal-sync';
 
 /** TypeORM connection from DATABASE_URL, migrations run at start; exposes {@link DatabaseService} (group commit from GROUP_COMMIT_MAX, GROUP_COMMIT_MAX_WAIT_MS). */
 @Global()
@@ -31,7 +32,10 @@ import { DatabaseService, GroupCommitOptions, runMigrationsLocked } from './data
         // A read-only second connection: reads see committed data only (see DatabaseService).
         const reader = new DataSource({ type: 'better-sqlite3', database: o.database, readonly: true, timeout: 10_000 });
         await reader.initialize();
-        return new DatabaseService(ds, reader, group);
+        // Durable without blocking the event loop (issue 34): COMMIT writes the WAL, and each group is acknowledged
+        // once an fsync of the WAL on the thread pool covers it (wal-sync.ts). Migrations above ran with FULL.
+        await ds.query('PRAGMA synchronous = NORMAL');
+        return new DatabaseService(ds, reader, group, new WalSync(`${o.database}-wal`));
       },
     },
   ],

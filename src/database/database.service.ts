@@ -13,6 +13,7 @@ import { Queryable, toPostgresPlaceholders } from './rows';
 import { sqliteTx } from './scratch';
 import { StatementRunner } from './statement-runner';
 import { refuseNul, Tx, WriteObserver } from './tx';
+import type { WalSync } from './wal-sync';
 
 export { toPostgresPlaceholders } from './rows';
 export * from './tx';
@@ -75,11 +76,13 @@ export class DatabaseService implements OnApplicationShutdown {
    *   one write connection, and a read on it could see a transaction that later
    *   rolls back. PostgreSQL's pool gives each query its own connection already.
    * @param groupCommit see {@link GroupCommitOptions} (GROUP_COMMIT_MAX, GROUP_COMMIT_MAX_WAIT_MS).
+   * @param walSync a SQLite file written with `synchronous = NORMAL`: each group is acknowledged once this fsync of its WAL is done (see wal-sync.ts).
    */
   constructor(
     readonly dataSource: DataSource,
     private readonly readDataSource?: DataSource,
     private readonly groupCommit: GroupCommitOptions = NO_GROUP_COMMIT,
+    private readonly walSync?: WalSync,
   ) {
     this.dialect = dataSource.options.type === 'postgres' ? 'postgres' : 'sqlite';
     this.statements = new StatementRunner(this.dialect);
@@ -349,21 +352,26 @@ export class DatabaseService implements OnApplicationShutdown {
         bodyDone = performance.now();
       });
     } catch (e) {
-      // Nothing of the group was written: every call fails (with its own error if it had one).
-      this.observer?.writeFinished(
-        done.map((d) => d.tx),
-        false,
-        { waited: done.map((d) => d.waited), total: (performance.now() - begun) / 1000, commit: 0 },
-      );
-      for (const c of calls) c.reject(failed.get(c) ?? e);
-      return;
+      return this.failGroup(calls, done, failed, begun, e);
     }
-    const end = performance.now();
-    if (done.length > 0) this.observer?.writeFinished(
-      done.map((d) => d.tx),
-      true,
-      { waited: done.map((d) => d.waited), total: (end - begun) / 1000, commit: (end - bodyDone) / 1000 },
-    );
+    const settle = (): void => {
+      const end = performance.now();
+      if (done.length > 0) this.observer?.writeFinished(done.map((d) => d.tx), true, { waited: done.map((d) => d.waited), total: (end - begun) / 1000, commit: (end - bodyDone) / 1000 });
+      this.acknowledge(done, failed);
+    };
+    if (!this.walSync || done.length === 0) return settle();
+    // Committed, not yet acknowledged: once the WAL is on disk. The next group runs meanwhile (its own fsync covers it).
+    this.walSync.sync().then(settle, (e: unknown) => this.failGroup(calls, done, failed, begun, e));
+  }
+
+  /** Nothing of the group is written (or durable): every call fails, with its own error if it had one. */
+  private failGroup(calls: WriteCall[], done: { tx: Tx; waited: number }[], failed: Map<WriteCall, unknown>, begun: number, e: unknown): void {
+    this.observer?.writeFinished(done.map((d) => d.tx), false, { waited: done.map((d) => d.waited), total: (performance.now() - begun) / 1000, commit: 0 });
+    for (const c of calls) c.reject(failed.get(c) ?? e);
+  }
+
+  /** Settle a committed (and durable) group's calls: failed ones rejected, then each kept one's after-commit hooks and its answer. */
+  private acknowledge(done: { call: WriteCall; value: unknown; after: (() => void)[] }[], failed: Map<WriteCall, unknown>): void {
     for (const [call, error] of failed) call.reject(error);
     for (const d of done) {
       for (const h of d.after) {
@@ -377,9 +385,14 @@ export class DatabaseService implements OnApplicationShutdown {
     }
   }
 
-  /** Resolves once no write is queued or running. */
+  /** Resolves once everything committed before the call is on disk (a SQLite file written with NORMAL; else at once): before publishing what was read. */
+  durable(): Promise<void> {
+    return this.walSync ? this.walSync.sync() : Promise.resolve();
+  }
+
+  /** Resolves once no write is queued, running or waiting for its fsync. */
   private async drained(): Promise<void> {
-    while (this.running || this.waiting.length > 0) {
+    while (this.running || this.waiting.length > 0 || this.walSync?.busy) {
       if (this.running) await this.running;
       else await new Promise<void>((resolve) => setTimeout(resolve, 1));
     }
@@ -431,17 +444,13 @@ export class DatabaseService implements OnApplicationShutdown {
   }
 
   /** True when the database answers. */
-  async ping(): Promise<boolean> {
-    try {
-      await this.query('SELECT 1 AS ok');
-      return true;
-    } catch {
-      return false;
-    }
+  ping(): Promise<boolean> {
+    return this.query('SELECT 1 AS ok').then(() => true, () => false);
   }
 
   async onApplicationShutdown(): Promise<void> {
     await this.drained();
+    await this.walSync?.close();
     if (this.readDataSource?.isInitialized) await this.readDataSource.destroy();
   }
 }

@@ -349,6 +349,8 @@ export class CheckpointSigner implements OnApplicationBootstrap, OnApplicationSh
       }
     }
     if (state && !(await this.extendsState(state, to, root))) return;
+    // Never sign what a power cut could take back: the events and nodes read above are on disk first (issue 34, wal-sync.ts).
+    await this.db.durable();
     const text = checkpointNoteText({ origin: id.origin, size: to, rootHash: root, extensions: [] });
     const note = signNote(text, [id.signer]);
     const signedAt = new Date().toISOString();
