@@ -80,7 +80,7 @@ describe.each(DIALECTS)('verify-pack: a member deleted by hand, a report with fi
   });
 
   it('a verified pack of a report with findings says what the report concludes under the result (text and JSON), exit 0', async () => {
-    for (const body of [jobPack, reportPack]) {
+    for (const [body, which] of [[jobPack, 'Newest report in this pack: coverage report'], [reportPack, 'Subject: coverage report']]) {
       const { code, j } = await verify(body);
       expect([code, j!.verified, j!.failures]).toEqual([0, true, []]);
       expect(j!.subject_result).toMatchObject({ report_id: reportId, result: 'findings' });
@@ -90,7 +90,8 @@ describe.each(DIALECTS)('verify-pack: a member deleted by hand, a report with fi
       const lines = r.out.split('\n');
       const at = lines.findIndex((l) => l.startsWith('Result: VERIFIED'));
       expect(at).toBeGreaterThan(0);
-      expect(lines[at + 1]).toBe(`Subject: coverage report ${reportId} concludes: Coverage: 1 FINDING: pay: outcome CONTRADICTED (PAYMENTS reports reversed) (2/2 expected actions covered) (the pack is authentic evidence of these findings, not of full coverage)`);
+      // A job pack's subject is the job: the report line says it is the newest report the pack holds (a new user read 'Subject: coverage report' under a job pack as the wrong subject).
+      expect(lines[at + 1]).toBe(`${which} ${reportId} concludes: Coverage: 1 FINDING: pay: outcome CONTRADICTED (PAYMENTS reports reversed) (2/2 expected actions covered) (the pack is authentic evidence of these findings, not of full coverage)`);
     }
   });
 

@@ -93,7 +93,7 @@ export function packText(r: PackReport, file: string): string {
   if (r.verdicts.workflow) out.push(`  workflow: ${r.verdicts.workflow}`);
   const ov = Object.entries(r.verdicts.outcomes).map(([v, n]) => `${n} ${v}`).join(', ');
   if (ov) out.push(`  outcome reports: ${ov}`);
-  for (const x of r.reports) out.push(`  report ${safe(x.report_id)}: digest ${x.digest}, recomputed ${x.recomputed ?? '(not recomputed)'}`);
+  for (const x of r.reports) out.push(`  report ${safe(x.report_id)}: digest ${x.digest}, ${x.recomputed === null ? 'not recomputed' : `recomputed ${x.recomputed}`}`);
   out.push(completenessLine(r.completeness));
   if (r.not_checked.length) {
     out.push('', 'Not checked:');
@@ -114,8 +114,10 @@ export function packText(r: PackReport, file: string): string {
   const sr = r.subject_result;
   // A pack that did not verify establishes nothing: the report's words are only what it states.
   const said = sr ? (sr.headline !== null ? safe(sr.headline, 1200) : `result ${safe(sr.result)}`) : '';
-  if (sr && !sr.established) out.push(`Subject: coverage report ${safe(sr.report_id)} states ${said} — not established: this pack did not verify`);
-  else if (sr) out.push(`Subject: coverage report ${safe(sr.report_id)} concludes: ${said}${sr.result === 'full_coverage' ? '' : ' (the pack is authentic evidence of these findings, not of full coverage)'}`);
+  // A job or workflow pack holding reports: the newest one's conclusion, labelled as such (the pack's subject is the job or workflow).
+  const which = r.subject?.kind === 'coverage_report' ? 'Subject: coverage report' : 'Newest report in this pack: coverage report';
+  if (sr && !sr.established) out.push(`${which} ${safe(sr.report_id)} states ${said} — not established: this pack did not verify`);
+  else if (sr) out.push(`${which} ${safe(sr.report_id)} concludes: ${said}${sr.result === 'full_coverage' ? '' : ' (the pack is authentic evidence of these findings, not of full coverage)'}`);
   out.push('What this does not prove: that the recorded actions had the effects claimed, or that nothing happened outside the recorder (see each report\'s does_not_prove); who owns a key is the ledger\'s statement, not in the log.');
   return out.join('\n') + '\n';
 }
