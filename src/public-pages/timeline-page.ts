@@ -6,6 +6,7 @@ import { linkableReceiptId, TimelineEntryView, TimelineView } from './timeline-v
 import { logSection } from './log-view';
 import type { ErasureNotice } from '../erasure/erased-records';
 import { erasedEntriesNotice } from './erased-view';
+import { erasedHeadline } from '../timelines/timeline-verification.service';
 import type { LogLocation } from '../log/log-answers';
 import { outcomeHref, receiptLink, runHref, unrecordedReceipt, value, VerdictLine } from './page-parts';
 
@@ -23,7 +24,7 @@ export function timelineHeadline(t: Pick<TimelineView, 'verdict' | 'reasons' | '
   // Issue 29: erased entries leave links that cannot be re-checked: amber, never "valid"; a contradiction still leads, red.
   if (t.verdict === 'partly_erased' && t.erased) {
     const e = t.erased;
-    const words = `Chain: PARTLY ERASED \u2014 ${e.entries} of ${t.entry_count} entries erased; links checked: ${e.links_rechecked}, not re-checkable: ${e.links_not_rechecked}`;
+    const words = erasedHeadline(e, t.entry_count);
     return contradiction ? { tone: 'bad', text: `${what}: a recorded endpoint commitment contradicts this timeline (${words})` } : { tone: 'warn', text: words };
   }
   if (t.verdict === 'historical' || t.construction === '-06') return { tone: 'warn', text: `Historical (-06) timeline: never reported valid (S7.4)${contradiction ? `; ${what}` : ''}` };

@@ -284,9 +284,9 @@ export async function assessJobCommitments(
   return { rows, erased, assessment: assessCommitments(timeline, recorded, { job_id: jobId, digest_at }) };
 }
 
-/** "Chain: PARTLY ERASED — N of M entries erased; links checked: K" (issue 29). */
-export function erasedHeadline(e: NonNullable<TimelineResult['erased']>, entryCount: number): string {
-  return `Chain: PARTLY ERASED \u2014 ${e.entries} of ${entryCount} entries erased; links checked: ${e.links_rechecked}, not re-checkable: ${e.links_not_rechecked}`;
+/** "Chain: PARTLY ERASED — N of M entries erased; links checked: K, not re-checkable: L" (issue 29); "Chain: ERASED — M of M ..." when every entry was. */
+export function erasedHeadline(e: Pick<NonNullable<TimelineResult['erased']>, 'entries' | 'links_rechecked' | 'links_not_rechecked'>, entryCount: number): string {
+  return `Chain: ${e.entries === entryCount ? 'ERASED' : 'PARTLY ERASED'} \u2014 ${e.entries} of ${entryCount} entries erased; links checked: ${e.links_rechecked}, not re-checkable: ${e.links_not_rechecked}`;
 }
 
 /** The value of a stored JSON text (exactly as recorded). */

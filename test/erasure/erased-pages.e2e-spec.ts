@@ -209,7 +209,7 @@ describe.each(DIALECTS)('erased records\' pages and verifiers on %s', (dialect) 
 
     const v = await t.http.get(`/api/jobs/${job}/verify`);
     expect(v.status).toBe(410);
-    expect(v.body).toMatchObject({ assessment: 'partly_erased', verdict: 'partly_erased', headline: 'Chain: PARTLY ERASED \u2014 3 of 3 entries erased; links checked: 0, not re-checkable: 2', final_entry_digest: null });
+    expect(v.body).toMatchObject({ assessment: 'partly_erased', verdict: 'partly_erased', headline: 'Chain: ERASED \u2014 3 of 3 entries erased; links checked: 0, not re-checkable: 2', final_entry_digest: null });
     expect(v.body.erased.seqs).toEqual([1, 2, 3]);
     // The commitment the ledger issued on close was erased with the job: named apart, not judged.
     expect(v.body.erased.commitments).toEqual([{ id: expect.any(String), recorded_at: expect.any(String), position: expect.any(Number) }]);
