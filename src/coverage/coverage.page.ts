@@ -116,12 +116,14 @@ ${info}`;
  * confirmed is never shown as a plain green "covered" (issue 27): its status
  * cell says the outcome status in red, and that the call itself was recorded.
  */
-function actionRow(a: ActionReport, links: Links): string {
+function actionRow(a: ActionReport, links: Links, erasedSince: boolean): string {
   const over = outcomeOverride(a);
   const status = over
     ? `<td class="s-outcome" data-outcome="${escapeHtml(over)}">outcome ${text(OUTCOME_WORDS[over])}<br><small>the call is recorded (covered by its receipt); ${text(outcomeReason(a.outcome!) ?? '')}</small></td>`
     : coveredWithErasedEvidence(a)
       ? `<td class="s-erased">${text(COVERED_ERASED_STYLE.word)}<br><small>recorded and verified at ingestion; its content is gone, not re-checked</small></td>`
+      : erasedSince && a.status === 'covered'
+        ? `<td class="s-erased">covered as issued<br><small>evidence this report counted was erased after it was issued: not re-checkable now</small></td>`
       : `<td class="s-${escapeHtml(a.status)}">${text(a.status)}${a.conditions.length > 1 ? `<br><small>also: ${text(a.conditions.slice(1).join(', '))}</small>` : ''}</td>`;
   return `<tr id="action-${escapeHtml(encodeURIComponent(a.action_id))}"><td>${id(a.action_id)}</td><td>${id(a.tool)}</td>${status}
 <td>${text(a.min_count)}&ndash;${a.max_count === null ? '&infin;' : text(a.max_count)}; ${a.must_succeed ? 'must succeed' : 'outcome not required'}; accepts ${text(a.accepted_provenance.join(', '))}${a.after.length ? `; after ${text(a.after.join(', '))}` : ''}</td>
@@ -191,7 +193,7 @@ export function checkpointRow(c: CheckpointRef | null | undefined): string {
 
 /** The picture of the report (src/core/coverage/picture.ts), inline SVG in a scrolling box, with its notes. */
 function pictureSection(s: StoredReport): string {
-  const p = layoutCoveragePicture(s.report);
+  const p = layoutCoveragePicture(s.report, { evidence_erased_since: !!s.evidence_erased_since });
   return `<h2 id="picture">Picture</h2>
 <p class="muted">Expected actions (rows, plan order) against the recorded timeline (columns, entry seq); shapes and words, not colours alone, tell the kinds apart. A large picture scrolls inside its box. <a href="/coverage/${encodeURIComponent(s.report_id)}.pdf">PDF</a></p>
 <div class="picture" tabindex="0">${coverageSvg(p, 'cov')}</div>
@@ -238,7 +240,7 @@ ${(i.commitments ?? []).map((x) => `<tr><th>Commitment ${'job_id' in r.subject &
 
 <h2>Expected actions</h2>
 <div class="scroll"><table><thead><tr><th>Action</th><th>Tool</th><th>Status</th><th>Expectation</th><th>Evidence (entry, receipt)</th><th>Detail</th></tr></thead><tbody>
-${r.actions.map((a) => actionRow(a, links)).join('\n')}</tbody></table></div>
+${r.actions.map((a) => actionRow(a, links, !!s.evidence_erased_since)).join('\n')}</tbody></table></div>
 <p>Counts: ${text(Object.entries(r.counts).map(([k, v]) => `${k.replace(/_/g, ' ')} ${v}`).join(', '))}.</p>
 ${outcomesSection(r, links)}
 

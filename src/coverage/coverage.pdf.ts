@@ -172,7 +172,7 @@ export function renderCoveragePdf(input: CoveragePdfInput): Promise<Buffer> {
     kv('Recorded by', w.checked ? `${w.owners.length ? pdfText(w.owners.join(', ')) : 'nobody'} (keys ${pdfText(w.key_names.join(', ')) || '-'})${w.unattributed_events ? `; ${w.unattributed_events} event(s) name no key` : ''}; ${planOwner}${w.receipts_by_other_owner.length ? `; ${w.receipts_by_other_owner.length} receipt(s) recorded by another owner` : ''}` : `not checked (offline: files carry no keys); ${planOwner}`);
   }
 
-  const picture = layoutCoveragePicture(r, PDF_PICTURE);
+  const picture = layoutCoveragePicture(r, { ...PDF_PICTURE, evidence_erased_since: !!input.evidence_erased_since });
   // Kept with the explanation and the first rows of the picture (drawPictureChunks starts a page for fewer than 4 rows).
   h2('Picture: expected actions against the recorded timeline', 40 + Math.min(1, width / picture.width) * (picture.plot.y + 16 + 4 * picture.row_height) + 24);
   para('Rows: expected actions in plan order, then unplanned actions. Columns: entry seq. Shapes and words, not colours alone, tell the kinds apart (legend below the picture).', MUTED);

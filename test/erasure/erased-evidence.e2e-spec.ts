@@ -218,6 +218,10 @@ describe.each(DIALECTS)('evidence over erased records on %s', (dialect) => {
     expect(e1.status).toBe(201);
     // The report, issued before, now leads with its plan erased since.
     expect((await get(`/api/coverage-reports/${rep.body.report_id}`)).body.evidence_erased_since).toEqual({ count: 1, erased_at: e1.body.erased_at, erasure_id: e1.body.erasure_id });
+    // Its page shows no covered row in green: each reads "covered as issued" in amber, in the table and the picture (a new user saw green ticks).
+    const page = (await t.http.get(`/coverage/${rep.body.report_id}`).set('Accept', 'text/html')).text;
+    expect(page).not.toContain('class="s-covered"');
+    expect(page.match(/<td class="s-erased">covered as issued<br>/g)).toHaveLength(2);
     await t.app.get(CheckpointSigner).tick();
     const check = async (name: string): Promise<{ verified: boolean; failures: unknown[]; not_checked: string[] }> => {
       const ms = lines(await pack(`/api/coverage-reports/${rep.body.report_id}/evidence`));

@@ -200,6 +200,12 @@ export interface PictureOptions {
   max_columns?: number;
   /** Width the plot aims at, in px (default 900; each column is 4 to 22 px wide). */
   plot_width?: number;
+  /**
+   * Evidence the report counted was erased after it was issued (issue 29):
+   * every covered row is drawn as covered with erased evidence (amber, never
+   * green), since it can no longer be re-checked.
+   */
+  evidence_erased_since?: boolean;
 }
 
 /**
@@ -253,7 +259,7 @@ export function layoutCoveragePicture(r: CoverageReportContent, opts: PictureOpt
 
   const rows: PictureRow[] = actions.map((a, index) => {
     const over = outcomeOverride(a);
-    const s = over ? { ...OUTCOME_ROW_STYLE[over], hatch: false } : coveredWithErasedEvidence(a) ? COVERED_ERASED_STYLE : STATUS_STYLE[a.status];
+    const s = over ? { ...OUTCOME_ROW_STYLE[over], hatch: false } : coveredWithErasedEvidence(a) || (opts.evidence_erased_since === true && a.status === 'covered') ? COVERED_ERASED_STYLE : STATUS_STYLE[a.status];
     return {
       index,
       y: rowY(index),
