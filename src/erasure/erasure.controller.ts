@@ -24,7 +24,7 @@ export class ErasureController {
   /**
    * Erase payloads for good: `{"receipt_ids"?, "job_ids"?, "positions"?,
    * "reason", "legal_basis"}` -> 201 `{erasure_id, positions, erased_at,
-   * erasure_position, url}`. Roles `privacy` and `admin`; others 403. 404
+   * erasure_position, erasure_positions, url, not_erased?}`. Roles `privacy` and `admin`; others 403. 404
    * `erasure_target_not_found` names every unknown target (nothing erased);
    * 422 `invalid_erasure`, `too_many_targets`, `not_erasable`; 409
    * `already_erased`. `reason` and `legal_basis` are public (shown on the

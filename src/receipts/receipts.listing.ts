@@ -40,6 +40,7 @@ export class ReceiptsListing {
       tool: r.tool,
       status: r.status,
       verdict: r.verdict,
+      erased: r.erased === true || Number(r.erased) === 1,
       output_hash: r.output_hash,
       recorded_by: by.get(Number(r.position)) ?? null,
       url: this.urls.receipt(r.id),

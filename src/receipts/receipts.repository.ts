@@ -53,7 +53,8 @@ function toRow(r: ReceiptRow): ReceiptRow {
   return { ...r, position: int(r.position) };
 }
 
-export type SummaryRow = Pick<ReceiptRow, 'id' | 'recorded_at' | 'position' | 'provenance_class' | 'tool' | 'status' | 'verdict' | 'output_hash'>;
+/** A listing row; `erased`: the content was erased (issue 29), as 0/1 (SQLite) or a boolean (PostgreSQL). */
+export type SummaryRow = Pick<ReceiptRow, 'id' | 'recorded_at' | 'position' | 'provenance_class' | 'tool' | 'status' | 'verdict' | 'output_hash'> & { erased: boolean | number };
 
 /**
  * The `receipts` table (ids lowercased): its SQL, rows and mapping. Every
@@ -145,7 +146,7 @@ export class ReceiptsRepository {
 
   /** receipts after a ledger position, in position order, metadata columns only (never `raw`). */
   async receiptsAfter(q: Queryable, p: { after: number; limit: number }): Promise<SummaryRow[]> {
-    return q.query<SummaryRow>('SELECT id, recorded_at, position, provenance_class, tool, status, verdict, output_hash FROM receipts WHERE position > ? ORDER BY position LIMIT ?', [p.after, p.limit + 1]);
+    return q.query<SummaryRow>("SELECT id, recorded_at, position, provenance_class, tool, status, verdict, output_hash, (raw = '') AS erased FROM receipts WHERE position > ? ORDER BY position LIMIT ?", [p.after, p.limit + 1]);
   }
 
   /** Receipts whose declared `output_hash` is exactly `outputHash`, oldest first, at most `limit` (issue 14 search). */

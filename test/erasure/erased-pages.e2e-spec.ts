@@ -125,6 +125,10 @@ describe.each(DIALECTS)('erased records\' pages and verifiers on %s', (dialect) 
     expect(rec.body.erasure.statement).toBe(sentence);
     const raw = await t.http.get(`/api/receipts/${id}/raw`);
     expect([raw.status, raw.body.error, raw.body.erasure?.erasure_id]).toEqual([410, 'content_erased', e.body.erasure_id]);
+    // The listing says which receipts were erased (a new user read "verdict": "valid" there for an erased receipt).
+    const listed = (await t.http.get('/api/receipts?limit=1000')).body.items as { id: string; erased: boolean; verdict: string; output_hash: string | null }[];
+    expect(listed.find((x) => x.id === id)).toMatchObject({ erased: true, verdict: 'valid', output_hash: null });
+    expect(listed.find((x) => x.id === (b.receipts[1].id as string).toLowerCase())).toMatchObject({ erased: false });
 
     const pj = await json(`/run/${id}`);
     expect(pj.status).toBe(200);

@@ -88,6 +88,7 @@ export const RECEIPT_SCHEMAS: Record<string, Schema> = {
       tool: nullable({ type: 'string' }),
       status: nullable({ type: 'string', description: 'the transport receipt\'s own `status`, as sent (null for core receipts)' }),
       verdict: ref('Verdict'),
+      erased: { type: 'boolean', description: 'true when the content was erased (issue 29): `verdict` is then the verdict recorded at ingestion, no longer re-checkable (`/api/receipts/{id}/verify` answers 410 `erased`)' },
       output_hash: nullable({ type: 'string' }),
       recorded_by: ref('RecordedBy'),
       url: { type: 'string', format: 'uri' },
