@@ -8,7 +8,7 @@ import { assessCommitments, chainVerdict, CommitmentsAssessment, decidingCommitm
 import { CommitmentTrust, judgeAttestation, NO_TRUST } from '../core/aer1/attestation';
 import { LogIdentityService } from '../log/log-identity.service';
 import { CommitmentTrustService } from '../log/commitment-trust.service';
-import { ConflictError, NotFoundError } from '../common/errors';
+import { ConflictError, LedgerError, NotFoundError } from '../common/errors';
 import { parseRawJson } from '../common/raw-json';
 import { PublicUrls } from '../common/urls';
 import { DatabaseService } from '../database/database.service';
@@ -16,7 +16,7 @@ import { Queryable } from '../database/rows';
 import { ProjectionGuard } from '../ledger/projection-guard';
 import { EventsRepository } from '../ledger/events.repository';
 import { ResultCache } from '../common/result-cache';
-import { ErasedRecords, isErasedRaw } from '../erasure/erased-records';
+import { ErasedRecords, ERASED_STATUS, isErasedRaw } from '../erasure/erased-records';
 import { streams } from '../ledger/streams';
 import { TimelineEntryRow, TimelineRow, TimelinesRepository } from './timelines.repository';
 import { attestationView, commitmentVerification, CommitmentStatus, CommitmentWithWriter, EndpointAnswer, statementFor, TimelineErasure, TimelineVerification } from './dto/timelines.answers';
@@ -221,12 +221,16 @@ export class TimelineVerificationService {
    * the exact commitment text, and the signed note a verifier checks with
    * the log's vkey), or null with `statement` saying why none was issued
    * (no log key, or closed before the ledger issued commitments).
-   * 409 `timeline_not_closed` / `timeline_not_valid`; 404 unknown job.
+   * 409 `timeline_not_closed` / `timeline_not_valid`; 410 `content_erased`
+   * (entries erased: the endpoint cannot be recomputed); 404 unknown job.
    */
   async endpoint(jobId: string): Promise<EndpointAnswer> {
     await this.get(jobId);
     const result = await this.verifyEntries(this.db, jobId);
     if (!result.closed) throw new ConflictError('timeline_not_closed', `job ${jobId} is not closed: its endpoint is not final yet`, { reasons: ['timeline_not_closed'], job_id: jobId });
+    if (result.erased) {
+      throw new LedgerError(ERASED_STATUS, 'content_erased', `${result.erased.entries} of ${result.entry_count} entries of job ${jobId} were erased: its endpoint can no longer be recomputed (see /api/jobs/${jobId}/verify)`, { job_id: jobId, erased_entries: result.erased.entries, entry_count: result.entry_count });
+    }
     if (result.verdict !== 'valid' || result.final_entry_digest === null) {
       throw new ConflictError('timeline_not_valid', `the timeline of job ${jobId} does not verify under -07 (verdict ${result.verdict}); no commitment can bind it`, { reasons: result.reasons, verdict: result.verdict, job_id: jobId });
     }

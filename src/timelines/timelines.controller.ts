@@ -203,7 +203,7 @@ export class TimelinesController {
   @PublicRead(JOB_VERIFY_COST)
   @ApiOperation({ operationId: 'getJobEndpoint', summary: 'Endpoint of a closed job and the ledger-issued commitment over it (a signed note)' })
   @ApiAnswer(200, 'Endpoint', 'the endpoint')
-  @ApiErrors([404, 409, 429], { 409: '`timeline_not_closed`, `timeline_not_valid`, `projection_mismatch` (the record does not match its ledger event).' })
+  @ApiErrors([404, 409, 410, 429], { 409: '`timeline_not_closed`, `timeline_not_valid`, `projection_mismatch` (the record does not match its ledger event).', 410: '`content_erased`: entries of the job were erased; the endpoint can no longer be recomputed.' })
   async endpoint(@Param('job_id') jobId: string) {
     return this.verification.endpoint(jobId);
   }

@@ -215,6 +215,9 @@ describe.each(DIALECTS)('erased records\' pages and verifiers on %s', (dialect) 
     expect(v.status).toBe(410);
     expect(v.body).toMatchObject({ assessment: 'partly_erased', verdict: 'partly_erased', headline: 'Chain: ERASED \u2014 3 of 3 entries erased; links checked: 0, not re-checkable: 2', final_entry_digest: null });
     expect(v.body.erased.seqs).toEqual([1, 2, 3]);
+    // Its endpoint says why it cannot be given (was: 409 timeline_not_valid, "does not verify").
+    const end = await t.http.get(`/api/jobs/${job}/endpoint`);
+    expect([end.status, end.body.error, end.body.message]).toEqual([410, 'content_erased', `3 of 3 entries of job ${job} were erased: its endpoint can no longer be recomputed (see /api/jobs/${job}/verify)`]);
     // The commitment the ledger issued on close was erased with the job: named apart, not judged.
     expect(v.body.erased.commitments).toEqual([{ id: expect.any(String), recorded_at: expect.any(String), position: expect.any(Number) }]);
     expect(v.body.commitments).toEqual([]);
