@@ -62,7 +62,7 @@ ul.outcomes{padding-left:1.2rem}ul.outcomes li{margin:.5rem 0;overflow-wrap:anyw
 .nowrap{white-space:nowrap}
 ul.limits li{margin:.25rem 0}
 footer.site{border-top:1px solid var(--line);color:var(--muted);font-size:.85rem;padding:1rem 0}
-@media (max-width:40rem){table.kv th{width:8.5rem;overflow-wrap:break-word}h1{font-size:1.25rem}.verdict .line{font-size:1.2rem}}
+@media (max-width:40rem){table.kv th{width:8.5rem;overflow-wrap:break-word}h1{font-size:1.25rem}.verdict .line{font-size:1.2rem}table.checks td.nowrap{white-space:normal;overflow-wrap:anywhere}table.checks td:last-child{min-width:11rem}}
 @media print{header.site nav,footer.site{display:none}a{color:inherit;text-decoration:none}pre{white-space:pre-wrap}.box,.notice{break-inside:avoid}h2{break-after:avoid}}
 `);
 
@@ -107,7 +107,7 @@ export function verdictBadge(verdict: string): SafeHtml {
  */
 export function checksTable(checks: { name: string; ok: boolean | null; detail?: string }[]): SafeHtml {
   const row = (c: { name: string; ok: boolean | null; detail?: string }) => html`<tr><td class="nowrap"><code>${c.name}</code></td><td>${okBadge(c.ok)}</td><td>${c.detail ?? ''}</td></tr>`;
-  const table = (rows: typeof checks) => html`<div class="scroll"><table><thead><tr><th>Check</th><th>Outcome</th><th>Detail</th></tr></thead><tbody>${rows.map(row)}</tbody></table></div>`;
+  const table = (rows: typeof checks) => html`<div class="scroll"><table class="checks"><thead><tr><th>Check</th><th>Outcome</th><th>Detail</th></tr></thead><tbody>${rows.map(row)}</tbody></table></div>`;
   const open = checks.filter((c) => c.ok !== true);
   const passed = checks.filter((c) => c.ok === true);
   return html`${open.length ? table(open) : ''}${passed.length ? html`<details class="passed" id="passed-checks"><summary>${passed.length} check(s) passed (show)</summary>${table(passed)}</details>` : ''}`;
