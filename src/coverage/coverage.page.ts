@@ -234,9 +234,10 @@ ${pictureSection(s)}
 ${r.plan.registered_after_execution_began ? `<p class="note"><b>Registered after execution began</b>: this plan version was recorded at position ${text(r.plan.registered_position)}, after the first recorded event of the job at position ${text(r.plan.execution_first_position)}. It could have been written to fit what was recorded.</p>` : ''}
 
 <h2>Integrity</h2>
+${s.evidence_erased_since ? '<p class="note" id="integrity-as-issued"><b>As issued</b>: evidence this report counted was erased since; the verdicts and commitments below are those it recorded and can no longer be re-checked.</p>' : ''}
 <div class="scroll"><table class="kv"><tr><th>${i.kind === 'timeline' ? 'Timeline' : 'Workflow receipt'}</th><td>${i.recorded ? `<a href="${escapeHtml(subjectHref)}">verdict <b>${text(i.verdict)}</b></a>${i.reasons.length ? ` (${text(i.reasons.join(', '))})` : ''}; ${text(i.entry_count)} ${i.kind === 'timeline' ? 'entries' : 'steps'}${i.final_entry_digest ? `; final entry digest ${id(i.final_entry_digest)}` : ''}` : 'not recorded'}</td></tr>
 <tr><th>Endpoint commitment</th><td><b>${text(c.state.replace('_', '-'))}</b>; truncation ${text(c.truncation.replace('_', ' '))}${c.attestation ? `; the binding commitment is <b>${text(c.attestation === 'ledger_issued' ? 'ledger-issued' : c.attestation === 'attested_by' ? 'attested' : 'only self-asserted')}</b>` : ''}. ${text(c.statement)}</td></tr>
-${(i.commitments ?? []).map((x) => `<tr><th>Commitment ${'job_id' in r.subject && !x.commitment.startsWith('#') ? `<a href="${escapeHtml(`${subjectHref}#commitment-${x.commitment}`)}">${id(x.commitment)}</a>` : id(x.commitment)}${x.recorded_position === null ? '' : ` (position ${text(x.recorded_position)})`}</th><td><span class="badge ${x.contradicts ? 'bad' : x.binding && x.attestation !== 'self_asserted' ? 'ok' : 'warn'}">${text(x.outcome)}</span> ${attestationBadge(x)} ${text(x.detail)}</td></tr>`).join('\n')}</table></div>
+${(i.commitments ?? []).map((x) => `<tr><th>Commitment ${'job_id' in r.subject && !x.commitment.startsWith('#') ? `<a href="${escapeHtml(`${subjectHref}#commitment-${x.commitment}`)}">${id(x.commitment)}</a>` : id(x.commitment)}${x.recorded_position === null ? '' : ` (position ${text(x.recorded_position)})`}</th><td><span class="badge ${x.contradicts ? 'bad' : !s.evidence_erased_since && x.binding && x.attestation !== 'self_asserted' ? 'ok' : 'warn'}">${text(x.outcome)}</span> ${attestationBadge(x, !!s.evidence_erased_since)} ${text(x.detail)}</td></tr>`).join('\n')}</table></div>
 
 <h2>Expected actions</h2>
 <div class="scroll"><table><thead><tr><th>Action</th><th>Tool</th><th>Status</th><th>Expectation</th><th>Evidence (entry, receipt)</th><th>Detail</th></tr></thead><tbody>
@@ -257,10 +258,15 @@ ${r.findings.length ? `<ul id="findings">${r.findings.slice(0, PAGE_FINDINGS).ma
   return layout(`Coverage report ${s.report_id}`, unsafeRaw(body));
 }
 
-/** Who stands behind a commitment of a report, as a badge (absent in reports issued before issue 15): never green when self-asserted. */
-function attestationBadge(x: { attestation?: string; attested_by?: string[] }): string {
-  if (x.attestation === 'ledger_issued') return '<span class="badge ok">ledger-issued</span>';
-  if (x.attestation === 'attested_by') return `<span class="badge ok">attested by ${text((x.attested_by ?? []).join(', '))}</span>`;
+/**
+ * Who stands behind a commitment of a report, as a badge (absent in reports
+ * issued before issue 15): never green when self-asserted, nor when
+ * `asIssued` (evidence the report counted was erased since).
+ */
+function attestationBadge(x: { attestation?: string; attested_by?: string[] }, asIssued = false): string {
+  const ok = asIssued ? 'warn' : 'ok';
+  if (x.attestation === 'ledger_issued') return `<span class="badge ${ok}">ledger-issued</span>`;
+  if (x.attestation === 'attested_by') return `<span class="badge ${ok}">attested by ${text((x.attested_by ?? []).join(', '))}</span>`;
   if (x.attestation === 'self_asserted') return '<span class="badge warn">self-asserted</span>';
   return '';
 }

@@ -222,6 +222,8 @@ describe.each(DIALECTS)('evidence over erased records on %s', (dialect) => {
     const page = (await t.http.get(`/coverage/${rep.body.report_id}`).set('Accept', 'text/html')).text;
     expect(page).not.toContain('class="s-covered"');
     expect(page.match(/<td class="s-erased">covered as issued<br>/g)).toHaveLength(2);
+    expect(page).toContain('id="integrity-as-issued"');
+    expect(page).not.toContain('<span class="badge ok">ledger-issued</span>');
     await t.app.get(CheckpointSigner).tick();
     const check = async (name: string): Promise<{ verified: boolean; failures: unknown[]; not_checked: string[] }> => {
       const ms = lines(await pack(`/api/coverage-reports/${rep.body.report_id}/evidence`));
