@@ -57,13 +57,14 @@ export class ErrorFilter implements ExceptionFilter {
     if (t === 'encoding.invalid') return [400, { error: 'invalid_content_encoding', message: 'the request body does not decode under its Content-Encoding (nothing was recorded)' }, {}];
     if (typeof t === 'string' && typeof (e as { status?: unknown }).status === 'number') {
       const s = (e as { status: number }).status;
+      if (s === 415) return [415, { error: 'unsupported_media_type', message: 'the Content-Type could not be read or is not one this endpoint takes' }, {}];
       if (s >= 400 && s < 500) return [s, { error: 'bad_request', message: 'the request could not be read' }, {}];
     }
     if (e instanceof HttpException) {
       const status = e.getStatus();
       const headers: Record<string, string> = {};
       if (status === 429) headers['Retry-After'] = '60';
-      const code = status === 404 ? 'not_found' : status === 429 ? 'rate_limited' : status === 405 ? 'method_not_allowed' : status < 500 ? 'bad_request' : 'internal_error';
+      const code = status === 404 ? 'not_found' : status === 429 ? 'rate_limited' : status === 405 ? 'method_not_allowed' : status === 415 ? 'unsupported_media_type' : status < 500 ? 'bad_request' : 'internal_error';
       const r = e.getResponse();
       let message = typeof r === 'string' ? r : typeof (r as { message?: unknown }).message === 'string' ? (r as { message: string }).message : e.message;
       if (status === 429) message = message === KEY_BUDGET_MESSAGE ? message : ANONYMOUS_BUDGET_MESSAGE;

@@ -29,6 +29,15 @@ describe.each(DIALECTS)('receipts on %s', (dialect) => {
     expect(rows[0].raw).toBe(text);
   });
 
+  it('a Content-Type that cannot be parsed: 415 unsupported_media_type, nothing recorded (an attack found 415 bad_request)', async () => {
+    const before = (await t.http.get('/api/ledger/head')).body.position as number;
+    for (const ct of ['application/json, text/html', ';', 'x']) {
+      const r = await t.http.post('/api/receipts').set('Authorization', `Bearer ${t.keys.producer}`).set('Content-Type', ct).send('{}');
+      expect([ct, r.status, r.body.error]).toEqual([ct, 415, 'unsupported_media_type']);
+    }
+    expect((await t.http.get('/api/ledger/head')).body.position).toBe(before);
+  });
+
   it('answers 409 for the same id with different bytes and changes nothing', async () => {
     const head = (await t.http.get('/api/ledger/head')).body;
     const changed = JSON.stringify(vector('receipt-core-valid'));
