@@ -101,7 +101,9 @@ describe.each(DIALECTS)('API names, lists and NDJSON on %s', (dialect) => {
     expect(ids).toEqual(stored.map((r) => r.id));
     expect(all.body.next).toBeNull();
     expect(JSON.stringify(all.body)).not.toContain('canonical_bytes');
-    expect(Object.keys(all.body.items[0]).sort()).toEqual(['id', 'output_hash', 'position', 'provenance_class', 'recorded_at', 'recorded_by', 'status', 'tool', 'url', 'verdict']);
+    // `erased` (issue 29): the listing says which receipts' content was erased.
+    expect(Object.keys(all.body.items[0]).sort()).toEqual(['erased', 'id', 'output_hash', 'position', 'provenance_class', 'recorded_at', 'recorded_by', 'status', 'tool', 'url', 'verdict']);
+    expect(all.body.items[0].erased).toBe(false);
     // Walk two at a time: the same ids, in order, and the last page says so.
     const walked: string[] = [];
     let after: string | null = null;
