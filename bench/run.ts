@@ -7,7 +7,7 @@
  *   --quick          small sizes (1/10 to 1/20), a whole run in about 2 minutes; its figures are
  *                    not comparable with the targets: written to bench/out/RESULTS-quick.md,
  *                    never over bench/RESULTS.md
- *   --only a,b       run only these figures: timeline, cli, batch, startup, merkle, tlog, ingest, otlp, coverage, queue, pack, gateway, tiles, erasure, format, heads
+ *   --only a,b       run only these figures: timeline, cli, batch, startup, merkle, tlog, ingest, otlp, coverage, queue, pack, gateway, tiles, erasure, format, heads, reads
  *                    (cli needs timeline's in-process rate and runs it too)
  *   --reps N         repetitions of the in-process and CLI timings (best reported; default 5, quick 3)
  *   --out FILE       where to write the report (default bench/RESULTS.md)
@@ -35,6 +35,7 @@ import { benchMerkle } from './merkle';
 import { benchOtlp } from './otlp';
 import { benchPack } from './pack';
 import { benchQueue } from './queue';
+import { benchReads } from './reads';
 import { benchStartup } from './startup';
 import { benchStreamHeads } from './stream-heads';
 import { benchTimeline, timelineSize } from './timeline';
@@ -42,7 +43,7 @@ import { benchTlogProofs } from './tlog-proofs';
 import { benchTlogIntegrate } from './tlog-integrate';
 import { benchTiles } from './tiles';
 
-const FIGURES = ['timeline', 'cli', 'batch', 'startup', 'merkle', 'tlog', 'ingest', 'otlp', 'coverage', 'queue', 'pack', 'gateway', 'tiles', 'erasure', 'format', 'heads'] as const;
+const FIGURES = ['timeline', 'cli', 'batch', 'startup', 'merkle', 'tlog', 'ingest', 'otlp', 'coverage', 'queue', 'pack', 'gateway', 'tiles', 'erasure', 'format', 'heads', 'reads'] as const;
 type FigureName = (typeof FIGURES)[number];
 
 /** 127.0.0.1 only: refuse anything else. */
@@ -256,6 +257,9 @@ async function main(): Promise<void> {
     }
     if (a.only.has('tiles')) {
       await guard('tiles', () => [notMeasured('tiles: one full tile (GET /tile/0/000, 8 KiB) from the API', 'requests/s', 'reported (issue 32)', ''), notMeasured('tiles: static copy write cost, per 1,000,000 entries', 's per 1,000,000 entries', 'reported (issue 32)', '')], async () => add(await benchTiles(ctx)));
+    }
+    if (a.only.has('reads')) {
+      await guard('reads', () => [notMeasured('receipt page and inclusion proof under load, Fastify vs Express', 'requests/s', 'reported (before and after the move to Fastify)', '')], async () => add(await benchReads(ctx)));
     }
     if (a.only.has('erasure')) {
       await guard('erasure', () => [notMeasured('erase one job of 10,000 entries', 's', 'reported; concurrent write p99 during < 500 ms (not held)', ''), notMeasured('retention over 100,000 events, extrapolated to 1,000,000', 's per 1M (extrapolated)', 'reported; concurrent write p99 during < 500 ms (not held)', '')], async () => add(await benchErasure(ctx)));
