@@ -114,13 +114,17 @@ export async function single(ctx: BenchContext, dialect: Dialect, bodies: string
  * `platform` (bench/bare-app.ts: one JSON POST route that parses the body and
  * answers 201), in a child process as the API runs.
  */
-export async function bare(ctx: BenchContext, platform: 'express' | 'fastify', bodies: string[]): Promise<{ rate: number; p50: number; p99: number }> {
+/**
+ * A bare Nest app's JSON POST route under the same load as {@link single} (bench/bare-app.ts); with `postgresUrl`
+ * the route also inserts each body into PostgreSQL, one autocommit INSERT per request, before answering.
+ */
+export async function bare(ctx: BenchContext, platform: 'express' | 'fastify', bodies: string[], postgresUrl?: string): Promise<{ rate: number; p50: number; p99: number }> {
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
   const env: NodeJS.ProcessEnv = { ...process.env, NODE_ENV: 'production' };
   delete env.AER1_BENCH_CHILD;
   delete env.NODE_OPTIONS;
-  const child = startChild(process.execPath, [join(ctx.root, 'bench', 'out', 'build', 'bench', 'bare-app.js'), platform, String(port)], { cwd: ctx.root, env });
+  const child = startChild(process.execPath, [join(ctx.root, 'bench', 'out', 'build', 'bench', 'bare-app.js'), platform, String(port), ...(postgresUrl ? [postgresUrl] : [])], { cwd: ctx.root, env });
   try {
     await waitForHttp(`${base}/health`, child);
     for (let i = 0; i < 200; i++) {
@@ -251,6 +255,17 @@ export async function benchIngest(ctx: BenchContext): Promise<FigureResult[]> {
     const bareFastify = await bare(ctx, 'fastify', bareBodies);
     ctx.log(`ingest ${dialect}: bare Nest-on-Express JSON POST route, autocannon ${CONNECTIONS} connections, ${fmt(nSingle)} requests`);
     const bareExpress = await bare(ctx, 'express', bareBodies);
+    // The floor of a durable PostgreSQL write on this machine: the bare Fastify route plus one raw autocommit INSERT a request.
+    let bareWrite: { rate: number; p50: number; p99: number } | null = null;
+    if (dialect === 'postgres') {
+      ctx.log(`ingest ${dialect}: bare Nest-on-Fastify route + one raw pg INSERT a request, autocannon ${CONNECTIONS} connections, ${fmt(nSingle)} requests`);
+      const floorDb = await createDb('postgres', ctx.tmp, ctx.pgAdminUrl);
+      try {
+        bareWrite = await bare(ctx, 'fastify', bareBodies, floorDb.url);
+      } finally {
+        await floorDb.drop();
+      }
+    }
     const ref = {
       what: dialect === 'sqlite' ? 'raw better-sqlite3 prepared INSERTs of the same rows, 1 transaction per 1,000' : 'raw pg multi-row INSERT of the same rows, 1 statement per table per 1,000, 1 transaction per 1,000',
       value: r.rate,
@@ -310,7 +325,14 @@ export async function benchIngest(ctx: BenchContext): Promise<FigureResult[]> {
         'single POST against the bare Nest-on-Express route': pct(s.rate / bareExpress.rate),
         'ceiling: the same POSTs refused with 422 after all the per-request work but the write, requests/s': Math.round(ceiling.rate),
         'ceiling against the bare Nest-on-Fastify route': pct(ceiling.rate / bareFastify.rate),
-        'single POST against its ceiling': pct(s.rate / ceiling.rate) },
+        'single POST against its ceiling': pct(s.rate / ceiling.rate),
+        ...(bareWrite
+          ? {
+              'bare Nest-on-Fastify route + one raw pg INSERT a request (autocommit, pool of 10), requests/s': Math.round(bareWrite.rate),
+              'bare route + raw INSERT, latency p50 / p99, ms': `${bareWrite.p50} / ${bareWrite.p99}`,
+              'bare route + raw INSERT against the bare route': pct(bareWrite.rate / bareFastify.rate),
+            }
+          : {}) },
       note:
         `${fmt(nSingle)} requests, each a different receipt, in ${s.seconds.toFixed(2)} s; latency p50 ${s.p50} ms, p99 ${s.p99} ms; ${s.errors}. The reference is the limit of the stack itself: a bare Nest app on Fastify ` +
         `(bench/bare-app.ts: one route, the platform's JSON parser, 201; no guards, interceptors, helmet or logging) under the same load, ${fmt(bareFastify.rate)} requests/s (on Express ${fmt(bareExpress.rate)}). Group commit (GROUP_COMMIT_MAX 64, GROUP_COMMIT_MAX_WAIT_MS 2, the defaults): ` +
@@ -320,7 +342,8 @@ export async function benchIngest(ctx: BenchContext): Promise<FigureResult[]> {
         `The same POSTs refused with 422 after all of that work but the write run at ${fmt(ceiling.rate)} requests/s (${pct(ceiling.rate / bareFastify.rate)} of the bare route): no single-POST rate can exceed it, and the write (one savepoint, the statements, a share of the COMMIT) takes it to ${pct(s.rate / ceiling.rate)} of that. ` +
         (dialect === 'sqlite'
           ? 'On SQLite the statements run in process and synchronously on the event loop; the COMMIT writes the WAL and the group is answered once an fsync of the WAL, off the event loop, covers it (issue 34: the fsync inside COMMIT had stopped the event loop about 5 ms a group), so the HTTP stack (platform, security headers, Nest\'s router, guards and interceptors, response writing) and the statements of each write are most of the cost; see bench/PROFILE.md, "Single POST (issue 34)". '
-          : 'On PostgreSQL the groups run back to back (a write transaction is open nearly all the time): each write of a group is several round trips (savepoint, existence look-up, the INSERTs, release) answered only when the API\'s event loop, busy with the HTTP work of the other requests, gets to them, and the database server shares the same cores. ') +
+          : 'On PostgreSQL the groups run back to back (a write transaction is open nearly all the time): each write of a group is several round trips (savepoint, existence look-up, the INSERTs, release) answered only when the API\'s event loop, busy with the HTTP work of the other requests, gets to them, and the database server shares the same cores. ' +
+            (bareWrite ? `The floor of any durable PostgreSQL write through this stack, the bare route plus one raw autocommit INSERT a request and nothing else of ours, ran at ${fmt(bareWrite.rate)} requests/s (${pct(bareWrite.rate / bareFastify.rate)} of the bare route, p99 ${bareWrite.p99} ms). ` : '')) +
         (singleMet ? `Target met (${pct(singleRatio)} >= ${pct(SINGLE_TARGET)}, p99 ${s.p99} ms <= ${SINGLE_P99_MS} ms).` : `Target missed: ${misses.join('; ')}.`),
     });
   }
