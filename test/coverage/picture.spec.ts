@@ -1,4 +1,4 @@
-import { layoutCoveragePicture, MAX_COLUMNS, MAX_MARKS } from '../../src/core/coverage/picture';
+import { layoutCoveragePicture, MARK_STYLE, MAX_COLUMNS, MAX_MARKS } from '../../src/core/coverage/picture';
 import { coverageSvg } from '../../src/core/coverage/picture-svg';
 import { fiveActionReport, manyActionReport } from './picture-fixtures';
 
@@ -26,6 +26,17 @@ describe('coverage picture: layout', () => {
     expect(screen.arrow).not.toBeNull();
     expect(screen.arrow!.x1).toBeGreaterThan(screen.arrow!.x2);
     expect(p.links.map((l) => [l.from_row, l.to_row, l.ok])).toEqual([[0, 1, false], [1, 2, null], [2, 3, false], [3, 4, null]]);
+  });
+
+  it('evidence erased since the report was issued: covered rows amber, accepted marks as issued (never green), the rest unchanged', () => {
+    const p = layoutCoveragePicture(fiveActionReport(), { evidence_erased_since: true });
+    expect(p.rows[0].word).toBe('covered \u2014 evidence erased');
+    expect(p.rows[0].color).toBe('#9a6700');
+    expect(p.marks.map((m) => `${m.row}:${m.kind}@${m.seq_from}`)).toEqual(['0:as_issued@2', '1:as_issued@1', '2:reported_only@3', '3:failure@4', '3:failure@6', '5:unplanned@5']);
+    expect(p.marks.filter((m) => MARK_STYLE[m.kind].color === '#1a7f37')).toEqual([]);
+    expect(p.rows.filter((r) => r.color === '#1a7f37')).toEqual([]);
+    const svg = coverageSvg(p);
+    expect(svg).toContain('accepted, as issued (not re-checkable now)');
   });
 
   it('the SVG escapes every text and has no script', () => {

@@ -223,6 +223,9 @@ describe.each(DIALECTS)('evidence over erased records on %s', (dialect) => {
     expect(page).not.toContain('class="s-covered"');
     expect(page.match(/<td class="s-erased">covered as issued<br>/g)).toHaveLength(2);
     expect(page).toContain('id="integrity-as-issued"');
+    // ... and the picture's accepted marks are amber "as issued" circles, none green.
+    expect(page).toMatch(/<circle [^>]*fill="#9a6700"><title>[^<]*: accepted, as issued \(not re-checkable now\)<\/title>/);
+    expect(page).not.toMatch(/<circle [^>]*fill="#1a7f37"><title>/);
     expect(page).not.toContain('<span class="badge ok">ledger-issued</span>');
     await t.app.get(CheckpointSigner).tick();
     const check = async (name: string): Promise<{ verified: boolean; failures: unknown[]; not_checked: string[] }> => {

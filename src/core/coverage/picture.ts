@@ -34,14 +34,15 @@ export const ARROWS_ALL_UP_TO = 40;
 export const LABEL_CHARS = 22;
 
 /** The kinds of marks, most severe first: a binned column shows the first present. */
-export const MARK_KINDS = ['failure', 'outcome', 'unplanned', 'over_count', 'reported_only', 'unaccepted', 'erased', 'unknown', 'success'] as const;
+export const MARK_KINDS = ['failure', 'outcome', 'unplanned', 'over_count', 'reported_only', 'unaccepted', 'erased', 'as_issued', 'unknown', 'success'] as const;
 export type MarkKind = (typeof MARK_KINDS)[number];
 
 /** The shape each mark kind is drawn with, its colour and its legend text. */
 export const MARK_STYLE: Readonly<Record<MarkKind, { shape: 'circle' | 'ring' | 'cross' | 'square' | 'diamond' | 'dash' | 'triangle' | 'slashed' | 'hollow_square'; color: string; label: string }>> = {
   success: { shape: 'circle', color: '#1a7f37', label: 'accepted evidence, succeeded' },
   unknown: { shape: 'ring', color: '#1a7f37', label: 'accepted evidence, outcome unknown (no receipt)' },
-  erased: { shape: 'hollow_square', color: '#9a6700', label: 'accepted evidence, content erased since (verified at ingestion)' },
+  erased: { shape: 'hollow_square', color: '#9a6700', label: 'accepted, erased since (verified at ingestion)' },
+  as_issued: { shape: 'circle', color: '#9a6700', label: 'accepted, as issued (not re-checkable now)' },
   failure: { shape: 'cross', color: '#cf222e', label: 'accepted evidence, failed' },
   outcome: { shape: 'slashed', color: '#cf222e', label: 'accepted evidence, owning system did not confirm' },
   over_count: { shape: 'square', color: '#9a6700', label: 'over count (beyond max_count)' },
@@ -202,8 +203,9 @@ export interface PictureOptions {
   plot_width?: number;
   /**
    * Evidence the report counted was erased after it was issued (issue 29):
-   * every covered row is drawn as covered with erased evidence (amber, never
-   * green), since it can no longer be re-checked.
+   * every covered row is drawn as covered with erased evidence, and its
+   * accepted marks as `as_issued` (amber, never green), since it can no
+   * longer be re-checked.
    */
   evidence_erased_since?: boolean;
 }
@@ -226,7 +228,9 @@ export function layoutCoveragePicture(r: CoverageReportContent, opts: PictureOpt
       for (const e of items) {
         const seq = safeSeq(e.seq);
         if (seq === null) continue;
-        lists.push({ row, kind: kindOf(e, list, list === 'evidence' && notConfirmed.has(e.seq)), seq });
+        const kind = kindOf(e, list, list === 'evidence' && notConfirmed.has(e.seq));
+        // Issue 29: a report whose evidence was erased since it was issued is shown as issued, never green.
+        lists.push({ row, kind: opts.evidence_erased_since === true && (kind === 'success' || kind === 'unknown') ? 'as_issued' : kind, seq });
         allSeqs.push(seq);
       }
     };
