@@ -70,6 +70,12 @@ export class ApiKeysRepository {
     return (await q.query<KeyRow>(`SELECT ${KEY_COLUMNS} FROM api_keys ORDER BY created_at`)).map(toRecord);
   }
 
+  /** The key with this id (no secret), or null. */
+  async byId(q: Queryable, id: string): Promise<KeyRecord | null> {
+    const r = (await q.query<KeyRow>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE id = ?`, [id]))[0];
+    return r ? toRecord(r) : null;
+  }
+
   /** The key whose secret hashes to `keyHash`, or null. */
   async byHash(q: Queryable, keyHash: string): Promise<KeyRecord | null> {
     const r = (await q.query<KeyRow>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE key_hash = ?`, [keyHash]))[0];

@@ -191,6 +191,13 @@ export class ApiKeysService {
     return this.keys.list(this.db);
   }
 
+  /** One key as listed (no secret); 404 `not_found` when no key has this id. */
+  async get(id: string): Promise<KeyRecord> {
+    const k = await this.keys.byId(this.db, id);
+    if (!k) throw new NotFoundError('api_key', id);
+    return k;
+  }
+
   /** Retention (issue 29): the keys with a retention period of their own (revoked ones too), key id -> ISO 8601 duration. */
   retentionPeriods(): Promise<Map<string, string>> {
     return this.keys.retentionPeriods(this.db);

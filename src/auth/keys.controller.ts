@@ -29,7 +29,7 @@ export class KeysController {
    * is `full` (default) or `metadata`; `retention_period` (ISO 8601 duration,
    * `P30D`) erases the key's records' payloads once that old, instead of
    * RETENTION_PERIOD (docs/erasure.md, "Retention"). Answers 201 with the key, shown once
-   * (`Location`: the key's URL, for DELETE).
+   * (`Location`: the key's URL, for GET and DELETE).
    * 400 `invalid_body`; 422 `invalid_role`, `invalid_name`, `invalid_key_options`.
    */
   @Post()
@@ -59,6 +59,15 @@ export class KeysController {
   @ApiErrors([401, 403])
   list() {
     return this.keys.list();
+  }
+
+  /** The key as listed (name, role, owner, systems, publication, created and revoked times; never the secret). 404 for an unknown id. */
+  @Get(':id')
+  @ApiOperation({ operationId: 'getKey', summary: 'One API key without its secret (admin)' })
+  @ApiAnswer(200, ref('KeyRecord'), 'the key (revoked ones too, with revoked_at)')
+  @ApiErrors([401, 403, 404])
+  get(@Param('id') id: string) {
+    return this.keys.get(id);
   }
 
   @Delete(':id')

@@ -63,6 +63,12 @@ describe.each(DIALECTS)('API names, lists and NDJSON on %s', (dialect) => {
     expect([cov.status, cov.headers.location]).toEqual([201, `https://ledger.test/api/coverage-reports/${cov.body.report_id}`]);
     const key = await send('post', '/api/keys', JSON.stringify({ name: 'loc', role: 'producer' }), t.keys.admin);
     expect([key.status, key.headers.location]).toEqual([201, `https://ledger.test/api/keys/${key.body.id}`]);
+    // The Location answers GET (the key without its secret) for an admin, and only for an admin.
+    const got = await t.http.get(new URL(key.headers.location).pathname).set('Authorization', `Bearer ${t.keys.admin}`);
+    expect([got.status, got.body.id, got.body.name, got.body.role, got.body.revoked_at, 'key' in got.body, JSON.stringify(got.body).includes(key.body.key)]).toEqual([200, key.body.id, 'loc', 'producer', null, false, false]);
+    expect((await t.http.get(new URL(key.headers.location).pathname).set('Authorization', `Bearer ${t.keys.auditor}`)).status).toBe(403);
+    const unknown = await t.http.get('/api/keys/no-such-key').set('Authorization', `Bearer ${t.keys.admin}`);
+    expect([unknown.status, unknown.body.error]).toEqual([404, 'not_found']);
   });
 
   it('serves the verifiers at plural paths; the singular paths answer the same with Deprecation and a successor Link', async () => {
