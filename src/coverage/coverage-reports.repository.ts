@@ -75,10 +75,12 @@ export class CoverageReportsRepository {
   }
 
   /** coverage reports recorded after a ledger position, in that order (without their content). */
-  async reportsAfter(q: Queryable, p: { after: number; limit: number }): Promise<ReportListRow[]> {
-    return q.query<ReportListRow>(
-      'SELECT report_id, subject_kind, subject_id, plan_id, plan_version, as_of_position, result, digest, issued_at, position FROM coverage_reports WHERE position > ? ORDER BY position LIMIT ?',
-      [p.after, p.limit + 1],
-    );
+  async reportsAfter(q: Queryable, p: { after: number; limit: number }, subject?: { kind: 'job' | 'workflow'; id: string }): Promise<ReportListRow[]> {
+    const columns = 'report_id, subject_kind, subject_id, plan_id, plan_version, as_of_position, result, digest, issued_at, position';
+    if (subject) {
+      // coverage_reports_subject narrows to the subject's reports (a few), then ordered by position.
+      return q.query<ReportListRow>(`SELECT ${columns} FROM coverage_reports WHERE subject_kind = ? AND subject_id = ? AND position > ? ORDER BY position LIMIT ?`, [subject.kind, subject.id, p.after, p.limit + 1]);
+    }
+    return q.query<ReportListRow>(`SELECT ${columns} FROM coverage_reports WHERE position > ? ORDER BY position LIMIT ?`, [p.after, p.limit + 1]);
   }
 }

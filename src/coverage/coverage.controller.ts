@@ -1,5 +1,5 @@
 import { Controller, Get, Param, Post, Query, Req, Res } from '@nestjs/common';
-import { ApiBearerAuth, ApiOperation, ApiProduces, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiOperation, ApiProduces, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { HTML, acceptsType } from '../common/http';
 import { Roles } from '../auth/roles.guard';
@@ -11,7 +11,8 @@ import { renderCoveragePage } from './coverage.page';
 import { renderErasedCoveragePage } from './erased-report.page';
 import { ERASED_STATUS } from '../erasure/erased-records';
 import { notFoundPage, projectionMismatchPage } from '../public-pages/views';
-import { LedgerError, ProjectionMismatchError } from '../common/errors';
+import { BadInputError, LedgerError, ProjectionMismatchError } from '../common/errors';
+import { isUuid } from '../core/aer1';
 import { Caller } from '../auth/caller.decorator';
 import type { Principal } from '../auth/api-keys.service';
 import { LogService } from '../log/log.service';
@@ -132,14 +133,25 @@ export class CoverageController {
     res.status(200).type(HTML).send(r.report === null ? renderErasedCoveragePage(r, checkpoint) : renderCoveragePage(r, checkpoint));
   }
 
-  /** Coverage reports in ledger order, paged by cursor, without their content (read one with getCoverageReport). Public, like the reports. */
+  /**
+   * Coverage reports in ledger order, paged by cursor, without their content
+   * (read one with getCoverageReport); `?job_id=` or `?workflow_id=` (a UUID):
+   * only that subject's reports. Public, like the reports. 400 `invalid_query`
+   * for both filters at once or a workflow id that is not a UUID.
+   */
   @Get('api/coverage-reports')
   @PublicRead(REPORT_READ_COST)
-  @ApiOperation({ operationId: 'listCoverageReports', summary: 'List coverage reports, oldest first' })
+  @ApiOperation({ operationId: 'listCoverageReports', summary: 'List coverage reports, oldest first (all, or one job\'s or workflow\'s)' })
+  @ApiQuery({ name: 'job_id', required: false, description: 'only the reports on this job' })
+  @ApiQuery({ name: 'workflow_id', required: false, description: 'only the reports on this workflow (a UUID)' })
   @ApiCursor()
   @ApiAnswer(200, 'CoverageReportPage', 'a page; `next` is the cursor of the following page')
   @ApiErrors([400, 429])
-  async list(@Query('after') after?: string, @Query('limit') limit?: string) {
-    return this.listing.reports(parsePage(after, limit));
+  async list(@Query('after') after?: string, @Query('limit') limit?: string, @Query('job_id') jobId?: string, @Query('workflow_id') workflowId?: string) {
+    if (jobId !== undefined && workflowId !== undefined) throw new BadInputError('invalid_query', 'give job_id or workflow_id, not both');
+    if (jobId !== undefined && jobId === '') throw new BadInputError('invalid_query', 'job_id is empty');
+    if (workflowId !== undefined && !isUuid(workflowId)) throw new BadInputError('invalid_query', 'workflow_id must be a UUID');
+    const subject = jobId !== undefined ? { kind: 'job' as const, id: jobId } : workflowId !== undefined ? { kind: 'workflow' as const, id: workflowId.toLowerCase() } : undefined;
+    return this.listing.reports(parsePage(after, limit), subject);
   }
 }

@@ -35,8 +35,8 @@ export class CoverageListing {
   }
 
   /** A page of `CoverageReportSummary`. */
-  async reports(p: PageRequest) {
-    const rows = await this.reportsRepo.reportsAfter(this.db, p);
+  async reports(p: PageRequest, only?: { kind: 'job' | 'workflow'; id: string }) {
+    const rows = await this.reportsRepo.reportsAfter(this.db, p, only);
     return toPage(rows, p.limit, (r) => ({
       report_id: r.report_id,
       subject: subject(r.subject_kind, r.subject_id),

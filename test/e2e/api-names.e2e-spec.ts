@@ -140,6 +140,14 @@ describe.each(DIALECTS)('API names, lists and NDJSON on %s', (dialect) => {
     expect((await t.http.get('/api/plans?job_id=job-loc2&limit=5').set('Authorization', `Bearer ${t.keys.auditor}`)).status).toBe(400);
     const reports = await t.http.get('/api/coverage-reports');
     expect(reports.body).toMatchObject({ items: [{ subject: { job_id: 'job-loc2' }, plan_version: 2 }], next: null });
+    // One job's or workflow's reports: the subject filter, paged the same way.
+    expect((await t.http.get('/api/coverage-reports?job_id=job-loc2&limit=1')).body).toMatchObject({ items: [{ subject: { job_id: 'job-loc2' } }], next: null });
+    expect((await t.http.get('/api/coverage-reports?job_id=job-none')).body).toEqual({ items: [], next: null });
+    expect((await t.http.get(`/api/coverage-reports?workflow_id=${WF.workflow.workflow_id.toUpperCase()}`)).body).toEqual({ items: [], next: null });
+    for (const bad of ['job_id=a&workflow_id=' + WF.workflow.workflow_id, 'workflow_id=not-a-uuid', 'job_id=']) {
+      const r = await t.http.get(`/api/coverage-reports?${bad}`);
+      expect([bad, r.status, r.body.error]).toEqual([bad, 400, 'invalid_query']);
+    }
     // Batches: auditor keys only.
     const b = await send('post', '/api/verification-batches', JSON.stringify({ scope: 'all' }), t.keys.auditor);
     expect(b.status).toBe(202);
