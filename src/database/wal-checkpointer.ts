@@ -192,7 +192,10 @@ export class WalCheckpointer {
     await this.idle();
     const w = this.worker;
     if (w && this.mode === 'worker') {
-      const o = await this.request('final');
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise<null>((r) => (timer = setTimeout(() => r(null), this.stuckMs + 5_000)));
+      const o = await Promise.race([this.request('final'), timeout]);
+      clearTimeout(timer);
       if (!o) this.logger.warn('the final WAL checkpoint did not answer; SQLite checkpoints when the last connection closes');
       else if (o.busy) this.logger.warn(`the final WAL checkpoint could not finish (a reader): the last connection's close checkpoints`);
     }
