@@ -6,6 +6,7 @@ import { AppConfig } from '../config/configuration';
 import { MIGRATIONS } from '../../migrations';
 import { dataSourceOptions, dialectOf } from './database-url';
 import { DatabaseService, GroupCommitOptions, runMigrationsLocked } from './database.service';
+import { WalCheckpointer, type WriterPragma } from './wal-checkpointer';
 import { WalSync } from './wal-sync';
 
 /** TypeORM connection from DATABASE_URL, migrations run at start; exposes {@link DatabaseService} (group commit from GROUP_COMMIT_MAX, GROUP_COMMIT_MAX_WAIT_MS). */
@@ -35,7 +36,13 @@ import { WalSync } from './wal-sync';
         // Durable without blocking the event loop (issue 34): COMMIT writes the WAL, and each group is acknowledged
         // once an fsync of the WAL on the thread pool covers it (wal-sync.ts). Migrations above ran with FULL.
         await ds.query('PRAGMA synchronous = NORMAL');
-        return new DatabaseService(ds, reader, group, new WalSync(`${o.database}-wal`));
+        // WAL checkpoints in a worker thread, off the event loop (issue 34; wal-checkpointer.ts): the writer's
+        // auto-checkpoint is off from here (after the migrations) while the worker runs.
+        const writer = (ds.driver as unknown as { databaseConnection: WriterPragma }).databaseConnection;
+        const checkpointer = new WalCheckpointer(o.database, writer);
+        const service = new DatabaseService(ds, reader, group, new WalSync(`${o.database}-wal`, checkpointer));
+        checkpointer.hold = (fn) => service.write(fn, { alone: true });
+        return service;
       },
     },
   ],

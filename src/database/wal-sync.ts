@@ -9,9 +9,13 @@
  * committed before it began. SQLite itself, with NORMAL, still syncs the WAL
  * before each checkpoint and the database file after it, and the WAL header
  * when the WAL is reused after a checkpoint (sqlite.org/pragma.html#pragma_synchronous),
- * so what one of our fsyncs covered stays durable through checkpoints.
+ * so what one of our fsyncs covered stays durable through checkpoints. The
+ * checkpoints run on a connection of their own, in a worker thread, with
+ * FULL (wal-checkpointer.ts); the writer reuses the WAL only once a
+ * checkpoint has copied every frame into the database file and synced it.
  */
 import { open, stat, type FileHandle } from 'node:fs/promises';
+import type { WalCheckpointer } from './wal-checkpointer';
 
 /** fsyncs of one SQLite database's WAL file, shared by every caller that waits at the same time. */
 export class WalSync {
@@ -20,8 +24,14 @@ export class WalSync {
   private next: Promise<void> | null = null;
   private pending = 0;
 
-  /** @param walPath the WAL file of the database (`<database>-wal`). */
-  constructor(readonly walPath: string) {}
+  /**
+   * @param walPath the WAL file of the database (`<database>-wal`).
+   * @param checkpointer runs the WAL's checkpoints off the event loop: each {@link sync} (a group committed) nudges it, {@link close} stops it.
+   */
+  constructor(
+    readonly walPath: string,
+    private readonly checkpointer?: Pick<WalCheckpointer, 'nudge' | 'close'>,
+  ) {}
 
   /**
    * Resolves once an fsync of the WAL file that began after this call has
@@ -29,6 +39,7 @@ export class WalSync {
    * with the fsync's error (the write must not be acknowledged).
    */
   sync(): Promise<void> {
+    this.checkpointer?.nudge();
     this.pending++;
     const p = this.schedule();
     p.then(
@@ -62,8 +73,9 @@ export class WalSync {
   }
 
   private async fsync(): Promise<void> {
-    // The WAL file is the same file for as long as a connection is open (a checkpoint truncates it, never replaces it);
-    // checked anyway, so that a replaced file is never left unsynced.
+    // The WAL file is the same file for as long as a connection is open: the writer restarts it after a full checkpoint
+    // by writing over it from the start, a TRUNCATE checkpoint or journal_size_limit shortens it in place, and only the
+    // last connection's close deletes it. Checked anyway, so that a replaced file is never left unsynced.
     const now = await stat(this.walPath);
     if (this.handle && this.handle.ino !== now.ino) {
       await this.handle.file.close().catch(() => undefined);
@@ -73,8 +85,9 @@ export class WalSync {
     await this.handle.file.sync();
   }
 
-  /** Closes the WAL file's descriptor (after the last {@link sync}). */
+  /** After the last {@link sync}: the checkpointer's final checkpoint and stop, then the WAL file's descriptor closed. */
   async close(): Promise<void> {
+    await this.checkpointer?.close();
     const h = this.handle;
     this.handle = null;
     await h?.file.close().catch(() => undefined);

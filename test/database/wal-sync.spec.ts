@@ -50,6 +50,14 @@ describe('WalSync: a write is acknowledged once an fsync that began after it has
     await w.close();
   });
 
+  it('given a checkpointer, when groups wait and the WalSync closes, then each wait nudges it and the close closes it before the descriptor', async () => {
+    const seen: string[] = [];
+    const w = new WalSync(wal, { nudge: () => void seen.push('nudge'), close: async () => void seen.push('close') });
+    await Promise.all([w.sync(), w.sync()]);
+    await w.close();
+    expect(seen).toEqual(['nudge', 'nudge', 'close']);
+  });
+
   it('given a WAL file that cannot be synced, when a caller waits, then it is refused with the error (nothing acknowledged)', async () => {
     const w = new WalSync(join(dir, 'missing-wal'));
     await expect(w.sync()).rejects.toMatchObject({ code: 'ENOENT' });
