@@ -175,8 +175,10 @@ export async function startGateway(o: GatewayOptions): Promise<RunningGateway> {
     done: new Promise(() => undefined),
     close: async () => {
       await closeAll();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      // Sessions are closed: stop listening and drop the clients' idle keep-alive sockets now (server.close alone waits for them to time out, about 4 s).
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
+      await closed;
     },
   };
 }
