@@ -1,6 +1,7 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { badgeSvg, busyBadge } from '../core/badge';
+import { isDatabaseUnavailable } from './database-unavailable';
 import { ApiErrorCode, LedgerError } from './errors';
 import { JSON_TYPE, pathOf } from './http';
 import { ANONYMOUS_BUDGET_MESSAGE, KEY_BUDGET_MESSAGE } from './rate-limit';
@@ -14,8 +15,9 @@ export interface ErrorBody {
 
 /**
  * The one place typed errors become HTTP responses: a JSON body with a reason
- * code (`error`), never a stack trace. Unknown errors are logged and answered
- * 500 `internal_error` without details. A badge (`/badge/...svg`) refused
+ * code (`error`), never a stack trace. A database that does not answer is
+ * 503 `database_unavailable` with Retry-After (database-unavailable.ts).
+ * Unknown errors are logged and answered 500 `internal_error` without details. A badge (`/badge/...svg`) refused
  * with 429 (`server_busy`, `rate_limited`) is answered with a grey "not
  * checked now, busy" SVG, still status 429 with Retry-After, never cached
  * (`Cache-Control: no-store`), its reason code in `X-Error-Code`: image
@@ -70,6 +72,10 @@ export class ErrorFilter implements ExceptionFilter {
       if (status === 429) message = message === KEY_BUDGET_MESSAGE ? message : ANONYMOUS_BUDGET_MESSAGE;
       else if (status === 404) message = 'no such endpoint or record';
       return [status, { error: code, message }, headers];
+    }
+    if (isDatabaseUnavailable(e)) {
+      this.logger.error(`database unavailable: ${e instanceof Error ? `${e.name}: ${e.message}` : String(e)}`);
+      return [503, { error: 'database_unavailable', message: 'the database does not answer now; nothing was recorded by this request; retry after the Retry-After seconds' }, { 'Retry-After': '5' }];
     }
     this.logger.error(e instanceof Error ? `${e.name}: ${e.message}` : 'non-error thrown', e instanceof Error ? e.stack : undefined);
     return [500, { error: 'internal_error', message: 'internal error' }, {}];

@@ -54,7 +54,7 @@ export const ERROR_CODES = [
   'not_erasable', 'invalid_erasure',
   'invalid_webhook_url', 'webhook_address_refused', 'unknown_webhook_event', 'invalid_attestation', 'attestation_signature_invalid', 'attestation_key_untrusted',
   // 429, 5xx
-  'rate_limited', 'quota_exceeded', 'stream_limit_key', 'stream_limit_server', 'server_busy', 'bandwidth_exceeded', 'queue_unavailable', 'log_unavailable', 'internal_error',
+  'rate_limited', 'quota_exceeded', 'stream_limit_key', 'stream_limit_server', 'server_busy', 'bandwidth_exceeded', 'queue_unavailable', 'log_unavailable', 'database_unavailable', 'internal_error',
 ] as const;
 
 /** The body of every error (src/common/error.filter.ts). */
@@ -82,7 +82,7 @@ const STATUS_TEXT: Record<number, string> = {
   415: '`unsupported_encoding` / `unsupported_media_type`: a Content-Encoding, charset or Content-Type the endpoint does not take.',
   422: 'Well-formed but does not verify or breaks a rule: `error` is the code, `reasons` the AER-1 reason codes. Nothing was recorded.',
   429: '`rate_limited` (public read budget: VERIFY_RATE_LIMIT per minute per client, KEY_READ_RATE_LIMIT per key), `quota_exceeded` (REPORT_QUOTA_PER_HOUR per key), `stream_limit_key` / `stream_limit_server` (open event streams, SSE_MAX_PER_KEY / SSE_MAX_STREAMS), `server_busy` (HEAVY_READ_CONCURRENCY heavy reads already running in this process), or `bandwidth_exceeded` (tiles: TILE_BANDWIDTH_KIB_PER_MINUTE per client); see Retry-After.',
-  503: '`queue_unavailable`: the verification queue (Redis) does not answer; nothing was recorded.',
+  503: '`queue_unavailable`: the verification queue (Redis) does not answer; `database_unavailable`: the database does not answer or refuses connections (Retry-After); nothing was recorded.',
 };
 
 /** Statuses every write (a route with a key) may answer besides its own. */

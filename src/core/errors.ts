@@ -121,6 +121,7 @@ export const HTTP_ERROR_CODES = [
   'rate_limited',
   'method_not_allowed',
   'internal_error',
+  'database_unavailable',
   'repeated_parameter',
 ] as const;
 
