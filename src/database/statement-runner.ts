@@ -2,7 +2,8 @@
  * How statements reach the driver on a transaction's connection: one query
  * (a driver error a request caused mapped to its 400), and the rows queued
  * with `Tx.insertLater` as prepared INSERT statements (single-row on
- * SQLite, named multi-row on PostgreSQL), then the row updates queued with
+ * SQLite, named multi-row on PostgreSQL, several tables in one statement
+ * there where they fit), then the row updates queued with
  * `Tx.updateLater` as prepared UPDATE statements.
  */
 import { createHash } from 'node:crypto';
