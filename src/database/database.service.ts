@@ -1,6 +1,6 @@
 /**
  * The write path: transactions, commit groups and deferred inserts. The
- * unit of work and its input errors are in tx.ts, the statements sent to
+ * unit of work and its input errors are in tx.ts, a call's Tx handle in open-tx.ts, the statements sent to
  * the driver in statement-runner.ts, the migration runner in migrate.ts
  * (re-exported here for the callers that import them from this file).
  */
@@ -8,11 +8,11 @@ import { Injectable, OnApplicationShutdown } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import type BetterSqlite3 from 'better-sqlite3';
 import { Dialect } from './database-url';
-import { DeferredInserts, EAGER_ROWS, QueuedWrite } from './deferred-inserts';
+import { CallHooks, openTx } from './open-tx';
 import { Queryable, toPostgresPlaceholders } from './rows';
 import { sqliteTx } from './scratch';
 import { StatementRunner } from './statement-runner';
-import { refuseNul, Tx, WriteObserver } from './tx';
+import { Tx, WriteObserver } from './tx';
 import type { WalSync } from './wal-sync';
 
 export { toPostgresPlaceholders } from './rows';
@@ -47,12 +47,6 @@ interface WriteCall {
   background: boolean;
 }
 
-/** The hooks of one call of a commit group (see {@link Tx}). */
-interface CallHooks {
-  before: (() => Promise<void>)[];
-  kept: (() => void)[];
-  group: { beforeCommit: ((tx: Tx) => Promise<void>)[] };
-}
 
 /** Advisory lock key that serializes ledger appends across API replicas and workers. */
 const APPEND_LOCK_KEY = 0x4145_5231; // "AER1"
@@ -100,90 +94,9 @@ export class DatabaseService implements OnApplicationShutdown {
   }
 
   private wrap(manager: EntityManager): Tx {
-    return this.open(manager).tx;
+    return openTx(this.statements, manager).tx;
   }
 
-  /**
-   * A {@link Tx} on `manager`. With `hooks` it is a write call's: it has
-   * before-commit hooks and queues {@link Tx.insertLater} rows, which
-   * `flush` writes (after any write still running); `close` drops what is
-   * still queued and resolves once no write is running (before a rollback);
-   * after `close`, insertLater throws (a row queued after the call ended
-   * would be lost).
-   */
-  private open(manager: EntityManager, hooks?: CallHooks): { tx: Tx; flush: () => Promise<void>; close: () => Promise<void> } {
-    const dialect = this.dialect;
-    const outside = (what: string): never => {
-      throw new Error(`${what} outside a write transaction`);
-    };
-    const deferred = hooks ? new DeferredInserts() : null;
-    const eager = EAGER_ROWS[dialect];
-    let flushing: Promise<void> | null = null;
-    /** The first write that failed: every later statement and flush of this Tx throws its error. */
-    let failed: { error: unknown } | null = null;
-    let closed = false;
-    // Each write waits for the one before it (rows stay in order; a failure fails every later wait).
-    const write = (runs: QueuedWrite[]): Promise<void> => {
-      const before = flushing;
-      const p = (async () => {
-        if (before) await before;
-        await this.statements.writeRuns(manager, runs);
-      })();
-      flushing = p;
-      // Also marks a failure of an early write as handled: it is rethrown by the next statement or flush.
-      p.then(
-        () => {
-          if (flushing === p) flushing = null;
-        },
-        (e: unknown) => {
-          failed ??= { error: e };
-          if (flushing === p) flushing = null;
-        },
-      );
-      return p;
-    };
-    /** The queue of this write call, once `values` pass {@link refuseNul}. */
-    const queue = (what: string, values: readonly unknown[]): DeferredInserts => {
-      if (!deferred) throw new Error(`${what} outside a write transaction`);
-      if (closed) throw new Error(`${what} after its write call ended`);
-      refuseNul(values);
-      return deferred;
-    };
-    const flush = async (): Promise<void> => {
-      if (deferred && !deferred.empty) await write(deferred.take()).catch(() => undefined);
-      else if (flushing) await flushing.catch(() => undefined);
-      if (failed) throw failed.error;
-    };
-    const tx: Tx = {
-      dialect,
-      group: hooks?.group ?? {},
-      beforeCommit: (hook) => (hooks ? void hooks.before.push(hook) : outside('beforeCommit')),
-      whenKept: (fn) => (hooks ? void hooks.kept.push(fn) : outside('whenKept')),
-      beforeGroupCommit: (hook) => (hooks ? void hooks.group.beforeCommit.push(hook) : outside('beforeGroupCommit')),
-      insertLater: (table, columns, values) => {
-        // Enough rows for a statement: sent now, not awaited (see EAGER_ROWS).
-        if (queue('insertLater', values).add(table, columns, values) >= eager && eager > 0) void write(deferred!.takeFull(eager));
-      },
-      updateLater: (table, columns, values, key, keyValues) => queue('updateLater', [...values, ...keyValues]).update(table, columns, values, key, keyValues),
-      query: async <T>(sql: string, params: unknown[] = []): Promise<T[]> => {
-        refuseNul(params);
-        // Read-your-writes: the rows queued so far are written before anything else runs.
-        if (flushing || failed || (deferred && !deferred.empty)) await flush();
-        const text = dialect === 'postgres' ? toPostgresPlaceholders(sql) : sql;
-        return this.statements.run<T>(manager, text, params);
-      },
-    };
-    return {
-      tx,
-      flush,
-      close: async () => {
-        closed = true;
-        deferred?.take();
-        // A write sent early may still be running: it must end before the savepoint (or transaction) is rolled back.
-        await flushing?.catch(() => undefined);
-      },
-    };
-  }
 
   /**
    * True when reads outside a write may see a write still in progress (an
@@ -305,18 +218,27 @@ export class DatabaseService implements OnApplicationShutdown {
     let bodyDone = 0;
     try {
       await this.dataSource.transaction(async (manager) => {
-        if (this.dialect === 'postgres') await this.wrap(manager).query('SELECT pg_advisory_xact_lock(?)', [APPEND_LOCK_KEY]);
+        const pg = this.dialect === 'postgres';
+        // The call whose SAVEPOINT is already open. On PostgreSQL a SAVEPOINT rides with the statement before it, in one
+        // simple-protocol message (statements run in order; the first that fails stops the rest and fails the message).
+        let opened = -1;
+        if (pg) {
+          await manager.query(`SELECT pg_advisory_xact_lock(${APPEND_LOCK_KEY})${grouped ? '; SAVEPOINT aer1_call_0' : ''}`);
+          if (grouped) opened = 0;
+        }
         const group: CallHooks['group'] = { beforeCommit: [] };
         for (let i = 0; i < calls.length; i++) {
           const call = calls[i];
           const hooks: CallHooks = { before: [], kept: [], group };
           const beforeHooks = hooks.before;
           const after: (() => void)[] = [];
-          const open = this.open(manager, hooks);
+          const open = openTx(this.statements, manager, hooks);
           const tx = open.tx;
           this.commitHooks.set(tx, after);
           const started = performance.now();
-          if (grouped) await manager.query(`SAVEPOINT aer1_call_${i}`);
+          if (grouped && opened !== i) await manager.query(`SAVEPOINT aer1_call_${i}`);
+          // The next call's SAVEPOINT, sent with this call's RELEASE or rollback (PostgreSQL).
+          const next = pg && i + 1 < calls.length ? `; SAVEPOINT aer1_call_${i + 1}` : '';
           try {
             const value = await call.fn(tx);
             // The call's queued rows are written inside its savepoint, before its hooks (which may read them) and after them.
@@ -324,7 +246,13 @@ export class DatabaseService implements OnApplicationShutdown {
             for (let k = 0; k < beforeHooks.length; k++) await beforeHooks[k]();
             await open.flush();
             await open.close();
-            if (grouped) await manager.query(`RELEASE SAVEPOINT aer1_call_${i}`);
+            if (grouped) {
+              // If this fails, the catch below rolls back to savepoint i: that works only when the RELEASE itself
+              // failed (the call fails alone, as a lone RELEASE's failure would); after a RELEASE that succeeded the
+              // savepoint is gone, the rollback fails, and so does the whole group.
+              await manager.query(`RELEASE SAVEPOINT aer1_call_${i}${next}`);
+              if (next) opened = i + 1;
+            }
             for (const f of hooks.kept) f();
             done.push({ call, tx, value, after, waited: waited[i] });
           } catch (e) {
@@ -333,15 +261,20 @@ export class DatabaseService implements OnApplicationShutdown {
             if (!grouped) throw e;
             failed.set(call, e);
             // Undo this call alone. If even that fails, the transaction cannot go on: the whole group fails.
-            await manager.query(`ROLLBACK TO SAVEPOINT aer1_call_${i}`);
-            await manager.query(`RELEASE SAVEPOINT aer1_call_${i}`);
+            if (pg) {
+              await manager.query(`ROLLBACK TO SAVEPOINT aer1_call_${i}; RELEASE SAVEPOINT aer1_call_${i}${next}`);
+              if (next) opened = i + 1;
+            } else {
+              await manager.query(`ROLLBACK TO SAVEPOINT aer1_call_${i}`);
+              await manager.query(`RELEASE SAVEPOINT aer1_call_${i}`);
+            }
             this.observer?.writeFinished([tx], false, { waited: [waited[i]], total: (performance.now() - started) / 1000, commit: 0 });
           }
         }
         // Work the kept calls share (added by them as they ran): a throw here fails the whole group.
         if (group.beforeCommit.length > 0) {
           // The group's own handle: its queued rows are written before COMMIT; it adds no hooks of its own.
-          const own = this.open(manager, { before: [], kept: [], group });
+          const own = openTx(this.statements, manager, { before: [], kept: [], group });
           for (let k = 0; k < group.beforeCommit.length; k++) await group.beforeCommit[k](own.tx);
           try {
             await own.flush();

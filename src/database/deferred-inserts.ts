@@ -182,6 +182,23 @@ export function multiRowInsertSql(dialect: Dialect, table: string, columns: read
   return `INSERT INTO ${table} (${columns.join(', ')}) VALUES ${tuples.join(', ')}`;
 }
 
+/**
+ * PostgreSQL: the INSERTs of several runs as one statement of data-modifying
+ * CTEs, `WITH w1 AS (INSERT ...), w2 AS (INSERT ...) INSERT ...` (the last
+ * run's INSERT is the main statement), each with `rows` rows; placeholders
+ * `$1..$n` run after run, row after row, as {@link multiRowInsertSql} numbers them.
+ */
+export function mergedInsertSql(runs: readonly { table: string; columns: readonly string[]; rows: number }[]): string {
+  let n = 0;
+  const parts = runs.map((r) => {
+    const tuples: string[] = new Array<string>(r.rows);
+    for (let i = 0; i < r.rows; i++) tuples[i] = `(${r.columns.map(() => `$${++n}`).join(', ')})`;
+    return `INSERT INTO ${r.table} (${r.columns.join(', ')}) VALUES ${tuples.join(', ')}`;
+  });
+  const last = parts.pop()!;
+  return `WITH ${parts.map((p, i) => `w${i + 1} AS (${p})`).join(', ')} ${last}`;
+}
+
 /** `UPDATE table SET c1 = ?, ... WHERE k1 = ? AND ...` (`$n` placeholders on PostgreSQL), parameters: the set values, then the key's. */
 export function updateSql(dialect: Dialect, table: string, columns: readonly string[], key: readonly string[]): string {
   let n = 0;

@@ -2,19 +2,23 @@
  * How statements reach the driver on a transaction's connection: one query
  * (a driver error a request caused mapped to its 400), and the rows queued
  * with `Tx.insertLater` as prepared INSERT statements (single-row on
- * SQLite, named multi-row on PostgreSQL), then the row updates queued with
+ * SQLite, named multi-row on PostgreSQL, several tables in one statement
+ * there where they fit), then the row updates queued with
  * `Tx.updateLater` as prepared UPDATE statements.
  */
 import { createHash } from 'node:crypto';
 import type BetterSqlite3 from 'better-sqlite3';
 import { EntityManager, QueryFailedError } from 'typeorm';
 import type { Dialect } from './database-url';
-import { chunkSizes, isUpdate, multiRowInsertSql, QueuedWrite, updateSql } from './deferred-inserts';
+import { chunkSizes, InsertRun, isUpdate, MAX_PARAMETERS, mergedInsertSql, multiRowInsertSql, QueuedWrite, updateSql } from './deferred-inserts';
 import { inputError } from './tx';
+
+/** Distinct merged-insert statements (see StatementRunner's mergedInserts) at most; past that, one statement per table. */
+export const MAX_MERGED_SHAPES = 32;
 
 /** Statements on a transaction's connection, for one dialect; caches prepared INSERTs per connection. */
 export class StatementRunner {
-  constructor(private readonly dialect: Dialect) {}
+  constructor(readonly dialect: Dialect) {}
 
   /** Run `text` (placeholders already in the dialect's form); a driver error {@link inputError} maps becomes that 400. */
   async run<T>(manager: EntityManager, text: string, params: unknown[]): Promise<T[]> {
@@ -36,6 +40,11 @@ export class StatementRunner {
    */
   async writeRuns(manager: EntityManager, runs: readonly QueuedWrite[]): Promise<void> {
     if (this.dialect === 'sqlite') return this.writeRunsSqlite(manager, runs);
+    const merged = this.mergedInserts(runs);
+    if (merged) {
+      await this.runNamed(manager, merged.statement, merged.params);
+      runs = runs.slice(merged.runs);
+    }
     for (const run of runs) {
       if (isUpdate(run)) {
         await this.runNamed(manager, this.statement(`u:${run.table}(${run.columns.join(',')})(${run.key.join(',')})`, () => updateSql(this.dialect, run.table, run.columns, run.key)), [...run.values]);
@@ -50,6 +59,46 @@ export class StatementRunner {
       }
     }
   }
+
+  /**
+   * PostgreSQL: the insert runs at the start of `runs` (two or more, each one
+   * statement of {@link chunkSizes}, under the parameter limit together) as
+   * ONE statement of data-modifying CTEs, `WITH w1 AS (INSERT ...), ...
+   * INSERT ...`: one round trip instead of one per table. Each table's rows
+   * keep their order (one VALUES list); the sub-statements share a snapshot
+   * and their order is not defined, which insert runs allow (no order between
+   * tables, see DeferredInserts). A refused row fails the whole statement, as
+   * it fails the call's write. Null when there is nothing to merge, or when
+   * {@link MAX_MERGED_SHAPES} merged statements exist already (each is a
+   * named statement on every connection; a single write's shapes are few).
+   */
+  private mergedInserts(runs: readonly QueuedWrite[]): { statement: { text: string; name: string }; params: unknown[]; runs: number } | null {
+    let n = 0;
+    let parameters = 0;
+    const shape: string[] = [];
+    for (; n < runs.length; n++) {
+      const run = runs[n];
+      if (isUpdate(run) || run.rows.length === 0) break;
+      const sizes = chunkSizes(this.dialect, run.columns.length, run.rows.length);
+      if (sizes.length !== 1 || parameters + run.rows.length * run.columns.length > MAX_PARAMETERS.postgres) break;
+      parameters += run.rows.length * run.columns.length;
+      shape.push(`${run.table}(${run.columns.join(',')})${run.rows.length}`);
+    }
+    if (n < 2) return null;
+    const key = `w:${shape.join(';')}`;
+    if (!this.insertStatements.has(key) && this.mergedShapes >= MAX_MERGED_SHAPES) return null;
+    const inserts = runs.slice(0, n) as readonly InsertRun[];
+    const statement = this.statement(key, () => {
+      this.mergedShapes++;
+      return mergedInsertSql(inserts.map((r) => ({ table: r.table, columns: r.columns, rows: r.rows.length })));
+    });
+    const params: unknown[] = [];
+    for (const run of inserts) for (const row of run.rows) for (const v of row) params.push(v);
+    return { statement, params, runs: n };
+  }
+
+  /** Merged statements made so far (see {@link mergedInserts}). */
+  private mergedShapes = 0;
 
   /** One-row INSERT statements prepared on each SQLite connection, by table and columns. */
   private readonly sqliteInserts = new WeakMap<BetterSqlite3.Database, Map<string, BetterSqlite3.Statement>>();

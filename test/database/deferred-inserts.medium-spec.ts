@@ -12,7 +12,7 @@ import { Client } from 'pg';
 import { DataSource, QueryFailedError } from 'typeorm';
 import { dataSourceOptions } from '../../src/database/database-url';
 import { DatabaseService, StorageInputError, Tx } from '../../src/database/database.service';
-import { chunkSizes, EAGER_ROWS, MAX_PARAMETERS, multiRowInsertSql, rowsPerStatement, updateSql } from '../../src/database/deferred-inserts';
+import { chunkSizes, EAGER_ROWS, MAX_PARAMETERS, mergedInsertSql, multiRowInsertSql, rowsPerStatement, updateSql } from '../../src/database/deferred-inserts';
 import { insertRow, updateRow } from '../../src/database/rows';
 import { createPgDatabase, DIALECTS } from '../helpers/app';
 
@@ -34,6 +34,18 @@ describe('multi-row INSERT text', () => {
     expect(chunkSizes('sqlite', 17, 513)).toEqual(Array(513).fill(1));
     expect(chunkSizes('sqlite', 17, 0)).toEqual([]);
     for (const n of [1, 255, 256, 1000, 4097]) expect(chunkSizes('sqlite', 5, n).reduce((a, b) => a + b, 0)).toBe(n);
+  });
+});
+
+describe('merged INSERT text (PostgreSQL)', () => {
+  it('numbers placeholders run after run, the last run the main statement', () => {
+    expect(
+      mergedInsertSql([
+        { table: 'e', columns: ['a', 'b'], rows: 1 },
+        { table: 'r', columns: ['c'], rows: 2 },
+        { table: 's', columns: ['d', 'e'], rows: 1 },
+      ]),
+    ).toBe('WITH w1 AS (INSERT INTO e (a, b) VALUES ($1, $2)), w2 AS (INSERT INTO r (c) VALUES ($3), ($4)) INSERT INTO s (d, e) VALUES ($5, $6)');
   });
 });
 
@@ -161,8 +173,12 @@ describe.each(DIALECTS)('Tx.insertLater on %s', (dialect) => {
       tx.insertLater(table, cols, [2, null, null]);
       tx.insertLater(other, ['k'], ['y']);
     });
-    const k = dialect === 'sqlite' ? [1, 1] : [2];
-    expect(sent.filter((s) => s.startsWith('INSERT INTO'))).toEqual([...k.map((r) => multiRowInsertSql(dialect, table, cols, r)), ...k.map((r) => multiRowInsertSql(dialect, other, ['k'], r))]);
+    if (dialect === 'sqlite') {
+      expect(sent.filter((s) => s.startsWith('INSERT INTO'))).toEqual([...[1, 1].map(() => multiRowInsertSql(dialect, table, cols, 1)), ...[1, 1].map(() => multiRowInsertSql(dialect, other, ['k'], 1))]);
+    } else {
+      // PostgreSQL: both tables in one statement (data-modifying CTEs), in first-queued order.
+      expect(sent.filter((s) => /^(INSERT INTO|WITH)/.test(s))).toEqual([mergedInsertSql([{ table, columns: cols, rows: 2 }, { table: other, columns: ['k'], rows: 2 }])]);
+    }
     expect(await ns()).toEqual([1, 2]);
     expect((await db.query<{ k: string }>(`SELECT k FROM ${other} ORDER BY seq`)).map((r) => r.k)).toEqual(['x', 'y']);
   });
@@ -193,7 +209,20 @@ describe.each(DIALECTS)('Tx.insertLater on %s', (dialect) => {
     expect(log).toEqual(['a', 'b', 'c saw 1,3,100']);
     expect(await ns()).toEqual([100, 1, 3]);
     // One group: one BEGIN..COMMIT with a savepoint per call, b's rolled back.
-    expect(sent.filter((s) => /^(SAVEPOINT|ROLLBACK TO SAVEPOINT)/.test(s))).toEqual(['SAVEPOINT aer1_call_0', 'SAVEPOINT aer1_call_1', 'ROLLBACK TO SAVEPOINT aer1_call_1', 'SAVEPOINT aer1_call_2']);
+    const steps = sent.flatMap((s) => s.split('; ')).filter((s) => /^(SAVEPOINT|RELEASE SAVEPOINT|ROLLBACK TO SAVEPOINT)/.test(s));
+    expect(steps).toEqual(['SAVEPOINT aer1_call_0', 'RELEASE SAVEPOINT aer1_call_0', 'SAVEPOINT aer1_call_1', 'ROLLBACK TO SAVEPOINT aer1_call_1', 'RELEASE SAVEPOINT aer1_call_1', 'SAVEPOINT aer1_call_2', 'RELEASE SAVEPOINT aer1_call_2']);
+    // PostgreSQL: each SAVEPOINT rides with the statement before it (the advisory lock, the previous call's RELEASE or rollback).
+    const messages = sent.filter((s) => /SAVEPOINT/.test(s));
+    if (dialect === 'postgres') {
+      expect(messages).toEqual([
+        'SELECT pg_advisory_xact_lock(1095062065); SAVEPOINT aer1_call_0',
+        'RELEASE SAVEPOINT aer1_call_0; SAVEPOINT aer1_call_1',
+        'ROLLBACK TO SAVEPOINT aer1_call_1; RELEASE SAVEPOINT aer1_call_1; SAVEPOINT aer1_call_2',
+        'RELEASE SAVEPOINT aer1_call_2',
+      ]);
+    } else {
+      expect(messages).toEqual(steps);
+    }
   });
 
   it('a queued row refused while the call goes on (sent early on PostgreSQL) fails the call with the database\'s error, at its next statement', async () => {
