@@ -8,13 +8,13 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import Database from 'better-sqlite3';
-import { Client } from 'pg';
 import { DataSource, QueryFailedError } from 'typeorm';
 import { dataSourceOptions } from '../../src/database/database-url';
 import { DatabaseService, StorageInputError, Tx } from '../../src/database/database.service';
 import { chunkSizes, EAGER_ROWS, MAX_PARAMETERS, mergedInsertSql, multiRowInsertSql, rowsPerStatement, updateSql } from '../../src/database/deferred-inserts';
 import { insertRow, updateRow } from '../../src/database/rows';
 import { createPgDatabase, DIALECTS } from '../helpers/app';
+import { recordPgStatements } from '../helpers/pg-statements';
 
 describe('multi-row INSERT text', () => {
   it('numbers PostgreSQL placeholders across rows and repeats `?` rows on SQLite', () => {
@@ -86,12 +86,7 @@ describe.each(DIALECTS)('Tx.insertLater on %s', (dialect) => {
         return st;
       } as never);
     } else {
-      const query = Client.prototype.query as (this: Client, ...args: unknown[]) => unknown;
-      jest.spyOn(Client.prototype, 'query').mockImplementation(function (this: Client, ...args: unknown[]) {
-        const q = args[0];
-        sent.push(typeof q === 'string' ? q : (q as { text: string }).text);
-        return query.apply(this, args);
-      } as never);
+      recordPgStatements((sql) => sent.push(sql));
     }
   });
   afterAll(async () => {

@@ -8,13 +8,13 @@
  * failed fails the whole group. On a throwaway PostgreSQL database.
  */
 import { randomUUID } from 'node:crypto';
-import { Client } from 'pg';
 import { DataSource, QueryFailedError } from 'typeorm';
 import { dataSourceOptions } from '../../src/database/database-url';
 import { DatabaseService } from '../../src/database/database.service';
 import { mergedInsertSql, multiRowInsertSql } from '../../src/database/deferred-inserts';
 import { MAX_MERGED_SHAPES } from '../../src/database/statement-runner';
 import { createPgDatabase, DIALECTS } from '../helpers/app';
+import { recordPgStatements } from '../helpers/pg-statements';
 
 (DIALECTS.includes('postgres') ? describe : describe.skip)('round trips of a write on PostgreSQL', () => {
   jest.setTimeout(120_000);
@@ -35,13 +35,7 @@ import { createPgDatabase, DIALECTS } from '../helpers/app';
     await ds.initialize();
     // Calls queued within 200 ms share one group.
     db = new DatabaseService(ds, undefined, { max: 64, maxWaitMs: 200 });
-    const query = Client.prototype.query as (this: Client, ...args: unknown[]) => unknown;
-    jest.spyOn(Client.prototype, 'query').mockImplementation(function (this: Client, ...args: unknown[]) {
-      if (typeof args[0] === 'string') args[0] = rewrite(args[0]);
-      const q = args[0];
-      sent.push(typeof q === 'string' ? q : (q as { text: string }).text);
-      return query.apply(this, args);
-    } as never);
+    recordPgStatements((sql) => sent.push(sql), (sql) => rewrite(sql));
   });
   afterAll(async () => {
     jest.restoreAllMocks();
