@@ -115,7 +115,7 @@ const BASIS = 'GDPR Art. 17(1)(a)';
       const svg = await page.locator('.picture svg').innerHTML();
       expect(svg).toContain('covered \u2014 evidence erased');
       expect(svg).toContain('stroke-dasharray="2 1.4"');
-      expect(svg).toMatch(/<title>seq 1: accepted evidence, content erased since \(verified at ingestion\)<\/title>/);
+      expect(svg).toMatch(/<title>seq 1: accepted, erased since \(verified at ingestion\)<\/title>/);
       expect(svg).not.toMatch(/<title>seq [^<]*: accepted evidence, succeeded<\/title>/);
       // Issued after the erasure, it read the evidence as erased: nothing was erased since, and its commitment was recorded.
       const lines = await page.locator('#verdict .line').allInnerTexts();
