@@ -11,7 +11,7 @@
  * after (this connection never runs with `synchronous = OFF`), and the writer
  * restarts the WAL only once every frame is in the database file.
  */
-import { openSync, readSync, closeSync } from 'node:fs';
+import { fstatSync, openSync, readSync, statSync } from 'node:fs';
 import { endianness } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 
@@ -45,25 +45,41 @@ export interface CheckpointOutcome {
 export type WalCheckpointReply = { id: number; outcome: CheckpointOutcome } | { id: number; error: string };
 
 /**
+ * Descriptors of `<file>-shm` opened by {@link walIndex}, by path, never
+ * closed. SQLite's locks on the wal-index are POSIX advisory locks, which
+ * belong to the process: closing ANY descriptor of the file in this process
+ * (this worker is a thread of the API's process) drops every lock its
+ * connections hold on it, the wal-index's DMS lock and readers' marks
+ * included (sqlite.org/howtocorrupt.html, 2.2). Another process (a ledger
+ * CLI command) then takes the wal-index as its own, truncates and rebuilds
+ * it under the live connections, and checkpoints past their snapshots: the
+ * API hung and the CLI failed with "locking protocol". So the descriptor
+ * stays open until the process exits (a new file at the path gets one more).
+ */
+const shmFds = new Map<string, number>();
+
+/**
  * The WAL's frames (`log`, mxFrame) and how many of them are copied into the
  * database (`checkpointed`, nBackfill), read from the wal-index header in
  * `<file>-shm` (sqlite.org/walformat.html, 2.2: two copies of the 48-byte
  * header, mxFrame at byte 16, nBackfill at byte 96, native byte order). Null
  * when it cannot be read or the two copies differ (a writer was updating
- * it): the caller then checkpoints.
+ * it): the caller then checkpoints. The file is read through a descriptor
+ * this process keeps open (see {@link shmFds}).
  */
 export function walIndex(file: string): { log: number; checkpointed: number } | null {
+  const path = `${file}-shm`;
   const buf = Buffer.alloc(100);
-  let fd: number;
+  let fd = shmFds.get(path);
   try {
-    fd = openSync(`${file}-shm`, 'r');
+    // A new file at the path (the old one deleted as its last connection closed): open it too; the old descriptor stays open.
+    if (fd === undefined || fstatSync(fd).ino !== statSync(path).ino) {
+      fd = openSync(path, 'r');
+      shmFds.set(path, fd);
+    }
+    if (readSync(fd, buf, 0, 100, 0) < 100) return null;
   } catch {
     return null;
-  }
-  try {
-    if (readSync(fd, buf, 0, 100, 0) < 100) return null;
-  } finally {
-    closeSync(fd);
   }
   if (!buf.subarray(0, 48).equals(buf.subarray(48, 96))) return null;
   const le = endianness() === 'LE';
