@@ -67,7 +67,7 @@ export class KeysController {
   @ApiAnswer(200, ref('KeyRecord'), 'the key (revoked ones too, with revoked_at)')
   @ApiErrors([401, 403, 404])
   get(@Param('id') id: string) {
-    return this.keys.get(id);
+    return this.keys.get(id.toLowerCase()); // key ids are UUIDs, written lower-case; read in any case, as other UUID paths are
   }
 
   @Delete(':id')
@@ -76,6 +76,6 @@ export class KeysController {
   @ApiResponse({ status: 204, description: 'revoked (or already revoked)' })
   @ApiErrors([401, 403, 404])
   async revoke(@Param('id') id: string): Promise<void> {
-    await this.keys.revoke(id);
+    await this.keys.revoke(id.toLowerCase());
   }
 }

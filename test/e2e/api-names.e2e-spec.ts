@@ -67,6 +67,8 @@ describe.each(DIALECTS)('API names, lists and NDJSON on %s', (dialect) => {
     const got = await t.http.get(new URL(key.headers.location).pathname).set('Authorization', `Bearer ${t.keys.admin}`);
     expect([got.status, got.body.id, got.body.name, got.body.role, got.body.revoked_at, 'key' in got.body, JSON.stringify(got.body).includes(key.body.key)]).toEqual([200, key.body.id, 'loc', 'producer', null, false, false]);
     expect((await t.http.get(new URL(key.headers.location).pathname).set('Authorization', `Bearer ${t.keys.auditor}`)).status).toBe(403);
+    // A UUID in any case names the same key (as other UUID paths do).
+    expect((await t.http.get(`/api/keys/${String(key.body.id).toUpperCase()}`).set('Authorization', `Bearer ${t.keys.admin}`)).body.id).toBe(key.body.id);
     const unknown = await t.http.get('/api/keys/no-such-key').set('Authorization', `Bearer ${t.keys.admin}`);
     expect([unknown.status, unknown.body.error]).toEqual([404, 'not_found']);
   });
