@@ -63,13 +63,24 @@ export const REPEATABLE_QUERY: Readonly<Record<string, readonly string[]>> = { '
  * 400 `repeated_parameter` when a query parameter appears more than once
  * (`?job_id=a&job_id=b`): every endpoint takes one value per parameter, and
  * an array where a string is expected must never reach a query. The
- * exceptions are {@link REPEATABLE_QUERY}.
+ * exceptions are {@link REPEATABLE_QUERY}. 400 `bad_request` when the query
+ * does not percent-decode as UTF-8 (`?job_id=%ED%A0%80`): the parser would
+ * put U+FFFD in its place and answer for another value, where the same bytes
+ * in a path are refused (see {@link frameworkErrors}).
  */
 export function rejectRepeatedQuery(): onRequestHookHandler {
   return (req: FastifyRequest, reply: FastifyReply, next: () => void): void => {
     const url = req.url;
     const q = url.indexOf('?');
     if (q < 0) return next();
+    if (url.includes('%', q)) {
+      try {
+        decodeURIComponent(url.slice(q + 1));
+      } catch {
+        void reply.status(400).send({ error: 'bad_request', message: 'a query parameter of the request URL does not decode (malformed percent-encoding or not UTF-8)' });
+        return;
+      }
+    }
     const seen = new Set<string>();
     const repeatable = REPEATABLE_QUERY[url.slice(0, q)] ?? [];
     for (const name of new URLSearchParams(url.slice(q + 1)).keys()) {

@@ -295,6 +295,17 @@ describe.each(DIALECTS)('%s: repeated query parameters', (dialect) => {
     expect(r.status).toBe(400);
     expect(r.body).toEqual({ error: 'repeated_parameter', message: expect.any(String), parameter: expect.any(String) });
   });
+
+  it.each(['/api/coverage-reports?job_id=%ED%A0%80', '/api/plans?job_id=a%zz', '/api/receipts?after=%C3'])('%s: 400 bad_request (the query does not percent-decode as UTF-8), as the same bytes in a path are', async (path) => {
+    const r = await t.http.get(path).set('Authorization', `Bearer ${t.keys.admin}`);
+    expect([r.status, r.body.error]).toEqual([400, 'bad_request']);
+    expect(r.headers['x-content-type-options']).toBe('nosniff');
+  });
+
+  it('a query with valid percent-encoded UTF-8 is read as before', async () => {
+    const r = await t.http.get('/api/coverage-reports?job_id=caf%C3%A9%20%26%20co').set('Authorization', `Bearer ${t.keys.admin}`);
+    expect([r.status, r.body]).toEqual([200, { items: [], next: null }]);
+  });
 });
 
 describe('security headers everywhere', () => {
