@@ -1,11 +1,11 @@
 import { Logger } from '@nestjs/common';
 import Database from 'better-sqlite3';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { WalCheckpointer, type HoldWrites } from '../../src/database/wal-checkpointer';
 import { walIndex } from '../../src/database/wal-checkpoint-worker';
+import { walDatabase } from '../helpers/wal-db';
 
 // The worker runs the compiled script (dist/src/database/wal-checkpoint-worker.js): `npm run build` first.
 describe('WalCheckpointer: WAL checkpoints in a worker thread, off the event loop (SQLite file)', () => {
@@ -55,12 +55,7 @@ describe('WalCheckpointer: WAL checkpoints in a worker thread, off the event loo
   const autocheckpoint = (): number => writer.pragma('wal_autocheckpoint', { simple: true }) as number;
 
   beforeEach(() => {
-    dir = mkdtempSync(join(tmpdir(), 'wal-checkpointer-'));
-    file = join(dir, 'db.sqlite');
-    writer = new Database(file);
-    writer.pragma('journal_mode = WAL');
-    writer.pragma('synchronous = NORMAL');
-    writer.exec('CREATE TABLE t (id INTEGER PRIMARY KEY, b BLOB NOT NULL)');
+    ({ dir, file, db: writer } = walDatabase('wal-checkpointer-', 'db.sqlite', ['synchronous = NORMAL'], 'CREATE TABLE t (id INTEGER PRIMARY KEY, b BLOB NOT NULL)'));
     held = null;
   });
   afterEach(async () => {

@@ -1,9 +1,8 @@
 import Database from 'better-sqlite3';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rmSync, statSync } from 'node:fs';
 import { walIndex } from '../../src/database/wal-checkpoint-worker';
+import { walDatabase } from '../helpers/wal-db';
 
 /** A TRUNCATE checkpoint of `file` from another process (as a ledger CLI command's connection would run). */
 function truncateFromAnotherProcess(file: string): { busy: number; log: number; checkpointed: number } {
@@ -20,12 +19,7 @@ describe('walIndex keeps the process\'s SQLite locks on the wal-index', () => {
   let db: Database.Database;
 
   beforeEach(() => {
-    dir = mkdtempSync(join(tmpdir(), 'aer1-walindex-'));
-    file = join(dir, 'l.sqlite');
-    db = new Database(file);
-    db.pragma('journal_mode = WAL');
-    db.pragma('wal_autocheckpoint = 0');
-    db.exec('CREATE TABLE t (x INTEGER)');
+    ({ dir, file, db } = walDatabase('aer1-walindex-', 'l.sqlite', ['wal_autocheckpoint = 0'], 'CREATE TABLE t (x INTEGER)'));
     const ins = db.prepare('INSERT INTO t (x) VALUES (?)');
     for (let i = 0; i < 50; i++) ins.run(i);
   });
