@@ -164,9 +164,10 @@ export function chunkSizes(dialect: Dialect, columns: number, rows: number): num
 /**
  * `INSERT INTO table (c1, ..., ck) VALUES (...), ...` for `rows` rows, with
  * `?` placeholders (SQLite) or `$1..$n` (PostgreSQL), written directly
- * (the statement is not rewritten afterwards).
+ * (the statement is not rewritten afterwards); on PostgreSQL numbered from
+ * `$first` (a statement that carries other parameters before these).
  */
-export function multiRowInsertSql(dialect: Dialect, table: string, columns: readonly string[], rows: number): string {
+export function multiRowInsertSql(dialect: Dialect, table: string, columns: readonly string[], rows: number, first = 1): string {
   const k = columns.length;
   const tuples: string[] = new Array<string>(rows);
   if (dialect === 'sqlite') {
@@ -174,7 +175,7 @@ export function multiRowInsertSql(dialect: Dialect, table: string, columns: read
     tuples.fill(one);
   } else {
     const marks: string[] = new Array<string>(k);
-    for (let r = 0, n = 1; r < rows; r++) {
+    for (let r = 0, n = first; r < rows; r++) {
       for (let c = 0; c < k; c++) marks[c] = `$${n++}`;
       tuples[r] = `(${marks.join(', ')})`;
     }
@@ -189,11 +190,11 @@ export function multiRowInsertSql(dialect: Dialect, table: string, columns: read
  * `$1..$n` run after run, row after row, as {@link multiRowInsertSql} numbers them.
  */
 export function mergedInsertSql(runs: readonly { table: string; columns: readonly string[]; rows: number }[]): string {
-  let n = 0;
+  let first = 1;
   const parts = runs.map((r) => {
-    const tuples: string[] = new Array<string>(r.rows);
-    for (let i = 0; i < r.rows; i++) tuples[i] = `(${r.columns.map(() => `$${++n}`).join(', ')})`;
-    return `INSERT INTO ${r.table} (${r.columns.join(', ')}) VALUES ${tuples.join(', ')}`;
+    const sql = multiRowInsertSql('postgres', r.table, r.columns, r.rows, first);
+    first += r.rows * r.columns.length;
+    return sql;
   });
   const last = parts.pop()!;
   return `WITH ${parts.map((p, i) => `w${i + 1} AS (${p})`).join(', ')} ${last}`;
